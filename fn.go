@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/response"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
+	"github.com/seed-6471616d/function-cluster-platform/internal/compose"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+
+	// The cloud layers register themselves.
+	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
+)
+
+// Function renders cluster platforms.
+type Function struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	log  logging.Logger
+	opts compose.Options
+}
+
+// RunFunction decodes the step's Input, dispatches on its module and returns
+// the response. Every error, and any panic, becomes a Fatal result: Crossplane
+// then changes nothing.
+func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, _ error) {
+	rsp = response.To(req, f.opts.TTLConverging)
+	defer func() {
+		if r := recover(); r != nil {
+			f.log.Info("Recovered from a panic", "panic", r, "stack", string(debug.Stack()))
+			rsp = response.To(req, f.opts.TTLConverging)
+			response.Fatal(rsp, fmt.Errorf("internal error: %v", r))
+		}
+	}()
+
+	in := &v1beta1.Input{}
+	if req.GetInput() != nil {
+		if err := request.GetInput(req, in); err != nil {
+			response.Fatal(rsp, fmt.Errorf("cannot read the step's input: %w", err))
+			return rsp, nil
+		}
+	}
+	opts := f.opts
+	if t := in.TTL; t != nil {
+		opts.TTLConverging = durationOr(t.Converging, opts.TTLConverging)
+		opts.TTLReady = durationOr(t.Ready, opts.TTLReady)
+	}
+
+	var err error
+	switch in.Module {
+	case "", v1beta1.ModuleCluster:
+		err = compose.Run(req, rsp, opts)
+	default:
+		err = fmt.Errorf("input module %q is not supported; supported modules: %q", in.Module, v1beta1.ModuleCluster)
+	}
+	if err != nil {
+		f.log.Debug("Cannot render", "xr", object.String(req.GetObserved().GetComposite().GetResource(), "metadata", "name"), "error", err)
+		response.Fatal(rsp, err)
+	}
+	return rsp, nil
+}
+
+func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
+	if d == nil || d.Duration <= 0 {
+		return def
+	}
+	return d.Duration
+}

@@ -1,0 +1,52 @@
+// Package v1beta1 contains the input type of function-cluster-platform.
+// +kubebuilder:object:generate=true
+// +groupName=platform.fn.example.org
+// +versionName=v1beta1
+package v1beta1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Modules of the function.
+const (
+	// ModuleCluster renders a complete cluster platform from a Cluster XR.
+	ModuleCluster = "cluster"
+	// ModuleBudget renders the budget guardrail of plain workloads.
+	ModuleBudget = "budget"
+)
+
+// Input configures a pipeline step of function-cluster-platform.
+// +kubebuilder:object:root=true
+// +kubebuilder:storageversion
+// +kubebuilder:resource:categories=crossplane
+type Input struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Module selects what the step renders: cluster (a cluster platform
+	// from a Cluster XR) or budget (a spend guardrail for Deployments).
+	// +kubebuilder:validation:Enum=cluster;budget
+	// +kubebuilder:default=cluster
+	// +optional
+	Module string `json:"module,omitempty"`
+
+	// TTL overrides how long Crossplane may cache the step's response.
+	// +optional
+	TTL *TTL `json:"ttl,omitempty"`
+}
+
+// TTL is how long Crossplane may wait before calling the function again.
+type TTL struct {
+	// Converging is the TTL while any composed resource is not ready yet.
+	// Short, so that progress shows quickly. Defaults to the function's
+	// --ttl-converging flag.
+	// +optional
+	Converging *metav1.Duration `json:"converging,omitempty"`
+
+	// Ready is the TTL once everything is ready. Longer, so that a
+	// converged XR costs little. Defaults to the function's --ttl-ready
+	// flag.
+	// +optional
+	Ready *metav1.Duration `json:"ready,omitempty"`
+}

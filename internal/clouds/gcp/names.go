@@ -1,0 +1,91 @@
+package gcp
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/names"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// GCP name rules.
+const (
+	// maxClusterName is GKE's limit on cluster names; every other name is
+	// derived from the cluster name and fits GCP's limit of 63.
+	maxClusterName = 40
+	// maxAccountID is the limit on service account IDs (6 to 30).
+	maxAccountID = 30
+)
+
+var (
+	reName     = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	reProject  = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
+	reLocation = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+(-[a-z])?$`)
+)
+
+// validate checks GCP's rules: names, project ID, location and the control
+// plane range.
+func validate(x *xr.Composite, env *envcfg.Env, p *platform.Plan) field.ErrorList {
+	var errs field.ErrorList
+	np := xr.LabelPath(xr.LabelClusterName)
+	if x.Labels[xr.LabelClusterName] == "" {
+		np = field.NewPath("metadata", "name")
+	}
+	if len(x.ClusterName) > maxClusterName || !reName.MatchString(x.ClusterName) {
+		errs = append(errs, field.Invalid(np, x.ClusterName, fmt.Sprintf("a GKE cluster name must start with a lower-case letter, contain only lower-case letters, digits and '-', not end with '-', and be at most %d characters; set the clusterName label to choose one", maxClusterName)))
+	}
+	if x.PlaneID != "" && !reProject.MatchString(x.PlaneID) {
+		errs = append(errs, field.Invalid(xr.LabelPath(xr.LabelPlaneID), x.PlaneID, "must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', starting with a letter"))
+	}
+	if l := x.Parameters.Location; l != "" && !reLocation.MatchString(l) {
+		errs = append(errs, field.Invalid(xr.ParametersPath("location"), l, "must be a GCP region such as us-central1 or a zone such as us-central1-a"))
+	}
+	if p.Cluster.Private {
+		cp := env.String(defaultControlPlaneCIDR, Name, envControlPlaneCIDR)
+		pfx, err := xr.ParseCIDR(cp)
+		switch {
+		case err != nil:
+			errs = append(errs, field.Invalid(field.NewPath("environment", Name, envControlPlaneCIDR), cp, err.Error()))
+		case pfx.Bits() != 28:
+			errs = append(errs, field.Invalid(field.NewPath("environment", Name, envControlPlaneCIDR), cp, "GKE needs a /28 for the control plane"))
+		default:
+			for _, r := range []struct {
+				name string
+				pfx  netip.Prefix
+			}{{"cidr", p.Network.CIDR}, {"podsCidr", p.Network.PodsCIDR}, {"servicesCidr", p.Network.ServicesCIDR}} {
+				if pfx.Overlaps(r.pfx) {
+					errs = append(errs, field.Invalid(field.NewPath("environment", Name, envControlPlaneCIDR), cp, fmt.Sprintf("overlaps spec.parameters.network.%s (%s); address ranges must be disjoint", r.name, r.pfx)))
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// region is the region of a location, which may be a zone.
+func region(location string) string {
+	if i := strings.LastIndex(location, "-"); i > 0 && strings.Count(location, "-") == 2 {
+		return location[:i]
+	}
+	return location
+}
+
+// base is the cloud name every other name derives from.
+func base(ctx *registry.Context) string { return ctx.XR.ClusterName }
+
+// accountID is the node service account's ID, shortened to GCP's limit.
+func accountID(ctx *registry.Context) string {
+	return names.Join(maxAccountID, base(ctx), "nodes")
+}
+
+// serviceAccountEmail is the e-mail of the node service account.
+func serviceAccountEmail(ctx *registry.Context) string {
+	return accountID(ctx) + "@" + ctx.XR.PlaneID + ".iam.gserviceaccount.com"
+}

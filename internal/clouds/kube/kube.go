@@ -1,0 +1,131 @@
+// Package kube renders what every cloud composes inside the new cluster:
+// the provider-helm and provider-kubernetes ProviderConfigs that reach it,
+// and the Helm releases of the add-ons. Clouds register these through their
+// own ClusterAccess and Release implementations, supplying where the
+// cluster's kubeconfig is.
+package kube
+
+import (
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+)
+
+// Composition-resource names.
+const (
+	HelmProviderConfig       = "helm-provider-config"
+	KubernetesProviderConfig = "kubernetes-provider-config"
+	releasePrefix            = "release-"
+)
+
+// Kinds of provider-helm and provider-kubernetes.
+var (
+	HelmProviderConfigKind = &registry.Kind{
+		Kind:       "ProviderConfig",
+		Namespaced: "helm.m.crossplane.io/v1beta1",
+		Cluster:    "helm.crossplane.io/v1beta1",
+		Ready:      registry.ReadyWhenObserved,
+		Required:   []string{"spec.credentials.source"},
+	}
+	KubernetesProviderConfigKind = &registry.Kind{
+		Kind:       "ProviderConfig",
+		Namespaced: "kubernetes.m.crossplane.io/v1alpha1",
+		Cluster:    "kubernetes.crossplane.io/v1alpha1",
+		Ready:      registry.ReadyWhenObserved,
+		Required:   []string{"spec.credentials.source"},
+	}
+	ReleaseKind = &registry.Kind{
+		Kind:       "Release",
+		Namespaced: "helm.m.crossplane.io/v1beta1",
+		Cluster:    "helm.crossplane.io/v1beta1",
+		Provider:   "helm",
+		Required:   []string{"spec.forProvider.chart.name"},
+	}
+)
+
+// KubeconfigKey is the key of the kubeconfig in a connection secret.
+const KubeconfigKey = "kubeconfig"
+
+// KubeconfigSecretName is the name of the connection secret that holds the
+// new cluster's kubeconfig.
+func KubeconfigSecretName(ctx *registry.Context) string {
+	return ctx.XR.Name + "-kubeconfig"
+}
+
+// Credentials says where the kubeconfig of the new cluster is.
+type Credentials struct {
+	// SecretName and Key locate the kubeconfig in the connection secret
+	// namespace (registry.Context.SecretNamespace).
+	SecretName string
+	Key        string
+	// Identity, when set, is the provider config's identity block, for
+	// clouds whose kubeconfig needs cloud credentials to get a token.
+	Identity object.Object
+}
+
+// ProviderConfigs renders the Helm and Kubernetes ProviderConfigs for the new
+// cluster. They are named after the XR (they are referenced by name, so they
+// are the one kind of composed resource the function names), and depend on
+// deps: the cluster and whatever must exist before workloads can run.
+func ProviderConfigs(ctx *registry.Context, a platform.ClusterAccess, creds Credentials, deps []string) []*registry.Resource {
+	spec := func() object.Object {
+		s := object.Object{
+			"credentials": map[string]any{
+				"source": "Secret",
+				"secretRef": map[string]any{
+					"name":      creds.SecretName,
+					"namespace": ctx.SecretNamespace(),
+					"key":       creds.Key,
+				},
+			},
+		}
+		if creds.Identity != nil {
+			s["identity"] = creds.Identity
+		}
+		return s
+	}
+	return []*registry.Resource{
+		{
+			Name:      HelmProviderConfig,
+			Kind:      HelmProviderConfigKind,
+			Body:      object.Object{"metadata": map[string]any{"name": a.Name}, "spec": spec()},
+			DependsOn: deps,
+		},
+		{
+			Name:      KubernetesProviderConfig,
+			Kind:      KubernetesProviderConfigKind,
+			Body:      object.Object{"metadata": map[string]any{"name": a.Name}, "spec": spec()},
+			DependsOn: deps,
+		},
+	}
+}
+
+// ReleaseName is the composition-resource name of a chart's release.
+func ReleaseName(chart string) string { return releasePrefix + chart }
+
+// Release renders the Helm release of an add-on through the cluster's Helm
+// ProviderConfig. It is the Release implementation of every cloud: what
+// differs per cloud (say, the internal load-balancer annotation) is already
+// in the values the agnostic layer templated with the cloud's traits.
+func Release(ctx *registry.Context, r platform.Release) ([]*registry.Resource, error) {
+	return []*registry.Resource{{
+		Name: ReleaseName(r.Name),
+		Kind: ReleaseKind,
+		Body: object.Object{"spec": map[string]any{
+			"providerConfigRef": ctx.LocalProviderConfigRef(r.ProviderConfig),
+			"rollbackLimit":     3,
+			"forProvider": map[string]any{
+				"chart": map[string]any{
+					"name":       r.Chart,
+					"repository": r.Repository,
+					"version":    r.Version,
+				},
+				"namespace":   r.Namespace,
+				"values":      r.Values,
+				"wait":        true,
+				"waitTimeout": "10m",
+			},
+		}},
+		DependsOn: []string{HelmProviderConfig},
+	}}, nil
+}

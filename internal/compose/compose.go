@@ -1,0 +1,211 @@
+// Package compose is the cluster module: it turns one Cluster XR into its
+// desired composed resources, status and conditions.
+//
+// The registry says what the platform consists of. This package decides what
+// of it to send to Crossplane now: dependents wait until what they need is
+// observed ready, nothing that exists is ever withdrawn because a
+// prerequisite flapped, and an observed resource leaves the desired state only
+// when the XR's spec removed it.
+package compose
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// Options tune the cluster module.
+type Options struct {
+	// TTLConverging is the response TTL while anything is not ready.
+	TTLConverging time.Duration
+	// TTLReady is the response TTL once everything is ready.
+	TTLReady time.Duration
+}
+
+// Run computes the response to a request for a Cluster XR. rsp must already
+// carry the desired state of earlier pipeline steps. An error means the
+// desired state cannot be computed; the caller returns it as a Fatal result,
+// so that Crossplane changes nothing.
+func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts Options) error {
+	oxr := req.GetObserved().GetComposite().GetResource()
+	x, errs := xr.Decode(oxr)
+	errs = append(errs, xr.Validate(x, registry.Clouds())...)
+	if len(errs) > 0 {
+		return invalid(x, errs)
+	}
+	cloud, _ := registry.Lookup(x.Cloud)
+	observed := observedResources(req)
+	if err := checkCloudLabel(x, observed); err != nil {
+		return err
+	}
+
+	res, err := envcfg.Resolve(req, x.Cloud, x.PlaneType)
+	if err != nil {
+		return err
+	}
+	if res.Require {
+		if rsp.Requirements == nil {
+			rsp.Requirements = &fnv1.Requirements{}
+		}
+		if rsp.Requirements.Resources == nil {
+			rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
+		}
+		rsp.Requirements.Resources[envcfg.FallbackRequirementName] = envcfg.Selector()
+	}
+	if res.Env == nil {
+		// Crossplane calls again with the EnvironmentConfigs. Should this
+		// response ever be final, it still keeps everything that exists.
+		keepAll(rsp, observed)
+		rsp.Meta.Ttl = durationpb.New(opts.TTLConverging)
+		return nil
+	}
+	for _, w := range res.Warnings {
+		response.Warning(rsp, fmt.Errorf("%s", w)).TargetCompositeAndClaim()
+	}
+	env := res.Env
+
+	plan, errs := platform.Build(x, env, cloud.Traits)
+	if cloud.Validate != nil {
+		errs = append(errs, cloud.Validate(x, env, plan)...)
+	}
+	if len(errs) > 0 {
+		return invalid(x, errs)
+	}
+
+	rctx := registry.NewContext(x, env, cloud, plan, observed)
+	rendered, err := cloud.Render(rctx, plan.Components)
+	if err != nil {
+		return fmt.Errorf("cannot render Cluster %s: %w", x.Name, err)
+	}
+
+	st := decide(x, plan, rendered, observed)
+	if err := st.write(rsp); err != nil {
+		return err
+	}
+
+	for _, w := range rctx.Warnings() {
+		response.Warning(rsp, fmt.Errorf("%s", w)).TargetCompositeAndClaim()
+	}
+	if missing := env.Missing(); len(missing) > 0 {
+		response.Warning(rsp, fmt.Errorf("the environment lacks keys the platform needs: %s", strings.Join(missing, ", "))).TargetCompositeAndClaim()
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.kept)) {
+		response.Warning(rsp, fmt.Errorf("keeping composed resource %q: %s; it is no longer rendered but the spec did not remove it", name, st.kept[name])).TargetCompositeAndClaim()
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.retired)) {
+		response.Normalf(rsp, "Removing composed resource %q: %s", name, st.retired[name]).TargetCompositeAndClaim()
+	}
+
+	conds := conditions(plan, st)
+	if err := writeStatus(rsp, x, plan, st, conds); err != nil {
+		return err
+	}
+	setConditions(rsp, x, conds)
+
+	ttl := opts.TTLReady
+	if !st.allReady() {
+		ttl = opts.TTLConverging
+	}
+	rsp.Meta.Ttl = durationpb.New(ttl)
+	return nil
+}
+
+// invalid reports bad input: every error with its field path.
+func invalid(x *xr.Composite, errs field.ErrorList) error {
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	name := x.Name
+	if x.Namespace != "" {
+		name = x.Namespace + "/" + name
+	}
+	return fmt.Errorf("invalid %s %s: %s", x.Kind, name, strings.Join(msgs, "; "))
+}
+
+// observedResources indexes the observed composed resources by
+// composition-resource name.
+func observedResources(req *fnv1.RunFunctionRequest) map[string]*structpb.Struct {
+	res := req.GetObserved().GetResources()
+	out := make(map[string]*structpb.Struct, len(res))
+	for name, r := range res {
+		out[name] = r.GetResource()
+	}
+	return out
+}
+
+// checkCloudLabel refuses a cloud label that differs from the cloud that
+// composed the existing resources: rendering the other cloud would delete
+// every one of them.
+func checkCloudLabel(x *xr.Composite, observed map[string]*structpb.Struct) error {
+	for _, name := range slices.Sorted(maps.Keys(observed)) {
+		was := object.Label(observed[name], registry.LabelCloud)
+		if was != "" && was != x.Cloud {
+			return fmt.Errorf("cloud is immutable: %s's composed resources (such as %q) were composed for cloud %q, but metadata.labels.cloud is now %q; restore the label, or create a new XR for %q",
+				x.Name, name, was, x.Cloud, x.Cloud)
+		}
+	}
+	return nil
+}
+
+// keepAll desires every observed composed resource of this function as it
+// is, so that a response without a computed state still deletes nothing.
+func keepAll(rsp *fnv1.RunFunctionResponse, observed map[string]*structpb.Struct) {
+	for _, name := range slices.Sorted(maps.Keys(observed)) {
+		if !ours(observed[name]) {
+			continue
+		}
+		setDesired(rsp, name, keep(observed[name]), fnv1.Ready_READY_UNSPECIFIED)
+	}
+}
+
+// ours reports whether this function composed the observed resource.
+func ours(obs *structpb.Struct) bool {
+	return object.Annotation(obs, registry.AnnotationComponent) != ""
+}
+
+// keep returns the desired state that leaves an observed resource as it
+// is: its apiVersion, kind, labels, annotations and spec.
+func keep(obs *structpb.Struct) *structpb.Struct {
+	f := obs.GetFields()
+	out := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	for _, k := range []string{"apiVersion", "kind", "spec"} {
+		if v, ok := f[k]; ok {
+			out.Fields[k] = v
+		}
+	}
+	meta := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	for _, k := range []string{"labels", "annotations"} {
+		if v := object.Get(obs, "metadata", k); v != nil {
+			meta.Fields[k] = v
+		}
+	}
+	out.Fields["metadata"] = structpb.NewStructValue(meta)
+	return out
+}
+
+// setDesired adds a desired composed resource to the response, replacing
+// any desired by an earlier step under the same name.
+func setDesired(rsp *fnv1.RunFunctionResponse, name string, s *structpb.Struct, ready fnv1.Ready) {
+	if rsp.Desired == nil {
+		rsp.Desired = &fnv1.State{}
+	}
+	if rsp.Desired.Resources == nil {
+		rsp.Desired.Resources = map[string]*fnv1.Resource{}
+	}
+	rsp.Desired.Resources[name] = &fnv1.Resource{Resource: s, Ready: ready}
+}

@@ -1,0 +1,220 @@
+package compose
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// state is what decide concluded about every rendered and observed
+// composed resource.
+type state struct {
+	rendered []*registry.Rendered
+	observed map[string]*structpb.Struct
+
+	// emitted are the rendered resources sent as desired.
+	emitted map[string]bool
+	// ready is the readiness of every resource, from its observed state.
+	ready map[string]bool
+	// held are rendered resources not composed yet, with what they wait for.
+	held map[string]string
+	// kept are observed resources no longer rendered but kept, with why.
+	kept map[string]string
+	// retired are observed resources the spec removed, with why.
+	retired map[string]string
+}
+
+// isReady applies a kind's readiness rule to an observed resource.
+func isReady(k *registry.Kind, obs *structpb.Struct) bool {
+	if obs == nil {
+		return false
+	}
+	if k.Ready == registry.ReadyWhenObserved {
+		return true
+	}
+	return object.IsConditionTrue(obs, "Ready")
+}
+
+// isReadyObserved is the readiness of an observed resource whose kind the
+// registry no longer renders: its Ready condition, or, for kinds without
+// conditions, its existence.
+func isReadyObserved(obs *structpb.Struct) bool {
+	if len(object.Conditions(obs)) == 0 {
+		return true
+	}
+	return object.IsConditionTrue(obs, "Ready")
+}
+
+// decide works out which rendered resources to compose now and what to do
+// with observed resources the registry did not render.
+func decide(x *xr.Composite, plan *platform.Plan, rendered []*registry.Rendered, observed map[string]*structpb.Struct) *state {
+	st := &state{
+		rendered: rendered,
+		observed: observed,
+		emitted:  make(map[string]bool, len(rendered)),
+		ready:    make(map[string]bool, len(rendered)+len(observed)),
+		held:     map[string]string{},
+		kept:     map[string]string{},
+		retired:  map[string]string{},
+	}
+	byName := make(map[string]*registry.Rendered, len(rendered))
+	for _, rd := range rendered {
+		byName[rd.Name] = rd
+		st.ready[rd.Name] = isReady(rd.Kind, observed[rd.Name])
+	}
+
+	for _, rd := range rendered {
+		switch {
+		case observed[rd.Name] != nil:
+			// Whatever exists stays composed, whatever its prerequisites
+			// are doing now.
+			st.emitted[rd.Name] = true
+		case rd.UsageBy != "":
+			if st.emitted[rd.UsageBy] {
+				st.emitted[rd.Name] = true
+			}
+		case x.Deleting:
+			st.held[rd.Name] = "the XR is being deleted"
+		case rd.Pending != "":
+			st.held[rd.Name] = rd.Pending
+		default:
+			var waiting []string
+			for _, d := range rd.DependsOn {
+				if !st.ready[d] {
+					waiting = append(waiting, d)
+				}
+			}
+			if len(waiting) > 0 {
+				st.held[rd.Name] = "waits for " + strings.Join(waiting, ", ")
+				continue
+			}
+			st.emitted[rd.Name] = true
+		}
+	}
+
+	// Observed resources the registry did not render: the spec removed
+	// them, or they are kept. Usages follow what they protect.
+	var usages []string
+	for _, name := range slices.Sorted(maps.Keys(observed)) {
+		obs := observed[name]
+		if _, ok := byName[name]; ok || !ours(obs) {
+			continue
+		}
+		if isUsage(obs) {
+			usages = append(usages, name)
+			continue
+		}
+		st.ready[name] = isReadyObserved(obs)
+		if gone, why := plan.Retired(object.Annotation(obs, registry.AnnotationComponent)); gone {
+			st.retired[name] = why
+			continue
+		}
+		st.kept[name] = "its component " + object.Annotation(obs, registry.AnnotationComponent) + " is still wanted"
+	}
+	for _, name := range usages {
+		obs := observed[name]
+		st.ready[name] = true
+		of := object.String(obs, "spec", "of", "resourceSelector", "matchLabels", registry.LabelResource)
+		by := object.String(obs, "spec", "by", "resourceSelector", "matchLabels", registry.LabelResource)
+		if _, gone := st.retired[of]; gone {
+			st.retired[name] = fmt.Sprintf("it protects %q, which the spec removed", of)
+			continue
+		}
+		if _, gone := st.retired[by]; gone {
+			st.retired[name] = fmt.Sprintf("%q, which used %q, was removed by the spec", by, of)
+			continue
+		}
+		if gone, why := plan.Retired(object.Annotation(obs, registry.AnnotationComponent)); gone {
+			st.retired[name] = why
+			continue
+		}
+		if !st.desired(of) || !st.desired(by) {
+			st.retired[name] = fmt.Sprintf("%q no longer depends on %q", by, of)
+			continue
+		}
+		st.kept[name] = "it protects " + of
+	}
+	return st
+}
+
+// desired reports whether the named resource is in the desired state.
+func (st *state) desired(name string) bool {
+	_, kept := st.kept[name]
+	return st.emitted[name] || kept
+}
+
+func isUsage(obs *structpb.Struct) bool {
+	k := object.String(obs, "kind")
+	return (k == "Usage" || k == "ClusterUsage") && strings.HasPrefix(object.String(obs, "apiVersion"), "protection.crossplane.io/")
+}
+
+// allReady reports whether everything is composed and ready.
+func (st *state) allReady() bool {
+	if len(st.held) > 0 {
+		return false
+	}
+	for name := range st.emitted {
+		if !st.ready[name] {
+			return false
+		}
+	}
+	for name := range st.kept {
+		if !st.ready[name] {
+			return false
+		}
+	}
+	return true
+}
+
+// write adds the desired composed resources to the response.
+func (st *state) write(rsp *fnv1.RunFunctionResponse) error {
+	prior := rsp.GetDesired().GetResources()
+	for _, rd := range st.rendered {
+		if !st.emitted[rd.Name] {
+			continue
+		}
+		if _, clash := prior[rd.Name]; clash {
+			response.Warning(rsp, fmt.Errorf("an earlier pipeline step desires composed resource %q, which this function renders; this function's version wins", rd.Name)).TargetCompositeAndClaim()
+		}
+		var s *structpb.Struct
+		if rd.Object == nil {
+			// Pending but existing: leave it as it is.
+			s = keep(st.observed[rd.Name])
+		} else {
+			var err error
+			if s, err = structpb.NewStruct(rd.Object); err != nil {
+				return fmt.Errorf("cannot encode composed resource %q: %w", rd.Name, err)
+			}
+		}
+		setDesired(rsp, rd.Name, s, readyOf(st.ready[rd.Name]))
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.kept)) {
+		setDesired(rsp, name, keep(st.observed[name]), readyOf(st.ready[name]))
+	}
+	if len(st.held) > 0 {
+		// Resources not composed yet do not count towards the XR's
+		// readiness, so say explicitly that it is not ready.
+		if rsp.Desired.Composite == nil {
+			rsp.Desired.Composite = &fnv1.Resource{}
+		}
+		rsp.Desired.Composite.Ready = fnv1.Ready_READY_FALSE
+	}
+	return nil
+}
+
+func readyOf(b bool) fnv1.Ready {
+	if b {
+		return fnv1.Ready_READY_TRUE
+	}
+	return fnv1.Ready_READY_FALSE
+}

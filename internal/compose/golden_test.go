@@ -1,0 +1,90 @@
+package compose_test
+
+import (
+	"flag"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+	"github.com/google/go-cmp/cmp"
+
+	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
+	"github.com/seed-6471616d/function-cluster-platform/internal/compose"
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files and the examples' observed-resource files")
+
+const examples = "../../examples"
+
+func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	rsp := response.To(req, time.Minute)
+	if err := compose.Run(req, rsp, compose.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute}); err != nil {
+		response.Fatal(rsp, err)
+	}
+	return rsp
+}
+
+// TestGolden renders every example XR twice: first render (nothing
+// observed) and converged (its observed-resource file), and compares the
+// whole response with a reviewed golden file. With -update it first
+// regenerates each example's observed-resource file by converging it.
+func TestGolden(t *testing.T) {
+	envs := fntest.MustLoad(filepath.Join(examples, "envconfigs"))
+	xrs, err := filepath.Glob(filepath.Join(examples, "*", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range xrs {
+		if filepath.Base(path) == "functions.yaml" || strings.Contains(path, "envconfigs") {
+			continue
+		}
+		dir, file := filepath.Split(path)
+		example := filepath.Base(dir) + "-" + strings.TrimSuffix(file, ".yaml")
+		observedPath := filepath.Join(dir, "observed", file)
+		xr := fntest.MustLoad(path)[0]
+
+		if *update {
+			_, observed, _, err := fntest.Converge(run, fntest.Request{XR: xr, EnvironmentConfigs: envs}, 20)
+			if err != nil {
+				t.Fatalf("%s: %v", example, err)
+			}
+			b, err := fntest.YAML(observed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fntest.Golden(observedPath, b, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		for stage, observed := range map[string]string{"first-render": "", "converged": observedPath} {
+			t.Run(example+"/"+stage, func(t *testing.T) {
+				req := fntest.Request{XR: xr, EnvironmentConfigs: envs, Observed: map[string]fntest.Object{}}
+				if observed != "" {
+					for _, o := range fntest.MustLoad(observed) {
+						req.Observed[o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/composition-resource-name"].(string)] = o
+					}
+				}
+				pr, err := req.Proto()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := fntest.ResponseYAML(run(pr))
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := fntest.Golden(filepath.Join("testdata", "golden", example+"."+stage+".yaml"), got, *update)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(string(want), string(got)); diff != "" {
+					t.Errorf("%s %s: -golden +got (review, then go test ./internal/compose -run TestGolden -update):\n%s", example, stage, diff)
+				}
+			})
+		}
+	}
+}

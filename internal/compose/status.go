@@ -1,0 +1,217 @@
+package compose
+
+import (
+	"fmt"
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// Condition reasons.
+const (
+	ReasonAvailable      = "Available"
+	ReasonCreating       = "Creating"
+	ReasonWaiting        = "Waiting"
+	ReasonReconcileError = "ReconcileError"
+	ReasonNotRequested   = "NotRequested"
+)
+
+// conditionTypes are the XR's custom conditions, in the order they are set.
+var conditionTypes = []string{
+	platform.ConditionNetworkReady,
+	platform.ConditionClusterReady,
+	platform.ConditionNodePoolsReady,
+	platform.ConditionAddonsReady,
+	platform.ConditionDNSReady,
+}
+
+// notRequested explains an empty condition group.
+var notRequested = map[string]string{
+	platform.ConditionDNSReady: "No DNS zones requested: set spec.parameters.domain (and createDnsZones) to get them",
+}
+
+// condition is one XR condition.
+type condition struct {
+	Type    string
+	Status  bool
+	Reason  string
+	Message string
+}
+
+// conditions derives the XR's custom conditions from the readiness of the
+// resources of each group.
+func conditions(plan *platform.Plan, st *state) []condition {
+	out := make([]condition, 0, len(conditionTypes))
+	for _, typ := range conditionTypes {
+		var members, synced, held, creating []string
+		for _, rd := range st.rendered {
+			if rd.Condition != typ {
+				continue
+			}
+			members = append(members, rd.Name)
+			if why, ok := st.held[rd.Name]; ok {
+				held = append(held, rd.Name+" "+why)
+				continue
+			}
+			if c, ok := object.FindCondition(st.observed[rd.Name], "Synced"); ok && c.Status == "False" {
+				synced = append(synced, fmt.Sprintf("%s: %s", rd.Name, firstNonEmpty(c.Message, c.Reason)))
+			}
+			if !st.ready[rd.Name] {
+				creating = append(creating, rd.Name)
+			}
+		}
+		c := condition{Type: typ}
+		switch {
+		case len(members) == 0:
+			c.Status, c.Reason = true, ReasonNotRequested
+			c.Message = firstNonEmpty(notRequested[typ], "Nothing to compose")
+		case len(synced) > 0:
+			c.Reason, c.Message = ReasonReconcileError, "The provider cannot reconcile "+list(synced)
+		case len(held) > 0:
+			c.Reason, c.Message = ReasonWaiting, "Not composed yet: "+list(held)
+		case len(creating) > 0:
+			c.Reason, c.Message = ReasonCreating, "Not ready yet: "+list(creating)
+		default:
+			c.Status, c.Reason = true, ReasonAvailable
+			c.Message = fmt.Sprintf("All %d composed resources are ready", len(members))
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// list joins the first few items of a list for a message.
+func list(items []string) string {
+	const most = 4
+	if len(items) <= most {
+		return strings.Join(items, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(items[:most], "; "), len(items)-most)
+}
+
+// setConditions sets the custom conditions on the XR (and its claim), and
+// emits an event only for a condition that changed since the last reconcile.
+func setConditions(rsp *fnv1.RunFunctionResponse, x *xr.Composite, conds []condition) {
+	prev := make(map[string]object.Condition, len(x.Conditions))
+	for _, c := range x.Conditions {
+		prev[c.Type] = c
+	}
+	for _, c := range conds {
+		var opt *response.ConditionOption
+		if c.Status {
+			opt = response.ConditionTrue(rsp, c.Type, c.Reason)
+		} else {
+			opt = response.ConditionFalse(rsp, c.Type, c.Reason)
+		}
+		opt.WithMessage(c.Message).TargetCompositeAndClaim()
+
+		status := "False"
+		if c.Status {
+			status = "True"
+		}
+		if p, ok := prev[c.Type]; ok && p.Status == status && p.Reason == c.Reason {
+			continue
+		}
+		response.Normalf(rsp, "%s is %s (%s): %s", c.Type, status, c.Reason, c.Message).WithReason(c.Type).TargetCompositeAndClaim()
+	}
+}
+
+// writeStatus sets the XR's status fields. A field the observed resources
+// cannot fill this time keeps its last value, so that a flapping provider
+// does not blank the XR's status.
+func writeStatus(rsp *fnv1.RunFunctionResponse, x *xr.Composite, plan *platform.Plan, st *state, conds []condition) error {
+	var out registry.Outputs
+	for _, rd := range st.rendered {
+		if rd.Outputs != nil && st.observed[rd.Name] != nil {
+			rd.Outputs(st.observed[rd.Name], &out)
+		}
+	}
+	status := map[string]any{}
+	setStr := func(key, v string) {
+		if v == "" {
+			v = object.String(x.Status, key)
+		}
+		if v != "" {
+			status[key] = v
+		}
+	}
+	setStr("clusterEndpoint", out.ClusterEndpoint)
+	setStr("clusterCA", out.ClusterCA)
+	setStr("oidcIssuer", out.OIDCIssuer)
+	ns := out.DNSNameServers
+	if len(ns) == 0 {
+		ns = object.Strings(x.Status, "dnsNameServers")
+	}
+	if len(ns) > 0 {
+		status["dnsNameServers"] = object.FromStrings(ns)
+	}
+
+	pools := make([]any, 0, len(plan.Pools))
+	for _, p := range plan.Pools {
+		pools = append(pools, map[string]any{
+			"name":        p.Name,
+			"machineType": p.MachineType,
+			"minNodes":    p.MinNodes,
+			"maxNodes":    p.MaxNodes,
+			"spot":        p.Spot,
+			"ready":       poolReady(st, p.Name),
+		})
+	}
+	status["nodePools"] = pools
+
+	s, err := structpb.NewStruct(map[string]any{"status": status})
+	if err != nil {
+		return fmt.Errorf("cannot encode XR status: %w", err)
+	}
+	if rsp.Desired.Composite == nil {
+		rsp.Desired.Composite = &fnv1.Resource{}
+	}
+	dxr := rsp.Desired.Composite.Resource
+	if dxr == nil {
+		dxr = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		rsp.Desired.Composite.Resource = dxr
+	}
+	dxr.Fields["apiVersion"] = structpb.NewStringValue(x.APIVersion)
+	dxr.Fields["kind"] = structpb.NewStringValue(x.Kind)
+	// Keep what earlier pipeline steps wrote into the status.
+	if prior := dxr.Fields["status"].GetStructValue(); prior != nil {
+		for k, v := range s.Fields["status"].GetStructValue().Fields {
+			prior.Fields[k] = v
+		}
+		return nil
+	}
+	dxr.Fields["status"] = s.Fields["status"]
+	return nil
+}
+
+// poolReady reports whether every resource of a pool's component is ready.
+func poolReady(st *state, pool string) bool {
+	id := platform.PoolID(pool)
+	found := false
+	for _, rd := range st.rendered {
+		if rd.Component != id {
+			continue
+		}
+		found = true
+		if !st.emitted[rd.Name] || !st.ready[rd.Name] {
+			return false
+		}
+	}
+	return found
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,338 @@
+// Package envcfg selects, layers and reads the platform's EnvironmentConfigs.
+//
+// Configs are layered baseline < cloud < planeType (later wins), selected by
+// the labels baseline: default, cloud: <label> and planeType: <label> among
+// every platform EnvironmentConfig. They arrive either as a step-level
+// required resource (the shipped Composition fetches all platform configs by
+// one static label, so one call per reconcile is enough), as the environment
+// that function-environment-configs wrote into the pipeline context, or, when
+// neither is there, through a requirement the function returns itself.
+package envcfg
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+)
+
+// Where EnvironmentConfigs come from.
+const (
+	// ContextKey is the pipeline context key function-environment-configs
+	// writes the merged environment to.
+	ContextKey = "apiextensions.crossplane.io/environment"
+
+	// RequirementName is the requirementName of the step-level
+	// requiredResources entry in the shipped Composition.
+	RequirementName = "environment-configs"
+
+	// FallbackRequirementName is the requirement the function returns when
+	// neither the context nor the step-level requirement supplied configs.
+	// It differs from RequirementName so that a step-level entry and a
+	// fetched one can be told apart, which keeps requirements stable.
+	FallbackRequirementName = "platform-environment-configs"
+
+	// SelectorLabel selects every platform EnvironmentConfig.
+	SelectorLabel = "platform.example.org/environment"
+	// SelectorValue is the value of SelectorLabel.
+	SelectorValue = "cluster-platform"
+
+	// APIVersion and Kind of an EnvironmentConfig.
+	APIVersion = "apiextensions.crossplane.io/v1beta1"
+	Kind       = "EnvironmentConfig"
+)
+
+// Layer labels.
+const (
+	LabelBaseline  = "baseline"
+	LabelCloud     = "cloud"
+	LabelPlaneType = "planeType"
+
+	// BaselineValue is the value of the baseline label.
+	BaselineValue = "default"
+)
+
+// Selector is the requirement that fetches every platform EnvironmentConfig.
+func Selector() *fnv1.ResourceSelector {
+	return &fnv1.ResourceSelector{
+		ApiVersion: APIVersion,
+		Kind:       Kind,
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{
+			Labels: map[string]string{SelectorLabel: SelectorValue},
+		}},
+	}
+}
+
+// Env is the layered environment of one XR.
+type Env struct {
+	data map[string]any
+	// Sources names the configs merged, lowest precedence first.
+	Sources []string
+
+	missing map[string]bool
+}
+
+// Resolution is the outcome of Resolve.
+type Resolution struct {
+	// Env is the layered environment; nil when it is not available yet.
+	Env *Env
+	// Require is set when the function must ask Crossplane for the configs
+	// (or keep asking, so that the requirement stays stable).
+	Require bool
+	// Warnings name layers that were expected but not found.
+	Warnings []string
+}
+
+// Resolve selects and layers the EnvironmentConfigs for an XR of the supplied
+// cloud and plane type. It returns an error when no environment can be
+// found after the configs were fetched: the desired state cannot be computed
+// without one.
+func Resolve(req *fnv1.RunFunctionRequest, cloud, planeType string) (Resolution, error) {
+	var res Resolution
+	env := &Env{data: map[string]any{}}
+
+	if v, ok := req.GetContext().GetFields()[ContextKey]; ok {
+		if m := v.GetStructValue().AsMap(); len(m) > 0 {
+			delete(m, "apiVersion")
+			delete(m, "kind")
+			env.data = m
+			env.Sources = append(env.Sources, "context:"+ContextKey)
+		}
+	}
+
+	items, bootstrap := req.GetRequiredResources()[RequirementName]
+	if !bootstrap {
+		var fetched bool
+		items, fetched = req.GetRequiredResources()[FallbackRequirementName]
+		// Ask for the configs unless the context already has an
+		// environment; once asked, keep asking so the requirement is stable.
+		res.Require = fetched || len(env.Sources) == 0
+		if !fetched && len(env.Sources) == 0 {
+			return res, nil
+		}
+	}
+
+	layers := selectLayers(items.GetItems(), cloud, planeType)
+	for _, l := range layers {
+		for _, c := range l.configs {
+			overlay.Merge(env.data, object.Get(c, "data").GetStructValue().AsMap())
+			env.Sources = append(env.Sources, object.String(c, "metadata", "name"))
+		}
+	}
+	if len(env.Sources) == 0 {
+		return res, fmt.Errorf("no EnvironmentConfig found: expected configs labelled %s=%s with %s=%s, %s=%s or %s=%s, or an environment in the pipeline context key %q",
+			SelectorLabel, SelectorValue, LabelBaseline, BaselineValue, LabelCloud, cloud, LabelPlaneType, planeType, ContextKey)
+	}
+	for _, l := range layers {
+		if len(l.configs) == 0 && len(items.GetItems()) > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("no EnvironmentConfig labelled %s=%s; that layer is skipped", l.label, l.value))
+		}
+	}
+	res.Env = env
+	return res, nil
+}
+
+type layer struct {
+	label, value string
+	configs      []*structpb.Struct
+}
+
+// selectLayers picks the baseline, cloud and planeType configs, each layer
+// sorted by name so that the merge order is deterministic.
+func selectLayers(items []*fnv1.Resource, cloud, planeType string) []layer {
+	layers := []layer{
+		{label: LabelBaseline, value: BaselineValue},
+		{label: LabelCloud, value: cloud},
+		{label: LabelPlaneType, value: planeType},
+	}
+	for _, it := range items {
+		r := it.GetResource()
+		for i := range layers {
+			if layers[i].value != "" && object.Label(r, layers[i].label) == layers[i].value {
+				layers[i].configs = append(layers[i].configs, r)
+			}
+		}
+	}
+	for i := range layers {
+		sort.Slice(layers[i].configs, func(a, b int) bool {
+			return object.String(layers[i].configs[a], "metadata", "name") < object.String(layers[i].configs[b], "metadata", "name")
+		})
+	}
+	if planeType == "" {
+		layers = layers[:2]
+	}
+	return layers
+}
+
+// New returns an environment holding the supplied data, for tests and for
+// callers that layer configs themselves.
+func New(data map[string]any) *Env {
+	if data == nil {
+		data = map[string]any{}
+	}
+	return &Env{data: data}
+}
+
+// Data returns the layered data. Callers must not modify it.
+func (e *Env) Data() map[string]any { return e.data }
+
+// lookup returns the value at a dotted path. Keys that contain dots (such as
+// machine types in price tables) are reached with Child.
+func (e *Env) lookup(path ...string) (any, bool) {
+	var cur any = e.data
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[p]; !ok || cur == nil {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// Need records that a key without a default was needed but is missing, so that
+// it is named in a Warning.
+func (e *Env) Need(path ...string) {
+	if e.missing == nil {
+		e.missing = map[string]bool{}
+	}
+	e.missing[strings.Join(path, ".")] = true
+}
+
+// Missing returns the needed keys that were missing, sorted.
+func (e *Env) Missing() []string {
+	out := make([]string, 0, len(e.missing))
+	for k := range e.missing {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// String returns the string at path, or def when it is missing. Numbers and
+// booleans are formatted.
+func (e *Env) String(def string, path ...string) string {
+	v, ok := e.lookup(path...)
+	if !ok {
+		return def
+	}
+	switch t := v.(type) {
+	case string:
+		return t
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(t)
+	default:
+		return def
+	}
+}
+
+// Int returns the integer at path, or def.
+func (e *Env) Int(def int64, path ...string) int64 {
+	v, ok := e.lookup(path...)
+	if !ok {
+		return def
+	}
+	switch t := v.(type) {
+	case float64:
+		return int64(t)
+	case string:
+		if i, err := strconv.ParseInt(t, 10, 64); err == nil {
+			return i
+		}
+	}
+	return def
+}
+
+// Float returns the number at path and whether it was found.
+func (e *Env) Float(path ...string) (float64, bool) {
+	v, ok := e.lookup(path...)
+	if !ok {
+		return 0, false
+	}
+	switch t := v.(type) {
+	case float64:
+		return t, true
+	case string:
+		if f, err := strconv.ParseFloat(t, 64); err == nil {
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+// Bool returns the boolean at path, or def.
+func (e *Env) Bool(def bool, path ...string) bool {
+	v, ok := e.lookup(path...)
+	if !ok {
+		return def
+	}
+	switch t := v.(type) {
+	case bool:
+		return t
+	case string:
+		if b, err := strconv.ParseBool(t); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
+// Strings returns the list of strings at path, or def.
+func (e *Env) Strings(def []string, path ...string) []string {
+	v, ok := e.lookup(path...)
+	if !ok {
+		return def
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return def
+	}
+	out := make([]string, 0, len(l))
+	for _, x := range l {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// StringMap returns the object at path as strings. Non-string values are
+// formatted like String does.
+func (e *Env) StringMap(path ...string) map[string]string {
+	m := e.Map(path...)
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		switch t := v.(type) {
+		case string:
+			out[k] = t
+		case float64:
+			out[k] = strconv.FormatFloat(t, 'f', -1, 64)
+		case bool:
+			out[k] = strconv.FormatBool(t)
+		}
+	}
+	return out
+}
+
+// Map returns the object at path, or nil. Callers must not modify it.
+func (e *Env) Map(path ...string) map[string]any {
+	v, ok := e.lookup(path...)
+	if !ok {
+		return nil
+	}
+	m, _ := v.(map[string]any)
+	return m
+}

@@ -1,0 +1,207 @@
+// Command examples renders every example XR with the crossplane CLI and,
+// with -validate, validates each render against the provider CRDs, our XRDs
+// and Crossplane's own schemas. It expects the function to be listening on
+// localhost:9443 with --insecure (the Makefile starts it).
+//
+// Each XR under examples/<cloud>/ is rendered with the Composition whose
+// compositeTypeRef matches it, found anywhere under apis/; twice when it has
+// an observed-resource file under examples/<cloud>/observed/ (first render
+// and converged).
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+func main() {
+	var (
+		crossplane = flag.String("crossplane", "bin/crossplane", "the crossplane CLI")
+		out        = flag.String("out", "_output/render", "where renders are written")
+		crds       = flag.String("crds", "../shared/crds", "provider and Crossplane CRDs")
+		cache      = flag.String("cache-dir", "_output/validate-cache", "crossplane beta validate cache, holding Crossplane's own schemas")
+		image      = flag.String("crossplane-image", "", "the Crossplane image whose schemas the cache holds, e.g. xpkg.crossplane.io/crossplane/crossplane:v2.2.1")
+		validate   = flag.Bool("validate", false, "validate every render")
+	)
+	flag.Parse()
+	if err := run(*crossplane, *out, *crds, *cache, *image, *validate); err != nil {
+		fmt.Fprintln(os.Stderr, "examples:", err)
+		os.Exit(1)
+	}
+}
+
+type typeRef struct{ apiVersion, kind string }
+
+func run(crossplane, out, crds, cache, image string, validate bool) error {
+	comps, xrds, err := apis("apis")
+	if err != nil {
+		return err
+	}
+	xrs, err := filepath.Glob("examples/*/*.yaml")
+	if err != nil {
+		return err
+	}
+	sort.Strings(xrs)
+	if err := os.MkdirAll(out, 0o750); err != nil {
+		return err
+	}
+	failed := 0
+	rendered := 0
+	for _, xr := range xrs {
+		if strings.HasPrefix(xr, "examples/envconfigs/") {
+			continue
+		}
+		o, err := readFirst(xr)
+		if err != nil {
+			return err
+		}
+		ref := typeRef{str(o, "apiVersion"), str(o, "kind")}
+		comp, ok := comps[ref]
+		if !ok {
+			continue // not an XR, e.g. a supporting object
+		}
+		cloud := filepath.Base(filepath.Dir(xr))
+		name := cloud + "-" + strings.TrimSuffix(filepath.Base(xr), ".yaml")
+		observed := filepath.Join(filepath.Dir(xr), "observed", filepath.Base(xr))
+		stages := map[string]string{"first-render": ""}
+		if _, err := os.Stat(observed); err == nil {
+			stages["converged"] = observed
+		}
+		for _, stage := range []string{"first-render", "converged"} {
+			obs, ok := stages[stage]
+			if !ok {
+				continue
+			}
+			args := []string{"render", xr, comp, "examples/functions.yaml",
+				"--required-resources=examples/envconfigs", "--include-full-xr"}
+			if obs != "" {
+				args = append(args, "--observed-resources="+obs)
+			}
+			if ctx := filepath.Join(filepath.Dir(xr), "context", filepath.Base(xr)); exists(ctx) {
+				b, err := os.ReadFile(ctx) //nolint:gosec // path under examples
+				if err != nil {
+					return err
+				}
+				args = append(args, "--context-values=apiextensions.crossplane.io/environment="+strings.TrimSpace(string(b)))
+			}
+			dst := filepath.Join(out, name+"."+stage+".yaml")
+			var stdout, stderr bytes.Buffer
+			cmd := exec.Command(crossplane, args...) //nolint:gosec // our own CLI and examples
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("render %s (%s): %w\n%s", xr, stage, err, stderr.String())
+			}
+			if err := os.WriteFile(dst, stdout.Bytes(), 0o644); err != nil { //nolint:gosec // rendered output is meant to be read
+				return err
+			}
+			rendered++
+			fmt.Printf("rendered  %-28s %-13s -> %s (%d resources)\n", name, stage, dst, bytes.Count(stdout.Bytes(), []byte("\n---\n"))+1)
+			if !validate {
+				continue
+			}
+			ext := strings.Join(append(dirs(crds), xrds[ref]), ",")
+			vargs := []string{"beta", "validate", ext, dst, "--cache-dir=" + cache, "--skip-success-results"}
+			if image != "" {
+				vargs = append(vargs, "--crossplane-image="+image)
+			}
+			var vout bytes.Buffer
+			v := exec.Command(crossplane, vargs...) //nolint:gosec // our own CLI
+			v.Stdout, v.Stderr = &vout, &vout
+			verr := v.Run()
+			summary := lastLine(vout.String())
+			fmt.Printf("validated %-28s %-13s %s\n", name, stage, summary)
+			if verr != nil || !strings.Contains(summary, " 0 missing schemas") || !strings.Contains(summary, " 0 failure cases") {
+				failed++
+				fmt.Print(vout.String())
+			}
+		}
+	}
+	if rendered == 0 {
+		return fmt.Errorf("no example rendered")
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d renders failed validation", failed, rendered)
+	}
+	return nil
+}
+
+// apis finds every Composition (by compositeTypeRef) and XRD (by the types
+// it defines) under dir.
+func apis(dir string) (map[typeRef]string, map[typeRef]string, error) {
+	comps := map[typeRef]string{}
+	xrds := map[typeRef]string{}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		o, err := readFirst(path)
+		if err != nil {
+			return err
+		}
+		spec, _ := o["spec"].(map[string]any)
+		switch str(o, "kind") {
+		case "Composition":
+			ref, _ := spec["compositeTypeRef"].(map[string]any)
+			t := typeRef{str(ref, "apiVersion"), str(ref, "kind")}
+			if _, dup := comps[t]; !dup {
+				comps[t] = path
+			}
+		case "CompositeResourceDefinition":
+			names, _ := spec["names"].(map[string]any)
+			for _, v := range spec["versions"].([]any) {
+				xrds[typeRef{str(spec, "group") + "/" + str(v.(map[string]any), "name"), str(names, "kind")}] = path
+			}
+		}
+		return nil
+	})
+	return comps, xrds, err
+}
+
+func dirs(root string) []string {
+	var out []string
+	for _, d := range []string{"gcp", "aws", "azure", "helm", "kubernetes"} {
+		if exists(filepath.Join(root, d)) {
+			out = append(out, filepath.Join(root, d))
+		}
+	}
+	return out
+}
+
+func readFirst(path string) (map[string]any, error) {
+	b, err := os.ReadFile(path) //nolint:gosec // paths under the repository
+	if err != nil {
+		return nil, err
+	}
+	doc := b
+	if parts := bytes.Split(b, []byte("\n---")); len(parts) > 0 {
+		doc = parts[0]
+	}
+	o := map[string]any{}
+	if err := yaml.Unmarshal(doc, &o); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return o, nil
+}
+
+func str(m map[string]any, k string) string {
+	s, _ := m[k].(string)
+	return s
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}

@@ -1,0 +1,31 @@
+// Package names derives cloud resource names that stay within a cloud's
+// length limits without losing uniqueness.
+package names
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+)
+
+// hashLen is the length of the hash suffix Shorten appends.
+const hashLen = 6
+
+// Shorten returns s when it fits in max characters. Otherwise it keeps a
+// prefix of s and appends '-' and a short hash of the whole of s, so that two
+// long names that share a prefix still differ.
+func Shorten(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	suffix := fmt.Sprintf("%08x", h.Sum32())[:hashLen]
+	prefix := strings.TrimRight(s[:max-hashLen-1], "-_.")
+	return prefix + "-" + suffix
+}
+
+// Join joins name parts with '-' and shortens the result to max.
+func Join(max int, parts ...string) string {
+	return Shorten(strings.Join(parts, "-"), max)
+}

@@ -1,0 +1,220 @@
+// Package platform is the agnostic layer of the resource registry: what a
+// production cluster platform needs, free of any cloud. Plan turns an XR and
+// its environment into Components; a cloud layer (see package registry)
+// implements each kind of Component with concrete managed resources.
+package platform
+
+import (
+	"net/netip"
+)
+
+// Kind names a kind of Component. Each cloud registers one implementation
+// per Kind.
+type Kind string
+
+// Kinds of Component.
+const (
+	KindNetwork       Kind = "Network"
+	KindEgress        Kind = "Egress"
+	KindIdentity      Kind = "Identity"
+	KindCluster       Kind = "Cluster"
+	KindNodePool      Kind = "NodePool"
+	KindDNSZone       Kind = "DNSZone"
+	KindClusterAccess Kind = "ClusterAccess"
+	KindRelease       Kind = "Release"
+	KindBudget        Kind = "Budget"
+)
+
+// Condition types of the XR. Every Component reports into one of them.
+const (
+	ConditionNetworkReady   = "NetworkReady"
+	ConditionClusterReady   = "ClusterReady"
+	ConditionNodePoolsReady = "NodePoolsReady"
+	ConditionAddonsReady    = "AddonsReady"
+	ConditionDNSReady       = "DnsReady"
+	ConditionBudgetOK       = "BudgetOK"
+)
+
+// A Component is one thing the platform wants, such as "a network with these
+// CIDRs" or "a node pool of 3..10 medium nodes".
+type Component interface {
+	// Kind selects the cloud implementation.
+	Kind() Kind
+	// ID identifies the component within the XR, e.g. "pool/default". It
+	// is recorded on every composed resource the component produces.
+	ID() string
+	// Condition is the XR condition the component reports into.
+	Condition() string
+}
+
+// Network is the cluster's network: node, pod and service address ranges.
+type Network struct {
+	CIDR         netip.Prefix
+	PodsCIDR     netip.Prefix
+	ServicesCIDR netip.Prefix
+	// Private clusters keep nodes off the internet.
+	Private bool
+}
+
+// Egress is outbound internet access (NAT) for private nodes.
+type Egress struct{}
+
+// Identity is what the cluster and its nodes run as.
+type Identity struct{}
+
+// Cluster is the managed Kubernetes control plane.
+type Cluster struct {
+	// Name is the cloud name of the cluster.
+	Name     string
+	Version  string
+	Location string
+	Private  bool
+}
+
+// NodePool is one group of worker nodes.
+type NodePool struct {
+	// Name is the normalised pool name, Key the pool's key in the XR.
+	Name        string
+	Key         string
+	MachineType string
+	MinNodes    int64
+	MaxNodes    int64
+	// Floor is the node count the pool is held at while the budget is
+	// exhausted; nil while it runs normally.
+	Floor      *int64
+	Spot       bool
+	DiskSizeGB int64
+	Labels     map[string]string
+	Taints     []Taint
+}
+
+// Taint is a node taint with a Kubernetes effect (NoSchedule, ...).
+type Taint struct {
+	Key    string
+	Value  string
+	Effect string
+}
+
+// DNSZone is a DNS zone for the platform's domain.
+type DNSZone struct {
+	Domain  string
+	Private bool
+}
+
+// ClusterAccess is how Crossplane reaches the new cluster: the Helm and
+// Kubernetes provider configs built from the cluster's credentials.
+type ClusterAccess struct {
+	// Name is the name of both provider configs.
+	Name string
+}
+
+// Release is a Helm release of an add-on chart.
+type Release struct {
+	Name string
+	// ProviderConfig is the name of the Helm ProviderConfig of
+	// ClusterAccess that installs the release.
+	ProviderConfig string
+	Repository     string
+	Chart          string
+	Version        string
+	Namespace      string
+	Values         map[string]any
+}
+
+// Budget is a cost guardrail for the cluster.
+type Budget struct {
+	Name       string
+	LimitUSD   float64
+	Period     string
+	Thresholds []float64
+	Contacts   []string
+}
+
+// Kind implements Component.
+func (Network) Kind() Kind { return KindNetwork }
+
+// ID implements Component.
+func (Network) ID() string { return "network" }
+
+// Condition implements Component.
+func (Network) Condition() string { return ConditionNetworkReady }
+
+// Kind implements Component.
+func (Egress) Kind() Kind { return KindEgress }
+
+// ID implements Component.
+func (Egress) ID() string { return "egress" }
+
+// Condition implements Component.
+func (Egress) Condition() string { return ConditionNetworkReady }
+
+// Kind implements Component.
+func (Identity) Kind() Kind { return KindIdentity }
+
+// ID implements Component.
+func (Identity) ID() string { return "identity" }
+
+// Condition implements Component.
+func (Identity) Condition() string { return ConditionClusterReady }
+
+// Kind implements Component.
+func (Cluster) Kind() Kind { return KindCluster }
+
+// ID implements Component.
+func (Cluster) ID() string { return "cluster" }
+
+// Condition implements Component.
+func (Cluster) Condition() string { return ConditionClusterReady }
+
+// Kind implements Component.
+func (NodePool) Kind() Kind { return KindNodePool }
+
+// ID implements Component.
+func (p NodePool) ID() string { return PoolID(p.Name) }
+
+// Condition implements Component.
+func (NodePool) Condition() string { return ConditionNodePoolsReady }
+
+// Kind implements Component.
+func (DNSZone) Kind() Kind { return KindDNSZone }
+
+// ID implements Component.
+func (z DNSZone) ID() string {
+	if z.Private {
+		return "dns/private"
+	}
+	return "dns/public"
+}
+
+// Condition implements Component.
+func (DNSZone) Condition() string { return ConditionDNSReady }
+
+// Kind implements Component.
+func (ClusterAccess) Kind() Kind { return KindClusterAccess }
+
+// ID implements Component.
+func (ClusterAccess) ID() string { return "access" }
+
+// Condition implements Component.
+func (ClusterAccess) Condition() string { return ConditionAddonsReady }
+
+// Kind implements Component.
+func (Release) Kind() Kind { return KindRelease }
+
+// ID implements Component.
+func (r Release) ID() string { return "release/" + r.Name }
+
+// Condition implements Component.
+func (Release) Condition() string { return ConditionAddonsReady }
+
+// Kind implements Component.
+func (Budget) Kind() Kind { return KindBudget }
+
+// ID implements Component.
+func (Budget) ID() string { return "budget" }
+
+// Condition implements Component.
+func (Budget) Condition() string { return ConditionBudgetOK }
+
+// PoolID is the component ID of the pool with the supplied name.
+func PoolID(name string) string { return "pool/" + name }

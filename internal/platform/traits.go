@@ -1,0 +1,10 @@
+package platform
+
+// Traits are the facts about a cloud that the agnostic layer needs, such as
+// how to make a Kubernetes Service load balancer internal. A cloud supplies
+// them when it registers.
+type Traits struct {
+	// InternalLoadBalancerAnnotations make a Service of type LoadBalancer
+	// internal to the cluster's network on this cloud.
+	InternalLoadBalancerAnnotations map[string]string
+}

@@ -1,0 +1,150 @@
+package registry
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// Labels and annotations the registry puts on composed resources.
+const (
+	// LabelResource carries the composition-resource name, so that
+	// selectors (matchControllerRef + this label) find a sibling resource
+	// without knowing its generated Kubernetes name.
+	LabelResource = "platform.example.org/resource"
+	// LabelCloud records the cloud that composed the resource; the cloud
+	// of an XR cannot change once it has composed resources.
+	LabelCloud = "platform.example.org/cloud"
+	// AnnotationComponent records the agnostic component that produced the
+	// resource, which decides whether a spec change removed it.
+	AnnotationComponent = "platform.example.org/component"
+	// AnnotationImportMode records that the resource was imported, and how.
+	AnnotationImportMode = "platform.example.org/import-mode"
+	// AnnotationExternalName is Crossplane's external name annotation.
+	AnnotationExternalName = "crossplane.io/external-name"
+)
+
+// DefaultConnectionSecretNamespace is where cluster-scoped XRs write
+// connection secrets unless the environment says otherwise.
+const DefaultConnectionSecretNamespace = "crossplane-system"
+
+// Context is what a cloud implementation may read while rendering.
+type Context struct {
+	XR    *xr.Composite
+	Env   *envcfg.Env
+	Cloud *Cloud
+	// Plan is the agnostic plan being rendered, for facts that span
+	// components (such as whether the cluster is private).
+	Plan *platform.Plan
+
+	observed map[string]*structpb.Struct
+	warnings []string
+}
+
+// NewContext returns a render context. observed maps composition-resource
+// names to observed composed resources.
+func NewContext(x *xr.Composite, env *envcfg.Env, c *Cloud, p *platform.Plan, observed map[string]*structpb.Struct) *Context {
+	return &Context{XR: x, Env: env, Cloud: c, Plan: p, observed: observed}
+}
+
+// Namespaced reports whether the XR is namespaced (Crossplane v2 style).
+func (c *Context) Namespaced() bool { return c.XR.Scope == xr.Namespaced }
+
+// Observed returns the observed composed resource of the supplied name, or
+// nil.
+func (c *Context) Observed(name string) *structpb.Struct { return c.observed[name] }
+
+// Warn records a warning for the XR.
+func (c *Context) Warn(format string, a ...any) {
+	c.warnings = append(c.warnings, fmt.Sprintf(format, a...))
+}
+
+// Warnings returns the warnings recorded so far.
+func (c *Context) Warnings() []string { return c.warnings }
+
+// Selector selects the sibling composed resource of the supplied
+// composition-resource name: one controlled by the same XR and labelled with
+// that name.
+func (c *Context) Selector(name string) object.Object {
+	return object.Object{
+		"matchControllerRef": true,
+		"matchLabels":        map[string]any{LabelResource: name},
+	}
+}
+
+// SecretNamespace is the namespace connection secrets are written to: the
+// XR's own for namespaced XRs; environment key connectionSecretNamespace
+// (default crossplane-system) for cluster-scoped ones.
+func (c *Context) SecretNamespace() string {
+	if c.Namespaced() {
+		return c.XR.Namespace
+	}
+	return c.Env.String(DefaultConnectionSecretNamespace, "connectionSecretNamespace")
+}
+
+// ConnectionSecretRef is a writeConnectionSecretToRef for the scope: a name
+// for namespaced managed resources, a name and namespace for legacy ones.
+func (c *Context) ConnectionSecretRef(name string) object.Object {
+	if c.Namespaced() {
+		return object.Object{"name": name}
+	}
+	return object.Object{"name": name, "namespace": c.SecretNamespace()}
+}
+
+// ProviderConfigRef is the reference to the provider config of a provider
+// family, from environment key providerConfigs.<family>.{name,kind}. Names
+// default to "default"; namespaced managed resources reference a
+// ClusterProviderConfig unless kind says otherwise.
+func (c *Context) ProviderConfigRef(family string) object.Object {
+	name := c.Env.String("default", "providerConfigs", family, "name")
+	if !c.Namespaced() {
+		return object.Object{"name": name}
+	}
+	return object.Object{"name": name, "kind": c.Env.String("ClusterProviderConfig", "providerConfigs", family, "kind")}
+}
+
+// LocalProviderConfigRef references a provider config the XR composes
+// itself, which lives beside the resource.
+func (c *Context) LocalProviderConfigRef(name string) object.Object {
+	if !c.Namespaced() {
+		return object.Object{"name": name}
+	}
+	return object.Object{"name": name, "kind": "ProviderConfig"}
+}
+
+// A Resource is one concrete composed resource rendered by a cloud
+// implementation.
+type Resource struct {
+	// Name is the composition-resource name: stable, documented API.
+	Name string
+	// Kind is the resource's kind and apiVersions.
+	Kind *Kind
+	// Body holds everything but apiVersion and kind, usually just spec,
+	// sometimes metadata labels or annotations.
+	Body object.Object
+	// ExternalName, when set, becomes crossplane.io/external-name: the
+	// name of the resource in the cloud.
+	ExternalName string
+	// DependsOn names the resources this one needs. A resource is composed
+	// only once its dependencies are observed ready, and each edge gets a
+	// Usage so that deletion runs in reverse.
+	DependsOn []string
+	// Pending, when set, says why the resource cannot be rendered yet (it
+	// needs a value only an observed resource will have). Body is ignored.
+	Pending string
+	// Outputs, when set, reads XR status fields from the observed resource.
+	Outputs func(observed *structpb.Struct, o *Outputs)
+}
+
+// Outputs are the XR status fields read from observed composed resources.
+type Outputs struct {
+	ClusterEndpoint string
+	ClusterCA       string
+	OIDCIssuer      string
+	DNSNameServers  []string
+}

@@ -1,0 +1,69 @@
+package registry
+
+import (
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// Readiness is how a composed resource's readiness is derived from its
+// observed state.
+type Readiness int
+
+// Readiness rules.
+const (
+	// ReadyCondition: ready when the observed resource's Ready condition
+	// is True. The rule for every managed resource.
+	ReadyCondition Readiness = iota
+	// ReadyWhenObserved: ready once the resource exists. For kinds with no
+	// conditions, such as ProviderConfig and Usage.
+	ReadyWhenObserved
+)
+
+// A Kind is one concrete Kubernetes kind a cloud composes, with the exact
+// apiVersion it is served at for each XR scope.
+type Kind struct {
+	// Kind is the Kubernetes kind, e.g. "Subnetwork".
+	Kind string
+	// Namespaced is the apiVersion composed by namespaced XRs (a .m.
+	// group), e.g. "compute.gcp.m.upbound.io/v1beta1".
+	Namespaced string
+	// Cluster is the apiVersion composed by cluster-scoped XRs (a legacy
+	// group), e.g. "compute.gcp.upbound.io/v1beta2".
+	Cluster string
+	// Provider names the provider-config family (a key of the
+	// environment's providerConfigs) whose reference the resource gets;
+	// empty for kinds that take no providerConfigRef.
+	Provider string
+	// Ready is the readiness rule.
+	Ready Readiness
+	// Required lists dotted field paths that overlays must not remove.
+	Required []string
+}
+
+// APIVersion returns the apiVersion of the kind for the supplied scope.
+func (k *Kind) APIVersion(s xr.Scope) string {
+	if s == xr.Namespaced {
+		return k.Namespaced
+	}
+	return k.Cluster
+}
+
+// Managed reports whether the kind is a Crossplane managed resource, which
+// takes a providerConfigRef and managementPolicies.
+func (k *Kind) Managed() bool { return k.Provider != "" }
+
+// Usage kinds, which Crossplane's protection group serves at v1beta1.
+var (
+	// usageKind protects one namespaced resource from deletion while
+	// another uses it.
+	usageKind = &Kind{Kind: "Usage", Namespaced: "protection.crossplane.io/v1beta1", Ready: ReadyWhenObserved}
+	// clusterUsageKind is the same for cluster-scoped resources.
+	clusterUsageKind = &Kind{Kind: "ClusterUsage", Cluster: "protection.crossplane.io/v1beta1", Ready: ReadyWhenObserved}
+)
+
+// UsageKind returns the Usage kind for the supplied scope.
+func UsageKind(s xr.Scope) *Kind {
+	if s == xr.Namespaced {
+		return usageKind
+	}
+	return clusterUsageKind
+}

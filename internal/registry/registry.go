@@ -1,0 +1,106 @@
+// Package registry is the three-layer resource registry.
+//
+// Layer 1, the agnostic layer, is package platform: Components such as "a
+// node pool of 3..10 medium nodes". Layer 2 is a cloud: a package under
+// internal/clouds that registers, under its cloud label, one implementation
+// per Component kind, each turning a Component into concrete composed
+// Resources. Layer 3 is the overlays: partial manifests from the environment
+// and the XR deep-merged on top, keyed by composition-resource name.
+//
+// The registry owns everything around the cloud implementations: the exact
+// apiVersion per XR scope, labels and annotations, external names, provider
+// config references, import management policies, the overlays, and one
+// Usage per dependency edge.
+package registry
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// An Implementation turns one Component into concrete composed Resources.
+type Implementation func(ctx *Context, c platform.Component) ([]*Resource, error)
+
+// A Cloud is one cloud layer: implementations of every Component kind,
+// registered under the cloud label.
+type Cloud struct {
+	// Name is the cloud label, e.g. "gcp".
+	Name string
+	// Traits are the facts about the cloud the agnostic layer needs.
+	Traits platform.Traits
+	// Validate checks cloud-specific rules of the XR, its environment and
+	// its plan: name lengths and charsets, location formats, account IDs,
+	// address ranges of the cloud's own.
+	Validate func(x *xr.Composite, env *envcfg.Env, p *platform.Plan) field.ErrorList
+
+	impls map[platform.Kind]Implementation
+}
+
+// Implement registers fn as the cloud's implementation of the Component kind
+// T. Registering a kind twice panics: it is a programming error.
+func Implement[T platform.Component](c *Cloud, fn func(ctx *Context, comp T) ([]*Resource, error)) {
+	var zero T
+	k := zero.Kind()
+	if c.impls == nil {
+		c.impls = map[platform.Kind]Implementation{}
+	}
+	if _, dup := c.impls[k]; dup {
+		panic(fmt.Sprintf("cloud %q implements %s twice", c.Name, k))
+	}
+	c.impls[k] = func(ctx *Context, comp platform.Component) ([]*Resource, error) {
+		t, ok := comp.(T)
+		if !ok {
+			return nil, fmt.Errorf("component %s is a %T, not a %T", comp.ID(), comp, zero)
+		}
+		return fn(ctx, t)
+	}
+}
+
+// Implements reports whether the cloud implements the Component kind.
+func (c *Cloud) Implements(k platform.Kind) bool {
+	_, ok := c.impls[k]
+	return ok
+}
+
+var (
+	mu     sync.RWMutex
+	clouds = map[string]*Cloud{}
+)
+
+// Register adds a cloud to the registry. Cloud packages call it from init.
+// Registering a cloud twice panics.
+func Register(c *Cloud) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := clouds[c.Name]; dup {
+		panic(fmt.Sprintf("cloud %q registered twice", c.Name))
+	}
+	clouds[c.Name] = c
+}
+
+// Lookup returns the cloud registered under the supplied label.
+func Lookup(name string) (*Cloud, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	c, ok := clouds[name]
+	return c, ok
+}
+
+// Clouds returns the registered cloud labels, sorted.
+func Clouds() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]string, 0, len(clouds))
+	for n := range clouds {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,160 @@
+// Package simulate stands in for the providers: it turns a desired composed
+// resource into what a provider would report once the resource is ready, with
+// a generated name, Synced and Ready conditions, and plausible outputs in
+// status.atProvider (cluster endpoint and CA, OIDC issuer, name servers).
+//
+// Convergence tests, the observed-resource files of the examples and the
+// end-to-end cloud simulator all use it.
+package simulate
+
+import (
+	"encoding/base64"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+)
+
+// Name returns the name Crossplane would give a composed resource: its
+// metadata.name if it has one, else its generateName and a suffix derived
+// from the composition-resource name, so that it is stable across runs.
+func Name(desired map[string]any, crname string) string {
+	meta, _ := desired["metadata"].(map[string]any)
+	if n, _ := meta["name"].(string); n != "" {
+		return n
+	}
+	prefix, _ := meta["generateName"].(string)
+	return prefix + suffix(crname)
+}
+
+func suffix(s string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(s))
+	const alphabet = "bcdfghjklmnpqrstvwxz2456789"
+	v := h.Sum32()
+	b := make([]byte, 5)
+	for i := range b {
+		b[i] = alphabet[v%uint32(len(alphabet))]
+		v /= uint32(len(alphabet))
+	}
+	return string(b)
+}
+
+// Observe returns the observed state of a ready desired resource. It does
+// not modify desired.
+func Observe(desired map[string]any, crname string) map[string]any {
+	obs := overlay.DeepCopy(desired)
+	meta, _ := obs["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		obs["metadata"] = meta
+	}
+	meta["name"] = Name(desired, crname)
+	delete(meta, "generateName")
+	ann, _ := meta["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+		meta["annotations"] = ann
+	}
+	ann["crossplane.io/composition-resource-name"] = crname
+
+	status := map[string]any{}
+	spec, _ := obs["spec"].(map[string]any)
+	if fp, ok := spec["forProvider"].(map[string]any); ok {
+		at := overlay.DeepCopy(fp)
+		at["id"] = meta["name"]
+		for k, v := range outputs(obs, meta["name"].(string)) {
+			at[k] = v
+		}
+		status["atProvider"] = at
+	}
+	if !conditionless(obs) {
+		status["conditions"] = []any{
+			condition("Synced", "ReconcileSuccess"),
+			condition("Ready", "Available"),
+		}
+	}
+	if len(status) > 0 {
+		obs["status"] = status
+	}
+	return obs
+}
+
+// conditionless reports kinds that have no status conditions.
+func conditionless(o map[string]any) bool {
+	k, _ := o["kind"].(string)
+	av, _ := o["apiVersion"].(string)
+	return k == "ProviderConfig" || k == "ClusterProviderConfig" ||
+		(strings.HasPrefix(av, "protection.crossplane.io/") && (k == "Usage" || k == "ClusterUsage"))
+}
+
+func condition(typ, reason string) map[string]any {
+	return map[string]any{
+		"type":               typ,
+		"status":             "True",
+		"reason":             reason,
+		"lastTransitionTime": "2026-01-01T00:00:00Z",
+	}
+}
+
+// groupKind returns "group/Kind" with the namespaced .m. infix removed, so
+// that one table serves both scopes.
+func groupKind(o map[string]any) string {
+	av, _ := o["apiVersion"].(string)
+	k, _ := o["kind"].(string)
+	g := av
+	if i := strings.LastIndex(av, "/"); i >= 0 {
+		g = av[:i]
+	}
+	return strings.Replace(g, ".m.", ".", 1) + "/" + k
+}
+
+// fakeCA is a recognisable placeholder for a cluster CA bundle.
+var fakeCA = base64.StdEncoding.EncodeToString([]byte("-----BEGIN CERTIFICATE-----\nsimulated\n-----END CERTIFICATE-----\n"))
+
+// outputs returns the observed-only fields of the kinds whose outputs the
+// function reads.
+func outputs(o map[string]any, name string) map[string]any {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(name))
+	n := h.Sum32()
+	ip := fmt.Sprintf("34.%d.%d.%d", 64+n%64, (n>>8)%256, 1+(n>>16)%254)
+	switch groupKind(o) {
+	case "container.gcp.upbound.io/Cluster":
+		return map[string]any{
+			"endpoint":   ip,
+			"masterAuth": map[string]any{"clusterCaCertificate": fakeCA},
+			"selfLink":   "https://container.googleapis.com/v1/" + name,
+		}
+	case "dns.gcp.upbound.io/ManagedZone":
+		return map[string]any{"nameServers": nameServers("ns-cloud-a%d.googledomains.com.", 4)}
+	case "eks.aws.upbound.io/Cluster":
+		return map[string]any{
+			"endpoint":             "https://" + strings.ToUpper(fmt.Sprintf("%08x", n)) + ".gr7.eu-west-1.eks.amazonaws.com",
+			"certificateAuthority": []any{map[string]any{"data": fakeCA}},
+			"identity":             []any{map[string]any{"oidc": []any{map[string]any{"issuer": fmt.Sprintf("https://oidc.eks.eu-west-1.amazonaws.com/id/%08X", n)}}}},
+			"arn":                  "arn:aws:eks:eu-west-1:123456789012:cluster/" + name,
+		}
+	case "route53.aws.upbound.io/Zone":
+		return map[string]any{"nameServers": nameServers("ns-%d.awsdns-00.org.", 4), "zoneId": fmt.Sprintf("Z%08X", n)}
+	case "iam.aws.upbound.io/Role":
+		return map[string]any{"arn": "arn:aws:iam::123456789012:role/" + name}
+	case "containerservice.azure.upbound.io/KubernetesCluster":
+		return map[string]any{
+			"fqdn":          name + ".hcp.westeurope.azmk8s.io",
+			"oidcIssuerUrl": "https://westeurope.oic.prod-aks.azure.com/00000000-0000-0000-0000-000000000000/" + name + "/",
+		}
+	case "network.azure.upbound.io/DNSZone":
+		return map[string]any{"nameServers": nameServers("ns%d-01.azure-dns.com.", 4)}
+	}
+	return nil
+}
+
+func nameServers(format string, n int) []any {
+	out := make([]any, n)
+	for i := range out {
+		out[i] = fmt.Sprintf(format, i+1)
+	}
+	return out
+}

@@ -1,0 +1,394 @@
+// Package xr is the typed model of the Cluster composite resource (XR): its
+// labels, spec.parameters, spec.forProvider passthrough and scope. Decode reads
+// it from the observed composite resource and reports every malformed field
+// with its path.
+package xr
+
+import (
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+)
+
+// Labels of the XR that select the cloud layer and the EnvironmentConfigs.
+const (
+	LabelCloud       = "cloud"
+	LabelPlaneID     = "planeId"
+	LabelPlaneType   = "planeType"
+	LabelClusterName = "clusterName"
+
+	// labelClaimName is set by Crossplane on XRs that were created for a claim.
+	labelClaimName = "crossplane.io/claim-name"
+)
+
+// Scope is where an XR lives, which decides the API groups it composes.
+type Scope string
+
+// Scopes of an XR.
+const (
+	// Namespaced XRs (Crossplane v2) compose the namespaced .m. API groups
+	// into their own namespace.
+	Namespaced Scope = "Namespaced"
+	// Cluster-scoped XRs (legacy v1 XRDs with claims, or v2 scope: Cluster)
+	// compose the legacy cluster-scoped API groups.
+	Cluster Scope = "Cluster"
+)
+
+// Import modes.
+const (
+	ImportObserve = "observe"
+	ImportManage  = "manage"
+)
+
+// Budget enforcement modes.
+const (
+	EnforcementMonitorOnly = "monitor-only"
+	EnforcementEnabled     = "enabled"
+)
+
+// Composite is the observed Cluster XR.
+type Composite struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string
+	Labels     map[string]string
+	Scope      Scope
+	Deleting   bool
+
+	// Cloud, PlaneID, PlaneType and ClusterName come from the labels.
+	Cloud       string
+	PlaneID     string
+	PlaneType   string
+	ClusterName string
+
+	Parameters Parameters
+
+	// ForProvider is passed through into the managed cluster's
+	// spec.forProvider (the seed-compatible escape hatch).
+	ForProvider map[string]any
+
+	// Conditions are the XR's observed status conditions.
+	Conditions []object.Condition
+
+	// Status is the XR's observed status, as sent by Crossplane.
+	Status *structpb.Struct
+}
+
+// Parameters is spec.parameters of the XR.
+type Parameters struct {
+	Location       string
+	Version        string
+	Domain         string
+	CreateDNSZones *bool
+	PrivateCluster *bool
+	Network        Network
+	Pools          []Pool
+	Charts         map[string]Chart
+	Budget         *Budget
+	Import         Import
+	Overrides      map[string]map[string]any
+}
+
+// Network is spec.parameters.network.
+type Network struct {
+	CIDR         string
+	PodsCIDR     string
+	ServicesCIDR string
+}
+
+// Pool is one entry of spec.parameters.pools.
+type Pool struct {
+	// Key is the pool's key as written in the XR.
+	Key string
+	// Name is the normalised pool name used in resource names.
+	Name        string
+	Size        string
+	MachineType string
+	MinNodes    *int64
+	MaxNodes    *int64
+	Spot        bool
+	DiskSizeGB  *int64
+	Labels      map[string]string
+	Taints      []Taint
+}
+
+// Taint is a Kubernetes node taint.
+type Taint struct {
+	Key    string
+	Value  string
+	Effect string
+}
+
+// Chart is one entry of spec.parameters.charts.
+type Chart struct {
+	Disabled bool
+	Version  string
+	Values   map[string]any
+}
+
+// Budget is spec.parameters.budget.
+type Budget struct {
+	LimitUSD    float64
+	Period      string
+	Thresholds  []float64
+	Contacts    []string
+	Enforcement string
+	SpendRef    *SpendRef
+}
+
+// SpendRef names the object that holds month-to-date spend in USD.
+type SpendRef struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string
+	FieldPath  string
+}
+
+// Import is spec.parameters.import.
+type Import struct {
+	Enabled   bool
+	Mode      string
+	Resources map[string]string
+	Only      bool
+	Release   bool
+}
+
+// Field paths used in messages.
+var (
+	pathLabels     = field.NewPath("metadata", "labels")
+	pathParameters = field.NewPath("spec", "parameters")
+)
+
+// ParametersPath returns the field path of a parameter, for messages.
+func ParametersPath(child ...string) *field.Path {
+	p := pathParameters
+	for _, c := range child {
+		p = p.Child(c)
+	}
+	return p
+}
+
+// LabelPath returns the field path of an XR label, for messages.
+func LabelPath(key string) *field.Path {
+	return pathLabels.Key(key)
+}
+
+// Decode reads the observed XR. It returns every type error it finds, each
+// naming its field path; semantic checks are Validate's job.
+func Decode(s *structpb.Struct) (*Composite, field.ErrorList) {
+	d := &decoder{}
+	xr := &Composite{
+		APIVersion: object.String(s, "apiVersion"),
+		Kind:       object.String(s, "kind"),
+		Name:       object.String(s, "metadata", "name"),
+		Namespace:  object.String(s, "metadata", "namespace"),
+		Labels:     object.StringMap(s, "metadata", "labels"),
+		Deleting:   object.String(s, "metadata", "deletionTimestamp") != "",
+		Conditions: object.Conditions(s),
+		Status:     object.Get(s, "status").GetStructValue(),
+	}
+	xr.Scope = Cluster
+	if xr.Namespace != "" {
+		xr.Scope = Namespaced
+	}
+	xr.Cloud = xr.Labels[LabelCloud]
+	xr.PlaneID = xr.Labels[LabelPlaneID]
+	xr.PlaneType = xr.Labels[LabelPlaneType]
+	xr.ClusterName = xr.Labels[LabelClusterName]
+	if xr.ClusterName == "" {
+		// A claim's XR has a generated name; the claim's name is the one
+		// its owner chose.
+		xr.ClusterName = xr.Labels[labelClaimName]
+	}
+	if xr.ClusterName == "" {
+		xr.ClusterName = xr.Name
+	}
+
+	spec := object.Get(s, "spec")
+	sp := field.NewPath("spec")
+	sf := d.object(spec, sp)
+	xr.ForProvider = d.anyMap(sf["forProvider"], sp.Child("forProvider"))
+	xr.Parameters = d.parameters(sf["parameters"], pathParameters)
+	return xr, d.errs
+}
+
+func (d *decoder) parameters(v *structpb.Value, p *field.Path) Parameters {
+	f := d.fields(v, p, "location", "version", "domain", "createDnsZones", "privateCluster",
+		"network", "pools", "charts", "budget", "import", "overrides")
+	out := Parameters{
+		Location:       d.str(f["location"], p.Child("location")),
+		Version:        d.str(f["version"], p.Child("version")),
+		Domain:         d.str(f["domain"], p.Child("domain")),
+		CreateDNSZones: d.boolean(f["createDnsZones"], p.Child("createDnsZones")),
+		PrivateCluster: d.boolean(f["privateCluster"], p.Child("privateCluster")),
+	}
+
+	np := p.Child("network")
+	nf := d.fields(f["network"], np, "cidr", "podsCidr", "servicesCidr")
+	out.Network = Network{
+		CIDR:         d.str(nf["cidr"], np.Child("cidr")),
+		PodsCIDR:     d.str(nf["podsCidr"], np.Child("podsCidr")),
+		ServicesCIDR: d.str(nf["servicesCidr"], np.Child("servicesCidr")),
+	}
+
+	pp := p.Child("pools")
+	pools := d.object(f["pools"], pp)
+	for _, k := range slices.Sorted(maps.Keys(pools)) {
+		out.Pools = append(out.Pools, d.pool(k, pools[k], pp.Key(k)))
+	}
+
+	cp := p.Child("charts")
+	charts := d.object(f["charts"], cp)
+	if len(charts) > 0 {
+		out.Charts = make(map[string]Chart, len(charts))
+	}
+	for _, k := range slices.Sorted(maps.Keys(charts)) {
+		kp := cp.Key(k)
+		c := d.fields(charts[k], kp, "disabled", "version", "values")
+		ch := Chart{
+			Version: d.str(c["version"], kp.Child("version")),
+			Values:  d.anyMap(c["values"], kp.Child("values")),
+		}
+		if b := d.boolean(c["disabled"], kp.Child("disabled")); b != nil {
+			ch.Disabled = *b
+		}
+		out.Charts[k] = ch
+	}
+
+	if bv, ok := f["budget"]; ok && !isNull(bv) {
+		out.Budget = d.budget(bv, p.Child("budget"))
+	}
+
+	ip := p.Child("import")
+	imp := d.fields(f["import"], ip, "enabled", "mode", "resources", "only", "release")
+	out.Import = Import{
+		Mode:      d.str(imp["mode"], ip.Child("mode")),
+		Resources: d.stringMap(imp["resources"], ip.Child("resources")),
+	}
+	if b := d.boolean(imp["enabled"], ip.Child("enabled")); b != nil {
+		out.Import.Enabled = *b
+	}
+	if b := d.boolean(imp["only"], ip.Child("only")); b != nil {
+		out.Import.Only = *b
+	}
+	if b := d.boolean(imp["release"], ip.Child("release")); b != nil {
+		out.Import.Release = *b
+	}
+
+	op := p.Child("overrides")
+	ov := d.object(f["overrides"], op)
+	if len(ov) > 0 {
+		out.Overrides = make(map[string]map[string]any, len(ov))
+	}
+	for k, v := range ov {
+		if m := d.anyMap(v, op.Key(k)); m != nil {
+			out.Overrides[k] = m
+		}
+	}
+	return out
+}
+
+func (d *decoder) pool(key string, v *structpb.Value, p *field.Path) Pool {
+	f := d.fields(v, p, "size", "machineType", "minNodes", "maxNodes", "spot", "diskSizeGb", "labels", "taints")
+	pool := Pool{
+		Key:         key,
+		Name:        NormalisePoolName(key),
+		Size:        d.str(f["size"], p.Child("size")),
+		MachineType: d.str(f["machineType"], p.Child("machineType")),
+		MinNodes:    d.integer(f["minNodes"], p.Child("minNodes")),
+		MaxNodes:    d.integer(f["maxNodes"], p.Child("maxNodes")),
+		DiskSizeGB:  d.integer(f["diskSizeGb"], p.Child("diskSizeGb")),
+		Labels:      d.stringMap(f["labels"], p.Child("labels")),
+	}
+	if b := d.boolean(f["spot"], p.Child("spot")); b != nil {
+		pool.Spot = *b
+	}
+	tp := p.Child("taints")
+	for i, t := range d.list(f["taints"], tp) {
+		ip := tp.Index(i)
+		tf := d.fields(t, ip, "key", "value", "effect")
+		pool.Taints = append(pool.Taints, Taint{
+			Key:    d.str(tf["key"], ip.Child("key")),
+			Value:  d.str(tf["value"], ip.Child("value")),
+			Effect: d.str(tf["effect"], ip.Child("effect")),
+		})
+	}
+	return pool
+}
+
+func (d *decoder) budget(v *structpb.Value, p *field.Path) *Budget {
+	f := d.fields(v, p, "limitUsd", "period", "thresholds", "contacts", "enforcement", "spendRef")
+	b := &Budget{
+		Period:      d.str(f["period"], p.Child("period")),
+		Contacts:    d.strings(f["contacts"], p.Child("contacts")),
+		Enforcement: d.str(f["enforcement"], p.Child("enforcement")),
+	}
+	if n := d.number(f["limitUsd"], p.Child("limitUsd")); n != nil {
+		b.LimitUSD = *n
+	}
+	tp := p.Child("thresholds")
+	for i, t := range d.list(f["thresholds"], tp) {
+		if n := d.number(t, tp.Index(i)); n != nil {
+			b.Thresholds = append(b.Thresholds, *n)
+		}
+	}
+	if sv, ok := f["spendRef"]; ok && !isNull(sv) {
+		sp := p.Child("spendRef")
+		sf := d.fields(sv, sp, "apiVersion", "kind", "name", "namespace", "fieldPath")
+		b.SpendRef = &SpendRef{
+			APIVersion: d.str(sf["apiVersion"], sp.Child("apiVersion")),
+			Kind:       d.str(sf["kind"], sp.Child("kind")),
+			Name:       d.str(sf["name"], sp.Child("name")),
+			Namespace:  d.str(sf["namespace"], sp.Child("namespace")),
+			FieldPath:  d.str(sf["fieldPath"], sp.Child("fieldPath")),
+		}
+	}
+	return b
+}
+
+// NormalisePoolName turns a pool key into the name used in resource names:
+// lower case, with every character outside [a-z0-9-] replaced by '-'.
+func NormalisePoolName(key string) string {
+	b := []byte(strings.ToLower(key))
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// PoolNames returns the normalised names of the pools, sorted.
+func (p Parameters) PoolNames() []string {
+	out := make([]string, 0, len(p.Pools))
+	for _, pool := range p.Pools {
+		out = append(out, pool.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Private reports whether the cluster is private, with the supplied default.
+func (p Parameters) Private(def bool) bool {
+	if p.PrivateCluster == nil {
+		return def
+	}
+	return *p.PrivateCluster
+}
+
+// DNSZones reports whether DNS zones are wanted: createDnsZones, which
+// defaults to true when a domain is set.
+func (p Parameters) DNSZones() bool {
+	if p.CreateDNSZones == nil {
+		return p.Domain != ""
+	}
+	return *p.CreateDNSZones
+}

@@ -1,0 +1,53 @@
+// Package main implements function-cluster-platform, a Crossplane composition
+// function that renders a complete Kubernetes cluster platform on GCP, AWS
+// or Azure from one small Cluster composite resource.
+package main
+
+import (
+	"time"
+
+	"github.com/alecthomas/kong"
+	function "github.com/crossplane/function-sdk-go"
+	"google.golang.org/grpc/health"
+	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/compose"
+)
+
+// CLI of this function.
+type CLI struct {
+	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
+
+	Network            string `default:"tcp"   help:"Network on which to listen for gRPC connections."`
+	Address            string `default:":9443" help:"Address at which to listen for gRPC connections."`
+	TLSCertsDir        string `env:"TLS_SERVER_CERTS_DIR" help:"Directory containing server certs (tls.key, tls.crt) and the CA used to verify client certificates (ca.crt)."`
+	Insecure           bool   `help:"Run without mTLS credentials. If you supply this flag --tls-certs-dir will be ignored."`
+	MaxRecvMessageSize int    `default:"4"     help:"Maximum size of received messages in MB."`
+	MetricsAddress     string `default:":8080" help:"Address at which to serve Prometheus metrics; empty to disable."`
+
+	TTLConverging time.Duration `default:"15s" help:"Response TTL while any composed resource is not ready yet."`
+	TTLReady      time.Duration `default:"5m"  help:"Response TTL once every composed resource is ready."`
+}
+
+// Run this function.
+func (c *CLI) Run() error {
+	log, err := function.NewLogger(c.Debug)
+	if err != nil {
+		return err
+	}
+	hs := health.NewServer()
+	hs.SetServingStatus("", healthgrpc.HealthCheckResponse_SERVING)
+
+	return function.Serve(&Function{log: log, opts: compose.Options{TTLConverging: c.TTLConverging, TTLReady: c.TTLReady}},
+		function.Listen(c.Network, c.Address),
+		function.MTLSCertificates(c.TLSCertsDir),
+		function.Insecure(c.Insecure),
+		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024),
+		function.WithHealthServer(hs),
+		function.WithMetricsServer(c.MetricsAddress))
+}
+
+func main() {
+	ctx := kong.Parse(&CLI{}, kong.Description("A Crossplane composition function that renders complete cluster platforms on GCP, AWS and Azure."))
+	ctx.FatalIfErrorf(ctx.Run())
+}
