@@ -43,15 +43,17 @@ type Options struct {
 func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts Options) error {
 	oxr := req.GetObserved().GetComposite().GetResource()
 	x, errs := xr.Decode(oxr)
+	observed := observedResources(req)
+	// Before anything else: rendering another cloud would delete every
+	// existing resource.
+	if err := checkCloudLabel(x, observed); err != nil {
+		return err
+	}
 	errs = append(errs, xr.Validate(x, registry.Clouds())...)
 	if len(errs) > 0 {
 		return invalid(x, errs)
 	}
 	cloud, _ := registry.Lookup(x.Cloud)
-	observed := observedResources(req)
-	if err := checkCloudLabel(x, observed); err != nil {
-		return err
-	}
 
 	res, err := envcfg.Resolve(req, x.Cloud, x.PlaneType)
 	if err != nil {

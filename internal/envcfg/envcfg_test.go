@@ -1,0 +1,187 @@
+package envcfg
+
+import (
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"google.golang.org/protobuf/types/known/structpb"
+)
+
+func config(name string, labels map[string]any, data map[string]any) *fnv1.Resource {
+	labels[SelectorLabel] = SelectorValue
+	s, err := structpb.NewStruct(map[string]any{
+		"apiVersion": APIVersion, "kind": Kind,
+		"metadata": map[string]any{"name": name, "labels": labels},
+		"data":     data,
+	})
+	if err != nil {
+		panic(err)
+	}
+	return &fnv1.Resource{Resource: s}
+}
+
+func TestResolve(t *testing.T) {
+	baseline := config("a-baseline", map[string]any{LabelBaseline: BaselineValue}, map[string]any{
+		"version": "1.32", "ingress": map[string]any{"replicas": 2.0, "internal": true}, "zones": []any{"a", "b"},
+	})
+	gcp := config("b-gcp", map[string]any{LabelCloud: "gcp"}, map[string]any{"version": "1.33", "zones": []any{"c"}})
+	aws := config("b-aws", map[string]any{LabelCloud: "aws"}, map[string]any{"version": "1.31"})
+	prod := config("c-prod", map[string]any{LabelPlaneType: "production"}, map[string]any{"ingress": map[string]any{"replicas": 3.0}})
+	ctx, err := structpb.NewStruct(map[string]any{ContextKey: map[string]any{"apiVersion": "internal.crossplane.io/v1alpha1", "kind": "Environment", "version": "1.30"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	type args struct {
+		req       *fnv1.RunFunctionRequest
+		cloud     string
+		planeType string
+	}
+	type want struct {
+		data     map[string]any
+		sources  []string
+		require  bool
+		warnings []string
+		err      bool
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"Layered": {
+			reason: "baseline < cloud < planeType: maps merge, lists and scalars of later layers win; other clouds are ignored.",
+			args: args{
+				req:   &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{RequirementName: {Items: []*fnv1.Resource{prod, aws, gcp, baseline}}}},
+				cloud: "gcp", planeType: "production",
+			},
+			want: want{
+				data:    map[string]any{"version": "1.33", "ingress": map[string]any{"replicas": 3.0, "internal": true}, "zones": []any{"c"}},
+				sources: []string{"a-baseline", "b-gcp", "c-prod"},
+			},
+		},
+		"MissingLayerWarns": {
+			reason: "A plane type without a config is named in a warning; the other layers still apply.",
+			args: args{
+				req:   &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{RequirementName: {Items: []*fnv1.Resource{baseline, gcp}}}},
+				cloud: "gcp", planeType: "staging",
+			},
+			want: want{
+				data:     map[string]any{"version": "1.33", "ingress": map[string]any{"replicas": 2.0, "internal": true}, "zones": []any{"c"}},
+				sources:  []string{"a-baseline", "b-gcp"},
+				warnings: []string{"no EnvironmentConfig labelled planeType=staging; that layer is skipped"},
+			},
+		},
+		"NothingYet": {
+			reason: "Without context or step-level configs, the function asks for them.",
+			args:   args{req: &fnv1.RunFunctionRequest{}, cloud: "gcp"},
+			want:   want{require: true},
+		},
+		"Fetched": {
+			reason: "Configs fetched for the function's own requirement are used, and the requirement is repeated so that it is stable.",
+			args: args{
+				req:   &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{FallbackRequirementName: {Items: []*fnv1.Resource{baseline}}}},
+				cloud: "gcp",
+			},
+			want: want{
+				data:    map[string]any{"version": "1.32", "ingress": map[string]any{"replicas": 2.0, "internal": true}, "zones": []any{"a", "b"}},
+				sources: []string{"a-baseline"},
+				require: true,
+				warnings: []string{
+					"no EnvironmentConfig labelled cloud=gcp; that layer is skipped",
+				},
+			},
+		},
+		"FetchedNone": {
+			reason: "Fetched, but no config matches: the desired state cannot be computed.",
+			args: args{
+				req:   &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{FallbackRequirementName: {}}},
+				cloud: "gcp",
+			},
+			want: want{require: true, err: true},
+		},
+		"Context": {
+			reason: "An environment in the context is used without a requirement; its apiVersion and kind are not data.",
+			args:   args{req: &fnv1.RunFunctionRequest{Context: ctx}, cloud: "gcp"},
+			want: want{
+				data:    map[string]any{"version": "1.30"},
+				sources: []string{"context:" + ContextKey},
+			},
+		},
+		"ContextThenConfigs": {
+			reason: "Step-level configs layer over the context's environment.",
+			args: args{
+				req:   &fnv1.RunFunctionRequest{Context: ctx, RequiredResources: map[string]*fnv1.Resources{RequirementName: {Items: []*fnv1.Resource{gcp}}}},
+				cloud: "gcp",
+			},
+			want: want{
+				data:     map[string]any{"version": "1.33", "zones": []any{"c"}},
+				sources:  []string{"context:" + ContextKey, "b-gcp"},
+				warnings: []string{"no EnvironmentConfig labelled baseline=default; that layer is skipped"},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			res, err := Resolve(tc.args.req, tc.args.cloud, tc.args.planeType)
+			if (err != nil) != tc.want.err {
+				t.Fatalf("%s\nResolve(...): error %v, want error %t", tc.reason, err, tc.want.err)
+			}
+			if res.Require != tc.want.require {
+				t.Errorf("%s\nResolve(...).Require = %t, want %t", tc.reason, res.Require, tc.want.require)
+			}
+			if diff := cmp.Diff(tc.want.warnings, res.Warnings, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nResolve(...).Warnings: -want, +got:\n%s", tc.reason, diff)
+			}
+			if res.Env == nil {
+				if tc.want.data != nil {
+					t.Fatalf("%s\nResolve(...).Env = nil, want data %v", tc.reason, tc.want.data)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want.data, res.Env.Data()); diff != "" {
+				t.Errorf("%s\nResolve(...).Env.Data(): -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.sources, res.Env.Sources); diff != "" {
+				t.Errorf("%s\nResolve(...).Env.Sources: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestAccessors(t *testing.T) {
+	e := New(map[string]any{
+		"s": "x", "n": 3.0, "ns": "4", "b": true, "l": []any{"a", 1.0, "b"},
+		"m": map[string]any{"k": "v", "n": 1.5, "dotted.key": "d"},
+	})
+	got := map[string]any{
+		"String":        e.String("def", "s"),
+		"StringNumber":  e.String("def", "n"),
+		"StringMissing": e.String("def", "missing"),
+		"Int":           e.Int(0, "n"),
+		"IntString":     e.Int(0, "ns"),
+		"IntMissing":    e.Int(7, "m", "missing"),
+		"Bool":          e.Bool(false, "b"),
+		"Strings":       e.Strings(nil, "l"),
+		"StringMap":     e.StringMap("m"),
+		"DottedKey":     e.String("", "m", "dotted.key"),
+		"ThroughScalar": e.String("def", "s", "deeper"),
+	}
+	want := map[string]any{
+		"String": "x", "StringNumber": "3", "StringMissing": "def",
+		"Int": int64(3), "IntString": int64(4), "IntMissing": int64(7),
+		"Bool": true, "Strings": []string{"a", "b"},
+		"StringMap": map[string]string{"k": "v", "n": "1.5", "dotted.key": "d"},
+		"DottedKey": "d", "ThroughScalar": "def",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("accessors: -want, +got:\n%s", diff)
+	}
+	e.Need("prices", "machineTypes", "x")
+	e.Need("sizes")
+	if diff := cmp.Diff([]string{"prices.machineTypes.x", "sizes"}, e.Missing()); diff != "" {
+		t.Errorf("Missing(): -want, +got:\n%s", diff)
+	}
+}

@@ -1,0 +1,256 @@
+package platform
+
+import (
+	"maps"
+	"net/netip"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+var gcpSizes = map[string]any{"small": "e2-standard-2", "medium": "e2-standard-4"}
+
+func composite(p xr.Parameters) *xr.Composite {
+	return &xr.Composite{Name: "prod", Namespace: "ns", Cloud: "gcp", ClusterName: "prod", Scope: xr.Namespaced, Parameters: p}
+}
+
+func errStrings(errs field.ErrorList) []string {
+	out := make([]string, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	return out
+}
+
+func TestBuildDefaults(t *testing.T) {
+	p, errs := Build(composite(xr.Parameters{Location: "us-central1"}), envcfg.New(map[string]any{"sizes": gcpSizes}), Traits{})
+	if len(errs) > 0 {
+		t.Fatalf("Build: %v", errs)
+	}
+	want := Plan{
+		Cluster: Cluster{Name: "prod", Version: DefaultVersion, Location: "us-central1", Private: true},
+		Network: Network{
+			CIDR: netip.MustParsePrefix(DefaultNetworkCIDR), PodsCIDR: netip.MustParsePrefix(DefaultPodsCIDR),
+			ServicesCIDR: netip.MustParsePrefix(DefaultServicesCIDR), Private: true,
+		},
+		Pools:  []NodePool{{Name: "default", Key: "default", MachineType: "e2-standard-4", MinNodes: 1, MaxNodes: 3, DiskSizeGB: 100}},
+		Access: ClusterAccess{Name: "prod"},
+	}
+	if diff := cmp.Diff(want, *p, cmpopts.IgnoreUnexported(Plan{}), cmpopts.IgnoreFields(Plan{}, "Components"), cmpopts.EquateComparable(netip.Prefix{})); diff != "" {
+		t.Errorf("Build(defaults): -want, +got:\n%s", diff)
+	}
+	var ids []string
+	for _, c := range p.Components {
+		ids = append(ids, c.ID())
+	}
+	wantIDs := []string{"network", "egress", "identity", "cluster", "pool/default", "access",
+		"release/cert-manager", "release/ingress-nginx", "release/kube-prometheus-stack"}
+	if diff := cmp.Diff(wantIDs, ids); diff != "" {
+		t.Errorf("Build(defaults) components: -want, +got:\n%s", diff)
+	}
+}
+
+func TestBuildPools(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		pools  []xr.Pool
+		env    map[string]any
+		want   []NodePool
+		errs   []string
+	}{
+		"SizeAndExplicit": {
+			reason: "A size class maps through the environment; an explicit machine type wins.",
+			pools: []xr.Pool{
+				{Key: "web", Name: "web", Size: "small", MinNodes: ptr[int64](2), MaxNodes: ptr[int64](5), Labels: map[string]string{"a": "b"}},
+				{Key: "batch", Name: "batch", Size: "small", MachineType: "n2-highmem-8", MinNodes: ptr[int64](0), MaxNodes: ptr[int64](9), Spot: true, DiskSizeGB: ptr[int64](200)},
+			},
+			env: map[string]any{"sizes": gcpSizes},
+			want: []NodePool{
+				{Name: "batch", Key: "batch", MachineType: "n2-highmem-8", MinNodes: 0, MaxNodes: 9, Spot: true, DiskSizeGB: 200},
+				{Name: "web", Key: "web", MachineType: "e2-standard-2", MinNodes: 2, MaxNodes: 5, DiskSizeGB: 100, Labels: map[string]string{"a": "b"}},
+			},
+		},
+		"NodeDefaults": {
+			reason: "Bounds, size and disk default from the environment's nodeDefaults; max is at least min.",
+			pools:  []xr.Pool{{Key: "p", Name: "p", MinNodes: ptr[int64](7)}},
+			env:    map[string]any{"sizes": gcpSizes, "nodeDefaults": map[string]any{"size": "small", "maxNodes": 4.0, "diskSizeGb": 50.0}},
+			want:   []NodePool{{Name: "p", Key: "p", MachineType: "e2-standard-2", MinNodes: 7, MaxNodes: 7, DiskSizeGB: 50}},
+		},
+		"EnvironmentPools": {
+			reason: "Without pools in the XR, the environment's pools apply.",
+			env: map[string]any{"sizes": gcpSizes, "pools": map[string]any{
+				"system": map[string]any{"size": "small", "minNodes": 1.0, "maxNodes": 2.0},
+			}},
+			want: []NodePool{{Name: "system", Key: "system", MachineType: "e2-standard-2", MinNodes: 1, MaxNodes: 2, DiskSizeGB: 100}},
+		},
+		"UnknownSize": {
+			reason: "An unknown size class names the classes the environment maps.",
+			pools:  []xr.Pool{{Key: "p", Name: "p", Size: "huge"}},
+			env:    map[string]any{"sizes": gcpSizes},
+			errs:   []string{`spec.parameters.pools[p].size: Unsupported value: "huge": supported values: "medium", "small"`},
+		},
+		"NoSizes": {
+			reason: "An environment without size classes is named.",
+			pools:  []xr.Pool{{Key: "p", Name: "p", Size: "small"}},
+			errs:   []string{`spec.parameters.pools[p].size: Invalid value: "small": the environment defines no size classes (key sizes); set machineType or add sizes to the cloud's EnvironmentConfig`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p, errs := Build(composite(xr.Parameters{Location: "x", Pools: tc.pools}), envcfg.New(tc.env), Traits{})
+			if diff := cmp.Diff(tc.errs, errStrings(errs), cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("%s\nBuild(...) errors: -want, +got:\n%s", tc.reason, diff)
+			}
+			if len(tc.errs) > 0 {
+				return
+			}
+			if diff := cmp.Diff(tc.want, p.Pools, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nBuild(...).Pools: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestBuildReleases(t *testing.T) {
+	traits := Traits{InternalLoadBalancerAnnotations: map[string]string{"lb": "internal"}}
+	cases := map[string]struct {
+		reason string
+		params xr.Parameters
+		env    map[string]any
+		want   map[string]Release
+		errs   []string
+	}{
+		"CatalogTemplated": {
+			reason: "The catalog's values templates see the environment and the cloud's internal load-balancer annotations; XR values merge on top.",
+			params: xr.Parameters{Location: "x", Charts: map[string]xr.Chart{
+				"ingress-nginx": {Version: "4.14.0", Values: map[string]any{"controller": map[string]any{"replicaCount": 5.0}}},
+			}},
+			env: map[string]any{"sizes": gcpSizes, "monitoring": map[string]any{"enabled": false}, "ingress": map[string]any{"replicas": 3.0}},
+			want: map[string]Release{
+				"cert-manager": {
+					Name: "cert-manager", ProviderConfig: "prod", Repository: "https://charts.jetstack.io", Chart: "cert-manager", Version: "v1.19.1", Namespace: "cert-manager",
+					Values: map[string]any{"crds": map[string]any{"enabled": true}, "prometheus": map[string]any{"enabled": false}},
+				},
+				"ingress-nginx": {
+					Name: "ingress-nginx", ProviderConfig: "prod", Repository: "https://kubernetes.github.io/ingress-nginx", Chart: "ingress-nginx", Version: "4.14.0", Namespace: "ingress-nginx",
+					Values: map[string]any{"controller": map[string]any{
+						"replicaCount": 5.0,
+						"service":      map[string]any{"annotations": map[string]any{"lb": "internal"}},
+						"metrics":      map[string]any{"enabled": false},
+					}},
+				},
+			},
+		},
+		"EnvironmentChart": {
+			reason: "The environment can add a chart and disable a default one; the XR can disable another.",
+			params: xr.Parameters{Location: "x", Charts: map[string]xr.Chart{"ingress-nginx": {Disabled: true}}},
+			env: map[string]any{"sizes": gcpSizes, "charts": map[string]any{
+				"cert-manager": map[string]any{"disabled": true},
+				"external-dns": map[string]any{"repository": "https://kubernetes-sigs.github.io/external-dns", "version": "1.19.0", "values": "domainFilters: [{{ .Cluster.Domain }}]\n"},
+			}},
+			want: map[string]Release{
+				"external-dns": {
+					Name: "external-dns", ProviderConfig: "prod", Repository: "https://kubernetes-sigs.github.io/external-dns", Chart: "external-dns", Version: "1.19.0", Namespace: "external-dns",
+					Values: map[string]any{"domainFilters": []any{"prod.example.com"}},
+				},
+				"kube-prometheus-stack": {},
+			},
+		},
+		"UnknownChart": {
+			reason: "A chart that is not in the catalog is named, with the catalog.",
+			params: xr.Parameters{Location: "x", Charts: map[string]xr.Chart{"istio": {}}},
+			env:    map[string]any{"sizes": gcpSizes},
+			errs:   []string{`spec.parameters.charts[istio]: Unsupported value: "istio": supported values: "cert-manager", "ingress-nginx", "kube-prometheus-stack"`},
+		},
+		"PlaintextPassword": {
+			reason: "A plaintext credential in values is refused.",
+			params: xr.Parameters{Location: "x", Charts: map[string]xr.Chart{
+				"kube-prometheus-stack": {Values: map[string]any{"grafana": map[string]any{"adminPassword": "prom-operator"}}},
+			}},
+			env:  map[string]any{"sizes": gcpSizes},
+			errs: []string{"spec.parameters.charts[kube-prometheus-stack].values: Forbidden: grafana.adminPassword holds a plaintext credential; reference a Secret instead (for example existingSecret)"},
+		},
+		"BadTemplate": {
+			reason: "A values template that does not execute names the chart's values key.",
+			params: xr.Parameters{Location: "x"},
+			env:    map[string]any{"sizes": gcpSizes, "charts": map[string]any{"cert-manager": map[string]any{"values": "x: {{ .Nope }}"}}},
+			errs:   []string{`environment.charts.cert-manager.values: Invalid value: "(template)": cannot execute values template: template: cert-manager:1:6: executing "cert-manager" at <.Nope>: can't evaluate field Nope in type platform.ValuesData`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			x := composite(tc.params)
+			x.Parameters.Domain = "prod.example.com"
+			p, errs := Build(x, envcfg.New(tc.env), traits)
+			if diff := cmp.Diff(tc.errs, errStrings(errs), cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("%s\nBuild(...) errors: -want, +got:\n%s", tc.reason, diff)
+			}
+			if len(tc.errs) > 0 {
+				return
+			}
+			got := map[string]Release{}
+			for _, c := range p.Components {
+				if r, ok := c.(Release); ok {
+					got[r.Name] = r
+				}
+			}
+			if diff := cmp.Diff(keys(tc.want), keys(got)); diff != "" {
+				t.Errorf("%s\nreleases: -want, +got:\n%s", tc.reason, diff)
+			}
+			for name, w := range tc.want {
+				if w.Name == "" {
+					continue
+				}
+				if diff := cmp.Diff(w, got[name]); diff != "" {
+					t.Errorf("%s\nrelease %s: -want, +got:\n%s", tc.reason, name, diff)
+				}
+			}
+		})
+	}
+}
+
+func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+func TestRetired(t *testing.T) {
+	off, on := ptr(false), ptr(true)
+	cases := map[string]struct {
+		reason string
+		params xr.Parameters
+		id     string
+		want   bool
+	}{
+		"PoolInSpec":            {reason: "A pool still in the spec stays.", params: xr.Parameters{Pools: []xr.Pool{{Key: "a", Name: "a"}}}, id: "pool/a", want: false},
+		"PoolRemoved":           {reason: "A pool removed from the spec goes.", params: xr.Parameters{Pools: []xr.Pool{{Key: "a", Name: "a"}}}, id: "pool/b", want: true},
+		"DomainRemoved":         {reason: "Removing the domain keeps the zones.", params: xr.Parameters{}, id: "dns/public", want: false},
+		"ZonesOff":              {reason: "createDnsZones: false removes the zones.", params: xr.Parameters{CreateDNSZones: off}, id: "dns/public", want: true},
+		"PrivateZoneWhenPublic": {reason: "A public cluster has no private zone.", params: xr.Parameters{CreateDNSZones: on, PrivateCluster: off}, id: "dns/private", want: true},
+		"EgressWhenPublic":      {reason: "A public cluster has no NAT.", params: xr.Parameters{PrivateCluster: off}, id: "egress", want: true},
+		"EgressWhenPrivate":     {reason: "A private cluster keeps its NAT.", params: xr.Parameters{PrivateCluster: on}, id: "egress", want: false},
+		"ChartDisabled":         {reason: "A disabled chart's release goes.", params: xr.Parameters{Charts: map[string]xr.Chart{"ingress-nginx": {Disabled: true}}}, id: "release/ingress-nginx", want: true},
+		"BudgetRemoved":         {reason: "Removing the budget removes it.", params: xr.Parameters{}, id: "budget", want: true},
+		"Cluster":               {reason: "The cluster is never retired by the plan.", params: xr.Parameters{}, id: "cluster", want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tc.params.Location = "x"
+			for i := range tc.params.Pools {
+				tc.params.Pools[i].MachineType = "m"
+			}
+			p, errs := Build(composite(tc.params), envcfg.New(map[string]any{"sizes": gcpSizes}), Traits{})
+			if len(errs) > 0 {
+				t.Fatalf("Build: %v", errs)
+			}
+			if got, why := p.Retired(tc.id); got != tc.want {
+				t.Errorf("%s\nRetired(%q) = %t (%s), want %t", tc.reason, tc.id, got, why, tc.want)
+			}
+		})
+	}
+}

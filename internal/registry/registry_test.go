@@ -1,0 +1,349 @@
+package registry
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+var (
+	testNetworkKind = &Kind{Kind: "Net", Namespaced: "net.test.m.example.org/v1", Cluster: "net.test.example.org/v2", Provider: "test", Required: []string{"spec.forProvider.region"}}
+	testClusterKind = &Kind{Kind: "K8s", Namespaced: "k8s.test.m.example.org/v1", Cluster: "k8s.test.example.org/v1", Provider: "test"}
+)
+
+// testCloud implements two components: a network of one resource and a
+// cluster that depends on it.
+func testCloud() *Cloud {
+	c := &Cloud{Name: "test"}
+	Implement(c, func(_ *Context, _ platform.Network) ([]*Resource, error) {
+		return []*Resource{{
+			Name: "network", Kind: testNetworkKind, ExternalName: "net-1",
+			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{"region": "r1", "tags": []any{"a"}}}},
+		}}, nil
+	})
+	Implement(c, func(ctx *Context, _ platform.Cluster) ([]*Resource, error) {
+		return []*Resource{{
+			Name: ClusterResource, Kind: testClusterKind,
+			Body:      object.Object{"spec": map[string]any{"forProvider": map[string]any{"networkSelector": ctx.Selector("network")}}},
+			DependsOn: []string{"network"},
+		}}, nil
+	})
+	return c
+}
+
+func composite(scope xr.Scope, params xr.Parameters) *xr.Composite {
+	x := &xr.Composite{Name: "x", Cloud: "test", Scope: scope, Parameters: params}
+	if scope == xr.Namespaced {
+		x.Namespace = "ns"
+	}
+	return x
+}
+
+func observedWith(annotations map[string]any) *structpb.Struct {
+	s, err := structpb.NewStruct(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func TestRender(t *testing.T) {
+	comps := []platform.Component{platform.Network{}, platform.Cluster{}}
+	type args struct {
+		x        *xr.Composite
+		env      map[string]any
+		observed map[string]*structpb.Struct
+	}
+	type want struct {
+		objects  map[string]object.Object
+		warnings []string
+		err      string
+	}
+	netNamespaced := object.Object{
+		"apiVersion": "net.test.m.example.org/v1", "kind": "Net",
+		"metadata": map[string]any{
+			"labels":      map[string]any{LabelResource: "network", LabelCloud: "test"},
+			"annotations": map[string]any{AnnotationComponent: "network", AnnotationExternalName: "net-1"},
+		},
+		"spec": map[string]any{
+			"forProvider":       map[string]any{"region": "r1", "tags": []any{"a"}},
+			"providerConfigRef": object.Object{"name": "default", "kind": "ClusterProviderConfig"},
+		},
+	}
+	usage := func(kind, apiVersion, ofAPIVersion, byAPIVersion string) object.Object {
+		return object.Object{
+			"apiVersion": apiVersion, "kind": kind,
+			"metadata": map[string]any{
+				"labels":      map[string]any{LabelCloud: "test"},
+				"annotations": map[string]any{AnnotationComponent: "cluster"},
+			},
+			"spec": map[string]any{
+				"replayDeletion": true,
+				"of": map[string]any{"apiVersion": ofAPIVersion, "kind": "Net", "resourceSelector": object.Object{
+					"matchControllerRef": true, "matchLabels": map[string]any{LabelResource: "network"}}},
+				"by": map[string]any{"apiVersion": byAPIVersion, "kind": "K8s", "resourceSelector": object.Object{
+					"matchControllerRef": true, "matchLabels": map[string]any{LabelResource: "cluster"}}},
+			},
+		}
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"Namespaced": {
+			reason: "Namespaced XRs get .m. apiVersions, a ClusterProviderConfig reference, labels, annotations and a Usage per edge.",
+			args:   args{x: composite(xr.Namespaced, xr.Parameters{})},
+			want: want{objects: map[string]object.Object{
+				"network": netNamespaced,
+				"cluster": {
+					"apiVersion": "k8s.test.m.example.org/v1", "kind": "K8s",
+					"metadata": map[string]any{
+						"labels":      map[string]any{LabelResource: "cluster", LabelCloud: "test"},
+						"annotations": map[string]any{AnnotationComponent: "cluster"},
+					},
+					"spec": map[string]any{
+						"forProvider":       map[string]any{"networkSelector": object.Object{"matchControllerRef": true, "matchLabels": map[string]any{LabelResource: "network"}}},
+						"providerConfigRef": object.Object{"name": "default", "kind": "ClusterProviderConfig"},
+					},
+				},
+				"cluster-uses-network": usage("Usage", "protection.crossplane.io/v1beta1", "net.test.m.example.org/v1", "k8s.test.m.example.org/v1"),
+			}},
+		},
+		"ClusterScoped": {
+			reason: "Cluster-scoped XRs get legacy apiVersions, a name-only provider config reference from the environment, and ClusterUsages.",
+			args: args{
+				x:   composite(xr.Cluster, xr.Parameters{}),
+				env: map[string]any{"providerConfigs": map[string]any{"test": map[string]any{"name": "team-a"}}},
+			},
+			want: want{objects: map[string]object.Object{
+				"network": {
+					"apiVersion": "net.test.example.org/v2", "kind": "Net",
+					"metadata": netNamespaced["metadata"],
+					"spec": map[string]any{
+						"forProvider":       map[string]any{"region": "r1", "tags": []any{"a"}},
+						"providerConfigRef": object.Object{"name": "team-a"},
+					},
+				},
+				"cluster-uses-network": usage("ClusterUsage", "protection.crossplane.io/v1beta1", "net.test.example.org/v2", "k8s.test.example.org/v1"),
+			}},
+		},
+		"Overlays": {
+			reason: "Environment overrides, then XR overrides, then spec.forProvider are merged: maps merge, lists replace, null removes.",
+			args: args{
+				x: func() *xr.Composite {
+					x := composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
+						"network": {"spec": map[string]any{"forProvider": map[string]any{"tags": []any{"xr"}, "mtu": 1500.0}}},
+					}})
+					x.ForProvider = map[string]any{"networkSelector": nil, "network": "explicit"}
+					return x
+				}(),
+				env: map[string]any{"overrides": map[string]any{
+					"network": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"tags": []any{"env"}, "mtu": 1400.0, "description": "env"}}},
+				}},
+			},
+			want: want{objects: map[string]object.Object{
+				"network": {"spec": map[string]any{"forProvider": map[string]any{"region": "r1", "tags": []any{"xr"}, "mtu": 1500.0, "description": "env"}}},
+				"cluster": {"spec": map[string]any{"forProvider": map[string]any{"network": "explicit"}}},
+			}},
+		},
+		"OverlayUnknownName": {
+			reason: "An overlay for a name nothing renders is a warning that lists the names that exist.",
+			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
+				"netwrok": {"spec": map[string]any{}},
+			}})},
+			want: want{warnings: []string{"spec.parameters.overrides.netwrok matches no composed resource; known names: cluster, network"}},
+		},
+		"OverlayRemovesRequired": {
+			reason: "An overlay must not remove a field the kind requires.",
+			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
+				"network": {"spec": map[string]any{"forProvider": map[string]any{"region": nil}}},
+			}})},
+			want: want{err: `spec.parameters.overrides.network removes spec.forProvider.region, which Net "network" requires`},
+		},
+		"OverlayChangesKind": {
+			reason: "An overlay must not change what a resource is.",
+			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
+				"network": {"kind": "Other"},
+			}})},
+			want: want{err: "spec.parameters.overrides.network.kind cannot be overridden"},
+		},
+		"OverlayNamesResource": {
+			reason: "Overlays cannot name composed resources.",
+			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
+				"network": {"metadata": map[string]any{"name": "mine"}},
+			}})},
+			want: want{err: "spec.parameters.overrides.network.metadata.name cannot be overridden: the function never names composed resources; use the crossplane.io/external-name annotation"},
+		},
+		"ImportObserve": {
+			reason: "An imported resource gets its external name and read-only management policies.",
+			args:   args{x: composite(xr.Namespaced, xr.Parameters{Import: xr.Import{Enabled: true, Mode: xr.ImportObserve, Resources: map[string]string{"network": "existing-net"}}})},
+			want: want{objects: map[string]object.Object{
+				"network": {
+					"metadata": map[string]any{"annotations": map[string]any{AnnotationComponent: "network", AnnotationExternalName: "existing-net", AnnotationImportMode: "observe"}},
+					"spec":     map[string]any{"managementPolicies": []any{"Observe"}},
+				},
+			}},
+		},
+		"ImportManageOnly": {
+			reason: "import.only composes just the imported resources; manage never includes Delete.",
+			args:   args{x: composite(xr.Namespaced, xr.Parameters{Import: xr.Import{Enabled: true, Mode: xr.ImportManage, Only: true, Resources: map[string]string{"cluster": "existing"}}})},
+			want: want{objects: map[string]object.Object{
+				"cluster": {"spec": map[string]any{"managementPolicies": []any{"Observe", "Create", "Update", "LateInitialize"}}},
+			}},
+		},
+		"ImportTurnedOff": {
+			reason: "A resource imported before keeps its external name and stays undeletable after import is turned off.",
+			args: args{
+				x:        composite(xr.Namespaced, xr.Parameters{}),
+				observed: map[string]*structpb.Struct{"cluster": observedWith(map[string]any{AnnotationImportMode: "observe", AnnotationExternalName: "existing"})},
+			},
+			want: want{objects: map[string]object.Object{
+				"cluster": {
+					"metadata": map[string]any{"annotations": map[string]any{AnnotationComponent: "cluster", AnnotationExternalName: "existing", AnnotationImportMode: "observe"}},
+					"spec":     map[string]any{"managementPolicies": []any{"Observe", "Create", "Update", "LateInitialize"}},
+				},
+			}},
+		},
+		"ImportReleased": {
+			reason: "import.release lets a formerly imported resource be managed, and deleted, normally; it keeps its external name.",
+			args: args{
+				x:        composite(xr.Namespaced, xr.Parameters{Import: xr.Import{Release: true}}),
+				observed: map[string]*structpb.Struct{"cluster": observedWith(map[string]any{AnnotationImportMode: "observe", AnnotationExternalName: "existing"})},
+			},
+			want: want{objects: map[string]object.Object{
+				"cluster": {
+					"metadata": map[string]any{"annotations": map[string]any{AnnotationComponent: "cluster", AnnotationExternalName: "existing"}},
+					"spec":     map[string]any{},
+				},
+			}},
+		},
+		"ExternalNameChanged": {
+			reason: "A rendered external name that differs from the observed one would point the resource at another cloud object.",
+			args: args{
+				x:        composite(xr.Namespaced, xr.Parameters{}),
+				observed: map[string]*structpb.Struct{"network": observedWith(map[string]any{AnnotationExternalName: "net-0"})},
+			},
+			want: want{err: `composed resource "network" is "net-0" in the cloud and would become "net-1": cloud names are immutable once created (check the clusterName label, metadata.name and spec.parameters)`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := NewContext(tc.args.x, envcfg.New(tc.args.env), testCloud(), nil, tc.args.observed)
+			rs, err := ctx.Cloud.Render(ctx, comps)
+			if tc.want.err != "" || err != nil {
+				if diff := cmp.Diff(tc.want.err, errString(err)); diff != "" {
+					t.Fatalf("%s\nRender(...) error: -want, +got:\n%s", tc.reason, diff)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want.warnings, ctx.Warnings(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nRender(...) warnings: -want, +got:\n%s", tc.reason, diff)
+			}
+			got := map[string]object.Object{}
+			for _, r := range rs {
+				got[r.Name] = r.Object
+			}
+			for name, w := range tc.want.objects {
+				// Compare only the parts the case names.
+				if diff := cmp.Diff(w, project(got[name], w)); diff != "" {
+					t.Errorf("%s\nRender(...) %s: -want, +got:\n%s", tc.reason, name, diff)
+				}
+			}
+			if name == "ImportReleased" {
+				if _, set := got["cluster"]["spec"].(map[string]any)["managementPolicies"]; set {
+					t.Errorf("%s\nRender(...) released resource still has managementPolicies", tc.reason)
+				}
+			}
+			if name == "ImportManageOnly" && len(rs) != 1 {
+				t.Errorf("%s\nRender(...) rendered %d resources, want only the imported one", tc.reason, len(rs))
+			}
+		})
+	}
+}
+
+// project keeps the parts of got that want names, recursively.
+func project(got any, want any) any {
+	wm, ok := want.(object.Object)
+	if !ok {
+		if m, isMap := want.(map[string]any); isMap {
+			wm, ok = m, true
+		}
+	}
+	gm, gok := got.(map[string]any)
+	if !ok || !gok {
+		return got
+	}
+	out := map[string]any{}
+	for k, wv := range wm {
+		if gv, ok := gm[k]; ok {
+			out[k] = project(gv, wv)
+		}
+	}
+	if _, typed := want.(object.Object); typed {
+		return object.Object(out)
+	}
+	return out
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func TestRenderErrors(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		comps  []platform.Component
+		want   string
+	}{
+		"NotImplemented": {
+			reason: "A component the cloud does not implement is an error, never a silent skip.",
+			comps:  []platform.Component{platform.Network{}, platform.Egress{}},
+			want:   `cloud "test" does not implement Egress (needed for egress)`,
+		},
+		"UnknownDependency": {
+			reason: "A dependency on a resource nothing renders is an error.",
+			comps:  []platform.Component{platform.Cluster{}},
+			want:   `composed resource "cluster" depends on "network", which is not rendered`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := NewContext(composite(xr.Namespaced, xr.Parameters{}), envcfg.New(nil), testCloud(), nil, nil)
+			_, err := ctx.Cloud.Render(ctx, tc.comps)
+			if diff := cmp.Diff(tc.want, errString(err)); diff != "" {
+				t.Errorf("%s\nRender(...) error: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestImplementTwicePanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "implements Network twice") {
+			t.Errorf("Implement twice: recovered %v, want a panic naming the kind", r)
+		}
+	}()
+	c := testCloud()
+	Implement(c, func(*Context, platform.Network) ([]*Resource, error) { return nil, nil })
+}
+
+func TestAPIVersion(t *testing.T) {
+	if got := testNetworkKind.APIVersion(xr.Namespaced); got != "net.test.m.example.org/v1" {
+		t.Errorf("APIVersion(Namespaced) = %q", got)
+	}
+	if got := testNetworkKind.APIVersion(xr.Cluster); got != "net.test.example.org/v2" {
+		t.Errorf("APIVersion(Cluster) = %q", got)
+	}
+}
