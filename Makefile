@@ -57,9 +57,12 @@ $(VALIDATE_CACHE)/.ready: internal/tools/go.mod
 # whatever happens.
 define with-function
 	$(MAKE) --no-print-directory build
+	if (exec 3<>/dev/tcp/127.0.0.1/9443) 2>/dev/null; then \
+		echo "something already listens on $(FN_ADDRESS); stop it first" >&2; exit 1; fi
 	$(FUNCTION) --insecure --address=$(FN_ADDRESS) --metrics-address= > $(OUT)/function.log 2>&1 & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null || true' EXIT; \
 	for i in $$(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/9443) 2>/dev/null && break; sleep 0.1; done; \
+	kill -0 $$pid 2>/dev/null || { cat $(OUT)/function.log >&2; exit 1; }; \
 	$(GO) run ./internal/examples -crossplane=$(CROSSPLANE) -out=$(RENDER_OUT) -crds=$(CRDS) \
 		-cache-dir=$(VALIDATE_CACHE) -crossplane-image=$(XP_IMAGE) $(1)
 endef

@@ -116,12 +116,12 @@ func TestRunFunctionFatal(t *testing.T) {
 		"UnknownCloud": {
 			reason: "An unknown cloud label is bad input: Fatal, naming the field and the allowed values.",
 			args:   args{req: fntest.Request{XR: gcpXR(set("metadata.labels.cloud", "oracle")), EnvironmentConfigs: envs}},
-			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[cloud]: Unsupported value: "oracle": supported values: "gcp"`)},
+			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[cloud]: Unsupported value: "oracle": supported values: "aws", "azure", "gcp"`)},
 		},
 		"MissingCloud": {
 			reason: "A missing cloud label is bad input.",
 			args:   args{req: fntest.Request{XR: gcpXR(set("metadata.labels.cloud", nil)), EnvironmentConfigs: envs}},
-			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[cloud]: Required value: the cloud label selects the cloud layer; supported values: "gcp"`)},
+			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[cloud]: Required value: the cloud label selects the cloud layer; supported values: "aws", "azure", "gcp"`)},
 		},
 		"MissingLocation": {
 			reason: "The location is required.",
@@ -157,12 +157,40 @@ func TestRunFunctionFatal(t *testing.T) {
 		"NameTooLongForGKE": {
 			reason: "GKE cluster names are at most 40 characters.",
 			args:   args{req: fntest.Request{XR: gcpXR(set("metadata.labels.clusterName", "a-very-long-cluster-name-that-gke-will-refuse")), EnvironmentConfigs: envs}},
-			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[clusterName]: Invalid value: "a-very-long-cluster-name-that-gke-will-refuse": a GKE cluster name must start with a lower-case letter, contain only lower-case letters, digits and '-', not end with '-', and be at most 40 characters; set the clusterName label to choose one`)},
+			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[clusterName]: Invalid value: "a-very-long-cluster-name-that-gke-will-refuse": GKE cluster names start with a lower-case letter, contain only lower-case letters, digits and '-', do not end with '-', and have at most 40 characters; set the clusterName label to choose one`)},
 		},
 		"InvalidProject": {
 			reason: "planeId must be a GCP project ID on GCP.",
 			args:   args{req: fntest.Request{XR: gcpXR(set("metadata.labels.planeId", "My_Project")), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[planeId]: Invalid value: "My_Project": must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', starting with a letter`)},
+		},
+		"AWSAccountAndRegion": {
+			reason: "On AWS, planeId is a 12-digit account and location a region.",
+			args:   args{req: fntest.Request{XR: awsXR(set("metadata.labels.planeId", "my-project-123"), set("spec.parameters.location", "us-central1")), EnvironmentConfigs: envs}},
+			want: want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[planeId]: Invalid value: "my-project-123": must be a 12-digit AWS account ID; ` +
+				`spec.parameters.location: Invalid value: "us-central1": must be an AWS region such as eu-west-1`)},
+		},
+		"AWSVPCTooSmall": {
+			reason: "An AWS VPC must split into eight subnets.",
+			args:   args{req: fntest.Request{XR: awsXR(set("spec.parameters.network", map[string]any{"cidr": "10.0.0.0/26"})), EnvironmentConfigs: envs}},
+			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.network.cidr: Invalid value: "10.0.0.0/26": an AWS VPC here must be a /16 to /24, split into eight subnets`)},
+		},
+		"AzureSubscriptionAndPool": {
+			reason: "On Azure, planeId is a subscription GUID and AKS pool names are at most 12 letters and digits.",
+			args: args{req: fntest.Request{XR: azureXR(
+				set("metadata.labels.planeId", "prod-subscription"),
+				set("spec.parameters.pools.general", nil),
+				set("spec.parameters.pools.general-purpose-pool", map[string]any{"size": "small"}),
+			), EnvironmentConfigs: envs}},
+			want: want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[planeId]: Invalid value: "prod-subscription": must be an Azure subscription ID (a GUID); ` +
+				`spec.parameters.pools[general-purpose-pool]: Invalid value: "general-purpose-pool": an AKS node pool name is at most 12 lower-case letters and digits, starting with a letter ('-' is dropped), and not "system"`)},
+		},
+		"AzureTooManyThresholds": {
+			reason: "An Azure consumption budget takes at most five notifications.",
+			args: args{req: fntest.Request{XR: azureXR(set("spec.parameters.budget", map[string]any{
+				"limitUsd": 100.0, "thresholds": []any{10.0, 20.0, 30.0, 40.0, 50.0, 60.0},
+			})), EnvironmentConfigs: envs}},
+			want: want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.budget.thresholds: Too many: 6: must have at most 5 items`)},
 		},
 		"UnknownImportMode": {
 			reason: "Import modes are observe and manage.",
@@ -386,82 +414,234 @@ func TestRunFunction(t *testing.T) {
 	}
 }
 
+// awsXR is a namespaced AWS Cluster that is not one of the examples.
+func awsXR(mutate ...func(o fntest.Object)) fntest.Object {
+	return gcpXR(append([]func(o fntest.Object){
+		set("metadata.labels.cloud", "aws"),
+		set("metadata.labels.planeId", "210987654321"),
+		set("spec.parameters.location", "us-east-1"),
+		set("spec.parameters.pools.gpu.machineType", "g5.xlarge"),
+	}, mutate...)...)
+}
+
+// azureXR is a namespaced Azure Cluster that is not one of the examples.
+func azureXR(mutate ...func(o fntest.Object)) fntest.Object {
+	return gcpXR(append([]func(o fntest.Object){
+		set("metadata.labels.cloud", "azure"),
+		set("metadata.labels.planeId", "11111111-2222-3333-4444-555555555555"),
+		set("spec.parameters.location", "swedencentral"),
+		set("spec.parameters.pools.gpu.machineType", "Standard_NC4as_T4_v3"),
+	}, mutate...)...)
+}
+
+// entry is one composed resource of an inventory: its name, kind and
+// apiVersions for namespaced and cluster-scoped XRs.
+type entry struct{ name, kind, namespaced, cluster string }
+
+func (e entry) line(namespaced bool) string {
+	if namespaced {
+		return e.name + " " + e.kind + " " + e.namespaced
+	}
+	return e.name + " " + e.kind + " " + e.cluster
+}
+
+// upjet is an entry of a provider-upjet kind: group "compute.gcp" becomes
+// compute.gcp.m.upbound.io/v1beta1 and compute.gcp.upbound.io/<legacy>.
+func upjet(name, kind, group, legacy string) entry {
+	return entry{name, kind, group + ".m.upbound.io/v1beta1", group + ".upbound.io/" + legacy}
+}
+
+// addons is what every cloud composes inside the cluster.
+var addons = []entry{
+	{"helm-provider-config", "ProviderConfig", "helm.m.crossplane.io/v1beta1", "helm.crossplane.io/v1beta1"},
+	{"kubernetes-provider-config", "ProviderConfig", "kubernetes.m.crossplane.io/v1alpha1", "kubernetes.crossplane.io/v1alpha1"},
+	{"release-cert-manager", "Release", "helm.m.crossplane.io/v1beta1", "helm.crossplane.io/v1beta1"},
+	{"release-ingress-nginx", "Release", "helm.m.crossplane.io/v1beta1", "helm.crossplane.io/v1beta1"},
+	{"release-kube-prometheus-stack", "Release", "helm.m.crossplane.io/v1beta1", "helm.crossplane.io/v1beta1"},
+}
+
+var gcpInventory = append([]entry{
+	upjet("network", "Network", "compute.gcp", "v1beta1"),
+	upjet("subnet", "Subnetwork", "compute.gcp", "v1beta2"),
+	upjet("router", "Router", "compute.gcp", "v1beta2"),
+	upjet("nat", "RouterNAT", "compute.gcp", "v1beta2"),
+	upjet("node-service-account", "ServiceAccount", "cloudplatform.gcp", "v1beta1"),
+	upjet("node-iam-container-defaultnodeserviceaccount", "ProjectIAMMember", "cloudplatform.gcp", "v1beta2"),
+	upjet("node-iam-artifactregistry-reader", "ProjectIAMMember", "cloudplatform.gcp", "v1beta2"),
+	upjet("cluster", "Cluster", "container.gcp", "v1beta2"),
+	upjet("nodepool-general", "NodePool", "container.gcp", "v1beta2"),
+	upjet("nodepool-gpu", "NodePool", "container.gcp", "v1beta2"),
+	upjet("public-dns-zone", "ManagedZone", "dns.gcp", "v1beta2"),
+	upjet("private-dns-zone", "ManagedZone", "dns.gcp", "v1beta2"),
+}, addons...)
+
+var awsInventory = func() []entry {
+	out := []entry{
+		upjet("network", "VPC", "ec2.aws", "v1beta1"),
+		upjet("internet-gateway", "InternetGateway", "ec2.aws", "v1beta1"),
+		upjet("public-route-table", "RouteTable", "ec2.aws", "v1beta1"),
+		upjet("public-route", "Route", "ec2.aws", "v1beta2"),
+		upjet("private-route-table", "RouteTable", "ec2.aws", "v1beta1"),
+		upjet("private-route", "Route", "ec2.aws", "v1beta2"),
+		upjet("nat-eip", "EIP", "ec2.aws", "v1beta1"),
+		upjet("nat", "NATGateway", "ec2.aws", "v1beta1"),
+		upjet("cluster-role", "Role", "iam.aws", "v1beta1"),
+		upjet("cluster-role-eks-cluster", "RolePolicyAttachment", "iam.aws", "v1beta1"),
+		upjet("node-role", "Role", "iam.aws", "v1beta1"),
+		upjet("node-role-eks-worker-node", "RolePolicyAttachment", "iam.aws", "v1beta1"),
+		upjet("node-role-eks-cni", "RolePolicyAttachment", "iam.aws", "v1beta1"),
+		upjet("node-role-ecr-read-only", "RolePolicyAttachment", "iam.aws", "v1beta1"),
+		upjet("ebs-csi-role", "Role", "iam.aws", "v1beta1"),
+		upjet("ebs-csi-role-ebs-csi-driver", "RolePolicyAttachment", "iam.aws", "v1beta1"),
+		upjet("ebs-csi-pod-identity", "PodIdentityAssociation", "eks.aws", "v1beta1"),
+		upjet("cluster", "Cluster", "eks.aws", "v1beta2"),
+		upjet("cluster-auth", "ClusterAuth", "eks.aws", "v1beta1"),
+		upjet("addon-vpc-cni", "Addon", "eks.aws", "v1beta1"),
+		upjet("addon-kube-proxy", "Addon", "eks.aws", "v1beta1"),
+		upjet("addon-coredns", "Addon", "eks.aws", "v1beta1"),
+		upjet("addon-eks-pod-identity-agent", "Addon", "eks.aws", "v1beta1"),
+		upjet("addon-aws-ebs-csi-driver", "Addon", "eks.aws", "v1beta1"),
+		upjet("access-entry-platform-admins", "AccessEntry", "eks.aws", "v1beta1"),
+		{"cluster-admin-binding", "Object", "kubernetes.m.crossplane.io/v1alpha1", "kubernetes.crossplane.io/v1alpha2"},
+		upjet("nodepool-general", "NodeGroup", "eks.aws", "v1beta2"),
+		upjet("nodepool-gpu", "NodeGroup", "eks.aws", "v1beta2"),
+		upjet("public-dns-zone", "Zone", "route53.aws", "v1beta1"),
+		upjet("private-dns-zone", "Zone", "route53.aws", "v1beta1"),
+	}
+	for _, z := range []string{"a", "b", "c"} {
+		for _, tier := range []string{"public", "private"} {
+			out = append(out,
+				upjet("subnet-"+tier+"-"+z, "Subnet", "ec2.aws", "v1beta1"),
+				upjet("subnet-"+tier+"-"+z+"-route-table", "RouteTableAssociation", "ec2.aws", "v1beta1"))
+		}
+	}
+	return append(out, addons...)
+}()
+
+var azureInventory = append([]entry{
+	upjet("resource-group", "ResourceGroup", "azure", "v1beta1"),
+	upjet("network", "VirtualNetwork", "network.azure", "v1beta2"),
+	upjet("subnet", "Subnet", "network.azure", "v1beta2"),
+	upjet("nat-public-ip", "PublicIP", "network.azure", "v1beta1"),
+	upjet("nat", "NATGateway", "network.azure", "v1beta1"),
+	upjet("nat-subnet-association", "SubnetNATGatewayAssociation", "network.azure", "v1beta1"),
+	upjet("control-plane-identity", "UserAssignedIdentity", "managedidentity.azure", "v1beta1"),
+	upjet("network-role-assignment", "RoleAssignment", "authorization.azure", "v1beta1"),
+	upjet("cluster", "KubernetesCluster", "containerservice.azure", "v1beta2"),
+	upjet("nodepool-general", "KubernetesClusterNodePool", "containerservice.azure", "v1beta2"),
+	upjet("nodepool-gpu", "KubernetesClusterNodePool", "containerservice.azure", "v1beta2"),
+	upjet("public-dns-zone", "DNSZone", "network.azure", "v1beta2"),
+	upjet("private-dns-zone", "PrivateDNSZone", "network.azure", "v1beta2"),
+	upjet("private-dns-zone-link", "PrivateDNSZoneVirtualNetworkLink", "network.azure", "v1beta1"),
+}, addons...)
+
 // TestConverge drives XRs that are not in examples/ through repeated
 // reconciles, feeding each round's desired resources back as observed and
-// ready, and checks they converge to the whole GCP inventory.
+// ready, and checks that each converges to its cloud's whole inventory, with
+// a Usage of the scope's kind for every dependency edge.
 func TestConverge(t *testing.T) {
-	inventory := func(groupSuffix map[string]string) []string {
-		kinds := []struct{ name, kind, group string }{
-			{"network", "Network", "compute"}, {"subnet", "Subnetwork", "compute"},
-			{"router", "Router", "compute"}, {"nat", "RouterNAT", "compute"},
-			{"node-service-account", "ServiceAccount", "cloudplatform"},
-			{"node-iam-container-defaultnodeserviceaccount", "ProjectIAMMember", "cloudplatform"},
-			{"node-iam-artifactregistry-reader", "ProjectIAMMember", "cloudplatform"},
-			{"cluster", "Cluster", "container"},
-			{"nodepool-general", "NodePool", "container"}, {"nodepool-gpu", "NodePool", "container"},
-			{"public-dns-zone", "ManagedZone", "dns"}, {"private-dns-zone", "ManagedZone", "dns"},
-		}
-		var out []string
-		for _, k := range kinds {
-			out = append(out, k.name+" "+k.kind+" "+k.group+groupSuffix[k.kind])
-		}
-		out = append(out,
-			"helm-provider-config ProviderConfig "+groupSuffix["helm"],
-			"kubernetes-provider-config ProviderConfig "+groupSuffix["kubernetes"],
-			"release-cert-manager Release "+groupSuffix["release"],
-			"release-ingress-nginx Release "+groupSuffix["release"],
-			"release-kube-prometheus-stack Release "+groupSuffix["release"],
-		)
-		return out
-	}
-	namespaced := map[string]string{
-		"Network": ".gcp.m.upbound.io/v1beta1", "Subnetwork": ".gcp.m.upbound.io/v1beta1", "Router": ".gcp.m.upbound.io/v1beta1",
-		"RouterNAT": ".gcp.m.upbound.io/v1beta1", "ServiceAccount": ".gcp.m.upbound.io/v1beta1", "ProjectIAMMember": ".gcp.m.upbound.io/v1beta1",
-		"Cluster": ".gcp.m.upbound.io/v1beta1", "NodePool": ".gcp.m.upbound.io/v1beta1", "ManagedZone": ".gcp.m.upbound.io/v1beta1",
-		"helm": "helm.m.crossplane.io/v1beta1", "kubernetes": "kubernetes.m.crossplane.io/v1alpha1", "release": "helm.m.crossplane.io/v1beta1",
-		"usage": "Usage protection.crossplane.io/v1beta1",
-	}
-	clusterScoped := map[string]string{
-		"Network": ".gcp.upbound.io/v1beta1", "Subnetwork": ".gcp.upbound.io/v1beta2", "Router": ".gcp.upbound.io/v1beta2",
-		"RouterNAT": ".gcp.upbound.io/v1beta2", "ServiceAccount": ".gcp.upbound.io/v1beta1", "ProjectIAMMember": ".gcp.upbound.io/v1beta2",
-		"Cluster": ".gcp.upbound.io/v1beta2", "NodePool": ".gcp.upbound.io/v1beta2", "ManagedZone": ".gcp.upbound.io/v1beta2",
-		"helm": "helm.crossplane.io/v1beta1", "kubernetes": "kubernetes.crossplane.io/v1alpha1", "release": "helm.crossplane.io/v1beta1",
-		"usage": "ClusterUsage protection.crossplane.io/v1beta1",
+	type want struct {
+		inventory []entry
+		status    []string
 	}
 	cases := map[string]struct {
 		reason string
 		xr     fntest.Object
-		kinds  map[string]string
+		want   want
 	}{
-		"Namespaced":    {reason: "A namespaced XR converges to the whole inventory in the .m. groups.", xr: gcpXR(), kinds: namespaced},
-		"ClusterScoped": {reason: "A cluster-scoped XR converges to the whole inventory in the legacy groups.", xr: gcpXR(legacy), kinds: clusterScoped},
+		"GCPNamespaced":      {reason: "A namespaced GKE XR converges to the whole inventory in the .m. groups.", xr: gcpXR(), want: want{inventory: gcpInventory}},
+		"GCPClusterScoped":   {reason: "A cluster-scoped GKE XR converges in the legacy groups.", xr: gcpXR(legacy), want: want{inventory: gcpInventory}},
+		"AWSNamespaced":      {reason: "A namespaced EKS XR converges to the whole inventory in the .m. groups.", xr: awsXR(), want: want{inventory: awsInventory}},
+		"AWSClusterScoped":   {reason: "A cluster-scoped EKS XR converges in the legacy groups.", xr: awsXR(legacy), want: want{inventory: awsInventory}},
+		"AzureNamespaced":    {reason: "A namespaced AKS XR converges to the whole inventory in the .m. groups.", xr: azureXR(), want: want{inventory: azureInventory}},
+		"AzureClusterScoped": {reason: "A cluster-scoped AKS XR converges in the legacy groups.", xr: azureXR(legacy), want: want{inventory: azureInventory}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rsp, _, rounds, err := fntest.Converge(run, fntest.Request{XR: tc.xr, EnvironmentConfigs: envs}, 20)
+			rsp, _, rounds, err := fntest.Converge(run, fntest.Request{XR: tc.xr, EnvironmentConfigs: envs}, 30)
 			if err != nil {
 				t.Fatalf("%s\nConverge: %v", tc.reason, err)
 			}
+			namespaced := tc.xr["metadata"].(map[string]any)["namespace"] != nil
 			var got, usages []string
 			for _, line := range fntest.Kinds(fntest.Desired(rsp)) {
-				if strings.Contains(line, "-uses-") {
+				if strings.Contains(strings.Fields(line)[0], "-uses-") {
 					usages = append(usages, line)
 					continue
 				}
 				got = append(got, line)
 			}
-			want := inventory(tc.kinds)
+			var want []string
+			for _, e := range tc.want.inventory {
+				want = append(want, e.line(namespaced))
+			}
 			slices.Sort(want)
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("%s\nconverged inventory after %d rounds: -want, +got:\n%s", tc.reason, rounds, diff)
 			}
+			usage := "Usage protection.crossplane.io/v1beta1"
+			if !namespaced {
+				usage = "ClusterUsage protection.crossplane.io/v1beta1"
+			}
 			for _, u := range usages {
-				if !strings.HasSuffix(u, tc.kinds["usage"]) {
-					t.Errorf("%s\nusage %q: want kind %s", tc.reason, u, tc.kinds["usage"])
+				if !strings.HasSuffix(u, usage) {
+					t.Errorf("%s\n%s: want a %s", tc.reason, u, usage)
 				}
 			}
 			if len(usages) < len(want) {
 				t.Errorf("%s\ngot %d Usages, want one per dependency edge (at least %d)", tc.reason, len(usages), len(want))
+			}
+			st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+			for _, k := range []string{"clusterEndpoint", "clusterCA", "oidcIssuer", "dnsNameServers"} {
+				if st[k] == nil {
+					t.Errorf("%s\nconverged status lacks %s: %v", tc.reason, k, st)
+				}
+			}
+			for _, c := range rsp.GetConditions() {
+				if c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE {
+					t.Errorf("%s\nconverged condition %s is %s: %s", tc.reason, c.GetType(), c.GetStatus(), c.GetMessage())
+				}
+			}
+		})
+	}
+}
+
+// TestSeedClaim renders the seed article's claim (one pool of 3..10
+// e2-standard-4 on GKE) and the same claim on AWS and Azure, where the
+// account, region and machine type are the cloud's own.
+func TestSeedClaim(t *testing.T) {
+	seed := func(cloud, planeID, location, machineType string) fntest.Object {
+		return fntest.Object{
+			"apiVersion": "legacy.platform.example.org/v1alpha1",
+			"kind":       "XCluster",
+			"metadata": map[string]any{
+				"name":   "prod-cluster-7d9sk",
+				"labels": map[string]any{"cloud": cloud, "planeId": planeID, "planeType": "production", "crossplane.io/claim-name": "prod-cluster"},
+			},
+			"spec": map[string]any{"parameters": map[string]any{
+				"location": location,
+				"domain":   "prod.example.com",
+				"pools":    map[string]any{"default": map[string]any{"machineType": machineType, "minNodes": 3.0, "maxNodes": 10.0}},
+			}},
+		}
+	}
+	cases := map[string]struct {
+		reason string
+		xr     fntest.Object
+	}{
+		"GKE": {reason: "The seed claim renders on GCP.", xr: seed("gcp", "my-project-123", "us-central1", "e2-standard-4")},
+		"EKS": {reason: "The same claim renders on AWS.", xr: seed("aws", "123456789012", "us-east-1", "m6i.xlarge")},
+		"AKS": {reason: "The same claim renders on Azure.", xr: seed("azure", "00000000-0000-0000-0000-000000000000", "eastus2", "Standard_D4s_v5")},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp, _, _, err := fntest.Converge(run, fntest.Request{XR: tc.xr, EnvironmentConfigs: envs}, 30)
+			if err != nil {
+				t.Fatalf("%s\nConverge: %v", tc.reason, err)
+			}
+			pool := fntest.Desired(rsp)["nodepool-default"]
+			if pool == nil {
+				t.Fatalf("%s\nno nodepool-default in %v", tc.reason, fntest.Kinds(fntest.Desired(rsp)))
 			}
 		})
 	}

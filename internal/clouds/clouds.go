@@ -6,5 +6,7 @@ package clouds
 
 import (
 	// Cloud layers.
+	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds/aws"
+	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds/azure"
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds/gcp"
 )

@@ -113,7 +113,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts Optio
 	}
 
 	conds := conditions(plan, st)
-	if err := writeStatus(rsp, x, plan, st, conds); err != nil {
+	if err := writeStatus(req, rsp, x, plan, st); err != nil {
 		return err
 	}
 	setConditions(rsp, x, conds)

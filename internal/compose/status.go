@@ -126,11 +126,11 @@ func setConditions(rsp *fnv1.RunFunctionResponse, x *xr.Composite, conds []condi
 // writeStatus sets the XR's status fields. A field the observed resources
 // cannot fill this time keeps its last value, so that a flapping provider
 // does not blank the XR's status.
-func writeStatus(rsp *fnv1.RunFunctionResponse, x *xr.Composite, plan *platform.Plan, st *state, conds []condition) error {
+func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Composite, plan *platform.Plan, st *state) error {
 	var out registry.Outputs
 	for _, rd := range st.rendered {
 		if rd.Outputs != nil && st.observed[rd.Name] != nil {
-			rd.Outputs(st.observed[rd.Name], &out)
+			rd.Outputs(st.observed[rd.Name], req.GetObserved().GetResources()[rd.Name].GetConnectionDetails(), &out)
 		}
 	}
 	status := map[string]any{}

@@ -96,6 +96,8 @@ type Request struct {
 	// Observed are the observed composed resources by
 	// composition-resource name.
 	Observed map[string]Object
+	// Connections are the observed resources' connection details.
+	Connections map[string]map[string][]byte
 	// EnvironmentConfigs are delivered like the shipped Composition's
 	// step-level requirement does: those carrying the platform label, under
 	// its requirement name. Nil delivers nothing.
@@ -128,6 +130,7 @@ func (r Request) Proto() (*fnv1.RunFunctionRequest, error) {
 		if req.Observed.Resources[name], err = resource(r.Observed[name]); err != nil {
 			return nil, err
 		}
+		req.Observed.Resources[name].ConnectionDetails = r.Connections[name]
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Desired)) {
 		if req.Desired.Resources[name], err = resource(r.Desired[name]); err != nil {
@@ -227,6 +230,18 @@ func ObserveAll(rsp *fnv1.RunFunctionResponse, prev map[string]Object) map[strin
 	return out
 }
 
+// Connections returns the connection details providers would publish for
+// the desired resources of a response once they are ready.
+func Connections(rsp *fnv1.RunFunctionResponse) map[string]map[string][]byte {
+	out := map[string]map[string][]byte{}
+	for name, d := range Desired(rsp) {
+		if c := simulate.ConnectionDetails(d); c != nil {
+			out[name] = c
+		}
+	}
+	return out
+}
+
 // Converge calls the function, feeds its desired resources back as observed
 // and ready, and repeats until the desired set stops growing and everything
 // is ready, or max rounds pass. It returns the last response, the observed
@@ -249,6 +264,7 @@ func Converge(run Runner, req Request, max int) (*fnv1.RunFunctionResponse, map[
 		}
 		prev = n
 		req.Observed = ObserveAll(rsp, req.Observed)
+		req.Connections = Connections(rsp)
 	}
 	return rsp, req.Observed, max, fmt.Errorf("did not converge in %d rounds", max)
 }

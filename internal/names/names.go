@@ -29,3 +29,15 @@ func Shorten(s string, max int) string {
 func Join(max int, parts ...string) string {
 	return Shorten(strings.Join(parts, "-"), max)
 }
+
+// Normalise lower-cases s and replaces every character outside [a-z0-9-]
+// with '-', so that it can be part of a name on any cloud.
+func Normalise(s string) string {
+	b := []byte(strings.ToLower(s))
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}

@@ -187,3 +187,13 @@ func FromStrings(l []string) []any {
 	}
 	return out
 }
+
+// First returns the first item of the list at the supplied path when it is
+// an object, as upjet renders Terraform blocks (certificateAuthority[0]).
+func First(s *structpb.Struct, path ...string) *structpb.Struct {
+	l := Get(s, path...).GetListValue().GetValues()
+	if len(l) == 0 {
+		return nil
+	}
+	return l[0].GetStructValue()
+}

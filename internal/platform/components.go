@@ -6,6 +6,8 @@ package platform
 
 import (
 	"net/netip"
+	"strings"
+	"unicode"
 )
 
 // Kind names a kind of Component. Each cloud registers one implementation
@@ -68,7 +70,11 @@ type Cluster struct {
 	Name     string
 	Version  string
 	Location string
-	Private  bool
+	// Private clusters have private nodes behind NAT.
+	Private bool
+	// PrivateEndpoint also keeps the API server off the internet; then
+	// Crossplane must reach it from inside the network.
+	PrivateEndpoint bool
 }
 
 // NodePool is one group of worker nodes.
@@ -93,6 +99,19 @@ type Taint struct {
 	Key    string
 	Value  string
 	Effect string
+}
+
+// ConstantEffect is the effect in the upper snake case GKE and EKS use:
+// NoSchedule becomes NO_SCHEDULE.
+func (t Taint) ConstantEffect() string {
+	var b strings.Builder
+	for i, r := range t.Effect {
+		if i > 0 && unicode.IsUpper(r) {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
 }
 
 // DNSZone is a DNS zone for the platform's domain.

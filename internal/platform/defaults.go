@@ -8,10 +8,13 @@ const (
 	DefaultPodsCIDR       = "10.100.0.0/14"
 	DefaultServicesCIDR   = "10.104.0.0/20"
 	DefaultPrivateCluster = true
-	DefaultPoolSize       = "medium"
-	DefaultDiskSizeGB     = 100
-	DefaultMinNodes       = 1
-	DefaultMaxNodes       = 3
+	// DefaultPrivateEndpoint keeps the API server reachable, so that
+	// Crossplane can install add-ons from outside the cluster's network.
+	DefaultPrivateEndpoint = false
+	DefaultPoolSize        = "medium"
+	DefaultDiskSizeGB      = 100
+	DefaultMinNodes        = 1
+	DefaultMaxNodes        = 3
 
 	DefaultMonitoringEnabled     = true
 	DefaultMonitoringRetention   = "15d"

@@ -65,10 +65,11 @@ func Build(x *xr.Composite, env *envcfg.Env, traits Traits) (*Plan, field.ErrorL
 	p.Components = append(p.Components, Identity{})
 
 	p.Cluster = Cluster{
-		Name:     x.ClusterName,
-		Version:  firstNonEmpty(par.Version, env.String(DefaultVersion, "version")),
-		Location: par.Location,
-		Private:  private,
+		Name:            x.ClusterName,
+		Version:         firstNonEmpty(par.Version, env.String(DefaultVersion, "version")),
+		Location:        par.Location,
+		Private:         private,
+		PrivateEndpoint: private && env.Bool(DefaultPrivateEndpoint, "privateEndpoint"),
 	}
 	p.Components = append(p.Components, p.Cluster)
 

@@ -137,9 +137,14 @@ type Resource struct {
 	// Pending, when set, says why the resource cannot be rendered yet (it
 	// needs a value only an observed resource will have). Body is ignored.
 	Pending string
-	// Outputs, when set, reads XR status fields from the observed resource.
-	Outputs func(observed *structpb.Struct, o *Outputs)
+	// Outputs, when set, reads XR status fields from the observed resource
+	// and its connection details.
+	Outputs OutputsFunc
 }
+
+// OutputsFunc reads XR status fields from an observed composed resource and
+// its connection details.
+type OutputsFunc func(observed *structpb.Struct, conn map[string][]byte, o *Outputs)
 
 // Outputs are the XR status fields read from observed composed resources.
 type Outputs struct {

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -66,4 +67,38 @@ func UsageKind(s xr.Scope) *Kind {
 		return usageKind
 	}
 	return clusterUsageKind
+}
+
+// Upjet declares a kind of a provider-upjet provider, whose API groups follow
+// one convention: group "compute" of provider "gcp" is served as
+// compute.gcp.m.upbound.io/v1beta1 to namespaced XRs and as
+// compute.gcp.upbound.io/<legacy> to cluster-scoped ones. The empty group is
+// the provider's own (azure.m.upbound.io). The provider name is also the
+// provider-config family.
+func Upjet(provider, group, kind, legacy string, required ...string) *Kind {
+	g := provider
+	if group != "" {
+		g = group + "." + provider
+	}
+	return &Kind{
+		Kind:       kind,
+		Namespaced: g + ".m.upbound.io/v1beta1",
+		Cluster:    g + ".upbound.io/" + legacy,
+		Provider:   provider,
+		Required:   required,
+	}
+}
+
+// NodePoolResource is the composition-resource name of a node pool, the
+// same on every cloud.
+func NodePoolResource(pool string) string { return "nodepool-" + pool }
+
+// NodePoolResources lists the composition-resource names of the plan's
+// node pools, which whatever runs workloads depends on.
+func NodePoolResources(p *platform.Plan) []string {
+	out := make([]string, 0, len(p.Pools))
+	for _, pool := range p.Pools {
+		out = append(out, NodePoolResource(pool.Name))
+	}
+	return out
 }

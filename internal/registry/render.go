@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/types/known/structpb"
-
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
@@ -37,7 +35,7 @@ type Rendered struct {
 	Object    object.Object
 	DependsOn []string
 	Pending   string
-	Outputs   func(observed *structpb.Struct, o *Outputs)
+	Outputs   OutputsFunc
 	// UsageBy names the dependent a Usage belongs to; empty for resources
 	// that are not Usages.
 	UsageBy string

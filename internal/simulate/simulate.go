@@ -145,6 +145,11 @@ func outputs(o map[string]any, name string) map[string]any {
 			"fqdn":          name + ".hcp.westeurope.azmk8s.io",
 			"oidcIssuerUrl": "https://westeurope.oic.prod-aks.azure.com/00000000-0000-0000-0000-000000000000/" + name + "/",
 		}
+	case "managedidentity.azure.upbound.io/UserAssignedIdentity":
+		return map[string]any{
+			"principalId": fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n),
+			"clientId":    fmt.Sprintf("%08x-1111-4000-8000-%012x", n, n),
+		}
 	case "network.azure.upbound.io/DNSZone":
 		return map[string]any{"nameServers": nameServers("ns%d-01.azure-dns.com.", 4)}
 	}
@@ -155,6 +160,22 @@ func nameServers(format string, n int) []any {
 	out := make([]any, n)
 	for i := range out {
 		out[i] = fmt.Sprintf(format, i+1)
+	}
+	return out
+}
+
+// ConnectionDetails returns the connection details a provider would publish
+// for a ready resource: a kubeconfig for resources that write one, and the
+// CA certificate where the provider publishes it separately.
+func ConnectionDetails(desired map[string]any) map[string][]byte {
+	spec, _ := desired["spec"].(map[string]any)
+	if _, ok := spec["writeConnectionSecretToRef"]; !ok {
+		return nil
+	}
+	ca := []byte("-----BEGIN CERTIFICATE-----\nsimulated\n-----END CERTIFICATE-----\n")
+	out := map[string][]byte{"kubeconfig": []byte("apiVersion: v1\nkind: Config\n")}
+	if groupKind(desired) == "containerservice.azure.upbound.io/KubernetesCluster" {
+		out["kubeconfig.clustercacertificate"] = ca
 	}
 	return out
 }

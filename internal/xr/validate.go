@@ -19,9 +19,10 @@ var (
 )
 
 var (
-	reVersion  = regexp.MustCompile(`^1\.[0-9]{1,3}$`)
-	rePoolName = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
-	reEmail    = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
+	reCloudName = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	reVersion   = regexp.MustCompile(`^1\.[0-9]{1,3}$`)
+	rePoolName  = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	reEmail     = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
 )
 
 // MaxPoolNameLength bounds pool names everywhere; a cloud may be stricter
@@ -210,4 +211,27 @@ func quoteAll(l []string) string {
 		q[i] = fmt.Sprintf("%q", s)
 	}
 	return strings.Join(q, ", ")
+}
+
+// ValidateClusterName checks the cluster's cloud name against the rule every
+// cloud layer shares: a lower-case letter, then lower-case letters, digits
+// and '-', not ending with '-', at most max characters. product names the
+// managed cluster (GKE, EKS, AKS); why, when set, explains the limit.
+func ValidateClusterName(x *Composite, max int, product, why string) field.ErrorList {
+	if len(x.ClusterName) <= max && reCloudName.MatchString(x.ClusterName) {
+		return nil
+	}
+	p := field.NewPath("metadata", "name")
+	switch {
+	case x.Labels[LabelClusterName] != "":
+		p = LabelPath(LabelClusterName)
+	case x.Labels[labelClaimName] != "":
+		p = LabelPath(labelClaimName)
+	}
+	if why != "" {
+		why = " (" + why + ")"
+	}
+	return field.ErrorList{field.Invalid(p, x.ClusterName, fmt.Sprintf(
+		"%s cluster names start with a lower-case letter, contain only lower-case letters, digits and '-', do not end with '-', and have at most %d characters%s; set the clusterName label to choose one",
+		product, max, why))}
 }

@@ -8,11 +8,12 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strings"
+	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 )
 
@@ -61,6 +62,8 @@ type Composite struct {
 	Labels     map[string]string
 	Scope      Scope
 	Deleting   bool
+	// CreationTimestamp is when the XR was stored; zero when unknown.
+	CreationTimestamp time.Time
 
 	// Cloud, PlaneID, PlaneType and ClusterName come from the labels.
 	Cloud       string
@@ -194,6 +197,11 @@ func Decode(s *structpb.Struct) (*Composite, field.ErrorList) {
 		Deleting:   object.String(s, "metadata", "deletionTimestamp") != "",
 		Conditions: object.Conditions(s),
 		Status:     object.Get(s, "status").GetStructValue(),
+	}
+	if ts := object.String(s, "metadata", "creationTimestamp"); ts != "" {
+		if t, err := time.Parse(time.RFC3339, ts); err == nil {
+			xr.CreationTimestamp = t
+		}
 	}
 	xr.Scope = Cluster
 	if xr.Namespace != "" {
@@ -356,15 +364,7 @@ func (d *decoder) budget(v *structpb.Value, p *field.Path) *Budget {
 
 // NormalisePoolName turns a pool key into the name used in resource names:
 // lower case, with every character outside [a-z0-9-] replaced by '-'.
-func NormalisePoolName(key string) string {
-	b := []byte(strings.ToLower(key))
-	for i, c := range b {
-		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
-			b[i] = '-'
-		}
-	}
-	return string(b)
-}
+func NormalisePoolName(key string) string { return names.Normalise(key) }
 
 // PoolNames returns the normalised names of the pools, sorted.
 func (p Parameters) PoolNames() []string {

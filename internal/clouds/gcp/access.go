@@ -18,10 +18,7 @@ const (
 // service-account key in environment key gcp.credentialsSecret ({name, key},
 // default gcp-creds/credentials, in the connection secret namespace).
 func access(ctx *registry.Context, a platform.ClusterAccess) ([]*registry.Resource, error) {
-	deps := []string{rCluster}
-	for _, p := range ctx.Plan.Pools {
-		deps = append(deps, poolName(p.Name))
-	}
+	deps := append([]string{rCluster}, registry.NodePoolResources(ctx.Plan)...)
 	creds := kube.Credentials{
 		SecretName: kube.KubeconfigSecretName(ctx),
 		Key:        kube.KubeconfigKey,

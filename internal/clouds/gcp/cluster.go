@@ -11,13 +11,6 @@ import (
 
 const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 
-// taintEffects maps Kubernetes taint effects to GKE's.
-var taintEffects = map[string]string{
-	"NoSchedule":       "NO_SCHEDULE",
-	"PreferNoSchedule": "PREFER_NO_SCHEDULE",
-	"NoExecute":        "NO_EXECUTE",
-}
-
 // cluster renders the GKE cluster: VPC-native, workload identity, private
 // nodes when private, default node pool removed, kubeconfig written to the
 // connection secret.
@@ -47,7 +40,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 	if c.Private {
 		fp["privateClusterConfig"] = map[string]any{
 			"enablePrivateNodes":    true,
-			"enablePrivateEndpoint": false,
+			"enablePrivateEndpoint": c.PrivateEndpoint,
 			"masterIpv4CidrBlock":   ctx.Env.String(defaultControlPlaneCIDR, Name, envControlPlaneCIDR),
 		}
 	}
@@ -61,7 +54,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 			"writeConnectionSecretToRef": ctx.ConnectionSecretRef(kube.KubeconfigSecretName(ctx)),
 		}},
 		DependsOn: []string{rNetwork, rSubnet, rServiceAccount},
-		Outputs: func(obs *structpb.Struct, o *registry.Outputs) {
+		Outputs: func(obs *structpb.Struct, _ map[string][]byte, o *registry.Outputs) {
 			ep := object.String(obs, "status", "atProvider", "endpoint")
 			if ep == "" {
 				return
@@ -72,9 +65,6 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		},
 	}}, nil
 }
-
-// poolName is the composition-resource name of a node pool.
-func poolName(pool string) string { return rPoolPrefix + pool }
 
 // nodePool renders a GKE node pool: autoscaled between its bounds (per zone
 // for regional clusters), auto-repaired and upgraded, with workload identity
@@ -98,7 +88,7 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 	if len(p.Taints) > 0 {
 		taints := make([]any, 0, len(p.Taints))
 		for _, t := range p.Taints {
-			taints = append(taints, map[string]any{"key": t.Key, "value": t.Value, "effect": taintEffects[t.Effect]})
+			taints = append(taints, map[string]any{"key": t.Key, "value": t.Value, "effect": t.ConstantEffect()})
 		}
 		nc["taint"] = taints
 	}
@@ -108,7 +98,7 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		deps = append(deps, rNAT)
 	}
 	return []*registry.Resource{{
-		Name:         poolName(p.Name),
+		Name:         registry.NodePoolResource(p.Name),
 		Kind:         nodePoolKind,
 		ExternalName: p.Name,
 		Body: object.Object{"spec": map[string]any{

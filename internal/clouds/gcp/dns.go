@@ -22,7 +22,7 @@ func dnsZone(ctx *registry.Context, z platform.DNSZone) ([]*registry.Resource, e
 		Kind:         zoneKind,
 		ExternalName: base(ctx) + "-public",
 		Body:         object.Object{"spec": map[string]any{"forProvider": fp}},
-		Outputs: func(obs *structpb.Struct, o *registry.Outputs) {
+		Outputs: func(obs *structpb.Struct, _ map[string][]byte, o *registry.Outputs) {
 			o.DNSNameServers = object.Strings(obs, "status", "atProvider", "nameServers")
 		},
 	}

@@ -36,30 +36,17 @@ func init() {
 	registry.Register(Cloud)
 }
 
-// kind declares a provider-upjet-gcp kind: group "compute" becomes
-// compute.gcp.m.upbound.io/v1beta1 for namespaced XRs and
-// compute.gcp.upbound.io/<legacy> for cluster-scoped ones.
-func kind(group, k, legacy string, required ...string) *registry.Kind {
-	return &registry.Kind{
-		Kind:       k,
-		Namespaced: group + ".gcp.m.upbound.io/v1beta1",
-		Cluster:    group + ".gcp.upbound.io/" + legacy,
-		Provider:   Name,
-		Required:   required,
-	}
-}
-
 // Kinds this cloud composes, at the versions provider-upjet-gcp v3 serves.
 var (
-	networkKind    = kind("compute", "Network", "v1beta1")
-	subnetworkKind = kind("compute", "Subnetwork", "v1beta2", "spec.forProvider.region", "spec.forProvider.ipCidrRange")
-	routerKind     = kind("compute", "Router", "v1beta2", "spec.forProvider.region")
-	routerNATKind  = kind("compute", "RouterNAT", "v1beta2", "spec.forProvider.region", "spec.forProvider.sourceSubnetworkIpRangesToNat")
-	saKind         = kind("cloudplatform", "ServiceAccount", "v1beta1")
-	iamMemberKind  = kind("cloudplatform", "ProjectIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role")
-	clusterKind    = kind("container", "Cluster", "v1beta2", "spec.forProvider.location")
-	nodePoolKind   = kind("container", "NodePool", "v1beta2", "spec.forProvider.location")
-	zoneKind       = kind("dns", "ManagedZone", "v1beta2", "spec.forProvider.dnsName")
+	networkKind    = registry.Upjet(Name, "compute", "Network", "v1beta1")
+	subnetworkKind = registry.Upjet(Name, "compute", "Subnetwork", "v1beta2", "spec.forProvider.region", "spec.forProvider.ipCidrRange")
+	routerKind     = registry.Upjet(Name, "compute", "Router", "v1beta2", "spec.forProvider.region")
+	routerNATKind  = registry.Upjet(Name, "compute", "RouterNAT", "v1beta2", "spec.forProvider.region", "spec.forProvider.sourceSubnetworkIpRangesToNat")
+	saKind         = registry.Upjet(Name, "cloudplatform", "ServiceAccount", "v1beta1")
+	iamMemberKind  = registry.Upjet(Name, "cloudplatform", "ProjectIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role")
+	clusterKind    = registry.Upjet(Name, "container", "Cluster", "v1beta2", "spec.forProvider.location")
+	nodePoolKind   = registry.Upjet(Name, "container", "NodePool", "v1beta2", "spec.forProvider.location")
+	zoneKind       = registry.Upjet(Name, "dns", "ManagedZone", "v1beta2", "spec.forProvider.dnsName")
 )
 
 // Composition-resource names: stable, documented API (import uses them).
@@ -71,7 +58,6 @@ const (
 	rServiceAccount = "node-service-account"
 	rIAMPrefix      = "node-iam-"
 	rCluster        = registry.ClusterResource
-	rPoolPrefix     = "nodepool-"
 	rPublicZone     = "public-dns-zone"
 	rPrivateZone    = "private-dns-zone"
 )

@@ -25,7 +25,6 @@ const (
 )
 
 var (
-	reName     = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
 	reProject  = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
 	reLocation = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+(-[a-z])?$`)
 )
@@ -34,13 +33,7 @@ var (
 // plane range.
 func validate(x *xr.Composite, env *envcfg.Env, p *platform.Plan) field.ErrorList {
 	var errs field.ErrorList
-	np := xr.LabelPath(xr.LabelClusterName)
-	if x.Labels[xr.LabelClusterName] == "" {
-		np = field.NewPath("metadata", "name")
-	}
-	if len(x.ClusterName) > maxClusterName || !reName.MatchString(x.ClusterName) {
-		errs = append(errs, field.Invalid(np, x.ClusterName, fmt.Sprintf("a GKE cluster name must start with a lower-case letter, contain only lower-case letters, digits and '-', not end with '-', and be at most %d characters; set the clusterName label to choose one", maxClusterName)))
-	}
+	errs = append(errs, xr.ValidateClusterName(x, maxClusterName, "GKE", "")...)
 	if x.PlaneID != "" && !reProject.MatchString(x.PlaneID) {
 		errs = append(errs, field.Invalid(xr.LabelPath(xr.LabelPlaneID), x.PlaneID, "must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', starting with a letter"))
 	}

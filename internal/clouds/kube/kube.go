@@ -34,6 +34,13 @@ var (
 		Ready:      registry.ReadyWhenObserved,
 		Required:   []string{"spec.credentials.source"},
 	}
+	ObjectKind = &registry.Kind{
+		Kind:       "Object",
+		Namespaced: "kubernetes.m.crossplane.io/v1alpha1",
+		Cluster:    "kubernetes.crossplane.io/v1alpha2",
+		Provider:   "kubernetes",
+		Required:   []string{"spec.forProvider.manifest"},
+	}
 	ReleaseKind = &registry.Kind{
 		Kind:       "Release",
 		Namespaced: "helm.m.crossplane.io/v1beta1",
@@ -128,4 +135,30 @@ func Release(ctx *registry.Context, r platform.Release) ([]*registry.Resource, e
 		}},
 		DependsOn: []string{HelmProviderConfig},
 	}}, nil
+}
+
+// Object renders a provider-kubernetes Object that applies manifest to the
+// new cluster through the cluster's Kubernetes ProviderConfig.
+func Object(ctx *registry.Context, name string, a platform.ClusterAccess, manifest map[string]any) *registry.Resource {
+	return &registry.Resource{
+		Name: name,
+		Kind: ObjectKind,
+		Body: object.Object{"spec": map[string]any{
+			"providerConfigRef": ctx.LocalProviderConfigRef(a.Name),
+			"forProvider":       map[string]any{"manifest": manifest},
+		}},
+		DependsOn: []string{KubernetesProviderConfig},
+	}
+}
+
+// ClusterAdminBinding is a ClusterRoleBinding that makes a group
+// cluster-admin.
+func ClusterAdminBinding(name, group string) map[string]any {
+	return map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1",
+		"kind":       "ClusterRoleBinding",
+		"metadata":   map[string]any{"name": name},
+		"roleRef":    map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+		"subjects":   []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}},
+	}
 }

@@ -1,0 +1,216 @@
+package aws
+
+import (
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/names"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+)
+
+// EKS add-ons, in the order they are needed: networking before nodes join,
+// the rest once nodes run.
+const (
+	addonVPCCNI      = "vpc-cni"
+	addonKubeProxy   = "kube-proxy"
+	addonPodIdentity = "eks-pod-identity-agent"
+	addonCoreDNS     = "coredns"
+	addonEBSCSI      = "aws-ebs-csi-driver"
+)
+
+func addonName(name string) string { return rAddonPrefix + name }
+
+// cluster renders the EKS cluster, the ClusterAuth that writes its
+// kubeconfig, the add-ons, EKS Pod Identity for the EBS CSI driver, and an
+// access entry per admin principal of environment key aws.admins.
+func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, error) {
+	reg := region(ctx)
+	vpc := map[string]any{
+		"subnetIdSelector":      tierSelector(tierPrivate),
+		"endpointPrivateAccess": true,
+		"endpointPublicAccess":  !c.PrivateEndpoint,
+	}
+	if cidrs := ctx.Env.Strings(nil, Name, envAPICIDRs); len(cidrs) > 0 && !c.PrivateEndpoint {
+		vpc["publicAccessCidrs"] = object.FromStrings(cidrs)
+	}
+	deps := append([]string{}, attachments(rClusterRole)...)
+	for _, z := range zones(ctx.Env, reg) {
+		deps = append(deps, subnetName(tierPrivate, zoneID(reg, z)))
+	}
+	out := []*registry.Resource{
+		{
+			Name:         rCluster,
+			Kind:         clusterKind,
+			ExternalName: base(ctx),
+			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+				"region":          reg,
+				"version":         c.Version,
+				"roleArnSelector": ctx.Selector(rClusterRole),
+				"vpcConfig":       vpc,
+				"accessConfig": map[string]any{
+					"authenticationMode": "API",
+					// The provider's identity administers the cluster
+					// through ClusterAuth.
+					"bootstrapClusterCreatorAdminPermissions": true,
+				},
+				"kubernetesNetworkConfig": map[string]any{
+					"ipFamily":        "ipv4",
+					"serviceIpv4Cidr": ctx.Plan.Network.ServicesCIDR.String(),
+				},
+				// The add-ons below are managed resources of their own.
+				"bootstrapSelfManagedAddons": false,
+				"enabledClusterLogTypes":     []any{"api", "audit", "authenticator"},
+				"tags":                       tags(ctx, base(ctx)),
+			}}},
+			DependsOn: deps,
+			Outputs: func(obs *structpb.Struct, _ map[string][]byte, o *registry.Outputs) {
+				at := object.Get(obs, "status", "atProvider").GetStructValue()
+				o.ClusterEndpoint = object.String(at, "endpoint")
+				o.ClusterCA = object.String(object.First(at, "certificateAuthority"), "data")
+				o.OIDCIssuer = object.String(object.First(object.First(at, "identity"), "oidc"), "issuer")
+			},
+		},
+		{
+			Name: rClusterAuth,
+			Kind: clusterAuthKind,
+			Body: object.Object{"spec": map[string]any{
+				"forProvider": map[string]any{
+					"region":              reg,
+					"clusterNameSelector": ctx.Selector(rCluster),
+				},
+				"writeConnectionSecretToRef": ctx.ConnectionSecretRef(kube.KubeconfigSecretName(ctx)),
+			}},
+			DependsOn: []string{rCluster},
+		},
+	}
+
+	pools := registry.NodePoolResources(ctx.Plan)
+	for _, a := range []struct {
+		name string
+		deps []string
+	}{
+		{addonVPCCNI, []string{rCluster}},
+		{addonKubeProxy, []string{rCluster}},
+		{addonPodIdentity, []string{rCluster}},
+		{addonCoreDNS, append([]string{rCluster}, pools...)},
+		{addonEBSCSI, append([]string{rCluster, rEBSPodIdentity}, pools...)},
+	} {
+		fp := map[string]any{
+			"region":                   reg,
+			"addonName":                a.name,
+			"clusterNameSelector":      ctx.Selector(rCluster),
+			"resolveConflictsOnCreate": "OVERWRITE",
+			"resolveConflictsOnUpdate": "OVERWRITE",
+			"tags":                     tags(ctx, base(ctx)+"-"+a.name),
+		}
+		if v := ctx.Env.String("", Name, envAddons, a.name, "version"); v != "" {
+			fp["addonVersion"] = v
+		} else {
+			ctx.Env.Need(Name, envAddons, a.name, "version")
+		}
+		out = append(out, &registry.Resource{
+			Name:         addonName(a.name),
+			Kind:         addonKind,
+			ExternalName: a.name,
+			Body:         object.Object{"spec": map[string]any{"forProvider": fp}},
+			DependsOn:    a.deps,
+		})
+	}
+
+	out = append(out, &registry.Resource{
+		Name: rEBSPodIdentity,
+		Kind: podIdentityKind,
+		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"region":              reg,
+			"clusterNameSelector": ctx.Selector(rCluster),
+			"namespace":           "kube-system",
+			"serviceAccount":      "ebs-csi-controller-sa",
+			"roleArnSelector":     ctx.Selector(rEBSRole),
+			"tags":                tags(ctx, base(ctx)+"-ebs-csi"),
+		}}},
+		DependsOn: append([]string{rCluster, addonName(addonPodIdentity)}, attachments(rEBSRole)...),
+	})
+
+	for _, arn := range ctx.Env.Strings(nil, Name, envAdmins) {
+		out = append(out, &registry.Resource{
+			Name: accessEntryName(arn),
+			Kind: accessEntryKind,
+			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+				"region":              reg,
+				"clusterNameSelector": ctx.Selector(rCluster),
+				"principalArn":        arn,
+				"type":                "STANDARD",
+				"kubernetesGroups":    []any{adminGroup},
+				"tags":                tags(ctx, base(ctx)+"-admin"),
+			}}},
+			DependsOn: []string{rCluster},
+		})
+	}
+	return out, nil
+}
+
+// accessEntryName names an admin principal's access entry after the last
+// segment of its ARN: arn:aws:iam::1:role/platform-admins becomes
+// access-entry-platform-admins.
+func accessEntryName(arn string) string {
+	seg := arn
+	for i := len(arn) - 1; i >= 0; i-- {
+		if arn[i] == '/' || arn[i] == ':' {
+			seg = arn[i+1:]
+			break
+		}
+	}
+	return rAccessPrefix + names.Normalise(seg)
+}
+
+// nodePool renders an EKS managed node group in the node subnets, scaled
+// between its bounds; its initial size is set only at creation so that the
+// cluster autoscaler owns the count.
+func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
+	minNodes, maxNodes := p.MinNodes, max(p.MaxNodes, 1)
+	if p.Floor != nil {
+		minNodes, maxNodes = *p.Floor, max(*p.Floor, 1)
+	}
+	capacity := "ON_DEMAND"
+	if p.Spot {
+		capacity = "SPOT"
+	}
+	fp := map[string]any{
+		"region":              region(ctx),
+		"clusterNameSelector": ctx.Selector(rCluster),
+		"nodeRoleArnSelector": ctx.Selector(rNodeRole),
+		"subnetIdSelector":    tierSelector(nodeTier(ctx.Plan)),
+		"instanceTypes":       []any{p.MachineType},
+		"capacityType":        capacity,
+		"amiType":             ctx.Env.String(defaultAMIType, Name, envAMIType),
+		"diskSize":            p.DiskSizeGB,
+		"labels":              object.FromStringMap(p.Labels),
+		"scalingConfig":       map[string]any{"minSize": minNodes, "maxSize": maxNodes},
+		"updateConfig":        map[string]any{"maxUnavailable": 1},
+		"tags":                tags(ctx, base(ctx)+"-"+p.Name),
+	}
+	if len(p.Taints) > 0 {
+		taints := make([]any, 0, len(p.Taints))
+		for _, t := range p.Taints {
+			taints = append(taints, map[string]any{"key": t.Key, "value": t.Value, "effect": t.ConstantEffect()})
+		}
+		fp["taint"] = taints
+	}
+	deps := append([]string{rCluster, addonName(addonVPCCNI), addonName(addonKubeProxy)}, attachments(rNodeRole)...)
+	if ctx.Plan.Cluster.Private {
+		// Private nodes pull images through the NAT gateway.
+		deps = append(deps, rPrivateRoute)
+	}
+	return []*registry.Resource{{
+		Name:         registry.NodePoolResource(p.Name),
+		Kind:         nodeGroupKind,
+		ExternalName: p.Name,
+		Body: object.Object{"spec": map[string]any{
+			"forProvider":  fp,
+			"initProvider": map[string]any{"scalingConfig": map[string]any{"desiredSize": p.MinNodes}},
+		}},
+		DependsOn: deps,
+	}}, nil
+}

@@ -1,0 +1,91 @@
+// Package azure is the Azure cloud layer: it implements every platform
+// component with provider-upjet-azure managed resources (resource group,
+// VNet, NAT gateway, managed identity, AKS, DNS, consumption budgets) and
+// registers them under the cloud label "azure".
+package azure
+
+import (
+	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+)
+
+// Name is the cloud label.
+const Name = "azure"
+
+// Cloud is the Azure cloud layer.
+var Cloud = &registry.Cloud{
+	Name: Name,
+	Traits: platform.Traits{
+		InternalLoadBalancerAnnotations: map[string]string{
+			"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
+		},
+	},
+	Validate: validate,
+}
+
+func init() {
+	registry.Implement(Cloud, network)
+	registry.Implement(Cloud, egress)
+	registry.Implement(Cloud, identity)
+	registry.Implement(Cloud, cluster)
+	registry.Implement(Cloud, nodePool)
+	registry.Implement(Cloud, dnsZone)
+	registry.Implement(Cloud, access)
+	registry.Implement(Cloud, kube.Release)
+	registry.Implement(Cloud, budget)
+	registry.Register(Cloud)
+}
+
+// Kinds this cloud composes, at the versions provider-upjet-azure v2 serves.
+var (
+	resourceGroupKind = registry.Upjet(Name, "", "ResourceGroup", "v1beta1", "spec.forProvider.location")
+	vnetKind          = registry.Upjet(Name, "network", "VirtualNetwork", "v1beta2", "spec.forProvider.location")
+	subnetKind        = registry.Upjet(Name, "network", "Subnet", "v1beta2")
+	publicIPKind      = registry.Upjet(Name, "network", "PublicIP", "v1beta1", "spec.forProvider.location", "spec.forProvider.allocationMethod")
+	natGatewayKind    = registry.Upjet(Name, "network", "NATGateway", "v1beta1", "spec.forProvider.location")
+	natSubnetKind     = registry.Upjet(Name, "network", "SubnetNATGatewayAssociation", "v1beta1")
+	natIPKind         = registry.Upjet(Name, "network", "NATGatewayPublicIPAssociation", "v1beta1")
+	identityKind      = registry.Upjet(Name, "managedidentity", "UserAssignedIdentity", "v1beta1", "spec.forProvider.location", "spec.forProvider.name")
+	roleAssignKind    = registry.Upjet(Name, "authorization", "RoleAssignment", "v1beta1", "spec.forProvider.principalId", "spec.forProvider.scope")
+	clusterKind       = registry.Upjet(Name, "containerservice", "KubernetesCluster", "v1beta2", "spec.forProvider.location", "spec.forProvider.defaultNodePool")
+	nodePoolKind      = registry.Upjet(Name, "containerservice", "KubernetesClusterNodePool", "v1beta2")
+	dnsZoneKind       = registry.Upjet(Name, "network", "DNSZone", "v1beta2")
+	privateZoneKind   = registry.Upjet(Name, "network", "PrivateDNSZone", "v1beta2")
+	zoneLinkKind      = registry.Upjet(Name, "network", "PrivateDNSZoneVirtualNetworkLink", "v1beta1")
+	budgetKind        = registry.Upjet(Name, "consumption", "BudgetResourceGroup", "v1beta2", "spec.forProvider.name", "spec.forProvider.amount")
+)
+
+// Composition-resource names: stable, documented API (import uses them).
+const (
+	rResourceGroup   = "resource-group"
+	rNetwork         = "network"
+	rSubnet          = "subnet"
+	rNATIP           = "nat-public-ip"
+	rNAT             = "nat"
+	rNATSubnet       = "nat-subnet-association"
+	rNATIPAssoc      = "nat-public-ip-association"
+	rIdentity        = "control-plane-identity"
+	rRoleAssignment  = "network-role-assignment"
+	rCluster         = registry.ClusterResource
+	rPublicZone      = "public-dns-zone"
+	rPrivateZone     = "private-dns-zone"
+	rPrivateZoneLink = "private-dns-zone-link"
+	rBudget          = "budget"
+)
+
+// Environment keys of this cloud, under data.azure.
+const (
+	envSystemPool    = "systemPool"
+	envSKUTier       = "skuTier"
+	envNATIPAssoc    = "natPublicIpAssociation"
+	envNetworkPolicy = "networkPolicy"
+)
+
+// Defaults of this cloud's environment keys.
+const (
+	defaultSKUTier       = "Standard"
+	defaultSystemSize    = "small"
+	defaultNetworkPolicy = "cilium"
+	systemPoolName       = "system"
+)

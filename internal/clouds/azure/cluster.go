@@ -1,0 +1,148 @@
+package azure
+
+import (
+	"encoding/base64"
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+)
+
+// connCA is the connection detail provider-upjet-azure writes the cluster
+// CA certificate to.
+const connCA = "kubeconfig.clustercacertificate"
+
+// Spot node pools carry this label and taint; AKS sets them, so they are
+// declared to keep the desired state in agreement with what AKS reports.
+const (
+	spotKey   = "kubernetes.azure.com/scalesetpriority"
+	spotTaint = spotKey + "=spot:NoSchedule"
+)
+
+// cluster renders the AKS cluster: a system node pool for critical add-ons,
+// the control-plane identity, OIDC issuer and workload identity, Azure CNI
+// overlay, egress through the NAT gateway when private, and its kubeconfig
+// in the connection secret.
+func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, error) {
+	n := ctx.Plan.Network
+	// validate made sure the system pool's size class is mapped.
+	vmSize := ctx.Env.StringMap("sizes")[ctx.Env.String(defaultSystemSize, Name, envSystemPool, "size")]
+	outbound := "loadBalancer"
+	deps := []string{rSubnet, rIdentity, rRoleAssignment}
+	if c.Private {
+		outbound = "userAssignedNATGateway"
+		deps = append(deps, rNATSubnet)
+	}
+	fp := inGroup(ctx, true)
+	fp["dnsPrefix"] = base(ctx)
+	fp["kubernetesVersion"] = c.Version
+	fp["skuTier"] = ctx.Env.String(defaultSKUTier, Name, envSKUTier)
+	fp["automaticUpgradeChannel"] = "patch"
+	fp["nodeOsUpgradeChannel"] = "NodeImage"
+	fp["roleBasedAccessControlEnabled"] = true
+	fp["oidcIssuerEnabled"] = true
+	fp["workloadIdentityEnabled"] = true
+	fp["privateClusterEnabled"] = c.PrivateEndpoint
+	fp["identity"] = map[string]any{
+		"type":                "UserAssigned",
+		"identityIdsSelector": ctx.Selector(rIdentity),
+	}
+	fp["defaultNodePool"] = map[string]any{
+		"name":                      systemPoolName,
+		"temporaryNameForRotation":  systemPoolName + "tmp",
+		"vmSize":                    vmSize,
+		"autoScalingEnabled":        true,
+		"minCount":                  ctx.Env.Int(1, Name, envSystemPool, "minNodes"),
+		"maxCount":                  ctx.Env.Int(3, Name, envSystemPool, "maxNodes"),
+		"onlyCriticalAddonsEnabled": true,
+		"vnetSubnetIdSelector":      ctx.Selector(rSubnet),
+		"osDiskSizeGb":              64,
+		"upgradeSettings":           map[string]any{"maxSurge": "10%"},
+	}
+	fp["networkProfile"] = map[string]any{
+		"networkPlugin":     "azure",
+		"networkPluginMode": "overlay",
+		"networkDataPlane":  "cilium",
+		"networkPolicy":     ctx.Env.String(defaultNetworkPolicy, Name, envNetworkPolicy),
+		"podCidr":           n.PodsCIDR.String(),
+		"serviceCidr":       n.ServicesCIDR.String(),
+		"dnsServiceIp":      platform.HostAddress(n.ServicesCIDR, 10).String(),
+		"loadBalancerSku":   "standard",
+		"outboundType":      outbound,
+	}
+	private := c.PrivateEndpoint
+	return []*registry.Resource{{
+		Name:         rCluster,
+		Kind:         clusterKind,
+		ExternalName: base(ctx),
+		Body: object.Object{"spec": map[string]any{
+			"forProvider":                fp,
+			"writeConnectionSecretToRef": ctx.ConnectionSecretRef(kube.KubeconfigSecretName(ctx)),
+		}},
+		DependsOn: deps,
+		Outputs: func(obs *structpb.Struct, conn map[string][]byte, o *registry.Outputs) {
+			fqdn := object.String(obs, "status", "atProvider", "fqdn")
+			if private {
+				fqdn = object.String(obs, "status", "atProvider", "privateFqdn")
+			}
+			if fqdn != "" {
+				o.ClusterEndpoint = "https://" + fqdn + ":443"
+			}
+			if ca := conn[connCA]; len(ca) > 0 {
+				o.ClusterCA = base64.StdEncoding.EncodeToString(ca)
+			}
+			o.OIDCIssuer = object.String(obs, "status", "atProvider", "oidcIssuerUrl")
+		},
+	}}, nil
+}
+
+// nodePool renders an autoscaled user node pool in the node subnet; spot
+// pools are evicted by deletion at any price. Its initial size is set only
+// at creation so that the autoscaler owns the count.
+func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
+	minNodes, maxNodes := p.MinNodes, max(p.MaxNodes, 1)
+	if p.Floor != nil {
+		minNodes, maxNodes = *p.Floor, max(*p.Floor, 1)
+	}
+	labels := object.FromStringMap(p.Labels)
+	taints := make([]any, 0, len(p.Taints)+1)
+	for _, t := range p.Taints {
+		taints = append(taints, fmt.Sprintf("%s=%s:%s", t.Key, t.Value, t.Effect))
+	}
+	fp := map[string]any{
+		"kubernetesClusterIdSelector": ctx.Selector(rCluster),
+		"vmSize":                      p.MachineType,
+		"mode":                        "User",
+		"autoScalingEnabled":          true,
+		"minCount":                    minNodes,
+		"maxCount":                    maxNodes,
+		"vnetSubnetIdSelector":        ctx.Selector(rSubnet),
+		"osDiskSizeGb":                p.DiskSizeGB,
+		"tags":                        tags(ctx),
+	}
+	if p.Spot {
+		fp["priority"] = "Spot"
+		fp["evictionPolicy"] = "Delete"
+		fp["spotMaxPrice"] = -1
+		labels[spotKey] = "spot"
+		taints = append(taints, spotTaint)
+	}
+	fp["nodeLabels"] = labels
+	if len(taints) > 0 {
+		fp["nodeTaints"] = taints
+	}
+	return []*registry.Resource{{
+		Name:         registry.NodePoolResource(p.Name),
+		Kind:         nodePoolKind,
+		ExternalName: poolCloudName(p.Name),
+		Body: object.Object{"spec": map[string]any{
+			"forProvider":  fp,
+			"initProvider": map[string]any{"nodeCount": p.MinNodes},
+		}},
+		DependsOn: []string{rCluster},
+	}}, nil
+}

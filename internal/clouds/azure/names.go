@@ -1,0 +1,83 @@
+package azure
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// Azure name rules.
+const (
+	// maxClusterName keeps the DNS prefix (54), the resource group (90)
+	// and every derived name within Azure's limits.
+	maxClusterName = 40
+	// maxPoolName is AKS's limit on Linux node pool names, which take only
+	// lower-case letters and digits.
+	maxPoolName = 12
+	// maxNotifications is the most notifications a consumption budget has.
+	maxNotifications = 5
+)
+
+var (
+	reSubscription = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	reLocation     = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+	rePoolName     = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+)
+
+// validate checks Azure's rules: names (resource group, DNS prefix, AKS node
+// pools), subscription ID, location and budget notifications.
+func validate(x *xr.Composite, env *envcfg.Env, _ *platform.Plan) field.ErrorList {
+	var errs field.ErrorList
+	if sys := env.String(defaultSystemSize, Name, envSystemPool, "size"); env.StringMap("sizes")[sys] == "" {
+		errs = append(errs, field.NotSupported(field.NewPath("environment", Name, envSystemPool, "size"), sys, slices.Sorted(maps.Keys(env.StringMap("sizes")))))
+	}
+	errs = append(errs, xr.ValidateClusterName(x, maxClusterName, "AKS", "the resource group and DNS prefix derive from it")...)
+	if x.PlaneID != "" && !reSubscription.MatchString(x.PlaneID) {
+		errs = append(errs, field.Invalid(xr.LabelPath(xr.LabelPlaneID), x.PlaneID, "must be an Azure subscription ID (a GUID)"))
+	}
+	if l := x.Parameters.Location; l != "" && !reLocation.MatchString(l) {
+		errs = append(errs, field.Invalid(xr.ParametersPath("location"), l, "must be an Azure region such as westeurope"))
+	}
+	for _, p := range x.Parameters.Pools {
+		n := poolCloudName(p.Name)
+		if len(n) > maxPoolName || !rePoolName.MatchString(n) || n == systemPoolName {
+			errs = append(errs, field.Invalid(xr.ParametersPath("pools").Key(p.Key), p.Key, fmt.Sprintf("an AKS node pool name is at most %d lower-case letters and digits, starting with a letter ('-' is dropped), and not %q", maxPoolName, systemPoolName)))
+		}
+	}
+	if b := x.Parameters.Budget; b != nil && len(b.Thresholds) > maxNotifications {
+		errs = append(errs, field.TooMany(xr.ParametersPath("budget", "thresholds"), len(b.Thresholds), maxNotifications))
+	}
+	return errs
+}
+
+// poolCloudName is the AKS name of a pool: its name without '-'.
+func poolCloudName(pool string) string { return strings.ReplaceAll(pool, "-", "") }
+
+// base is the cloud name every other name derives from.
+func base(ctx *registry.Context) string { return ctx.XR.ClusterName }
+
+func location(ctx *registry.Context) string { return ctx.XR.Parameters.Location }
+
+func tags(ctx *registry.Context) map[string]any {
+	return map[string]any{"cluster": base(ctx), "managed-by": "crossplane"}
+}
+
+// inGroup is the start of a forProvider of a resource in the cluster's
+// resource group.
+func inGroup(ctx *registry.Context, located bool) map[string]any {
+	fp := map[string]any{"resourceGroupNameSelector": ctx.Selector(rResourceGroup)}
+	if located {
+		fp["location"] = location(ctx)
+		fp["tags"] = tags(ctx)
+	}
+	return fp
+}
