@@ -24,7 +24,11 @@ VALIDATE_CACHE := $(OUT)/validate-cache
 XP_IMAGE      := xpkg.crossplane.io/crossplane/crossplane:$(XP_VERSION)
 FN_ADDRESS    := 127.0.0.1:9443
 
-.PHONY: all build generate test render validate tools clean
+# Fuzz targets: package and name. FUZZTIME bounds each.
+FUZZ_TARGETS  := ./internal/xr:FuzzDecodeValidate ./internal/overlay:FuzzMerge ./internal/compose:FuzzRun
+FUZZTIME      ?= 10s
+
+.PHONY: all build generate test fuzz render validate tools clean
 
 all: build test
 
@@ -37,6 +41,14 @@ generate:
 
 test:
 	$(GO) test -race ./...
+
+# Each fuzz target for FUZZTIME (make fuzz FUZZTIME=5m for a long run).
+fuzz:
+	for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzzing $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test $$pkg -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) || exit 1; \
+	done
 
 tools: $(CROSSPLANE)
 

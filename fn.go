@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -20,12 +23,26 @@ import (
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
 )
 
+// A module renders one kind of XR into the response.
+type module func(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts compose.Options) error
+
+// modules are the Input's modules.
+var modules = map[string]module{
+	v1beta1.ModuleCluster: compose.Run,
+}
+
 // Function renders cluster platforms.
 type Function struct {
 	fnv1.UnimplementedFunctionRunnerServiceServer
 
-	log  logging.Logger
-	opts compose.Options
+	log     logging.Logger
+	opts    compose.Options
+	modules map[string]module
+}
+
+// NewFunction returns a Function that serves every module.
+func NewFunction(log logging.Logger, opts compose.Options) *Function {
+	return &Function{log: log, opts: opts, modules: modules}
 }
 
 // RunFunction decodes the step's Input, dispatches on its module and returns
@@ -54,14 +71,16 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		opts.TTLReady = durationOr(t.Ready, opts.TTLReady)
 	}
 
-	var err error
-	switch in.Module {
-	case "", v1beta1.ModuleCluster:
-		err = compose.Run(req, rsp, opts)
-	default:
-		err = fmt.Errorf("input module %q is not supported; supported modules: %q", in.Module, v1beta1.ModuleCluster)
+	name := in.Module
+	if name == "" {
+		name = v1beta1.ModuleCluster
 	}
-	if err != nil {
+	run, ok := f.modules[name]
+	if !ok {
+		response.Fatal(rsp, fmt.Errorf("input module %q is not supported; supported modules: %s", in.Module, strings.Join(slices.Sorted(maps.Keys(f.modules)), ", ")))
+		return rsp, nil
+	}
+	if err := run(req, rsp, opts); err != nil {
 		f.log.Debug("Cannot render", "xr", object.String(req.GetObserved().GetComposite().GetResource(), "metadata", "name"), "error", err)
 		response.Fatal(rsp, err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -27,7 +28,7 @@ const (
 )
 
 func newFunction() *Function {
-	return &Function{log: logging.NewNopLogger(), opts: compose.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}}
+	return NewFunction(logging.NewNopLogger(), compose.Options{TTLConverging: ttlConverging, TTLReady: ttlReady})
 }
 
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
@@ -39,59 +40,6 @@ func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 }
 
 var envs = fntest.MustLoad("examples/envconfigs")
-
-// gcpXR is a namespaced GCP Cluster that is not one of the examples.
-func gcpXR(mutate ...func(o fntest.Object)) fntest.Object {
-	o := fntest.Object{
-		"apiVersion": "platform.example.org/v1alpha1",
-		"kind":       "Cluster",
-		"metadata": map[string]any{
-			"name":      "edge",
-			"namespace": "team-edge",
-			"labels":    map[string]any{"cloud": "gcp", "planeId": "edge-project-42", "planeType": "production"},
-		},
-		"spec": map[string]any{"parameters": map[string]any{
-			"location": "europe-west4",
-			"domain":   "edge.example.net",
-			"pools": map[string]any{
-				"general": map[string]any{"size": "small", "minNodes": 2.0, "maxNodes": 4.0},
-				"gpu":     map[string]any{"machineType": "g2-standard-8", "minNodes": 0.0, "maxNodes": 2.0, "spot": true},
-			},
-		}},
-	}
-	for _, m := range mutate {
-		m(o)
-	}
-	return o
-}
-
-// legacy turns an XR into a cluster-scoped XR of the legacy API.
-func legacy(o fntest.Object) {
-	o["apiVersion"] = "legacy.platform.example.org/v1alpha1"
-	o["kind"] = "XCluster"
-	delete(o["metadata"].(map[string]any), "namespace")
-}
-
-// set sets a dotted path of an object.
-func set(path string, v any) func(o fntest.Object) {
-	return func(o fntest.Object) {
-		parts := strings.Split(path, ".")
-		m := o
-		for _, p := range parts[:len(parts)-1] {
-			next, ok := m[p].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[p] = next
-			}
-			m = next
-		}
-		if v == nil {
-			delete(m, parts[len(parts)-1])
-			return
-		}
-		m[parts[len(parts)-1]] = v
-	}
-}
 
 func fatal(msg string) *fnv1.RunFunctionResponse {
 	return &fnv1.RunFunctionResponse{
@@ -115,97 +63,97 @@ func TestRunFunctionFatal(t *testing.T) {
 	}{
 		"UnknownCloud": {
 			reason: "An unknown cloud label is bad input: Fatal, naming the field and the allowed values.",
-			args:   args{req: fntest.Request{XR: gcpXR(set("metadata.labels.cloud", "oracle")), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("metadata.labels.cloud", "oracle")), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[cloud]: Unsupported value: "oracle": supported values: "aws", "azure", "gcp"`)},
 		},
 		"MissingCloud": {
 			reason: "A missing cloud label is bad input.",
-			args:   args{req: fntest.Request{XR: gcpXR(set("metadata.labels.cloud", nil)), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("metadata.labels.cloud", nil)), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[cloud]: Required value: the cloud label selects the cloud layer; supported values: "aws", "azure", "gcp"`)},
 		},
 		"MissingLocation": {
 			reason: "The location is required.",
-			args:   args{req: fntest.Request{XR: gcpXR(set("spec.parameters.location", nil)), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("spec.parameters.location", nil)), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.location: Required value: the region (or, on GCP, zone) of the cluster`)},
 		},
 		"MinAboveMax": {
 			reason: "A pool whose minimum exceeds its maximum is bad input.",
-			args:   args{req: fntest.Request{XR: gcpXR(set("spec.parameters.pools.general.minNodes", 5.0)), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("spec.parameters.pools.general.minNodes", 5.0)), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.pools[general].minNodes: Invalid value: 5: must not exceed maxNodes (4)`)},
 		},
 		"UnknownSize": {
 			reason: "A size class the environment does not map is bad input, naming the classes it does map.",
-			args:   args{req: fntest.Request{XR: gcpXR(set("spec.parameters.pools.general.size", "huge")), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("spec.parameters.pools.general.size", "huge")), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.pools[general].size: Unsupported value: "huge": supported values: "large", "medium", "small", "xlarge"`)},
 		},
 		"OverlappingCIDRs": {
 			reason: "Pod and node ranges must not overlap.",
-			args:   args{req: fntest.Request{XR: gcpXR(set("spec.parameters.network", map[string]any{"cidr": "10.0.0.0/8"})), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("spec.parameters.network", map[string]any{"cidr": "10.0.0.0/8"})), EnvironmentConfigs: envs}},
 			want: want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.network.cidr: Invalid value: "10.0.0.0/8": overlaps spec.parameters.network.podsCidr (10.100.0.0/14); address ranges must be disjoint; ` +
 				`spec.parameters.network.cidr: Invalid value: "10.0.0.0/8": overlaps spec.parameters.network.servicesCidr (10.104.0.0/20); address ranges must be disjoint`)},
 		},
 		"MalformedCIDR": {
 			reason: "A CIDR that is not a network address is bad input, with a hint.",
-			args:   args{req: fntest.Request{XR: gcpXR(set("spec.parameters.network", map[string]any{"cidr": "10.0.0.1/16"})), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("spec.parameters.network", map[string]any{"cidr": "10.0.0.1/16"})), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.network.cidr: Invalid value: "10.0.0.1/16": must be a network address; did you mean 10.0.0.0/16?`)},
 		},
 		"InvalidDomain": {
 			reason: "A domain must be a DNS name.",
-			args:   args{req: fntest.Request{XR: gcpXR(set("spec.parameters.domain", "Edge_Example")), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("spec.parameters.domain", "Edge_Example")), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.domain: Invalid value: "Edge_Example": must be a lower-case DNS name such as prod.example.com: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`)},
 		},
 		"NameTooLongForGKE": {
 			reason: "GKE cluster names are at most 40 characters.",
-			args:   args{req: fntest.Request{XR: gcpXR(set("metadata.labels.clusterName", "a-very-long-cluster-name-that-gke-will-refuse")), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("metadata.labels.clusterName", "a-very-long-cluster-name-that-gke-will-refuse")), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[clusterName]: Invalid value: "a-very-long-cluster-name-that-gke-will-refuse": GKE cluster names start with a lower-case letter, contain only lower-case letters, digits and '-', do not end with '-', and have at most 40 characters; set the clusterName label to choose one`)},
 		},
 		"InvalidProject": {
 			reason: "planeId must be a GCP project ID on GCP.",
-			args:   args{req: fntest.Request{XR: gcpXR(set("metadata.labels.planeId", "My_Project")), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("metadata.labels.planeId", "My_Project")), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[planeId]: Invalid value: "My_Project": must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', starting with a letter`)},
 		},
 		"AWSAccountAndRegion": {
 			reason: "On AWS, planeId is a 12-digit account and location a region.",
-			args:   args{req: fntest.Request{XR: awsXR(set("metadata.labels.planeId", "my-project-123"), set("spec.parameters.location", "us-central1")), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.AWSXR(fntest.Set("metadata.labels.planeId", "my-project-123"), fntest.Set("spec.parameters.location", "us-central1")), EnvironmentConfigs: envs}},
 			want: want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[planeId]: Invalid value: "my-project-123": must be a 12-digit AWS account ID; ` +
 				`spec.parameters.location: Invalid value: "us-central1": must be an AWS region such as eu-west-1`)},
 		},
 		"AWSVPCTooSmall": {
 			reason: "An AWS VPC must split into eight subnets.",
-			args:   args{req: fntest.Request{XR: awsXR(set("spec.parameters.network", map[string]any{"cidr": "10.0.0.0/26"})), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.AWSXR(fntest.Set("spec.parameters.network", map[string]any{"cidr": "10.0.0.0/26"})), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.network.cidr: Invalid value: "10.0.0.0/26": an AWS VPC here must be a /16 to /24, split into eight subnets`)},
 		},
 		"AzureSubscriptionAndPool": {
 			reason: "On Azure, planeId is a subscription GUID and AKS pool names are at most 12 letters and digits.",
-			args: args{req: fntest.Request{XR: azureXR(
-				set("metadata.labels.planeId", "prod-subscription"),
-				set("spec.parameters.pools.general", nil),
-				set("spec.parameters.pools.general-purpose-pool", map[string]any{"size": "small"}),
+			args: args{req: fntest.Request{XR: fntest.AzureXR(
+				fntest.Set("metadata.labels.planeId", "prod-subscription"),
+				fntest.Set("spec.parameters.pools.general", nil),
+				fntest.Set("spec.parameters.pools.general-purpose-pool", map[string]any{"size": "small"}),
 			), EnvironmentConfigs: envs}},
 			want: want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[planeId]: Invalid value: "prod-subscription": must be an Azure subscription ID (a GUID); ` +
 				`spec.parameters.pools[general-purpose-pool]: Invalid value: "general-purpose-pool": an AKS node pool name is at most 12 lower-case letters and digits, starting with a letter ('-' is dropped), and not "system"`)},
 		},
 		"AzureTooManyThresholds": {
 			reason: "An Azure consumption budget takes at most five notifications.",
-			args: args{req: fntest.Request{XR: azureXR(set("spec.parameters.budget", map[string]any{
+			args: args{req: fntest.Request{XR: fntest.AzureXR(fntest.Set("spec.parameters.budget", map[string]any{
 				"limitUsd": 100.0, "thresholds": []any{10.0, 20.0, 30.0, 40.0, 50.0, 60.0},
 			})), EnvironmentConfigs: envs}},
 			want: want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.budget.thresholds: Too many: 6: must have at most 5 items`)},
 		},
 		"UnknownImportMode": {
 			reason: "Import modes are observe and manage.",
-			args:   args{req: fntest.Request{XR: gcpXR(set("spec.parameters.import", map[string]any{"enabled": true, "mode": "adopt", "resources": map[string]any{"cluster": "edge"}})), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("spec.parameters.import", map[string]any{"enabled": true, "mode": "adopt", "resources": map[string]any{"cluster": "edge"}})), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.import.mode: Unsupported value: "adopt": supported values: "observe", "manage"`)},
 		},
 		"UnknownParameter": {
 			reason: "A misspelt parameter is reported, not silently ignored.",
-			args:   args{req: fntest.Request{XR: gcpXR(set("spec.parameters.pools.general.minNode", 1.0)), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("spec.parameters.pools.general.minNode", 1.0)), EnvironmentConfigs: envs}},
 			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.pools[general].minNode: Forbidden: unknown field; known fields are: size, machineType, minNodes, maxNodes, spot, diskSizeGb, labels, taints`)},
 		},
 		"CloudLabelFlipped": {
 			reason: "Changing the cloud of an XR with composed resources would delete them all: Fatal.",
 			args: args{req: fntest.Request{
-				XR:                 gcpXR(set("metadata.labels.cloud", "aws"), set("metadata.labels.planeId", "123456789012")),
+				XR:                 fntest.GCPXR(fntest.Set("metadata.labels.cloud", "aws"), fntest.Set("metadata.labels.planeId", "123456789012")),
 				EnvironmentConfigs: envs,
 				Observed: map[string]fntest.Object{"network": {
 					"apiVersion": "compute.gcp.m.upbound.io/v1beta1", "kind": "Network",
@@ -216,13 +164,13 @@ func TestRunFunctionFatal(t *testing.T) {
 		},
 		"EnvironmentMissingAfterFetch": {
 			reason: "When the fetched EnvironmentConfigs hold none for this XR, the desired state cannot be computed.",
-			args:   args{req: fntest.Request{XR: gcpXR(), EnvironmentConfigs: []fntest.Object{}, Fetched: true}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: []fntest.Object{}, Fetched: true}},
 			want:   want{rsp: fatal(`no EnvironmentConfig found: expected configs labelled platform.example.org/environment=cluster-platform with baseline=default, cloud=gcp or planeType=production, or an environment in the pipeline context key "apiextensions.crossplane.io/environment"`)},
 		},
 		"UnsupportedModule": {
 			reason: "An input module the function does not know is a Fatal.",
-			args:   args{req: fntest.Request{XR: gcpXR(), EnvironmentConfigs: envs, Input: fntest.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": "database"}}},
-			want:   want{rsp: fatal(`input module "database" is not supported; supported modules: "cluster"`)},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: envs, Input: fntest.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": "database"}}},
+			want:   want{rsp: fatal(`input module "database" is not supported; supported modules: cluster`)},
 		},
 	}
 	for name, tc := range cases {
@@ -286,13 +234,6 @@ func TestRunFunction(t *testing.T) {
 	type want struct {
 		summary summary
 	}
-	observedExample := func(path string) map[string]fntest.Object {
-		out := map[string]fntest.Object{}
-		for _, o := range fntest.MustLoad(path) {
-			out[o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/composition-resource-name"].(string)] = o
-		}
-		return out
-	}
 	exampleXR := fntest.MustLoad("examples/gcp/cluster.yaml")[0]
 	cases := map[string]struct {
 		reason string
@@ -301,7 +242,7 @@ func TestRunFunction(t *testing.T) {
 	}{
 		"GCPNamespacedFirstRender": {
 			reason: "A new namespaced XR composes, in the .m. groups, only what has no prerequisites; the rest waits.",
-			args:   args{req: fntest.Request{XR: gcpXR(), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: envs}},
 			want: want{summary: summary{
 				Desired: []string{
 					"network Network compute.gcp.m.upbound.io/v1beta1",
@@ -322,7 +263,7 @@ func TestRunFunction(t *testing.T) {
 		},
 		"GCPLegacyFirstRender": {
 			reason: "A cluster-scoped XR composes the legacy groups at the versions provider-upjet-gcp v3 serves.",
-			args:   args{req: fntest.Request{XR: gcpXR(legacy), EnvironmentConfigs: envs}},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Legacy), EnvironmentConfigs: envs}},
 			want: want{summary: summary{
 				Desired: []string{
 					"network Network compute.gcp.upbound.io/v1beta1",
@@ -339,7 +280,7 @@ func TestRunFunction(t *testing.T) {
 		},
 		"EnvironmentRequested": {
 			reason: "Without EnvironmentConfigs in the context or the step's requirement, the function asks for them and keeps what exists.",
-			args: args{req: fntest.Request{XR: gcpXR(), Observed: map[string]fntest.Object{"network": {
+			args: args{req: fntest.Request{XR: fntest.GCPXR(), Observed: map[string]fntest.Object{"network": {
 				"apiVersion": "compute.gcp.m.upbound.io/v1beta1", "kind": "Network",
 				"metadata": map[string]any{"name": "edge-abcde", "annotations": map[string]any{"platform.example.org/component": "network"}},
 				"spec":     map[string]any{"forProvider": map[string]any{"project": "edge-project-42"}},
@@ -354,7 +295,7 @@ func TestRunFunction(t *testing.T) {
 		},
 		"EnvironmentFromContext": {
 			reason: "An environment in the pipeline context (function-environment-configs) is used as is, without a requirement.",
-			args: args{req: fntest.Request{XR: gcpXR(), Context: fntest.Object{envcfg.ContextKey: fntest.Object{
+			args: args{req: fntest.Request{XR: fntest.GCPXR(), Context: fntest.Object{envcfg.ContextKey: fntest.Object{
 				"apiVersion": "internal.crossplane.io/v1alpha1", "kind": "Environment",
 				"sizes": map[string]any{"small": "e2-standard-2"},
 			}}}},
@@ -374,11 +315,11 @@ func TestRunFunction(t *testing.T) {
 		},
 		"Converged": {
 			reason: "With the whole stack observed ready, every resource is desired and ready, the conditions are True and the status is filled.",
-			args:   args{req: fntest.Request{XR: exampleXR, EnvironmentConfigs: envs, Observed: observedExample("examples/gcp/observed/cluster.yaml")}},
+			args:   args{req: fntest.Request{XR: exampleXR, EnvironmentConfigs: envs, Observed: fntest.ObservedFile("examples/gcp/observed/cluster.yaml")}},
 			want: want{summary: summary{
 				Desired: slices.Sorted(maps.Keys(func() map[string]bool {
 					m := map[string]bool{}
-					for name, o := range observedExample("examples/gcp/observed/cluster.yaml") {
+					for name, o := range fntest.ObservedFile("examples/gcp/observed/cluster.yaml") {
 						m[name+" "+o["kind"].(string)+" "+o["apiVersion"].(string)] = true
 					}
 					return m
@@ -412,26 +353,6 @@ func TestRunFunction(t *testing.T) {
 			}
 		})
 	}
-}
-
-// awsXR is a namespaced AWS Cluster that is not one of the examples.
-func awsXR(mutate ...func(o fntest.Object)) fntest.Object {
-	return gcpXR(append([]func(o fntest.Object){
-		set("metadata.labels.cloud", "aws"),
-		set("metadata.labels.planeId", "210987654321"),
-		set("spec.parameters.location", "us-east-1"),
-		set("spec.parameters.pools.gpu.machineType", "g5.xlarge"),
-	}, mutate...)...)
-}
-
-// azureXR is a namespaced Azure Cluster that is not one of the examples.
-func azureXR(mutate ...func(o fntest.Object)) fntest.Object {
-	return gcpXR(append([]func(o fntest.Object){
-		set("metadata.labels.cloud", "azure"),
-		set("metadata.labels.planeId", "11111111-2222-3333-4444-555555555555"),
-		set("spec.parameters.location", "swedencentral"),
-		set("spec.parameters.pools.gpu.machineType", "Standard_NC4as_T4_v3"),
-	}, mutate...)...)
 }
 
 // entry is one composed resource of an inventory: its name, kind and
@@ -549,12 +470,12 @@ func TestConverge(t *testing.T) {
 		xr     fntest.Object
 		want   want
 	}{
-		"GCPNamespaced":      {reason: "A namespaced GKE XR converges to the whole inventory in the .m. groups.", xr: gcpXR(), want: want{inventory: gcpInventory}},
-		"GCPClusterScoped":   {reason: "A cluster-scoped GKE XR converges in the legacy groups.", xr: gcpXR(legacy), want: want{inventory: gcpInventory}},
-		"AWSNamespaced":      {reason: "A namespaced EKS XR converges to the whole inventory in the .m. groups.", xr: awsXR(), want: want{inventory: awsInventory}},
-		"AWSClusterScoped":   {reason: "A cluster-scoped EKS XR converges in the legacy groups.", xr: awsXR(legacy), want: want{inventory: awsInventory}},
-		"AzureNamespaced":    {reason: "A namespaced AKS XR converges to the whole inventory in the .m. groups.", xr: azureXR(), want: want{inventory: azureInventory}},
-		"AzureClusterScoped": {reason: "A cluster-scoped AKS XR converges in the legacy groups.", xr: azureXR(legacy), want: want{inventory: azureInventory}},
+		"GCPNamespaced":      {reason: "A namespaced GKE XR converges to the whole inventory in the .m. groups.", xr: fntest.GCPXR(), want: want{inventory: gcpInventory}},
+		"GCPClusterScoped":   {reason: "A cluster-scoped GKE XR converges in the legacy groups.", xr: fntest.GCPXR(fntest.Legacy), want: want{inventory: gcpInventory}},
+		"AWSNamespaced":      {reason: "A namespaced EKS XR converges to the whole inventory in the .m. groups.", xr: fntest.AWSXR(), want: want{inventory: awsInventory}},
+		"AWSClusterScoped":   {reason: "A cluster-scoped EKS XR converges in the legacy groups.", xr: fntest.AWSXR(fntest.Legacy), want: want{inventory: awsInventory}},
+		"AzureNamespaced":    {reason: "A namespaced AKS XR converges to the whole inventory in the .m. groups.", xr: fntest.AzureXR(), want: want{inventory: azureInventory}},
+		"AzureClusterScoped": {reason: "A cluster-scoped AKS XR converges in the legacy groups.", xr: fntest.AzureXR(fntest.Legacy), want: want{inventory: azureInventory}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -651,12 +572,109 @@ func TestSeedClaim(t *testing.T) {
 // survives untouched.
 func TestPassThrough(t *testing.T) {
 	earlier := fntest.Object{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "from-an-earlier-step"}, "data": map[string]any{"k": "v"}}
-	req, err := fntest.Request{XR: gcpXR(), EnvironmentConfigs: envs, Desired: map[string]fntest.Object{"earlier": overlay.DeepCopy(earlier)}}.Proto()
+	req, err := fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: envs, Desired: map[string]fntest.Object{"earlier": overlay.DeepCopy(earlier)}}.Proto()
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := fntest.Desired(run(req))["earlier"]
 	if diff := cmp.Diff(earlier, got); diff != "" {
 		t.Errorf("an earlier step's desired resource: -want, +got:\n%s", diff)
+	}
+}
+
+// TestPanicRecovered checks that a panic inside a module becomes a Fatal
+// result: Crossplane then changes nothing, and the function keeps serving.
+func TestPanicRecovered(t *testing.T) {
+	f := NewFunction(logging.NewNopLogger(), compose.Options{TTLConverging: ttlConverging, TTLReady: ttlReady})
+	f.modules = map[string]module{"cluster": func(*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse, compose.Options) error {
+		var m map[string]int
+		m["boom"]++ // a nil map write: panics
+		return nil
+	}}
+	req, err := fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: envs}.Proto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsp, err := f.RunFunction(context.Background(), req)
+	if err != nil {
+		t.Fatalf("RunFunction returned an error: %v", err)
+	}
+	want := fatal("internal error: assignment to entry in nil map")
+	want.Desired = req.GetDesired()
+	if diff := cmp.Diff(want, rsp, protocmp.Transform()); diff != "" {
+		t.Errorf("RunFunction after a panic: -want, +got:\n%s", diff)
+	}
+}
+
+// TestInputTTL checks that the step's Input overrides the TTLs of the flags.
+func TestInputTTL(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		observed map[string]fntest.Object
+		want     time.Duration
+	}{
+		"Converging": {reason: "While anything is not ready, the Input's converging TTL applies.", want: 5 * time.Second},
+		"Ready":      {reason: "Once everything is ready, the Input's ready TTL applies.", observed: fntest.ObservedFile("examples/gcp/observed/cluster.yaml"), want: 30 * time.Minute},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req, err := fntest.Request{
+				XR:                 fntest.MustLoad("examples/gcp/cluster.yaml")[0],
+				EnvironmentConfigs: envs,
+				Observed:           tc.observed,
+				Input: fntest.Object{
+					"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": "cluster",
+					"ttl": map[string]any{"converging": "5s", "ready": "30m"},
+				},
+			}.Proto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := run(req).GetMeta().GetTtl().AsDuration(); got != tc.want {
+				t.Errorf("%s\nTTL = %s, want %s", tc.reason, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRunFunctionParallel calls the function from many goroutines at once
+// (run it under -race, as make test does) and checks that every response
+// equals the one a lone call gives.
+func TestRunFunctionParallel(t *testing.T) {
+	var reqs []fntest.Request
+	for _, cloud := range []string{"gcp", "aws", "azure"} {
+		reqs = append(reqs,
+			fntest.Request{XR: fntest.MustLoad("examples/" + cloud + "/cluster.yaml")[0], EnvironmentConfigs: envs},
+			fntest.Request{XR: fntest.MustLoad("examples/"+cloud+"/cluster.yaml")[0], EnvironmentConfigs: envs, Observed: fntest.ObservedFile("examples/" + cloud + "/observed/cluster.yaml")},
+			fntest.Request{XR: fntest.MustLoad("examples/"+cloud+"/legacy.yaml")[0], EnvironmentConfigs: envs, Observed: fntest.ObservedFile("examples/" + cloud + "/observed/legacy.yaml")},
+		)
+	}
+	want := make([]*fnv1.RunFunctionResponse, len(reqs))
+	for i, r := range reqs {
+		pr, err := r.Proto()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = run(pr)
+	}
+	f := newFunction()
+	const callsPerRequest = 8
+	for i := range reqs {
+		for c := range callsPerRequest {
+			t.Run(fmt.Sprintf("request-%d-call-%d", i, c), func(t *testing.T) {
+				t.Parallel()
+				pr, err := reqs[i].Proto()
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := f.RunFunction(context.Background(), pr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(want[i], got, protocmp.Transform()); diff != "" {
+					t.Errorf("a parallel call differs from a lone one: -want, +got:\n%s", diff)
+				}
+			})
+		}
 	}
 }

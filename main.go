@@ -38,7 +38,7 @@ func (c *CLI) Run() error {
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthgrpc.HealthCheckResponse_SERVING)
 
-	return function.Serve(&Function{log: log, opts: compose.Options{TTLConverging: c.TTLConverging, TTLReady: c.TTLReady}},
+	return function.Serve(NewFunction(log, compose.Options{TTLConverging: c.TTLConverging, TTLReady: c.TTLReady}),
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),

@@ -75,9 +75,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts Optio
 		rsp.Meta.Ttl = durationpb.New(opts.TTLConverging)
 		return nil
 	}
-	for _, w := range res.Warnings {
-		response.Warning(rsp, fmt.Errorf("%s", w)).TargetCompositeAndClaim()
-	}
+	warnings := res.Warnings
 	env := res.Env
 
 	plan, errs := platform.Build(x, env, cloud.Traits)
@@ -95,25 +93,28 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts Optio
 	}
 
 	st := decide(x, plan, rendered, observed)
-	if err := st.write(rsp); err != nil {
+	clashes, err := st.write(rsp)
+	if err != nil {
 		return err
 	}
 
-	for _, w := range rctx.Warnings() {
-		response.Warning(rsp, fmt.Errorf("%s", w)).TargetCompositeAndClaim()
+	for _, name := range clashes {
+		warnings = append(warnings, fmt.Sprintf("an earlier pipeline step desires composed resource %q, which this function renders; this function's version wins", name))
 	}
+	warnings = append(warnings, rctx.Warnings()...)
 	if missing := env.Missing(); len(missing) > 0 {
-		response.Warning(rsp, fmt.Errorf("the environment lacks keys the platform needs: %s", strings.Join(missing, ", "))).TargetCompositeAndClaim()
+		warnings = append(warnings, "the environment lacks keys the platform needs: "+strings.Join(missing, ", "))
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.kept)) {
-		response.Warning(rsp, fmt.Errorf("keeping composed resource %q: %s; it is no longer rendered but the spec did not remove it", name, st.kept[name])).TargetCompositeAndClaim()
+		warnings = append(warnings, fmt.Sprintf("keeping composed resource %q: %s; it is no longer rendered but the spec did not remove it", name, st.kept[name]))
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.retired)) {
 		response.Normalf(rsp, "Removing composed resource %q: %s", name, st.retired[name]).TargetCompositeAndClaim()
 	}
+	warn(rsp, x, warnings)
 
 	conds := conditions(plan, st)
-	if err := writeStatus(req, rsp, x, plan, st); err != nil {
+	if err := writeStatus(req, rsp, x, plan, st, warnings); err != nil {
 		return err
 	}
 	setConditions(rsp, x, conds)
@@ -124,6 +125,21 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts Optio
 	}
 	rsp.Meta.Ttl = durationpb.New(ttl)
 	return nil
+}
+
+// warn emits a Warning event for each warning the XR's status does not list
+// yet. The status lists every current warning, so a warning that persists
+// is reported once, not on every reconcile.
+func warn(rsp *fnv1.RunFunctionResponse, x *xr.Composite, warnings []string) {
+	known := map[string]bool{}
+	for _, w := range object.Strings(x.Status, "warnings") {
+		known[w] = true
+	}
+	for _, w := range warnings {
+		if !known[w] {
+			response.Warning(rsp, fmt.Errorf("%s", w)).TargetCompositeAndClaim()
+		}
+	}
 }
 
 // invalid reports bad input: every error with its field path.

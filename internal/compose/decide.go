@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
@@ -176,15 +175,17 @@ func (st *state) allReady() bool {
 	return true
 }
 
-// write adds the desired composed resources to the response.
-func (st *state) write(rsp *fnv1.RunFunctionResponse) error {
+// write adds the desired composed resources to the response. It returns
+// the names of resources an earlier pipeline step desired too.
+func (st *state) write(rsp *fnv1.RunFunctionResponse) ([]string, error) {
+	var clashes []string
 	prior := rsp.GetDesired().GetResources()
 	for _, rd := range st.rendered {
 		if !st.emitted[rd.Name] {
 			continue
 		}
 		if _, clash := prior[rd.Name]; clash {
-			response.Warning(rsp, fmt.Errorf("an earlier pipeline step desires composed resource %q, which this function renders; this function's version wins", rd.Name)).TargetCompositeAndClaim()
+			clashes = append(clashes, rd.Name)
 		}
 		var s *structpb.Struct
 		if rd.Object == nil {
@@ -193,7 +194,7 @@ func (st *state) write(rsp *fnv1.RunFunctionResponse) error {
 		} else {
 			var err error
 			if s, err = structpb.NewStruct(rd.Object); err != nil {
-				return fmt.Errorf("cannot encode composed resource %q: %w", rd.Name, err)
+				return nil, fmt.Errorf("cannot encode composed resource %q: %w", rd.Name, err)
 			}
 		}
 		setDesired(rsp, rd.Name, s, readyOf(st.ready[rd.Name]))
@@ -209,7 +210,7 @@ func (st *state) write(rsp *fnv1.RunFunctionResponse) error {
 		}
 		rsp.Desired.Composite.Ready = fnv1.Ready_READY_FALSE
 	}
-	return nil
+	return clashes, nil
 }
 
 func readyOf(b bool) fnv1.Ready {

@@ -18,11 +18,19 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files and the examples' observed-resource files")
 
-const examples = "../../examples"
+const (
+	examples      = "../../examples"
+	ttlConverging = 15 * time.Second
+	ttlReady      = 5 * time.Minute
+)
 
+// envs are the example EnvironmentConfigs.
+var envs = fntest.MustLoad(filepath.Join(examples, "envconfigs"))
+
+// run is what fn.go does for the cluster module.
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	rsp := response.To(req, time.Minute)
-	if err := compose.Run(req, rsp, compose.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute}); err != nil {
+	rsp := response.To(req, ttlConverging)
+	if err := compose.Run(req, rsp, compose.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
 		response.Fatal(rsp, err)
 	}
 	return rsp
@@ -33,7 +41,6 @@ func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 // whole response with a reviewed golden file. With -update it first
 // regenerates each example's observed-resource file by converging it.
 func TestGolden(t *testing.T) {
-	envs := fntest.MustLoad(filepath.Join(examples, "envconfigs"))
 	xrs, err := filepath.Glob(filepath.Join(examples, "*", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -126,7 +126,7 @@ func setConditions(rsp *fnv1.RunFunctionResponse, x *xr.Composite, conds []condi
 // writeStatus sets the XR's status fields. A field the observed resources
 // cannot fill this time keeps its last value, so that a flapping provider
 // does not blank the XR's status.
-func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Composite, plan *platform.Plan, st *state) error {
+func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Composite, plan *platform.Plan, st *state, warnings []string) error {
 	var out registry.Outputs
 	for _, rd := range st.rendered {
 		if rd.Outputs != nil && st.observed[rd.Name] != nil {
@@ -165,6 +165,9 @@ func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x 
 		})
 	}
 	status["nodePools"] = pools
+	if len(warnings) > 0 {
+		status["warnings"] = object.FromStrings(warnings)
+	}
 
 	s, err := structpb.NewStruct(map[string]any{"status": status})
 	if err != nil {

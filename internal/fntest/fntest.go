@@ -269,10 +269,12 @@ func Converge(run Runner, req Request, max int) (*fnv1.RunFunctionResponse, map[
 	return rsp, req.Observed, max, fmt.Errorf("did not converge in %d rounds", max)
 }
 
-// AllReady reports whether every desired composed resource is ready.
+// AllReady reports whether no desired composed resource is marked not
+// ready. Resources whose readiness is unspecified belong to earlier
+// pipeline steps.
 func AllReady(rsp *fnv1.RunFunctionResponse) bool {
 	for _, r := range rsp.GetDesired().GetResources() {
-		if r.GetReady() != fnv1.Ready_READY_TRUE {
+		if r.GetReady() == fnv1.Ready_READY_FALSE {
 			return false
 		}
 	}

@@ -38,6 +38,11 @@ type Kind struct {
 	Ready Readiness
 	// Required lists dotted field paths that overlays must not remove.
 	Required []string
+	// Immutable lists dotted field paths that cannot change once the
+	// resource exists: a rendered value that differs from the observed one
+	// is refused rather than sent to a provider that would replace or
+	// orphan the cloud resource.
+	Immutable []string
 }
 
 // APIVersion returns the apiVersion of the kind for the supplied scope.
@@ -86,6 +91,8 @@ func Upjet(provider, group, kind, legacy string, required ...string) *Kind {
 		Cluster:    g + ".upbound.io/" + legacy,
 		Provider:   provider,
 		Required:   required,
+		// No cloud resource moves to another region.
+		Immutable: []string{"spec.forProvider.region", "spec.forProvider.location"},
 	}
 }
 

@@ -289,8 +289,9 @@ func checkOverlay(path string, ov map[string]any) error {
 	return nil
 }
 
-// checkImmutable refuses to rename an existing cloud resource: a changed
-// external name would make the provider adopt or create a different one.
+// checkImmutable refuses to rename or move an existing cloud resource: a
+// changed external name would make the provider adopt or create a different
+// one, and no provider moves a resource to another region in place.
 func checkImmutable(ctx *Context, rs []*Rendered) error {
 	for _, rd := range rs {
 		obs := ctx.Observed(rd.Name)
@@ -301,6 +302,13 @@ func checkImmutable(ctx *Context, rs []*Rendered) error {
 		now := object.AnnotationOf(rd.Object, AnnotationExternalName)
 		if was != "" && now != "" && now != was {
 			return fmt.Errorf("composed resource %q is %q in the cloud and would become %q: cloud names are immutable once created (check the clusterName label, metadata.name and spec.parameters)", rd.Name, was, now)
+		}
+		for _, p := range rd.Kind.Immutable {
+			was := object.String(obs, strings.Split(p, ".")...)
+			now, _ := object.Lookup(rd.Object, p)
+			if s, ok := now.(string); ok && was != "" && s != was {
+				return fmt.Errorf("composed resource %q has %s %q, which cannot change once it exists (the XR now asks for %q): restore spec.parameters.location, or create a new XR to move the platform", rd.Name, p, was, s)
+			}
 		}
 	}
 	return nil

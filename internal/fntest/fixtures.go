@@ -1,0 +1,91 @@
+package fntest
+
+import (
+	"strings"
+)
+
+// GCPXR is a namespaced GCP Cluster that is not one of the examples: two
+// pools (general of size small, gpu of an explicit spot machine type) and a
+// domain. Mutations apply in order.
+func GCPXR(mutate ...func(o Object)) Object {
+	o := Object{
+		"apiVersion": "platform.example.org/v1alpha1",
+		"kind":       "Cluster",
+		"metadata": map[string]any{
+			"name":      "edge",
+			"namespace": "team-edge",
+			"labels":    map[string]any{"cloud": "gcp", "planeId": "edge-project-42", "planeType": "production"},
+		},
+		"spec": map[string]any{"parameters": map[string]any{
+			"location": "europe-west4",
+			"domain":   "edge.example.net",
+			"pools": map[string]any{
+				"general": map[string]any{"size": "small", "minNodes": 2.0, "maxNodes": 4.0},
+				"gpu":     map[string]any{"machineType": "g2-standard-8", "minNodes": 0.0, "maxNodes": 2.0, "spot": true},
+			},
+		}},
+	}
+	for _, m := range mutate {
+		m(o)
+	}
+	return o
+}
+
+// AWSXR is GCPXR on AWS.
+func AWSXR(mutate ...func(o Object)) Object {
+	return GCPXR(append([]func(o Object){
+		Set("metadata.labels.cloud", "aws"),
+		Set("metadata.labels.planeId", "210987654321"),
+		Set("spec.parameters.location", "us-east-1"),
+		Set("spec.parameters.pools.gpu.machineType", "g5.xlarge"),
+	}, mutate...)...)
+}
+
+// AzureXR is GCPXR on Azure.
+func AzureXR(mutate ...func(o Object)) Object {
+	return GCPXR(append([]func(o Object){
+		Set("metadata.labels.cloud", "azure"),
+		Set("metadata.labels.planeId", "11111111-2222-3333-4444-555555555555"),
+		Set("spec.parameters.location", "swedencentral"),
+		Set("spec.parameters.pools.gpu.machineType", "Standard_NC4as_T4_v3"),
+	}, mutate...)...)
+}
+
+// Legacy turns an XR into a cluster-scoped XR of the legacy API.
+func Legacy(o Object) {
+	o["apiVersion"] = "legacy.platform.example.org/v1alpha1"
+	o["kind"] = "XCluster"
+	delete(o["metadata"].(map[string]any), "namespace")
+}
+
+// Set returns a mutation that sets a dotted path of an object, creating
+// objects on the way; a nil value deletes the key.
+func Set(path string, v any) func(o Object) {
+	return func(o Object) {
+		parts := strings.Split(path, ".")
+		m := o
+		for _, p := range parts[:len(parts)-1] {
+			next, ok := m[p].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[p] = next
+			}
+			m = next
+		}
+		if v == nil {
+			delete(m, parts[len(parts)-1])
+			return
+		}
+		m[parts[len(parts)-1]] = v
+	}
+}
+
+// ObservedFile loads an observed-resource file, keyed by
+// composition-resource name.
+func ObservedFile(path string) map[string]Object {
+	out := map[string]Object{}
+	for _, o := range MustLoad(path) {
+		out[o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/composition-resource-name"].(string)] = o
+	}
+	return out
+}
