@@ -17,18 +17,18 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
 	"github.com/seed-6471616d/function-cluster-platform/internal/compose"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/wastegate"
 
 	// The cloud layers register themselves.
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
 )
 
-// A module renders one kind of XR into the response.
-type module func(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts compose.Options) error
-
 // modules are the Input's modules.
-var modules = map[string]module{
+var modules = map[string]module.Func{
 	v1beta1.ModuleCluster: compose.Run,
+	v1beta1.ModuleBudget:  wastegate.Run,
 }
 
 // Function renders cluster platforms.
@@ -36,12 +36,12 @@ type Function struct {
 	fnv1.UnimplementedFunctionRunnerServiceServer
 
 	log     logging.Logger
-	opts    compose.Options
-	modules map[string]module
+	opts    module.Options
+	modules map[string]module.Func
 }
 
 // NewFunction returns a Function that serves every module.
-func NewFunction(log logging.Logger, opts compose.Options) *Function {
+func NewFunction(log logging.Logger, opts module.Options) *Function {
 	return &Function{log: log, opts: opts, modules: modules}
 }
 

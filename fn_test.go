@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -16,9 +17,9 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/compose"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
@@ -28,7 +29,7 @@ const (
 )
 
 func newFunction() *Function {
-	return NewFunction(logging.NewNopLogger(), compose.Options{TTLConverging: ttlConverging, TTLReady: ttlReady})
+	return NewFunction(logging.NewNopLogger(), module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady})
 }
 
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
@@ -170,7 +171,7 @@ func TestRunFunctionFatal(t *testing.T) {
 		"UnsupportedModule": {
 			reason: "An input module the function does not know is a Fatal.",
 			args:   args{req: fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: envs, Input: fntest.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": "database"}}},
-			want:   want{rsp: fatal(`input module "database" is not supported; supported modules: cluster`)},
+			want:   want{rsp: fatal(`input module "database" is not supported; supported modules: budget, cluster`)},
 		},
 	}
 	for name, tc := range cases {
@@ -310,7 +311,8 @@ func TestRunFunction(t *testing.T) {
 					"NetworkReady": "FALSE/Waiting", "ClusterReady": "FALSE/Waiting", "NodePoolsReady": "FALSE/Waiting",
 					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting",
 				},
-				TTL: ttlConverging,
+				Warnings: []string{"the environment lacks keys the platform needs: prices.controlPlanePerHour, prices.machineTypes.e2-standard-2, prices.machineTypes.g2-standard-8"},
+				TTL:      ttlConverging,
 			}},
 		},
 		"Converged": {
@@ -585,8 +587,8 @@ func TestPassThrough(t *testing.T) {
 // TestPanicRecovered checks that a panic inside a module becomes a Fatal
 // result: Crossplane then changes nothing, and the function keeps serving.
 func TestPanicRecovered(t *testing.T) {
-	f := NewFunction(logging.NewNopLogger(), compose.Options{TTLConverging: ttlConverging, TTLReady: ttlReady})
-	f.modules = map[string]module{"cluster": func(*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse, compose.Options) error {
+	f := NewFunction(logging.NewNopLogger(), module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady})
+	f.modules = map[string]module.Func{"cluster": func(*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse, module.Options) error {
 		var m map[string]int
 		m["boom"]++ // a nil map write: panics
 		return nil
@@ -645,8 +647,8 @@ func TestRunFunctionParallel(t *testing.T) {
 	for _, cloud := range []string{"gcp", "aws", "azure"} {
 		reqs = append(reqs,
 			fntest.Request{XR: fntest.MustLoad("examples/" + cloud + "/cluster.yaml")[0], EnvironmentConfigs: envs},
-			fntest.Request{XR: fntest.MustLoad("examples/"+cloud+"/cluster.yaml")[0], EnvironmentConfigs: envs, Observed: fntest.ObservedFile("examples/" + cloud + "/observed/cluster.yaml")},
-			fntest.Request{XR: fntest.MustLoad("examples/"+cloud+"/legacy.yaml")[0], EnvironmentConfigs: envs, Observed: fntest.ObservedFile("examples/" + cloud + "/observed/legacy.yaml")},
+			fntest.Request{XR: fntest.MustLoad("examples/" + cloud + "/cluster.yaml")[0], EnvironmentConfigs: envs, Observed: fntest.ObservedFile("examples/" + cloud + "/observed/cluster.yaml")},
+			fntest.Request{XR: fntest.MustLoad("examples/" + cloud + "/legacy.yaml")[0], EnvironmentConfigs: envs, Observed: fntest.ObservedFile("examples/" + cloud + "/observed/legacy.yaml")},
 		)
 	}
 	want := make([]*fnv1.RunFunctionResponse, len(reqs))
@@ -676,5 +678,270 @@ func TestRunFunctionParallel(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestClusterBudget covers the budget states of a Cluster: within budget,
+// threshold crossed, exhausted with enforcement enabled and monitor-only,
+// spend unknown, and an XR being deleted.
+func TestClusterBudget(t *testing.T) {
+	spendCM := func(v string) fntest.Object {
+		return fntest.Object{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "spend", "namespace": "team-edge", "labels": map[string]any{"platform.example.org/spend": "true"}},
+			"data":     map[string]any{"spentUsd": v},
+		}
+	}
+	withBudget := func(enforcement string) func(fntest.Object) {
+		return fntest.Set("spec.parameters.budget", map[string]any{
+			"limitUsd": 1000.0, "thresholds": []any{50.0, 90.0}, "contacts": []any{"ops@example.com"}, "enforcement": enforcement,
+			"spendRef": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "spend", "fieldPath": "data.spentUsd"},
+		})
+	}
+	type want struct {
+		budget    map[string]any
+		condition string
+		// pool is the general pool's node group scaling (min, max).
+		pool [2]float64
+	}
+	cases := map[string]struct {
+		reason string
+		xr     fntest.Object
+		spend  []fntest.Object
+		want   want
+	}{
+		"WithinBudget": {
+			reason: "Spend below every threshold: running, pools untouched.",
+			xr:     fntest.AWSXR(withBudget("enabled")),
+			spend:  []fntest.Object{spendCM("120")},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 120.0, "ratio": 0.12, "paused": false, "cause": "running"}, condition: "TRUE/WithinBudget", pool: [2]float64{2, 4}},
+		},
+		"ThresholdCrossed": {
+			reason: "Spend past a threshold but below the limit: running, reported.",
+			xr:     fntest.AWSXR(withBudget("enabled")),
+			spend:  []fntest.Object{spendCM("910.5")},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 910.5, "ratio": 0.9105, "paused": false, "cause": "running"}, condition: "TRUE/ThresholdCrossed", pool: [2]float64{2, 4}},
+		},
+		"ExhaustedEnforced": {
+			reason: "Spend at or over the limit with enforcement enabled: paused, pools held at their floor.",
+			xr:     fntest.AWSXR(withBudget("enabled")),
+			spend:  []fntest.Object{spendCM("1000")},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 1000.0, "ratio": 1.0, "paused": true, "cause": "budget-exhausted"}, condition: "FALSE/BudgetExhausted", pool: [2]float64{2, 2}},
+		},
+		"ExhaustedMonitorOnly": {
+			reason: "Spend over the limit with monitor-only: reported, nothing scaled.",
+			xr:     fntest.AWSXR(withBudget("monitor-only")),
+			spend:  []fntest.Object{spendCM("1500")},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 1500.0, "ratio": 1.5, "paused": false, "cause": "running"}, condition: "FALSE/BudgetExhausted", pool: [2]float64{2, 4}},
+		},
+		"SpendUnknown": {
+			reason: "No spend object: fail open, nothing scaled.",
+			xr:     fntest.AWSXR(withBudget("enabled")),
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "paused": false, "cause": "spend-unknown"}, condition: "UNKNOWN/SpendUnknown", pool: [2]float64{2, 4}},
+		},
+		"SpendUnreadable": {
+			reason: "A spend that is not a number: fail open.",
+			xr:     fntest.AWSXR(withBudget("enabled")),
+			spend:  []fntest.Object{spendCM("lots")},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "paused": false, "cause": "spend-unknown"}, condition: "UNKNOWN/SpendUnknown", pool: [2]float64{2, 4}},
+		},
+		"Deleting": {
+			reason: "An XR being deleted is never paused.",
+			xr:     fntest.AWSXR(withBudget("enabled"), fntest.Set("metadata.deletionTimestamp", "2026-11-21T10:00:00Z")),
+			spend:  []fntest.Object{spendCM("5000")},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 5000.0, "ratio": 5.0, "paused": false, "cause": "running"}, condition: "FALSE/BudgetExhausted", pool: [2]float64{2, 4}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			// Converge first without the deletion, so the pools exist.
+			xr := overlay.DeepCopy(tc.xr)
+			meta := xr["metadata"].(map[string]any)
+			deleting := meta["deletionTimestamp"]
+			delete(meta, "deletionTimestamp")
+			_, observed, _, err := fntest.Converge(run, fntest.Request{XR: xr, EnvironmentConfigs: envs, Spend: tc.spend}, 30)
+			if err != nil {
+				t.Fatalf("Converge: %v", err)
+			}
+			if deleting != nil {
+				meta["deletionTimestamp"] = deleting
+			}
+			req, err := fntest.Request{XR: xr, EnvironmentConfigs: envs, Spend: tc.spend, Observed: observed}.Proto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rsp := run(req)
+			st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+			if diff := cmp.Diff(tc.want.budget, st["budget"]); diff != "" {
+				t.Errorf("%s\nstatus.budget: -want, +got:\n%s", tc.reason, diff)
+			}
+			got := summarise(rsp).Conditions["BudgetOK"]
+			if got != tc.want.condition {
+				t.Errorf("%s\nBudgetOK = %s, want %s", tc.reason, got, tc.want.condition)
+			}
+			sc := fntest.Desired(rsp)["nodepool-general"]["spec"].(map[string]any)["forProvider"].(map[string]any)["scalingConfig"].(map[string]any)
+			if gotPool := [2]float64{sc["minSize"].(float64), sc["maxSize"].(float64)}; gotPool != tc.want.pool {
+				t.Errorf("%s\nnodepool-general scaling (min, max) = %v, want %v", tc.reason, gotPool, tc.want.pool)
+			}
+		})
+	}
+}
+
+// TestEstimate checks status.estimatedMonthlyUsd against a hand computation
+// from the example price table: (control plane + Σ price × nodes) × 730.
+func TestEstimate(t *testing.T) {
+	req, err := fntest.Request{XR: fntest.AWSXR(), EnvironmentConfigs: envs}.Proto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// general: 2..4 × m6i.large (0.096); gpu: 0..2 × g5.xlarge (1.006).
+	want := map[string]any{
+		"min": math.Round((0.10+2*0.096)*730*100) / 100,
+		"max": math.Round((0.10+4*0.096+2*1.006)*730*100) / 100,
+	}
+	got := run(req).GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["estimatedMonthlyUsd"]
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("estimatedMonthlyUsd: -want, +got:\n%s", diff)
+	}
+}
+
+// TestSpendRequested checks that a spend object the step did not deliver
+// is asked for by name, and read once Crossplane delivers it.
+func TestSpendRequested(t *testing.T) {
+	xr := fntest.AWSXR(fntest.Set("spec.parameters.budget", map[string]any{
+		"limitUsd": 100.0, "enforcement": "enabled",
+		"spendRef": map[string]any{"apiVersion": "finops.example.org/v1", "kind": "Spend", "name": "edge", "namespace": "finops", "fieldPath": "status.monthToDateUsd"},
+	}))
+	first, err := fntest.Request{XR: xr, EnvironmentConfigs: envs}.Proto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := "finops"
+	want := &fnv1.ResourceSelector{ApiVersion: "finops.example.org/v1", Kind: "Spend", Match: &fnv1.ResourceSelector_MatchName{MatchName: "edge"}, Namespace: &ns}
+	rsp := run(first)
+	if diff := cmp.Diff(want, rsp.GetRequirements().GetResources()["budget-spend"], protocmp.Transform()); diff != "" {
+		t.Fatalf("requirement for the spend object: -want, +got:\n%s", diff)
+	}
+	second, err := fntest.Request{XR: xr, EnvironmentConfigs: envs, Extra: map[string][]fntest.Object{"budget-spend": {{
+		"apiVersion": "finops.example.org/v1", "kind": "Spend",
+		"metadata": map[string]any{"name": "edge", "namespace": "finops"},
+		"status":   map[string]any{"monthToDateUsd": 250.0},
+	}}}}.Proto()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsp = run(second)
+	if diff := cmp.Diff(want, rsp.GetRequirements().GetResources()["budget-spend"], protocmp.Transform()); diff != "" {
+		t.Errorf("the requirement must stay stable once answered: -want, +got:\n%s", diff)
+	}
+	st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["budget"]
+	if diff := cmp.Diff(map[string]any{"limitUsd": 100.0, "spentUsd": 250.0, "ratio": 2.5, "paused": true, "cause": "budget-exhausted"}, st); diff != "" {
+		t.Errorf("status.budget once the spend object is delivered: -want, +got:\n%s", diff)
+	}
+}
+
+// TestWorkloadBudget covers the budget module: within budget, threshold
+// crossed, exhausted with enforcement enabled and monitor-only, spend
+// unknown, and an XR being deleted.
+func TestWorkloadBudget(t *testing.T) {
+	input := fntest.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": "budget"}
+	wb := func(enforcement string, mutate ...func(fntest.Object)) fntest.Object {
+		o := fntest.Object{
+			"apiVersion": "platform.example.org/v1alpha1", "kind": "WorkloadBudget",
+			"metadata": map[string]any{"name": "wb", "namespace": "team-x"},
+			"spec": map[string]any{
+				"limitUsd": 200.0, "enforcement": enforcement, "thresholds": []any{75.0},
+				"spendRef": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "spend", "fieldPath": "data.spentUsd"},
+				"targets":  []any{map[string]any{"name": "api", "replicas": 3.0}, map[string]any{"name": "worker", "replicas": 2.0}},
+			},
+		}
+		for _, m := range mutate {
+			m(o)
+		}
+		return o
+	}
+	spend := func(v string) []fntest.Object {
+		return []fntest.Object{{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "spend", "namespace": "team-x", "labels": map[string]any{"platform.example.org/spend": "true"}},
+			"data":     map[string]any{"spentUsd": v},
+		}}
+	}
+	type want struct {
+		status    map[string]any
+		condition string
+		replicas  [2]float64
+	}
+	cases := map[string]struct {
+		reason string
+		xr     fntest.Object
+		spend  []fntest.Object
+		want   want
+	}{
+		"WithinBudget": {
+			reason: "Below every threshold the targets run at their stated replicas.",
+			xr:     wb("enabled"), spend: spend("40"),
+			want: want{status: map[string]any{"spentUsd": 40.0, "ratio": 0.2, "ratioPct": 20.0, "paused": false, "cause": "running"}, condition: "TRUE/WithinBudget", replicas: [2]float64{3, 2}},
+		},
+		"ThresholdCrossed": {
+			reason: "Past a threshold, still running, reported.",
+			xr:     wb("enabled"), spend: spend("160"),
+			want: want{status: map[string]any{"spentUsd": 160.0, "ratio": 0.8, "ratioPct": 80.0, "paused": false, "cause": "running"}, condition: "TRUE/ThresholdCrossed", replicas: [2]float64{3, 2}},
+		},
+		"ExhaustedEnforced": {
+			reason: "Exhausted with enforcement: every target at zero.",
+			xr:     wb("enabled"), spend: spend("250"),
+			want: want{status: map[string]any{"spentUsd": 250.0, "ratio": 1.25, "ratioPct": 125.0, "paused": true, "cause": "budget-exhausted"}, condition: "FALSE/BudgetExhausted", replicas: [2]float64{0, 0}},
+		},
+		"ExhaustedMonitorOnly": {
+			reason: "Exhausted, monitor-only: reported, nothing scaled.",
+			xr:     wb("monitor-only"), spend: spend("250"),
+			want: want{status: map[string]any{"spentUsd": 250.0, "ratio": 1.25, "ratioPct": 125.0, "paused": false, "cause": "running"}, condition: "FALSE/BudgetExhausted", replicas: [2]float64{3, 2}},
+		},
+		"SpendUnknown": {
+			reason: "No spend object: fail open.",
+			xr:     wb("enabled"),
+			want:   want{status: map[string]any{"paused": false, "cause": "spend-unknown", "warnings": []any{"budget: spend object ConfigMap team-x/spend not found (yet): the spend is unknown; nothing is paused"}}, condition: "UNKNOWN/SpendUnknown", replicas: [2]float64{3, 2}},
+		},
+		"Deleting": {
+			reason: "An XR being deleted never pauses.",
+			xr:     wb("enabled", fntest.Set("metadata.deletionTimestamp", "2026-11-21T10:00:00Z")), spend: spend("900"),
+			want: want{status: map[string]any{"spentUsd": 900.0, "ratio": 4.5, "ratioPct": 450.0, "paused": false, "cause": "running"}, condition: "FALSE/BudgetExhausted", replicas: [2]float64{3, 2}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req, err := fntest.Request{XR: tc.xr, Spend: tc.spend, Input: input}.Proto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rsp := run(req)
+			if msg := fntest.Fatal(rsp); msg != "" {
+				t.Fatalf("%s\nunexpected Fatal: %s", tc.reason, msg)
+			}
+			st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
+			if diff := cmp.Diff(tc.want.status, st); diff != "" {
+				t.Errorf("%s\nstatus: -want, +got:\n%s", tc.reason, diff)
+			}
+			if got := summarise(rsp).Conditions["BudgetOK"]; got != tc.want.condition {
+				t.Errorf("%s\nBudgetOK = %s, want %s", tc.reason, got, tc.want.condition)
+			}
+			d := fntest.Desired(rsp)
+			var got [2]float64
+			for i, target := range []string{"deployment-api", "deployment-worker"} {
+				o := d[target]
+				if pol := o["spec"].(map[string]any)["managementPolicies"]; !cmp.Equal(pol, []any{"Observe", "Update"}) {
+					t.Errorf("%s\n%s managementPolicies = %v, want [Observe Update]", tc.reason, target, pol)
+				}
+				m := o["spec"].(map[string]any)["forProvider"].(map[string]any)["manifest"].(map[string]any)
+				if keys := slices.Sorted(maps.Keys(m["spec"].(map[string]any))); !cmp.Equal(keys, []string{"replicas"}) {
+					t.Errorf("%s\n%s manifest owns %v, want only spec.replicas", tc.reason, target, keys)
+				}
+				got[i] = m["spec"].(map[string]any)["replicas"].(float64)
+			}
+			if got != tc.want.replicas {
+				t.Errorf("%s\nreplicas = %v, want %v", tc.reason, got, tc.want.replicas)
+			}
+		})
 	}
 }

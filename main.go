@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/compose"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 )
 
 // CLI of this function.
@@ -38,7 +38,7 @@ func (c *CLI) Run() error {
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthgrpc.HealthCheckResponse_SERVING)
 
-	return function.Serve(NewFunction(log, compose.Options{TTLConverging: c.TTLConverging, TTLReady: c.TTLReady}),
+	return function.Serve(NewFunction(log, module.Options{TTLConverging: c.TTLConverging, TTLReady: c.TTLReady}),
 		function.Listen(c.Network, c.Address),
 		function.MTLSCertificates(c.TLSCertsDir),
 		function.Insecure(c.Insecure),

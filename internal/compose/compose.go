@@ -13,7 +13,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/response"
@@ -21,26 +20,20 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
-// Options tune the cluster module.
-type Options struct {
-	// TTLConverging is the response TTL while anything is not ready.
-	TTLConverging time.Duration
-	// TTLReady is the response TTL once everything is ready.
-	TTLReady time.Duration
-}
-
 // Run computes the response to a request for a Cluster XR. rsp must already
 // carry the desired state of earlier pipeline steps. An error means the
 // desired state cannot be computed; the caller returns it as a Fatal result,
 // so that Crossplane changes nothing.
-func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts Options) error {
+func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts module.Options) error {
 	oxr := req.GetObserved().GetComposite().GetResource()
 	x, errs := xr.Decode(oxr)
 	observed := observedResources(req)
@@ -60,13 +53,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts Optio
 		return err
 	}
 	if res.Require {
-		if rsp.Requirements == nil {
-			rsp.Requirements = &fnv1.Requirements{}
-		}
-		if rsp.Requirements.Resources == nil {
-			rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
-		}
-		rsp.Requirements.Resources[envcfg.FallbackRequirementName] = envcfg.Selector()
+		module.Require(rsp, envcfg.FallbackRequirementName, envcfg.Selector())
 	}
 	if res.Env == nil {
 		// Crossplane calls again with the EnvironmentConfigs. Should this
@@ -79,6 +66,23 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts Optio
 	env := res.Env
 
 	plan, errs := platform.Build(x, env, cloud.Traits)
+	var eval *budget.Evaluation
+	if b := plan.Budget; b != nil {
+		sp := budget.Find(req, x.Parameters.Budget.SpendRef, x.Namespace)
+		if sp.Require != nil {
+			module.Require(rsp, budget.RequirementName, sp.Require)
+		}
+		if !sp.Known && sp.Warning != "" {
+			warnings = append(warnings, "budget: "+sp.Warning+"; nothing is paused")
+		}
+		e := budget.Evaluate(b.LimitUSD, b.Thresholds, plan.BudgetEnforcement, sp, x.Deleting)
+		eval = &e
+		if e.Paused {
+			plan.Pause()
+		}
+	}
+	estimate, eerrs := plan.Estimate(env)
+	errs = append(errs, eerrs...)
 	if cloud.Validate != nil {
 		errs = append(errs, cloud.Validate(x, env, plan)...)
 	}
@@ -111,35 +115,19 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts Optio
 	for _, name := range slices.Sorted(maps.Keys(st.retired)) {
 		response.Normalf(rsp, "Removing composed resource %q: %s", name, st.retired[name]).TargetCompositeAndClaim()
 	}
-	warn(rsp, x, warnings)
+	module.Warn(rsp, object.Strings(x.Status, "warnings"), warnings)
 
 	conds := conditions(plan, st)
-	if err := writeStatus(req, rsp, x, plan, st, warnings); err != nil {
+	if eval != nil {
+		conds = append(conds, budgetCondition(*eval, st))
+	}
+	if err := writeStatus(req, rsp, x, plan, st, statusExtras{warnings: warnings, estimate: estimate, budget: eval}); err != nil {
 		return err
 	}
-	setConditions(rsp, x, conds)
+	module.SetConditions(rsp, x.Conditions, conds)
 
-	ttl := opts.TTLReady
-	if !st.allReady() {
-		ttl = opts.TTLConverging
-	}
-	rsp.Meta.Ttl = durationpb.New(ttl)
+	rsp.Meta.Ttl = durationpb.New(opts.TTL(st.allReady()))
 	return nil
-}
-
-// warn emits a Warning event for each warning the XR's status does not list
-// yet. The status lists every current warning, so a warning that persists
-// is reported once, not on every reconcile.
-func warn(rsp *fnv1.RunFunctionResponse, x *xr.Composite, warnings []string) {
-	known := map[string]bool{}
-	for _, w := range object.Strings(x.Status, "warnings") {
-		known[w] = true
-	}
-	for _, w := range warnings {
-		if !known[w] {
-			response.Warning(rsp, fmt.Errorf("%s", w)).TargetCompositeAndClaim()
-		}
-	}
 }
 
 // invalid reports bad input: every error with its field path.

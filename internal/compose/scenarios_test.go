@@ -25,6 +25,7 @@ type world struct {
 	observed    map[string]fntest.Object
 	connections map[string]map[string][]byte
 	desired     map[string]fntest.Object
+	spend       []fntest.Object
 }
 
 func (w *world) request() fntest.Request {
@@ -36,6 +37,7 @@ func (w *world) request() fntest.Request {
 		Observed:           w.observed,
 		Connections:        w.connections,
 		Desired:            w.desired,
+		Spend:              w.spend,
 	}
 }
 
@@ -296,6 +298,17 @@ func envWithout(key string) func(*world) {
 			out = append(out, e)
 		}
 		w.envs = out
+	}
+}
+
+// spendUSD sets the month-to-date spend the budget's spend ConfigMap holds.
+func spendUSD(v string) func(*world) {
+	return func(w *world) {
+		w.spend = []fntest.Object{{
+			"apiVersion": "v1", "kind": "ConfigMap",
+			"metadata": map[string]any{"name": "spend", "namespace": "team-edge", "labels": map[string]any{"platform.example.org/spend": "true"}},
+			"data":     map[string]any{"spentUsd": v},
+		}}
 	}
 }
 
@@ -584,6 +597,24 @@ func TestScenarios(t *testing.T) {
 						t.Errorf("got %d Warning results for a warning the status already lists, want 0", n)
 					}
 				}},
+			},
+		},
+		"BudgetPausedAndUnpaused": {
+			reason: "An exhausted budget with enforcement holds the pools at their floor without removing anything; spend back under the limit, or deleting the XR, releases them.",
+			xr: fntest.AzureXR(fntest.Set("spec.parameters.budget", map[string]any{
+				"limitUsd": 1000.0, "enforcement": "enabled",
+				"spendRef": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "spend", "fieldPath": "data.spentUsd"},
+			})),
+			steps: []step{
+				{name: "converge within budget", world: spendUSD("100"), converge: true, check: field("nodepool-general", "spec.forProvider.maxCount", 4)},
+				{name: "budget exhausted", world: spendUSD("1000"), check: all(
+					field("nodepool-general", "spec.forProvider.maxCount", 2), field("nodepool-general", "spec.forProvider.minCount", 2),
+					field("nodepool-gpu", "spec.forProvider.maxCount", 1), field("nodepool-gpu", "spec.forProvider.minCount", 0),
+					condition("BudgetOK", "FALSE", "BudgetExhausted"),
+				)},
+				{name: "spend back under", world: spendUSD("10"), check: all(field("nodepool-general", "spec.forProvider.maxCount", 4), condition("BudgetOK", "TRUE", "WithinBudget"))},
+				{name: "exhausted again", world: spendUSD("5000"), check: field("nodepool-general", "spec.forProvider.maxCount", 2)},
+				{name: "XR deleted", world: func(w *world) { fntest.Set("metadata.deletionTimestamp", "2026-11-21T10:00:00Z")(w.xr) }, hold: true, check: field("nodepool-general", "spec.forProvider.maxCount", 4)},
 			},
 		},
 		"EventsOnTransitionsOnly": {

@@ -5,9 +5,10 @@ import (
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -37,18 +38,10 @@ var notRequested = map[string]string{
 	platform.ConditionDNSReady: "No DNS zones requested: set spec.parameters.domain (and createDnsZones) to get them",
 }
 
-// condition is one XR condition.
-type condition struct {
-	Type    string
-	Status  bool
-	Reason  string
-	Message string
-}
-
 // conditions derives the XR's custom conditions from the readiness of the
 // resources of each group.
-func conditions(plan *platform.Plan, st *state) []condition {
-	out := make([]condition, 0, len(conditionTypes))
+func conditions(plan *platform.Plan, st *state) []module.Condition {
+	out := make([]module.Condition, 0, len(conditionTypes))
 	for _, typ := range conditionTypes {
 		var members, synced, held, creating []string
 		for _, rd := range st.rendered {
@@ -67,10 +60,10 @@ func conditions(plan *platform.Plan, st *state) []condition {
 				creating = append(creating, rd.Name)
 			}
 		}
-		c := condition{Type: typ}
+		c := module.Condition{Type: typ, Status: module.StatusFalse}
 		switch {
 		case len(members) == 0:
-			c.Status, c.Reason = true, ReasonNotRequested
+			c.Status, c.Reason = module.StatusTrue, ReasonNotRequested
 			c.Message = firstNonEmpty(notRequested[typ], "Nothing to compose")
 		case len(synced) > 0:
 			c.Reason, c.Message = ReasonReconcileError, "The provider cannot reconcile "+list(synced)
@@ -79,7 +72,7 @@ func conditions(plan *platform.Plan, st *state) []condition {
 		case len(creating) > 0:
 			c.Reason, c.Message = ReasonCreating, "Not ready yet: "+list(creating)
 		default:
-			c.Status, c.Reason = true, ReasonAvailable
+			c.Status, c.Reason = module.StatusTrue, ReasonAvailable
 			c.Message = fmt.Sprintf("All %d composed resources are ready", len(members))
 		}
 		out = append(out, c)
@@ -96,37 +89,31 @@ func list(items []string) string {
 	return fmt.Sprintf("%s; and %d more", strings.Join(items[:most], "; "), len(items)-most)
 }
 
-// setConditions sets the custom conditions on the XR (and its claim), and
-// emits an event only for a condition that changed since the last reconcile.
-func setConditions(rsp *fnv1.RunFunctionResponse, x *xr.Composite, conds []condition) {
-	prev := make(map[string]object.Condition, len(x.Conditions))
-	for _, c := range x.Conditions {
-		prev[c.Type] = c
-	}
-	for _, c := range conds {
-		var opt *response.ConditionOption
-		if c.Status {
-			opt = response.ConditionTrue(rsp, c.Type, c.Reason)
-		} else {
-			opt = response.ConditionFalse(rsp, c.Type, c.Reason)
-		}
-		opt.WithMessage(c.Message).TargetCompositeAndClaim()
-
-		status := "False"
-		if c.Status {
-			status = "True"
-		}
-		if p, ok := prev[c.Type]; ok && p.Status == status && p.Reason == c.Reason {
-			continue
-		}
-		response.Normalf(rsp, "%s is %s (%s): %s", c.Type, status, c.Reason, c.Message).WithReason(c.Type).TargetCompositeAndClaim()
-	}
-}
-
 // writeStatus sets the XR's status fields. A field the observed resources
 // cannot fill this time keeps its last value, so that a flapping provider
 // does not blank the XR's status.
-func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Composite, plan *platform.Plan, st *state, warnings []string) error {
+// statusExtras are the status fields that do not come from composed
+// resources.
+type statusExtras struct {
+	warnings []string
+	estimate platform.Estimate
+	budget   *budget.Evaluation
+}
+
+// budgetCondition is the BudgetOK condition. A cloud without a budget kind
+// (GCP) renders no budget resource, which the message says.
+func budgetCondition(e budget.Evaluation, st *state) module.Condition {
+	c := e.Condition()
+	for _, rd := range st.rendered {
+		if rd.Condition == platform.ConditionBudgetOK {
+			return c
+		}
+	}
+	c.Message += "; no cloud budget resource is composed: this cloud's provider has no budget kind, so only the estimate and the spend checks apply"
+	return c
+}
+
+func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Composite, plan *platform.Plan, st *state, extra statusExtras) error {
 	var out registry.Outputs
 	for _, rd := range st.rendered {
 		if rd.Outputs != nil && st.observed[rd.Name] != nil {
@@ -165,8 +152,12 @@ func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x 
 		})
 	}
 	status["nodePools"] = pools
-	if len(warnings) > 0 {
-		status["warnings"] = object.FromStrings(warnings)
+	status["estimatedMonthlyUsd"] = map[string]any{"min": extra.estimate.Min, "max": extra.estimate.Max}
+	if extra.budget != nil {
+		status["budget"] = extra.budget.Status()
+	}
+	if len(extra.warnings) > 0 {
+		status["warnings"] = object.FromStrings(extra.warnings)
 	}
 
 	s, err := structpb.NewStruct(map[string]any{"status": status})

@@ -53,10 +53,16 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 	if err := os.MkdirAll(out, 0o750); err != nil {
 		return err
 	}
+	// crossplane render takes one folder of required resources: the
+	// EnvironmentConfigs and the spend objects.
+	required := filepath.Join(filepath.Dir(out), "required")
+	if err := gather(required, "examples/envconfigs", "examples/spend"); err != nil {
+		return err
+	}
 	failed := 0
 	rendered := 0
 	for _, xr := range xrs {
-		if strings.HasPrefix(xr, "examples/envconfigs/") {
+		if strings.HasPrefix(xr, "examples/envconfigs/") || strings.HasPrefix(xr, "examples/spend/") {
 			continue
 		}
 		o, err := readFirst(xr)
@@ -81,7 +87,7 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 				continue
 			}
 			args := []string{"render", xr, comp, "examples/functions.yaml",
-				"--required-resources=examples/envconfigs", "--include-full-xr"}
+				"--required-resources=" + required, "--include-full-xr"}
 			if obs != "" {
 				args = append(args, "--observed-resources="+obs)
 			}
@@ -163,6 +169,32 @@ func apis(dir string) (map[typeRef]string, map[typeRef]string, error) {
 		return nil
 	})
 	return comps, xrds, err
+}
+
+// gather copies the YAML files of the supplied folders into dst.
+func gather(dst string, dirs ...string) error {
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o750); err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		files, err := filepath.Glob(filepath.Join(d, "*.yaml"))
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f) //nolint:gosec // paths under examples
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dst, filepath.Base(d)+"-"+filepath.Base(f)), b, 0o600); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func dirs(root string) []string {

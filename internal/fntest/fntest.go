@@ -20,6 +20,7 @@ import (
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/simulate"
 )
@@ -105,6 +106,9 @@ type Request struct {
 	// Fetched delivers EnvironmentConfigs as the answer to the function's
 	// own requirement instead.
 	Fetched bool
+	// Spend are delivered like the shipped Composition's step-level
+	// requirement for spend ConfigMaps does: those labelled as spend.
+	Spend []Object
 	// Context is the pipeline context.
 	Context Object
 	// Desired are composed resources desired by earlier steps.
@@ -166,6 +170,21 @@ func (r Request) Proto() (*fnv1.RunFunctionRequest, error) {
 			items.Items = append(items.Items, res)
 		}
 		req.RequiredResources[key] = items
+	}
+	if r.Spend != nil {
+		items := &fnv1.Resources{}
+		for _, o := range r.Spend {
+			labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
+			if o["kind"] != "ConfigMap" || labels[budget.LabelSpend] != "true" {
+				continue
+			}
+			res, err := resource(o)
+			if err != nil {
+				return nil, err
+			}
+			items.Items = append(items.Items, res)
+		}
+		req.RequiredResources[budget.StepRequirementName] = items
 	}
 	for k, objs := range r.Extra {
 		items := &fnv1.Resources{}

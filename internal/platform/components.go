@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"strings"
 	"unicode"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 )
 
 // Kind names a kind of Component. Each cloud registers one implementation
@@ -34,7 +36,7 @@ const (
 	ConditionNodePoolsReady = "NodePoolsReady"
 	ConditionAddonsReady    = "AddonsReady"
 	ConditionDNSReady       = "DnsReady"
-	ConditionBudgetOK       = "BudgetOK"
+	ConditionBudgetOK       = budget.ConditionBudgetOK
 )
 
 // A Component is one thing the platform wants, such as "a network with these

@@ -24,16 +24,9 @@ const (
 	DefaultIngressReplicas       = 2
 	DefaultIngressInternal       = true
 
-	DefaultBudgetPeriod      = "Monthly"
-	DefaultBudgetEnforcement = "monitor-only"
-
 	// ChartMonitoring is the chart that monitoring.enabled switches.
 	ChartMonitoring = "kube-prometheus-stack"
 )
-
-// DefaultBudgetThresholds are the notification thresholds, in percent of
-// the limit, when the XR names none.
-var DefaultBudgetThresholds = []float64{50, 80, 100}
 
 // ChartSpec is one entry of the chart catalog.
 type ChartSpec struct {

@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -100,14 +101,14 @@ func Build(x *xr.Composite, env *envcfg.Env, traits Traits) (*Plan, field.ErrorL
 		p.Budget = &Budget{
 			Name:       x.ClusterName,
 			LimitUSD:   b.LimitUSD,
-			Period:     firstNonEmpty(b.Period, DefaultBudgetPeriod),
+			Period:     firstNonEmpty(b.Period, budget.DefaultPeriod),
 			Thresholds: b.Thresholds,
 			Contacts:   b.Contacts,
 		}
 		if len(p.Budget.Thresholds) == 0 {
-			p.Budget.Thresholds = DefaultBudgetThresholds
+			p.Budget.Thresholds = budget.DefaultThresholds
 		}
-		p.BudgetEnforcement = firstNonEmpty(b.Enforcement, DefaultBudgetEnforcement)
+		p.BudgetEnforcement = firstNonEmpty(b.Enforcement, budget.DefaultEnforcement)
 		p.Components = append(p.Components, *p.Budget)
 	}
 	return p, errs

@@ -159,12 +159,17 @@ func validateBudget(b *Budget) field.ErrorList {
 			errs = append(errs, field.Invalid(bp.Child("contacts").Index(i), c, "must be an e-mail address"))
 		}
 	}
-	if r := b.SpendRef; r != nil {
-		sp := bp.Child("spendRef")
-		for _, f := range []struct{ name, value string }{{"apiVersion", r.APIVersion}, {"kind", r.Kind}, {"name", r.Name}, {"fieldPath", r.FieldPath}} {
-			if f.value == "" {
-				errs = append(errs, field.Required(sp.Child(f.name), "needed to read the month-to-date spend"))
-			}
+	return append(errs, validateSpendRef(b.SpendRef, bp.Child("spendRef"))...)
+}
+
+func validateSpendRef(r *SpendRef, p *field.Path) field.ErrorList {
+	if r == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	for _, f := range []struct{ name, value string }{{"apiVersion", r.APIVersion}, {"kind", r.Kind}, {"name", r.Name}, {"fieldPath", r.FieldPath}} {
+		if f.value == "" {
+			errs = append(errs, field.Required(p.Child(f.name), "needed to read the month-to-date spend"))
 		}
 	}
 	return errs

@@ -348,18 +348,22 @@ func (d *decoder) budget(v *structpb.Value, p *field.Path) *Budget {
 			b.Thresholds = append(b.Thresholds, *n)
 		}
 	}
-	if sv, ok := f["spendRef"]; ok && !isNull(sv) {
-		sp := p.Child("spendRef")
-		sf := d.fields(sv, sp, "apiVersion", "kind", "name", "namespace", "fieldPath")
-		b.SpendRef = &SpendRef{
-			APIVersion: d.str(sf["apiVersion"], sp.Child("apiVersion")),
-			Kind:       d.str(sf["kind"], sp.Child("kind")),
-			Name:       d.str(sf["name"], sp.Child("name")),
-			Namespace:  d.str(sf["namespace"], sp.Child("namespace")),
-			FieldPath:  d.str(sf["fieldPath"], sp.Child("fieldPath")),
-		}
-	}
+	b.SpendRef = d.spendRef(f["spendRef"], p.Child("spendRef"))
 	return b
+}
+
+func (d *decoder) spendRef(v *structpb.Value, p *field.Path) *SpendRef {
+	if v == nil || isNull(v) {
+		return nil
+	}
+	f := d.fields(v, p, "apiVersion", "kind", "name", "namespace", "fieldPath")
+	return &SpendRef{
+		APIVersion: d.str(f["apiVersion"], p.Child("apiVersion")),
+		Kind:       d.str(f["kind"], p.Child("kind")),
+		Name:       d.str(f["name"], p.Child("name")),
+		Namespace:  d.str(f["namespace"], p.Child("namespace")),
+		FieldPath:  d.str(f["fieldPath"], p.Child("fieldPath")),
+	}
 }
 
 // NormalisePoolName turns a pool key into the name used in resource names:

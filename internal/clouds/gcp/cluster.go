@@ -72,7 +72,8 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
 	minNodes, maxNodes := p.MinNodes, p.MaxNodes
 	if p.Floor != nil {
-		minNodes, maxNodes = *p.Floor, *p.Floor
+		// Held at the floor; GKE's autoscaler needs a maximum of one or more.
+		minNodes, maxNodes = *p.Floor, max(*p.Floor, 1)
 	}
 	nc := map[string]any{
 		"machineType":            p.MachineType,

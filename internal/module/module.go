@@ -1,0 +1,105 @@
+// Package module holds what every module of the function shares: its
+// options, and the ways it speaks to Crossplane beyond desired resources:
+// conditions (with events only on transitions), warnings (reported once)
+// and requirements.
+package module
+
+import (
+	"fmt"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+)
+
+// Options tune every module.
+type Options struct {
+	// TTLConverging is the response TTL while anything is not ready.
+	TTLConverging time.Duration
+	// TTLReady is the response TTL once everything is ready.
+	TTLReady time.Duration
+}
+
+// Func renders one kind of XR into a response that already carries the
+// desired state of earlier pipeline steps. An error means the desired state
+// cannot be computed: the caller returns it as a Fatal result.
+type Func func(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts Options) error
+
+// Condition statuses.
+const (
+	StatusTrue    = "True"
+	StatusFalse   = "False"
+	StatusUnknown = "Unknown"
+)
+
+// Condition is an XR condition.
+type Condition struct {
+	Type    string
+	Status  string
+	Reason  string
+	Message string
+}
+
+// SetConditions sets the conditions on the XR and its claim, and emits a
+// Normal event only for a condition whose status or reason differs from the
+// XR's observed one.
+func SetConditions(rsp *fnv1.RunFunctionResponse, observed []object.Condition, conds []Condition) {
+	prev := make(map[string]object.Condition, len(observed))
+	for _, c := range observed {
+		prev[c.Type] = c
+	}
+	for _, c := range conds {
+		var opt *response.ConditionOption
+		switch c.Status {
+		case StatusTrue:
+			opt = response.ConditionTrue(rsp, c.Type, c.Reason)
+		case StatusUnknown:
+			opt = response.ConditionUnknown(rsp, c.Type, c.Reason)
+		default:
+			opt = response.ConditionFalse(rsp, c.Type, c.Reason)
+		}
+		opt.WithMessage(c.Message).TargetCompositeAndClaim()
+		if p, ok := prev[c.Type]; ok && p.Status == c.Status && p.Reason == c.Reason {
+			continue
+		}
+		response.Normalf(rsp, "%s is %s (%s): %s", c.Type, c.Status, c.Reason, c.Message).WithReason(c.Type).TargetCompositeAndClaim()
+	}
+}
+
+// Warn emits a Warning event for each warning the XR's status.warnings does
+// not list yet. The caller lists every current warning in status.warnings, so
+// a warning that persists is reported once, not on every reconcile.
+func Warn(rsp *fnv1.RunFunctionResponse, listed []string, warnings []string) {
+	known := make(map[string]bool, len(listed))
+	for _, w := range listed {
+		known[w] = true
+	}
+	for _, w := range warnings {
+		if !known[w] {
+			response.Warning(rsp, fmt.Errorf("%s", w)).TargetCompositeAndClaim()
+		}
+	}
+}
+
+// Require asks Crossplane for the resources the selector selects, under the
+// supplied requirement name.
+func Require(rsp *fnv1.RunFunctionResponse, name string, sel *fnv1.ResourceSelector) {
+	if rsp.Requirements == nil {
+		rsp.Requirements = &fnv1.Requirements{}
+	}
+	if rsp.Requirements.Resources == nil {
+		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
+	}
+	rsp.Requirements.Resources[name] = sel
+}
+
+// TTL returns the TTL for a response whose resources are (or are not yet)
+// all ready.
+func (o Options) TTL(ready bool) time.Duration {
+	if ready {
+		return o.TTLReady
+	}
+	return o.TTLConverging
+}

@@ -1,0 +1,82 @@
+package platform
+
+import (
+	"fmt"
+	"math"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// DefaultHoursPerMonth is the hours in the average month.
+const DefaultHoursPerMonth = 730
+
+// Estimate is a monthly cost estimate in USD: the control plane plus every
+// pool at its minimum and at its maximum size.
+type Estimate struct {
+	Min float64
+	Max float64
+	// Unpriced lists the machine types the price table lacks.
+	Unpriced []string
+}
+
+// Estimate prices the plan from environment key prices: hoursPerMonth
+// (default 730), controlPlanePerHour and machineTypes.<type> (USD per node
+// hour). A missing price is named in a Warning; with budget enforcement
+// enabled it is an error, because the function would otherwise enforce a
+// budget against a figure it made up.
+func (p *Plan) Estimate(env *envcfg.Env) (Estimate, field.ErrorList) {
+	var e Estimate
+	var errs field.ErrorList
+	hours, ok := env.Float("prices", "hoursPerMonth")
+	if !ok {
+		hours = DefaultHoursPerMonth
+	}
+	cp, ok := env.Float("prices", "controlPlanePerHour")
+	if !ok {
+		env.Need("prices", "controlPlanePerHour")
+	}
+	e.Min, e.Max = cp*hours, cp*hours
+	seen := map[string]bool{}
+	for _, pool := range p.Pools {
+		price, ok := env.Float("prices", "machineTypes", pool.MachineType)
+		if !ok {
+			if !seen[pool.MachineType] {
+				seen[pool.MachineType] = true
+				e.Unpriced = append(e.Unpriced, pool.MachineType)
+				env.Need("prices", "machineTypes", pool.MachineType)
+				if p.BudgetEnforcement == xr.EnforcementEnabled && p.Budget != nil {
+					errs = append(errs, field.Required(field.NewPath("environment", "prices", "machineTypes").Key(pool.MachineType),
+						fmt.Sprintf("pool %q uses machine type %s, which has no price; budget enforcement needs a price for every machine type", pool.Key, pool.MachineType)))
+				}
+			}
+			continue
+		}
+		e.Min += price * float64(pool.MinNodes) * hours
+		e.Max += price * float64(pool.MaxNodes) * hours
+	}
+	e.Min, e.Max = math.Round(e.Min*100)/100, math.Round(e.Max*100)/100
+	return e, errs
+}
+
+// Pause holds every pool at its floor, its minimum size, while the budget
+// is exhausted: the autoscaler can no longer grow it.
+func (p *Plan) Pause() {
+	for i := range p.Pools {
+		floor := p.Pools[i].MinNodes
+		p.Pools[i].Floor = &floor
+	}
+	for i, c := range p.Components {
+		np, ok := c.(NodePool)
+		if !ok {
+			continue
+		}
+		for _, pool := range p.Pools {
+			if pool.Name == np.Name {
+				p.Components[i] = pool
+			}
+		}
+	}
+}
