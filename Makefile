@@ -28,7 +28,7 @@ FN_ADDRESS    := 127.0.0.1:9443
 FUZZ_TARGETS  := ./internal/xr:FuzzDecodeValidate ./internal/overlay:FuzzMerge ./internal/compose:FuzzRun
 FUZZTIME      ?= 10s
 
-.PHONY: all build generate test fuzz render validate tools clean
+.PHONY: all build generate test fuzz bench bench-go render validate tools clean
 
 all: build test
 
@@ -49,6 +49,15 @@ fuzz:
 		echo "fuzzing $$name in $$pkg for $(FUZZTIME)"; \
 		$(GO) test $$pkg -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) || exit 1; \
 	done
+
+# The load benchmark: the real binary and the floor over gRPC on loopback.
+bench: build
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/floor ./internal/bench/floor
+	$(GO) run ./internal/bench/loadgen -function=$(FUNCTION) -floor=$(BIN)/floor -examples=examples -out=$(OUT)/bench
+
+# The Go benchmarks: whole calls per cloud and the hot paths.
+bench-go:
+	$(GO) test ./... -run='^$$' -bench=. -benchmem
 
 tools: $(CROSSPLANE)
 

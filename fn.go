@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"runtime/debug"
@@ -11,8 +13,7 @@ import (
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
-	"github.com/crossplane/function-sdk-go/response"
+	"google.golang.org/protobuf/encoding/protojson"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
@@ -49,21 +50,19 @@ func NewFunction(log logging.Logger, opts module.Options) *Function {
 // the response. Every error, and any panic, becomes a Fatal result: Crossplane
 // then changes nothing.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, _ error) {
-	rsp = response.To(req, f.opts.TTLConverging)
+	rsp = module.NewResponse(req, f.opts.TTLConverging)
 	defer func() {
 		if r := recover(); r != nil {
 			f.log.Info("Recovered from a panic", "panic", r, "stack", string(debug.Stack()))
-			rsp = response.To(req, f.opts.TTLConverging)
-			response.Fatal(rsp, fmt.Errorf("internal error: %v", r))
+			rsp = module.NewResponse(req, f.opts.TTLConverging)
+			module.Fatal(rsp, fmt.Errorf("internal error: %v", r))
 		}
 	}()
 
-	in := &v1beta1.Input{}
-	if req.GetInput() != nil {
-		if err := request.GetInput(req, in); err != nil {
-			response.Fatal(rsp, fmt.Errorf("cannot read the step's input: %w", err))
-			return rsp, nil
-		}
+	in, err := input(req)
+	if err != nil {
+		module.Fatal(rsp, err)
+		return rsp, nil
 	}
 	opts := f.opts
 	if t := in.TTL; t != nil {
@@ -77,14 +76,33 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	run, ok := f.modules[name]
 	if !ok {
-		response.Fatal(rsp, fmt.Errorf("input module %q is not supported; supported modules: %s", in.Module, strings.Join(slices.Sorted(maps.Keys(f.modules)), ", ")))
+		module.Fatal(rsp, fmt.Errorf("input module %q is not supported; supported modules: %s", in.Module, strings.Join(slices.Sorted(maps.Keys(f.modules)), ", ")))
 		return rsp, nil
 	}
 	if err := run(req, rsp, opts); err != nil {
 		f.log.Debug("Cannot render", "xr", object.String(req.GetObserved().GetComposite().GetResource(), "metadata", "name"), "error", err)
-		response.Fatal(rsp, err)
+		module.Fatal(rsp, err)
 	}
 	return rsp, nil
+}
+
+// input decodes the step's Input. A field it does not know is an error: a
+// misspelt TTL must not go unnoticed.
+func input(req *fnv1.RunFunctionRequest) (*v1beta1.Input, error) {
+	in := &v1beta1.Input{}
+	if req.GetInput() == nil {
+		return in, nil
+	}
+	b, err := protojson.Marshal(req.GetInput())
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the step's input: %w", err)
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(in); err != nil {
+		return nil, fmt.Errorf("cannot read the step's input: %w", err)
+	}
+	return in, nil
 }
 
 func durationOr(d *metav1.Duration, def time.Duration) time.Duration {

@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/response"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -113,7 +112,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		warnings = append(warnings, fmt.Sprintf("keeping composed resource %q: %s; it is no longer rendered but the spec did not remove it", name, st.kept[name]))
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.retired)) {
-		response.Normalf(rsp, "Removing composed resource %q: %s", name, st.retired[name]).TargetCompositeAndClaim()
+		module.Normal(rsp, "ComposedResourceRemoved", "Removing composed resource %q: %s", name, st.retired[name])
 	}
 	module.Warn(rsp, object.Strings(x.Status, "warnings"), warnings)
 

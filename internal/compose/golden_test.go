@@ -8,7 +8,6 @@ import (
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/response"
 	"github.com/google/go-cmp/cmp"
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
@@ -33,9 +32,9 @@ var (
 
 // run is what fn.go does for the cluster module.
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	rsp := response.To(req, ttlConverging)
+	rsp := module.NewResponse(req, ttlConverging)
 	if err := compose.Run(req, rsp, module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
-		response.Fatal(rsp, err)
+		module.Fatal(rsp, err)
 	}
 	return rsp
 }

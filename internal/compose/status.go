@@ -140,6 +140,7 @@ func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x 
 		status["dnsNameServers"] = object.FromStrings(ns)
 	}
 
+	poolsReady := poolReadiness(st)
 	pools := make([]any, 0, len(plan.Pools))
 	for _, p := range plan.Pools {
 		pools = append(pools, map[string]any{
@@ -148,7 +149,7 @@ func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x 
 			"minNodes":    p.MinNodes,
 			"maxNodes":    p.MaxNodes,
 			"spot":        p.Spot,
-			"ready":       poolReady(st, p.Name),
+			"ready":       poolsReady[platform.PoolID(p.Name)],
 		})
 	}
 	status["nodePools"] = pools
@@ -185,20 +186,18 @@ func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x 
 	return nil
 }
 
-// poolReady reports whether every resource of a pool's component is ready.
-func poolReady(st *state, pool string) bool {
-	id := platform.PoolID(pool)
-	found := false
+// poolReadiness reports, per node pool component, whether every resource
+// of the component is composed and ready, in one pass over the resources.
+func poolReadiness(st *state) map[string]bool {
+	out := map[string]bool{}
 	for _, rd := range st.rendered {
-		if rd.Component != id {
+		if !strings.HasPrefix(rd.Component, "pool/") {
 			continue
 		}
-		found = true
-		if !st.emitted[rd.Name] || !st.ready[rd.Name] {
-			return false
-		}
+		ok, seen := out[rd.Component]
+		out[rd.Component] = (ok || !seen) && st.emitted[rd.Name] && st.ready[rd.Name]
 	}
-	return found
+	return out
 }
 
 func firstNonEmpty(s ...string) string {

@@ -5,11 +5,9 @@
 package module
 
 import (
-	"fmt"
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 )
@@ -51,20 +49,11 @@ func SetConditions(rsp *fnv1.RunFunctionResponse, observed []object.Condition, c
 		prev[c.Type] = c
 	}
 	for _, c := range conds {
-		var opt *response.ConditionOption
-		switch c.Status {
-		case StatusTrue:
-			opt = response.ConditionTrue(rsp, c.Type, c.Reason)
-		case StatusUnknown:
-			opt = response.ConditionUnknown(rsp, c.Type, c.Reason)
-		default:
-			opt = response.ConditionFalse(rsp, c.Type, c.Reason)
-		}
-		opt.WithMessage(c.Message).TargetCompositeAndClaim()
+		setCondition(rsp, c)
 		if p, ok := prev[c.Type]; ok && p.Status == c.Status && p.Reason == c.Reason {
 			continue
 		}
-		response.Normalf(rsp, "%s is %s (%s): %s", c.Type, c.Status, c.Reason, c.Message).WithReason(c.Type).TargetCompositeAndClaim()
+		Normal(rsp, c.Type, "%s is %s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
 	}
 }
 
@@ -78,7 +67,7 @@ func Warn(rsp *fnv1.RunFunctionResponse, listed []string, warnings []string) {
 	}
 	for _, w := range warnings {
 		if !known[w] {
-			response.Warning(rsp, fmt.Errorf("%s", w)).TargetCompositeAndClaim()
+			Warning(rsp, w)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/response"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
@@ -18,9 +17,9 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden file and the example's observed-resource file")
 
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	rsp := response.To(req, 15*time.Second)
+	rsp := module.NewResponse(req, 15*time.Second)
 	if err := wastegate.Run(req, rsp, module.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute}); err != nil {
-		response.Fatal(rsp, err)
+		module.Fatal(rsp, err)
 	}
 	return rsp
 }

@@ -1,0 +1,75 @@
+// Package bench holds what the performance measurements share: the floor
+// handler every figure is compared with, and the captured requests.
+package bench
+
+import (
+	"context"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	"github.com/crossplane/function-sdk-go/response"
+)
+
+// Floor is the trivial function every measurement is compared with: it
+// decodes the request the way a function written with function-sdk-go does
+// (observed XR, observed and desired composed resources), and returns a
+// desired state as large as the function's own, built through the SDK. No
+// function can do less and still read its inputs with the SDK.
+type Floor struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	// desired is the desired state to return, kept as the SDK's
+	// unstructured objects.
+	desired map[resource.Name]*resource.DesiredComposed
+	status  map[string]any
+}
+
+// NewFloor returns a floor that answers with the desired state of rsp, a
+// response of the real function to the same request.
+func NewFloor(rsp *fnv1.RunFunctionResponse) *Floor {
+	f := &Floor{desired: map[resource.Name]*resource.DesiredComposed{}}
+	for name, r := range rsp.GetDesired().GetResources() {
+		cd := composed.New()
+		cd.SetUnstructuredContent(r.GetResource().AsMap())
+		f.desired[resource.Name(name)] = &resource.DesiredComposed{Resource: cd, Ready: resource.Ready(r.GetReady())}
+	}
+	if st := rsp.GetDesired().GetComposite().GetResource().GetFields()["status"]; st != nil {
+		f.status = st.GetStructValue().AsMap()
+	}
+	return f
+}
+
+// RunFunction decodes the request with the SDK and returns the desired state.
+func (f *Floor) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	rsp := response.To(req, response.DefaultTTL)
+	if _, err := request.GetObservedCompositeResource(req); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if _, err := request.GetObservedComposedResources(req); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if _, err := request.GetDesiredComposedResources(req); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if err := response.SetDesiredComposedResources(rsp, f.desired); err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	dxr, err := request.GetDesiredCompositeResource(req)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if f.status != nil {
+		_ = dxr.Resource.SetValue("status", f.status)
+	}
+	if err := response.SetDesiredCompositeResource(rsp, dxr); err != nil {
+		response.Fatal(rsp, err)
+	}
+	return rsp, nil
+}

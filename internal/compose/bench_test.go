@@ -1,0 +1,55 @@
+package compose_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// BenchmarkPlanAndRender plans an example XR and runs the registry's three
+// layers over it, per cloud: the rendering work of a reconcile without the
+// protocol around it.
+func BenchmarkPlanAndRender(b *testing.B) {
+	for _, cloud := range []string{"gcp", "aws", "azure"} {
+		b.Run(cloud, func(b *testing.B) {
+			req, err := fntest.Request{
+				XR:                 fntest.MustLoad(filepath.Join(examples, cloud, "cluster.yaml"))[0],
+				EnvironmentConfigs: envs,
+				Observed:           fntest.ObservedFile(filepath.Join(examples, cloud, "observed", "cluster.yaml")),
+			}.Proto()
+			if err != nil {
+				b.Fatal(err)
+			}
+			x, errs := xr.Decode(req.GetObserved().GetComposite().GetResource())
+			if len(errs) > 0 {
+				b.Fatal(errs)
+			}
+			res, err := envcfg.Resolve(req, x.Cloud, x.PlaneType)
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, _ := registry.Lookup(cloud)
+			observed := map[string]*structpb.Struct{}
+			for n, r := range req.GetObserved().GetResources() {
+				observed[n] = r.GetResource()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				plan, errs := platform.Build(x, res.Env, c.Traits)
+				if len(errs) > 0 {
+					b.Fatal(errs)
+				}
+				if _, err := c.Render(registry.NewContext(x, res.Env, c, plan, observed), plan.Components); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
