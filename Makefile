@@ -28,7 +28,11 @@ FN_ADDRESS    := 127.0.0.1:9443
 FUZZ_TARGETS  := ./internal/xr:FuzzDecodeValidate ./internal/overlay:FuzzMerge ./internal/compose:FuzzRun
 FUZZTIME      ?= 10s
 
-.PHONY: all build generate test fuzz bench bench-go render validate tools clean
+# The package: an xpkg with the runtime image embedded, built without Docker.
+XPKG          := $(OUT)/function-cluster-platform.xpkg
+ARCH          ?= $(shell $(GO) env GOARCH)
+
+.PHONY: all build generate test fuzz bench bench-go render validate xpkg tools clean
 
 all: build test
 
@@ -58,6 +62,21 @@ bench: build
 # The Go benchmarks: whole calls per cloud and the hot paths.
 bench-go:
 	$(GO) test ./... -run='^$$' -bench=. -benchmem
+
+# The static binary, an OCI runtime image tarball assembled from it by
+# internal/tools/xpkg (following the Dockerfile's final stage), and
+# crossplane xpkg build embedding it; then a check of the package's contents.
+xpkg: $(CROSSPLANE)
+	mkdir -p $(OUT)/xpkg/examples
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) $(GO) build -trimpath -ldflags='-s -w' -o $(OUT)/xpkg/function .
+	cd internal/tools && $(GO) run ./xpkg image --dockerfile=../../Dockerfile --binary=../../$(OUT)/xpkg/function \
+		--arch=$(ARCH) --out=../../$(OUT)/xpkg/image.tar
+	rm -f $(OUT)/xpkg/examples/*.yaml
+	for c in gcp aws azure; do cp examples/$$c/cluster.yaml $(OUT)/xpkg/examples/$$c-cluster.yaml; done
+	cp examples/budget/workloads.yaml $(OUT)/xpkg/examples/
+	$(CROSSPLANE) xpkg build --package-root=package --examples-root=$(OUT)/xpkg/examples \
+		--embed-runtime-image-tarball=$(OUT)/xpkg/image.tar --package-file=$(XPKG)
+	cd internal/tools && $(GO) run ./xpkg check --package=../../$(XPKG)
 
 tools: $(CROSSPLANE)
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	function "github.com/crossplane/function-sdk-go"
+	grpcprometheus "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"google.golang.org/grpc/health"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 
@@ -44,7 +45,8 @@ func (c *CLI) Run() error {
 		function.Insecure(c.Insecure),
 		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024),
 		function.WithHealthServer(hs),
-		function.WithMetricsServer(c.MetricsAddress))
+		function.WithMetricsServer(c.MetricsAddress),
+		function.WithMetricsServerOpts(grpcprometheus.WithServerHandlingTimeHistogram()))
 }
 
 func main() {

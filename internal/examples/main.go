@@ -30,9 +30,17 @@ func main() {
 		cache      = flag.String("cache-dir", "_output/validate-cache", "crossplane beta validate cache, holding Crossplane's own schemas")
 		image      = flag.String("crossplane-image", "", "the Crossplane image whose schemas the cache holds, e.g. xpkg.crossplane.io/crossplane/crossplane:v2.2.1")
 		validate   = flag.Bool("validate", false, "validate every render")
+		static     = flag.String("static", "examples/install", "comma-separated folders of manifests validated as they are")
 	)
 	flag.Parse()
 	if err := run(*crossplane, *out, *crds, *cache, *image, *validate); err != nil {
+		fmt.Fprintln(os.Stderr, "examples:", err)
+		os.Exit(1)
+	}
+	if !*validate {
+		return
+	}
+	if err := validateStatic(*crossplane, *crds, *cache, *image, strings.Split(*static, ",")); err != nil {
 		fmt.Fprintln(os.Stderr, "examples:", err)
 		os.Exit(1)
 	}
@@ -41,7 +49,11 @@ func main() {
 type typeRef struct{ apiVersion, kind string }
 
 func run(crossplane, out, crds, cache, image string, validate bool) error {
-	comps, xrds, err := apis("apis")
+	available, err := functions("examples/functions.yaml")
+	if err != nil {
+		return err
+	}
+	comps, xrds, err := apis("apis", available)
 	if err != nil {
 		return err
 	}
@@ -139,9 +151,50 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 	return nil
 }
 
-// apis finds every Composition (by compositeTypeRef) and XRD (by the types
-// it defines) under dir.
-func apis(dir string) (map[typeRef]string, map[typeRef]string, error) {
+// validateStatic validates manifests that are not rendered, such as the
+// install manifests, against the same schemas.
+func validateStatic(crossplane, crds, cache, image string, folders []string) error {
+	for _, d := range folders {
+		args := []string{"beta", "validate", strings.Join(append(dirs(crds), "apis"), ","), d, "--cache-dir=" + cache, "--skip-success-results"}
+		if image != "" {
+			args = append(args, "--crossplane-image="+image)
+		}
+		var out bytes.Buffer
+		v := exec.Command(crossplane, args...) //nolint:gosec // our own CLI
+		v.Stdout, v.Stderr = &out, &out
+		err := v.Run()
+		summary := lastLine(out.String())
+		fmt.Printf("validated %-42s %s\n", d, summary)
+		if err != nil || !strings.Contains(summary, " 0 missing schemas") || !strings.Contains(summary, " 0 failure cases") {
+			fmt.Print(out.String())
+			return fmt.Errorf("%s failed validation", d)
+		}
+	}
+	return nil
+}
+
+// functions lists the functions of a functions file.
+func functions(path string) (map[string]bool, error) {
+	b, err := os.ReadFile(path) //nolint:gosec // the examples' functions file
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, doc := range bytes.Split(b, []byte("\n---")) {
+		o := map[string]any{}
+		if err := yaml.Unmarshal(doc, &o); err != nil {
+			return nil, err
+		}
+		if md, ok := o["metadata"].(map[string]any); ok {
+			out[str(md, "name")] = true
+		}
+	}
+	return out, nil
+}
+
+// apis finds every Composition (by compositeTypeRef) whose functions are all
+// available, and every XRD (by the types it defines), under dir.
+func apis(dir string, available map[string]bool) (map[typeRef]string, map[typeRef]string, error) {
 	comps := map[typeRef]string{}
 	xrds := map[typeRef]string{}
 	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
@@ -155,6 +208,12 @@ func apis(dir string) (map[typeRef]string, map[typeRef]string, error) {
 		spec, _ := o["spec"].(map[string]any)
 		switch str(o, "kind") {
 		case "Composition":
+			for _, st := range spec["pipeline"].([]any) {
+				fr, _ := st.(map[string]any)["functionRef"].(map[string]any)
+				if !available[str(fr, "name")] {
+					return nil // needs a function crossplane render cannot run here
+				}
+			}
 			ref, _ := spec["compositeTypeRef"].(map[string]any)
 			t := typeRef{str(ref, "apiVersion"), str(ref, "kind")}
 			if _, dup := comps[t]; !dup {

@@ -84,10 +84,11 @@ func Generate(dir string) (map[string][]byte, error) {
 		"kind":       "CompositeResourceDefinition",
 		"metadata":   map[string]any{"name": LegacyPlural + "." + LegacyGroup},
 		"spec": map[string]any{
-			"group":      LegacyGroup,
-			"names":      map[string]any{"kind": LegacyKind, "plural": LegacyPlural, "categories": spec["names"].(map[string]any)["categories"]},
-			"claimNames": map[string]any{"kind": ClaimKind, "plural": ClaimPlural},
-			"versions":   spec["versions"],
+			"group":                 LegacyGroup,
+			"names":                 map[string]any{"kind": LegacyKind, "plural": LegacyPlural, "categories": spec["names"].(map[string]any)["categories"]},
+			"claimNames":            map[string]any{"kind": ClaimKind, "plural": ClaimPlural},
+			"defaultCompositionRef": map[string]any{"name": LegacyCompositon},
+			"versions":              spec["versions"],
 		},
 	}
 

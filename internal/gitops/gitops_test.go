@@ -1,0 +1,258 @@
+package gitops
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds" // the clouds the form offers
+	"github.com/seed-6471616d/function-cluster-platform/internal/compose"
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+)
+
+const root = "../.."
+
+func load(t *testing.T, path string) fntest.Object {
+	t.Helper()
+	objs, err := fntest.Load(filepath.Join(root, path))
+	if err != nil || len(objs) == 0 {
+		t.Fatalf("cannot load %s: %v", path, err)
+	}
+	return objs[0]
+}
+
+// dig walks a schema by property names; "*" enters additionalProperties.
+func dig(schema map[string]any, path ...string) map[string]any {
+	cur := schema
+	for _, p := range path {
+		if p == "*" {
+			cur, _ = cur["additionalProperties"].(map[string]any)
+			continue
+		}
+		props, _ := cur["properties"].(map[string]any)
+		cur, _ = props[p].(map[string]any)
+	}
+	return cur
+}
+
+// TestBackstageForm checks that every field of the Backstage template's
+// form exists in the XRD with the same type, enum, pattern and bounds, and
+// that fields the XRD cannot constrain (labels) offer only what the function
+// accepts.
+func TestBackstageForm(t *testing.T) {
+	xrd := load(t, "apis/cluster/definition.yaml")
+	schema := xrd["spec"].(map[string]any)["versions"].([]any)[0].(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)
+	params := []string{"spec", "parameters"}
+	// Where each form field goes in the XR.
+	xrdPath := map[string][]string{
+		"location":    append(params, "location"),
+		"version":     append(params, "version"),
+		"domain":      append(params, "domain"),
+		"size":        append(params, "pools", "*", "size"),
+		"minNodes":    append(params, "pools", "*", "minNodes"),
+		"maxNodes":    append(params, "pools", "*", "maxNodes"),
+		"limitUsd":    append(params, "budget", "limitUsd"),
+		"enforcement": append(params, "budget", "enforcement"),
+	}
+	labels := map[string]bool{"cloud": true, "planeId": true, "planeType": true}
+
+	tmpl := load(t, "examples/gitops/backstage/template.yaml")
+	seen := map[string]bool{}
+	for _, page := range tmpl["spec"].(map[string]any)["parameters"].([]any) {
+		for name, f := range page.(map[string]any)["properties"].(map[string]any) {
+			field := f.(map[string]any)
+			seen[name] = true
+			switch {
+			case name == "name":
+				// metadata.name, the cloud name every cloud layer checks.
+				if field["pattern"] != "^[a-z]([-a-z0-9]*[a-z0-9])?$" || field["maxLength"] != 40.0 {
+					t.Errorf("form field name: pattern %v, maxLength %v; want the cluster name rule of every cloud (^[a-z]([-a-z0-9]*[a-z0-9])?$, 40)", field["pattern"], field["maxLength"])
+				}
+			case name == "cloud":
+				if diff := cmp.Diff(registry.Clouds(), strings.Fields(strings.Trim(fmt.Sprint(field["enum"]), "[]"))); diff != "" {
+					t.Errorf("form field cloud: enum must be the registered clouds: -want, +got:\n%s", diff)
+				}
+			case labels[name]:
+				// A label the XRD does not constrain.
+			default:
+				p, ok := xrdPath[name]
+				if !ok {
+					t.Errorf("form field %s has no place in the XRD", name)
+					continue
+				}
+				x := draft07(dig(schema, p...))
+				if x == nil {
+					t.Errorf("form field %s: %s is not in the XRD", name, strings.Join(p, "."))
+					continue
+				}
+				for _, k := range []string{"type", "enum", "pattern", "minimum", "exclusiveMinimum", "maximum", "minLength", "maxLength"} {
+					if x[k] == nil {
+						continue
+					}
+					if diff := cmp.Diff(x[k], field[k]); diff != "" {
+						t.Errorf("form field %s: %s differs from the XRD's %s: -xrd, +form:\n%s", name, k, strings.Join(p, "."), diff)
+					}
+				}
+				if name == "size" {
+					checkSizes(t, field, x)
+				}
+			}
+		}
+	}
+	for name := range xrdPath {
+		if !seen[name] {
+			t.Errorf("the form lacks field %s", name)
+		}
+	}
+}
+
+// draft07 turns an OpenAPI 3.0 bound (minimum with a boolean
+// exclusiveMinimum), as XRDs write it, into the JSON Schema draft-07 form
+// Backstage's forms use (exclusiveMinimum as the number).
+func draft07(s map[string]any) map[string]any {
+	if s == nil || s["exclusiveMinimum"] != true {
+		return s
+	}
+	out := maps.Clone(s)
+	out["exclusiveMinimum"] = out["minimum"]
+	delete(out, "minimum")
+	return out
+}
+
+// checkSizes checks that every size the form offers matches the XRD's
+// pattern and is a size class of every cloud's example EnvironmentConfig.
+func checkSizes(t *testing.T, field, xrd map[string]any) {
+	t.Helper()
+	re := regexp.MustCompile(xrd["pattern"].(string))
+	for _, s := range field["enum"].([]any) {
+		if !re.MatchString(s.(string)) {
+			t.Errorf("form size %q does not match the XRD's pattern %s", s, re)
+		}
+		for _, cloud := range registry.Clouds() {
+			env := load(t, "examples/envconfigs/cloud-"+cloud+".yaml")
+			sizes := env["data"].(map[string]any)["sizes"].(map[string]any)
+			if _, ok := sizes[s.(string)]; !ok {
+				t.Errorf("form size %q is not a size class of cloud %s (%v)", s, cloud, slices.Sorted(maps.Keys(sizes)))
+			}
+		}
+	}
+}
+
+// TestArgoApplications checks the Argo CD Applications: each syncs a path
+// that exists, the waves order the function before the APIs before the
+// environment before the XRs, and the XRs skip the dry run of kinds that do
+// not exist yet.
+func TestArgoApplications(t *testing.T) {
+	rootApp := load(t, "examples/gitops/argocd/root.yaml")
+	apps, err := fntest.Load(filepath.Join(root, rootApp["spec"].(map[string]any)["source"].(map[string]any)["path"].(string)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waves := map[string]int{}
+	for _, a := range append(apps, rootApp) {
+		if a["apiVersion"] != "argoproj.io/v1alpha1" || a["kind"] != "Application" {
+			t.Errorf("not an Argo CD Application: %v %v", a["apiVersion"], a["kind"])
+			continue
+		}
+		meta := a["metadata"].(map[string]any)
+		spec := a["spec"].(map[string]any)
+		src := spec["source"].(map[string]any)
+		if fi, err := os.Stat(filepath.Join(root, src["path"].(string))); err != nil || !fi.IsDir() {
+			t.Errorf("Application %s syncs %s, which is not a folder of the repository", meta["name"], src["path"])
+		}
+		if spec["destination"] == nil || spec["project"] == nil {
+			t.Errorf("Application %s needs a destination and a project", meta["name"])
+		}
+		if a, ok := meta["annotations"].(map[string]any); ok {
+			w, err := strconv.Atoi(a["argocd.argoproj.io/sync-wave"].(string))
+			if err != nil {
+				t.Errorf("Application %s: sync wave: %v", meta["name"], err)
+			}
+			waves[src["path"].(string)] = w
+		}
+	}
+	want := []string{"examples/install", "apis", "examples/envconfigs", "examples/gitops/clusters"}
+	got := slices.SortedFunc(maps.Keys(waves), func(a, b string) int { return waves[a] - waves[b] })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("sync order of the synced paths: -want, +got:\n%s", diff)
+	}
+	for _, a := range apps {
+		if a["spec"].(map[string]any)["source"].(map[string]any)["path"] != "examples/gitops/clusters" {
+			continue
+		}
+		opts := fmt.Sprint(a["spec"].(map[string]any)["syncPolicy"].(map[string]any)["syncOptions"])
+		if !strings.Contains(opts, "SkipDryRunOnMissingResource=true") {
+			t.Errorf("the XRs' Application must skip the dry run of kinds that do not exist yet; syncOptions: %s", opts)
+		}
+	}
+}
+
+// TestScaffoldedClusters renders the XRs of the GitOps folder and what the
+// Backstage skeleton scaffolds from the form's defaults: each must render a
+// platform without a Fatal.
+func TestScaffoldedClusters(t *testing.T) {
+	envs := fntest.MustLoad(filepath.Join(root, "examples/envconfigs"))
+	xrs := fntest.MustLoad(filepath.Join(root, "examples/gitops/clusters"))
+	skeleton, err := os.ReadFile(filepath.Join(root, "examples/gitops/backstage/skeleton/${{ values.name }}.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cloud := range registry.Clouds() {
+		values := map[string]string{
+			"name": "scaffolded", "cloud": cloud, "planeType": "production", "version": "1.33",
+			"domain": "scaffolded.example.com", "size": "medium", "minNodes": "3", "maxNodes": "10",
+			"limitUsd": "2500", "enforcement": "monitor-only",
+			"planeId":  map[string]string{"gcp": "scaffold-project", "aws": "123456789012", "azure": "00000000-0000-0000-0000-000000000000"}[cloud],
+			"location": map[string]string{"gcp": "europe-west4", "aws": "eu-west-1", "azure": "westeurope"}[cloud],
+		}
+		objs, err := fntest.Parse([]byte(scaffold(string(skeleton), values)))
+		if err != nil {
+			t.Fatalf("the skeleton for %s does not render YAML: %v", cloud, err)
+		}
+		xrs = append(xrs, objs...)
+	}
+	for _, xr := range xrs {
+		name := fmt.Sprintf("%s/%s", xr["metadata"].(map[string]any)["labels"].(map[string]any)["cloud"], xr["metadata"].(map[string]any)["name"])
+		t.Run(name, func(t *testing.T) {
+			req, err := fntest.Request{XR: xr, EnvironmentConfigs: envs}.Proto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rsp := module.NewResponse(req, 0)
+			if err := compose.Run(req, rsp, module.Options{}); err != nil {
+				t.Fatalf("%s does not render: %v", name, err)
+			}
+			if len(rsp.GetDesired().GetResources()) == 0 {
+				t.Errorf("%s renders nothing", name)
+			}
+		})
+	}
+}
+
+var (
+	reValue = regexp.MustCompile(`\$\{\{ values\.(\w+) \}\}`)
+	reIf    = regexp.MustCompile(`(?s)\{%- if values\.(\w+) %\}(.*?)\{%- endif %\}`)
+)
+
+// scaffold renders the skeleton the way the template's fetch:template step
+// does, for the subset of Nunjucks it uses.
+func scaffold(s string, values map[string]string) string {
+	s = reIf.ReplaceAllStringFunc(s, func(m string) string {
+		g := reIf.FindStringSubmatch(m)
+		if values[g[1]] == "" {
+			return ""
+		}
+		return g[2]
+	})
+	return reValue.ReplaceAllStringFunc(s, func(m string) string { return values[reValue.FindStringSubmatch(m)[1]] })
+}
