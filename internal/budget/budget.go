@@ -207,9 +207,6 @@ func round(v float64, decimals int) float64 {
 	return math.Round(v*p) / p
 }
 
-// Round2 rounds an amount to cents.
-func Round2(v float64) float64 { return round(v, 2) }
-
 func nsName(ns, name string) string {
 	if ns == "" {
 		return name

@@ -129,22 +129,6 @@ func StringMap(s *structpb.Struct, path ...string) map[string]string {
 	return out
 }
 
-// Set sets the value at the supplied dotted path of the object, creating
-// intermediate objects as needed. It replaces intermediate values that are not
-// objects.
-func Set(o Object, path string, v any) {
-	parts := strings.Split(path, ".")
-	for _, p := range parts[:len(parts)-1] {
-		next, ok := o[p].(map[string]any)
-		if !ok {
-			next = map[string]any{}
-			o[p] = next
-		}
-		o = next
-	}
-	o[parts[len(parts)-1]] = v
-}
-
 // Lookup returns the value at the supplied dotted path of the object.
 func Lookup(o Object, path string) (any, bool) {
 	var cur any = o

@@ -63,12 +63,6 @@ func Implement[T platform.Component](c *Cloud, fn func(ctx *Context, comp T) ([]
 	}
 }
 
-// Implements reports whether the cloud implements the Component kind.
-func (c *Cloud) Implements(k platform.Kind) bool {
-	_, ok := c.impls[k]
-	return ok
-}
-
 var (
 	mu     sync.RWMutex
 	clouds = map[string]*Cloud{}

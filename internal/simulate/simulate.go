@@ -59,26 +59,38 @@ func Observe(desired map[string]any, crname string) map[string]any {
 	}
 	ann["crossplane.io/composition-resource-name"] = crname
 
+	if status := Status(obs); status != nil {
+		obs["status"] = status
+	}
+	return obs
+}
+
+// Status returns the status a provider writes once the resource, which
+// must have its name, is ready: the parameters and outputs in
+// status.atProvider, and Synced and Ready conditions. It returns nil for
+// kinds without status, such as ProviderConfigs and Usages.
+func Status(o map[string]any) map[string]any {
+	name, _ := o["metadata"].(map[string]any)["name"].(string)
 	status := map[string]any{}
-	spec, _ := obs["spec"].(map[string]any)
+	spec, _ := o["spec"].(map[string]any)
 	if fp, ok := spec["forProvider"].(map[string]any); ok {
 		at := overlay.DeepCopy(fp)
-		at["id"] = meta["name"]
-		for k, v := range outputs(obs, meta["name"].(string)) {
+		at["id"] = name
+		for k, v := range outputs(o, name) {
 			at[k] = v
 		}
 		status["atProvider"] = at
 	}
-	if !conditionless(obs) {
+	if !conditionless(o) {
 		status["conditions"] = []any{
 			condition("Synced", "ReconcileSuccess"),
 			condition("Ready", "Available"),
 		}
 	}
-	if len(status) > 0 {
-		obs["status"] = status
+	if len(status) == 0 {
+		return nil
 	}
-	return obs
+	return status
 }
 
 // conditionless reports kinds that have no status conditions.
