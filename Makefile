@@ -32,7 +32,7 @@ FUZZTIME      ?= 10s
 XPKG          := $(OUT)/function-cluster-platform.xpkg
 ARCH          ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all build generate test fuzz bench bench-go render validate xpkg tools clean
+.PHONY: all build generate test fuzz bench bench-go render validate xpkg e2e tools clean
 
 all: build test
 
@@ -77,6 +77,13 @@ xpkg: $(CROSSPLANE)
 	$(CROSSPLANE) xpkg build --package-root=package --examples-root=$(OUT)/xpkg/examples \
 		--embed-runtime-image-tarball=$(OUT)/xpkg/image.tar --package-file=$(XPKG)
 	cd internal/tools && $(GO) run ./xpkg check --package=../../$(XPKG)
+
+# End to end on a real control plane (etcd, kube-apiserver, Crossplane core)
+# on loopback, the function over mTLS: internal/e2e/run.sh. The control
+# plane binaries are built from the module proxy once and cached in
+# ~/.cache/function-cluster-platform/e2e (about 12 minutes cold).
+e2e:
+	CRDS=$(CRDS) internal/e2e/run.sh
 
 tools: $(CROSSPLANE)
 

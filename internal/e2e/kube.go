@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"sigs.k8s.io/yaml"
+)
+
+// errNotFound is a 404 from the API server.
+var errNotFound = errors.New("not found")
+
+// object is an unstructured Kubernetes object.
+type object = map[string]any
+
+// kube is the little of a Kubernetes client the end-to-end driver needs:
+// discovery, get, list, server-side apply, status patches and delete, over
+// the API server's REST interface with the kubeconfig's bearer token.
+type kube struct {
+	server string
+	token  string
+	http   *http.Client
+
+	mu        sync.Mutex
+	resources map[string]resourceInfo // by apiVersion + "/" + kind
+}
+
+// resourceInfo is where a kind is served.
+type resourceInfo struct {
+	plural     string
+	namespaced bool
+}
+
+// newKube reads a kubeconfig with one cluster (server, certificate-authority
+// file) and one token user, as the end-to-end scripts write it.
+func newKube(path string) (*kube, error) {
+	b, err := os.ReadFile(path) //nolint:gosec // the kubeconfig the scripts wrote
+	if err != nil {
+		return nil, err
+	}
+	var kc struct {
+		Clusters []struct {
+			Cluster struct {
+				Server string `json:"server"`
+				CA     string `json:"certificate-authority"`
+			} `json:"cluster"`
+		} `json:"clusters"`
+		Users []struct {
+			User struct {
+				Token string `json:"token"`
+			} `json:"user"`
+		} `json:"users"`
+	}
+	if err := yaml.Unmarshal(b, &kc); err != nil {
+		return nil, err
+	}
+	if len(kc.Clusters) == 0 || len(kc.Users) == 0 {
+		return nil, fmt.Errorf("%s: want one cluster and one user", path)
+	}
+	ca, err := os.ReadFile(kc.Clusters[0].Cluster.CA)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, errors.New("invalid CA certificate")
+	}
+	return &kube{
+		server:    kc.Clusters[0].Cluster.Server,
+		token:     kc.Users[0].User.Token,
+		http:      &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}},
+		resources: map[string]resourceInfo{},
+	}, nil
+}
+
+func (k *kube) do(method, path, contentType string, body []byte) ([]byte, error) {
+	req, err := http.NewRequest(method, k.server+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+k.token)
+	req.Header.Set("Accept", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	rsp, err := k.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer rsp.Body.Close() //nolint:errcheck // read to the end below
+	b, err := io.ReadAll(rsp.Body)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case rsp.StatusCode == http.StatusNotFound:
+		return nil, errNotFound
+	case rsp.StatusCode >= 300:
+		return nil, fmt.Errorf("%s %s: %s: %s", method, path, rsp.Status, bytes.TrimSpace(b))
+	}
+	return b, nil
+}
+
+// resource discovers where a kind is served. Kinds defined after the last
+// discovery (a new CRD) are found by discovering again.
+func (k *kube) resource(apiVersion, kind string) (resourceInfo, error) {
+	key := apiVersion + "/" + kind
+	k.mu.Lock()
+	ri, ok := k.resources[key]
+	k.mu.Unlock()
+	if ok {
+		return ri, nil
+	}
+	path := "/apis/" + apiVersion
+	if !strings.Contains(apiVersion, "/") {
+		path = "/api/" + apiVersion
+	}
+	b, err := k.do(http.MethodGet, path, "", nil)
+	if err != nil {
+		return resourceInfo{}, fmt.Errorf("cannot discover %s: %w", apiVersion, err)
+	}
+	var list struct {
+		Resources []struct {
+			Name       string `json:"name"`
+			Kind       string `json:"kind"`
+			Namespaced bool   `json:"namespaced"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		return resourceInfo{}, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, r := range list.Resources {
+		if !strings.Contains(r.Name, "/") {
+			k.resources[apiVersion+"/"+r.Kind] = resourceInfo{plural: r.Name, namespaced: r.Namespaced}
+		}
+	}
+	if ri, ok = k.resources[key]; !ok {
+		return resourceInfo{}, fmt.Errorf("%s %s is not served", apiVersion, kind)
+	}
+	return ri, nil
+}
+
+// path is the REST path of a kind, in a namespace, of a name, of a
+// subresource; empty parts are left out.
+func (k *kube) path(apiVersion, kind, namespace, name, sub string) (string, error) {
+	ri, err := k.resource(apiVersion, kind)
+	if err != nil {
+		return "", err
+	}
+	p := "/apis/" + apiVersion
+	if !strings.Contains(apiVersion, "/") {
+		p = "/api/" + apiVersion
+	}
+	if ri.namespaced && namespace != "" {
+		p += "/namespaces/" + namespace
+	}
+	p += "/" + ri.plural
+	if name != "" {
+		p += "/" + name
+	}
+	if sub != "" {
+		p += "/" + sub
+	}
+	return p, nil
+}
+
+func (k *kube) get(apiVersion, kind, namespace, name string) (object, error) {
+	p, err := k.path(apiVersion, kind, namespace, name, "")
+	if err != nil {
+		return nil, err
+	}
+	b, err := k.do(http.MethodGet, p, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	o := object{}
+	return o, json.Unmarshal(b, &o)
+}
+
+// list lists a kind across namespaces (or in one), with a label selector.
+func (k *kube) list(apiVersion, kind, namespace, selector string) ([]object, error) {
+	p, err := k.path(apiVersion, kind, namespace, "", "")
+	if err != nil {
+		return nil, err
+	}
+	if selector != "" {
+		p += "?labelSelector=" + url.QueryEscape(selector)
+	}
+	b, err := k.do(http.MethodGet, p, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	var l struct {
+		Items []object `json:"items"`
+	}
+	return l.Items, json.Unmarshal(b, &l)
+}
+
+// apply server-side applies an object as the e2e field manager.
+func (k *kube) apply(o object) error {
+	meta, _ := o["metadata"].(map[string]any)
+	ns, _ := meta["namespace"].(string)
+	name, _ := meta["name"].(string)
+	p, err := k.path(o["apiVersion"].(string), o["kind"].(string), ns, name, "")
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	_, err = k.do(http.MethodPatch, p+"?fieldManager=e2e&force=true", "application/apply-patch+yaml", b)
+	return err
+}
+
+// patchStatus merge-patches the status subresource.
+func (k *kube) patchStatus(apiVersion, kind, namespace, name string, status map[string]any) error {
+	p, err := k.path(apiVersion, kind, namespace, name, "status")
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return err
+	}
+	_, err = k.do(http.MethodPatch, p, "application/merge-patch+json", b)
+	return err
+}
+
+func (k *kube) delete(apiVersion, kind, namespace, name string) error {
+	p, err := k.path(apiVersion, kind, namespace, name, "")
+	if err != nil {
+		return err
+	}
+	_, err = k.do(http.MethodDelete, p, "", nil)
+	if errors.Is(err, errNotFound) {
+		return nil
+	}
+	return err
+}
+
+// str reads a string at a path of an object.
+func str(o object, path ...string) string {
+	var cur any = o
+	for _, p := range path {
+		m, _ := cur.(map[string]any)
+		cur = m[p]
+	}
+	s, _ := cur.(string)
+	return s
+}
+
+// condition returns the status of an object's condition, or "".
+func condition(o object, typ string) (status, reason, message string) {
+	st, _ := o["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == typ {
+			s, _ := m["status"].(string)
+			r, _ := m["reason"].(string)
+			msg, _ := m["message"].(string)
+			return s, r, msg
+		}
+	}
+	return "", "", ""
+}

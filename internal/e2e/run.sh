@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# make e2e: a real control plane on loopback (etcd, kube-apiserver,
+# kube-controller-manager for garbage collection, Crossplane core), the
+# function reaching it over mTLS, the provider CRDs of ../shared/crds, our
+# XRDs, Compositions and example EnvironmentConfigs; then the end-to-end
+# driver (internal/e2e): the cloud simulator and the scenarios. Everything
+# is torn down by PID at the end, also on failure.
+#
+# Environment: E2E_CACHE (built control-plane binaries, kept between runs),
+# E2E_WORK (state and logs), CRDS (provider CRDs), KEEP=1 to leave it running.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/internal/e2e
+CACHE=${E2E_CACHE:-$HOME/.cache/function-cluster-platform/e2e}
+WORK=${E2E_WORK:-$ROOT/_output/e2e}
+CRDS=${CRDS:-$ROOT/../shared/crds}
+KEEP=${KEEP:-}
+export KUBECONFIG=$WORK/kubeconfig
+cd "$ROOT"
+t0=$(date +%s.%N)
+el() { printf '%.1f' "$(echo "$(date +%s.%N) - ${1:-$t0}" | bc)"; }
+log() { echo "e2e [$(el) s] $*"; }
+# established waits until every CRD is Established; a CRD created an
+# instant ago has no conditions yet, which kubectl wait reports as an error.
+established() {
+  for _ in $(seq 1 60); do
+    kubectl wait --for condition=Established crd --all --timeout=120s >/dev/null 2>&1 && return 0
+    sleep 1
+  done
+  kubectl wait --for condition=Established crd --all --timeout=10s
+}
+
+# ---- prerequisites: etcd from Debian, the control plane from the module proxy
+if ! command -v etcd >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing etcd-server"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y etcd-server >/dev/null 2>&1 || { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y etcd-server >/dev/null; }
+  else
+    echo "e2e: etcd is missing: apt-get install etcd-server" >&2; exit 1
+  fi
+fi
+command -v bc >/dev/null || { echo "e2e: bc is missing" >&2; exit 1; }
+OUT=$CACHE "$HERE/build-tools.sh"
+PATH=$CACHE:$PATH
+rm -rf "$WORK"; mkdir -p "$WORK/pki"
+CGO_ENABLED=0 go build -o "$WORK/function" .
+CGO_ENABLED=0 go build -o "$WORK/e2e" ./internal/e2e
+
+cleanup() {
+  rc=$?
+  if [ -n "$KEEP" ]; then log "KEEP=1: left running; PIDs in $WORK/*.pid, KUBECONFIG=$KUBECONFIG"; return; fi
+  if [ $rc -ne 0 ]; then
+    for f in function crossplane kube-apiserver; do
+      [ -f "$WORK/$f.log" ] && { echo "---- last lines of $f.log"; tail -n 25 "$WORK/$f.log"; }
+    done
+  fi
+  for p in function crossplane kcm kube-apiserver etcd; do
+    [ -f "$WORK/$p.pid" ] || continue
+    pid=$(cat "$WORK/$p.pid"); kill "$pid" 2>/dev/null || continue
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  done
+  log "torn down"
+}
+trap cleanup EXIT
+
+# ---- PKI: a CA, the API server's certificate, a service account key, a token
+cd "$WORK/pki"
+openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj /CN=e2e-ca -keyout ca.key -out ca.crt 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj /CN=kube-apiserver -keyout apiserver.key -out apiserver.csr 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n' > apiserver.ext
+openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 -extfile apiserver.ext -out apiserver.crt 2>/dev/null
+openssl genrsa -out sa.key 2048 2>/dev/null
+openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+echo "e2e-admin-token,admin,admin,system:masters" > tokens.csv
+# mTLS between Crossplane and the function: the function serves a
+# certificate for 127.0.0.1 and trusts the CA that signed Crossplane's.
+mkdir -p fn xp
+mkcert() { # dir cn ext
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=$2" -keyout "$1/tls.key" -out "$1/tls.csr" 2>/dev/null
+  printf '%s\n' "$3" > "$1/ext.cnf"
+  openssl x509 -req -in "$1/tls.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 30 -extfile "$1/ext.cnf" -out "$1/tls.crt" 2>/dev/null
+  cp ca.crt "$1/ca.crt"
+}
+mkcert fn function $'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth'
+mkcert xp crossplane $'subjectAltName=DNS:crossplane.crossplane-system\nextendedKeyUsage=clientAuth'
+cd "$ROOT"
+
+# ---- etcd and kube-apiserver
+etcd --name e2e --data-dir "$WORK/etcd" \
+  --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
+  --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
+  --initial-cluster e2e=http://127.0.0.1:2380 >"$WORK/etcd.log" 2>&1 </dev/null &
+echo $! > "$WORK/etcd.pid"
+P=$WORK/pki
+kube-apiserver --etcd-servers=http://127.0.0.1:2379 \
+  --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port=6443 \
+  --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" --client-ca-file="$P/ca.crt" \
+  --token-auth-file="$P/tokens.csv" --authorization-mode=RBAC \
+  --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
+  --service-account-issuer=https://kubernetes.default.svc --service-cluster-ip-range=10.96.0.0/24 \
+  --endpoint-reconciler-type=none --enable-priority-and-fairness=false --profiling=false \
+  --cert-dir="$P" >"$WORK/kube-apiserver.log" 2>&1 </dev/null &
+echo $! > "$WORK/kube-apiserver.pid"
+cat > "$KUBECONFIG" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: e2e
+  cluster:
+    server: https://127.0.0.1:6443
+    certificate-authority: $P/ca.crt
+users:
+- name: admin
+  user:
+    token: e2e-admin-token
+contexts:
+- name: e2e
+  context: {cluster: e2e, user: admin}
+current-context: e2e
+KC
+for _ in $(seq 1 120); do kubectl get --raw /readyz >/dev/null 2>&1 && break; sleep 0.5; done
+kubectl get --raw /readyz >/dev/null
+log "control plane ready"
+
+# ---- Crossplane core, out of cluster, dialling functions with mTLS
+kubectl apply --server-side -f "$CACHE/crossplane-crds" >/dev/null
+established
+kubectl create namespace crossplane-system >/dev/null
+mkdir -p "$WORK/xpkg-cache" "$WORK/xfn-cache"
+# The cloud simulator compresses the minutes of provider status updates of
+# a whole stack into a second, far more watch events than an XR's circuit
+# breaker lets through by default (burst 100, 1 per second, 5 minutes open).
+crossplane core start --enable-webhooks=false --package-runtime=External \
+  --tls-client-certs-dir="$P/xp" --xpkg-cache-dir="$WORK/xpkg-cache" --xfn-cache-dir="$WORK/xfn-cache" \
+  --metrics-port=18080 --health-probe-port=18081 --poll-interval=10s \
+  --circuit-breaker-burst=2000 --circuit-breaker-refill-rate=50 --circuit-breaker-cooldown=5s \
+  >"$WORK/crossplane.log" 2>&1 </dev/null &
+echo $! > "$WORK/crossplane.pid"
+for _ in $(seq 1 120); do curl -sf http://127.0.0.1:18081/readyz >/dev/null 2>&1 && break; sleep 0.5; done
+curl -sf http://127.0.0.1:18081/readyz >/dev/null
+log "crossplane core ready"
+
+# ---- the function, with mTLS (never --insecure), registered by hand
+"$WORK/function" --address=127.0.0.1:9443 --tls-certs-dir="$P/fn" --metrics-address=127.0.0.1:18090 \
+  >"$WORK/function.log" 2>&1 </dev/null &
+echo $! > "$WORK/function.pid"
+kubectl apply -f "$HERE/manifests/functionrevision.yaml" >/dev/null
+kubectl patch functionrevision function-cluster-platform-e2e --subresource=status --type=merge \
+  -p '{"status":{"endpoint":"127.0.0.1:9443","capabilities":["composition"]}}' >/dev/null
+log "function serving over mTLS and registered"
+
+# ---- provider CRDs, our APIs, the example environment
+"$WORK/e2e" -prepare-crds="$CRDS" -out="$WORK/crds"
+for d in gcp aws azure helm kubernetes; do kubectl apply --server-side -f "$WORK/crds/$d" >/dev/null; done
+established
+log "provider CRDs installed"
+kubectl apply -f apis/cluster/ -f apis/cluster-legacy/ >/dev/null
+kubectl wait xrd --all --for condition=Established --timeout=120s >/dev/null
+for crd in clusters.platform.example.org xclusters.legacy.platform.example.org; do
+  for _ in $(seq 1 120); do kubectl get crd "$crd" >/dev/null 2>&1 && break; sleep 0.5; done
+done
+established
+kubectl apply -f examples/envconfigs/ >/dev/null
+for ns in platform team-a; do kubectl create namespace "$ns" >/dev/null; done
+kubectl apply -f examples/spend/ >/dev/null
+log "XRDs, Compositions and EnvironmentConfigs installed"
+
+# kube-controller-manager garbage-collects composed resources of a deleted
+# XR; started after the XRs' kinds exist, so that it watches them at once.
+kube-controller-manager --kubeconfig="$KUBECONFIG" --controllers=garbagecollector,namespace \
+  --leader-elect=false --secure-port=0 >"$WORK/kcm.log" 2>&1 </dev/null &
+echo $! > "$WORK/kcm.pid"
+log "stack up; running the scenarios"
+
+"$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples
+log "done"

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/bench"
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+)
+
+// scenarios drive XRs through a real Crossplane and check what it did
+// against the API server.
+type scenarios struct {
+	k        *kube
+	examples string
+	timeout  time.Duration
+	// results collects one line per scenario for the summary.
+	results []string
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func (s *scenarios) waitFor(what string, cond func() (bool, error)) (time.Duration, error) {
+	start := time.Now()
+	var last error
+	for time.Since(start) < s.timeout {
+		ok, err := cond()
+		if ok {
+			return time.Since(start), nil
+		}
+		last = err
+		time.Sleep(250 * time.Millisecond)
+	}
+	return 0, fmt.Errorf("timed out after %s waiting for %s (last error: %v)", s.timeout, what, last)
+}
+
+// composedRef is a composed resource as the XR's resourceRefs list it.
+type composedRef struct {
+	apiVersion, kind, name string
+}
+
+// resourceRefs returns an XR's composed resources: spec.crossplane.resourceRefs
+// of a v2 XR, spec.resourceRefs of a legacy one.
+func resourceRefs(xr object) []composedRef {
+	spec, _ := xr["spec"].(map[string]any)
+	refs, _ := spec["resourceRefs"].([]any)
+	if cp, ok := spec["crossplane"].(map[string]any); ok {
+		refs, _ = cp["resourceRefs"].([]any)
+	}
+	out := make([]composedRef, 0, len(refs))
+	for _, r := range refs {
+		m := r.(map[string]any)
+		n, _ := m["name"].(string)
+		out = append(out, composedRef{m["apiVersion"].(string), m["kind"].(string), n})
+	}
+	return out
+}
+
+// expected converges the XR with the function in process, with the
+// example environment, and returns the composition-resource names of the
+// whole stack by kind: what the real control plane must end up with.
+func (s *scenarios) expected(xr object) (map[string]string, error) {
+	rsp, _, _, err := fntest.Converge(bench.Run, fntest.Request{
+		XR:                 xr,
+		EnvironmentConfigs: fntest.MustLoad(filepath.Join(s.examples, "envconfigs")),
+		Spend:              fntest.MustLoad(filepath.Join(s.examples, "spend")),
+	}, 30)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for name, o := range fntest.Desired(rsp) {
+		out[name] = o["kind"].(string)
+	}
+	return out, nil
+}
+
+// lifecycle creates an example XR and takes it through its life: Ready with
+// the whole inventory, owned by the XR, with Usages, status and conditions;
+// a pool resized in place; a pool removed, taking only its resources; the XR
+// deleted, taking everything.
+func (s *scenarios) lifecycle(example string, resize, remove string, minPath []string) error {
+	xr := fntest.MustLoad(filepath.Join(s.examples, example))[0]
+	meta := xr["metadata"].(map[string]any)
+	delete(meta, "creationTimestamp")
+	name, ns := meta["name"].(string), str(xr, "metadata", "namespace")
+	apiVersion, kind := xr["apiVersion"].(string), xr["kind"].(string)
+	want, err := s.expected(overlay.DeepCopy(xr))
+	if err != nil {
+		return fmt.Errorf("cannot converge %s in process: %w", example, err)
+	}
+
+	if err := s.k.apply(xr); err != nil {
+		return fmt.Errorf("cannot create %s: %w", example, err)
+	}
+	var live object
+	readyIn, err := s.waitFor(example+" Ready", func() (bool, error) {
+		live, err = s.k.get(apiVersion, kind, ns, name)
+		if err != nil {
+			return false, err
+		}
+		st, reason, msg := condition(live, "Ready")
+		return st == "True", fmt.Errorf("Ready=%s %s: %s", st, reason, msg)
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  %s: created -> Ready in %.1f s\n", example, readyIn.Seconds())
+
+	composed, err := s.checkInventory(live, want)
+	if err != nil {
+		return err
+	}
+	if err := checkStatus(live); err != nil {
+		return err
+	}
+
+	// Resize a pool: its node pool is updated in place.
+	pool := composed["nodepool-"+resize]
+	spec := xr["spec"].(map[string]any)["parameters"].(map[string]any)
+	p := spec["pools"].(map[string]any)[resize].(map[string]any)
+	newMin := p["minNodes"].(float64) + 1
+	p["minNodes"] = newMin
+	p["maxNodes"] = p["maxNodes"].(float64) + 1
+	if err := s.k.apply(xr); err != nil {
+		return err
+	}
+	took, err := s.waitFor("nodepool-"+resize+" resized", func() (bool, error) {
+		o, err := s.k.get(pool.apiVersion, pool.kind, ns, pool.name)
+		if err != nil {
+			return false, err
+		}
+		var cur any = o
+		for _, seg := range minPath {
+			m, _ := cur.(map[string]any)
+			cur = m[seg]
+		}
+		return cur == newMin, fmt.Errorf("%s = %v", strings.Join(minPath, "."), cur)
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  %s: pool %s resized in place (%s %s/%s) in %.1f s\n", example, resize, pool.kind, ns, pool.name, took.Seconds())
+
+	// Remove a pool: only its resources go.
+	if remove != "" {
+		delete(spec["pools"].(map[string]any), remove)
+		if err := s.k.apply(xr); err != nil {
+			return err
+		}
+		gone := map[string]bool{}
+		for crname := range composed {
+			if crname == "nodepool-"+remove || strings.HasPrefix(crname, "nodepool-"+remove+"-uses-") || strings.HasSuffix(crname, "-uses-nodepool-"+remove) {
+				gone[crname] = true
+			}
+		}
+		took, err := s.waitFor("pool "+remove+" removed", func() (bool, error) {
+			for crname := range gone {
+				r := composed[crname]
+				if _, err := s.k.get(r.apiVersion, r.kind, ns, r.name); err == nil {
+					return false, fmt.Errorf("%s still exists", crname)
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+		for crname, r := range composed {
+			if gone[crname] {
+				continue
+			}
+			if _, err := s.k.get(r.apiVersion, r.kind, ns, r.name); err != nil {
+				return fmt.Errorf("removing pool %s took %s (%s %s) with it: %w", remove, crname, r.kind, r.name, err)
+			}
+		}
+		fmt.Printf("  %s: pool %s removed with its %d resources, the other %d kept, in %.1f s\n", example, remove, len(gone), len(composed)-len(gone), took.Seconds())
+	}
+
+	// Delete the XR: everything it composed goes.
+	if err := s.k.delete(apiVersion, kind, ns, name); err != nil {
+		return err
+	}
+	took, err = s.waitFor(example+" deleted with its composed resources", func() (bool, error) {
+		if _, err := s.k.get(apiVersion, kind, ns, name); err == nil {
+			return false, fmt.Errorf("the XR still exists")
+		}
+		for crname, r := range composed {
+			if _, err := s.k.get(r.apiVersion, r.kind, ns, r.name); err == nil {
+				return false, fmt.Errorf("%s still exists", crname)
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  %s: deleted, all %d composed resources gone, in %.1f s\n", example, len(composed), took.Seconds())
+	s.results = append(s.results, fmt.Sprintf("%-22s Ready in %5.1f s, %3d composed resources", example, readyIn.Seconds(), len(composed)))
+	return nil
+}
+
+// checkInventory checks that the XR composed exactly the expected stack, in
+// its namespace, each controlled by the XR, with a Usage for every edge. It
+// returns the composed resources by composition-resource name.
+func (s *scenarios) checkInventory(xr object, want map[string]string) (map[string]composedRef, error) {
+	ns := str(xr, "metadata", "namespace")
+	uid := str(xr, "metadata", "uid")
+	got := map[string]composedRef{}
+	kinds := map[string]string{}
+	for _, r := range resourceRefs(xr) {
+		o, err := s.k.get(r.apiVersion, r.kind, ns, r.name)
+		if err != nil {
+			return nil, fmt.Errorf("composed %s %s: %w", r.kind, r.name, err)
+		}
+		crname := str(o, "metadata", "annotations", "crossplane.io/composition-resource-name")
+		got[crname] = r
+		kinds[crname] = r.kind
+		if str(o, "metadata", "namespace") != ns {
+			return nil, fmt.Errorf("%s is in namespace %q, not the XR's %q", crname, str(o, "metadata", "namespace"), ns)
+		}
+		owned := false
+		refs, _ := o["metadata"].(map[string]any)["ownerReferences"].([]any)
+		for _, ref := range refs {
+			m := ref.(map[string]any)
+			if m["uid"] == uid && m["controller"] == true {
+				owned = true
+			}
+		}
+		if !owned {
+			return nil, fmt.Errorf("%s (%s %s) is not controlled by the XR", crname, r.kind, r.name)
+		}
+	}
+	if missing, extra := diff(want, kinds); len(missing)+len(extra) > 0 {
+		return nil, fmt.Errorf("composed stack differs from the function's converged inventory: missing %v, unexpected %v", missing, extra)
+	}
+	usages := 0
+	for crname, k := range kinds {
+		if strings.Contains(crname, "-uses-") {
+			if k != "Usage" && k != "ClusterUsage" {
+				return nil, fmt.Errorf("%s is a %s, not a Usage", crname, k)
+			}
+			usages++
+		}
+	}
+	fmt.Printf("  %s: %d composed resources as expected, all controlled by the XR, %d Usages\n", str(xr, "metadata", "name"), len(got), usages)
+	return got, nil
+}
+
+func diff(want, got map[string]string) (missing, extra []string) {
+	for n, k := range want {
+		if got[n] != k {
+			missing = append(missing, n+" "+k)
+		}
+	}
+	for n, k := range got {
+		if want[n] != k {
+			extra = append(extra, n+" "+k)
+		}
+	}
+	slices.Sort(missing)
+	slices.Sort(extra)
+	return missing, extra
+}
+
+// checkStatus checks the XR's status fields and custom conditions.
+func checkStatus(xr object) error {
+	st, _ := xr["status"].(map[string]any)
+	for _, f := range []string{"clusterEndpoint", "oidcIssuer"} {
+		if s, _ := st[f].(string); s == "" {
+			return fmt.Errorf("status.%s is empty", f)
+		}
+	}
+	if str(xr, "spec", "parameters", "domain") != "" {
+		if ns, _ := st["dnsNameServers"].([]any); len(ns) == 0 {
+			return fmt.Errorf("status.dnsNameServers is empty")
+		}
+	}
+	pools, _ := st["nodePools"].([]any)
+	for _, p := range pools {
+		if p.(map[string]any)["ready"] != true {
+			return fmt.Errorf("status.nodePools: %v not ready", p)
+		}
+	}
+	for _, c := range []string{"NetworkReady", "ClusterReady", "NodePoolsReady", "AddonsReady", "DnsReady"} {
+		if s, r, m := condition(xr, c); s != "True" {
+			return fmt.Errorf("condition %s is %s (%s): %s", c, s, r, m)
+		}
+	}
+	fmt.Printf("  %s: status endpoint %s, OIDC issuer, %d pools ready, conditions %s\n", str(xr, "metadata", "name"), st["clusterEndpoint"], len(pools),
+		strings.Join(slices.Sorted(maps.Keys(map[string]bool{"NetworkReady": true, "ClusterReady": true, "NodePoolsReady": true, "AddonsReady": true, "DnsReady": true})), ", ")+" True")
+	return nil
+}
