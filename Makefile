@@ -32,7 +32,7 @@ FUZZTIME      ?= 10s
 XPKG          := $(OUT)/function-cluster-platform.xpkg
 ARCH          ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all build generate test fuzz bench bench-go render validate xpkg e2e tools clean
+.PHONY: all build generate test lint fuzz bench bench-go render validate xpkg e2e tools clean
 
 all: build test
 
@@ -45,6 +45,11 @@ generate:
 
 test:
 	$(GO) test -race ./...
+
+# golangci-lint with .golangci.yml, installed from the module proxy.
+GOLANGCI_LINT_VERSION ?= v2.6.2
+lint:
+	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
 
 # Each fuzz target for FUZZTIME (make fuzz FUZZTIME=5m for a long run).
 fuzz:

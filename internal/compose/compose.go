@@ -17,7 +17,6 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
@@ -43,7 +42,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	}
 	errs = append(errs, xr.Validate(x, registry.Clouds())...)
 	if len(errs) > 0 {
-		return invalid(x, errs)
+		return module.Invalid(x.Kind, x.Namespace, x.Name, errs)
 	}
 	cloud, _ := registry.Lookup(x.Cloud)
 
@@ -65,20 +64,9 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	env := res.Env
 
 	plan, errs := platform.Build(x, env, cloud.Traits)
-	var eval *budget.Evaluation
-	if b := plan.Budget; b != nil {
-		sp := budget.Find(req, x.Parameters.Budget.SpendRef, x.Namespace)
-		if sp.Require != nil {
-			module.Require(rsp, budget.RequirementName, sp.Require)
-		}
-		if !sp.Known && sp.Warning != "" {
-			warnings = append(warnings, "budget: "+sp.Warning+"; nothing is paused")
-		}
-		e := budget.Evaluate(b.LimitUSD, b.Thresholds, plan.BudgetEnforcement, sp, x.Deleting)
-		eval = &e
-		if e.Paused {
-			plan.Pause()
-		}
+	eval, warning := evaluateBudget(req, rsp, x, plan)
+	if warning != "" {
+		warnings = append(warnings, warning)
 	}
 	estimate, eerrs := plan.Estimate(env)
 	errs = append(errs, eerrs...)
@@ -86,7 +74,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		errs = append(errs, cloud.Validate(x, env, plan)...)
 	}
 	if len(errs) > 0 {
-		return invalid(x, errs)
+		return module.Invalid(x.Kind, x.Namespace, x.Name, errs)
 	}
 
 	rctx := registry.NewContext(x, env, cloud, plan, observed)
@@ -112,11 +100,14 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		warnings = append(warnings, fmt.Sprintf("keeping composed resource %q: %s; it is no longer rendered but the spec did not remove it", name, st.kept[name]))
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.retired)) {
-		module.Normal(rsp, "ComposedResourceRemoved", "Removing composed resource %q: %s", name, st.retired[name])
+		// Once, not on every reconcile until the resource is gone.
+		if object.String(observed[name], "metadata", "deletionTimestamp") == "" {
+			module.Normal(rsp, "ComposedResourceRemoved", "Removing composed resource %q: %s", name, st.retired[name])
+		}
 	}
 	module.Warn(rsp, object.Strings(x.Status, "warnings"), warnings)
 
-	conds := conditions(plan, st)
+	conds := conditions(st)
 	if eval != nil {
 		conds = append(conds, budgetCondition(*eval, st))
 	}
@@ -129,17 +120,27 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	return nil
 }
 
-// invalid reports bad input: every error with its field path.
-func invalid(x *xr.Composite, errs field.ErrorList) error {
-	msgs := make([]string, 0, len(errs))
-	for _, e := range errs {
-		msgs = append(msgs, e.Error())
+// evaluateBudget measures the XR's spend against its budget, asking for the
+// spend object when it was not delivered, and holds the plan's pools at their
+// floor when the budget is exhausted and enforced. It returns nil without a
+// budget, and a warning when the spend is unknown.
+func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Composite, plan *platform.Plan) (*budget.Evaluation, string) {
+	b := plan.Budget
+	if b == nil {
+		return nil, ""
 	}
-	name := x.Name
-	if x.Namespace != "" {
-		name = x.Namespace + "/" + name
+	sp := budget.Find(req, x.Parameters.Budget.SpendRef, x.Namespace)
+	if sp.Require != nil {
+		module.Require(rsp, budget.RequirementName, sp.Require)
 	}
-	return fmt.Errorf("invalid %s %s: %s", x.Kind, name, strings.Join(msgs, "; "))
+	e := budget.Evaluate(b.LimitUSD, b.Thresholds, plan.BudgetEnforcement, sp, x.Deleting)
+	if e.Paused {
+		plan.Pause()
+	}
+	if sp.Known {
+		return &e, ""
+	}
+	return &e, "budget: " + sp.Warning + "; nothing is paused"
 }
 
 // observedResources indexes the observed composed resources by

@@ -40,7 +40,7 @@ var notRequested = map[string]string{
 
 // conditions derives the XR's custom conditions from the readiness of the
 // resources of each group.
-func conditions(plan *platform.Plan, st *state) []module.Condition {
+func conditions(st *state) []module.Condition {
 	out := make([]module.Condition, 0, len(conditionTypes))
 	for _, typ := range conditionTypes {
 		var members, synced, held, creating []string

@@ -35,7 +35,7 @@ func (s *scenarios) waitFor(what string, cond func() (bool, error)) (time.Durati
 		last = err
 		time.Sleep(250 * time.Millisecond)
 	}
-	return 0, fmt.Errorf("timed out after %s waiting for %s (last error: %v)", s.timeout, what, last)
+	return 0, fmt.Errorf("timed out after %s waiting for %s (last error: %w)", s.timeout, what, last)
 }
 
 // composedRef is a composed resource as the XR's resourceRefs list it.
@@ -104,7 +104,7 @@ func (s *scenarios) lifecycle(example string, resize, remove string, minPath []s
 			return false, err
 		}
 		st, reason, msg := condition(live, "Ready")
-		return st == "True", fmt.Errorf("Ready=%s %s: %s", st, reason, msg)
+		return st == "True", fmt.Errorf("condition Ready is %q (%s): %s", st, reason, msg)
 	})
 	if err != nil {
 		return err

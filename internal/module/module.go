@@ -5,9 +5,13 @@
 package module
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 )
@@ -91,4 +95,17 @@ func (o Options) TTL(ready bool) time.Duration {
 		return o.TTLReady
 	}
 	return o.TTLConverging
+}
+
+// Invalid reports bad input in an XR: every error with its field path, in
+// one message, for a Fatal result.
+func Invalid(kind, namespace, name string, errs field.ErrorList) error {
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	if namespace != "" {
+		name = namespace + "/" + name
+	}
+	return fmt.Errorf("invalid %s %s: %s", kind, name, strings.Join(msgs, "; "))
 }

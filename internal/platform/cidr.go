@@ -17,7 +17,7 @@ func Subnet(p netip.Prefix, extra, index int) (netip.Prefix, error) {
 	}
 	a := p.Masked().Addr().As4()
 	n := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
-	n += uint32(index) << (32 - bits)
+	n += uint32(index) << (32 - bits) //nolint:gosec // 0 <= index < 2^extra, checked above
 	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), bits), nil
 }
 

@@ -31,7 +31,7 @@ const (
 
 // DefaultConnectionSecretNamespace is where cluster-scoped XRs write
 // connection secrets unless the environment says otherwise.
-const DefaultConnectionSecretNamespace = "crossplane-system"
+const DefaultConnectionSecretNamespace = "crossplane-system" //nolint:gosec // a namespace, not a credential
 
 // Context is what a cloud implementation may read while rendering.
 type Context struct {

@@ -158,7 +158,7 @@ func TestRender(t *testing.T) {
 		"OverlayUnknownName": {
 			reason: "An overlay for a name nothing renders is a warning that lists the names that exist.",
 			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
-				"netwrok": {"spec": map[string]any{}},
+				"netwrok": {"spec": map[string]any{}}, //nolint:misspell // a misspelt override is what the case is about
 			}})},
 			want: want{warnings: []string{"spec.parameters.overrides.netwrok matches no composed resource; known names: cluster, network"}},
 		},

@@ -6,7 +6,6 @@ package wastegate
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -33,11 +32,7 @@ const targetPrefix = "deployment-"
 func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts module.Options) error {
 	b, errs := xr.DecodeWorkloadBudget(req.GetObserved().GetComposite().GetResource())
 	if len(errs) > 0 {
-		msgs := make([]string, 0, len(errs))
-		for _, e := range errs {
-			msgs = append(msgs, e.Error())
-		}
-		return fmt.Errorf("invalid WorkloadBudget %s/%s: %s", b.Namespace, b.Name, strings.Join(msgs, "; "))
+		return module.Invalid("WorkloadBudget", b.Namespace, b.Name, errs)
 	}
 	thresholds := b.Thresholds
 	if len(thresholds) == 0 {

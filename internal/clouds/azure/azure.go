@@ -64,7 +64,7 @@ const (
 	rNATIP           = "nat-public-ip"
 	rNAT             = "nat"
 	rNATSubnet       = "nat-subnet-association"
-	rNATIPAssoc      = "nat-public-ip-association"
+	rNATIPAssoc      = "nat-public-ip-association" //nolint:gosec // a composition-resource name, not a credential
 	rIdentity        = "control-plane-identity"
 	rRoleAssignment  = "network-role-assignment"
 	rCluster         = registry.ClusterResource

@@ -9,7 +9,7 @@ import (
 
 // Defaults of environment key gcp.credentialsSecret.
 const (
-	defaultCredentialsName = "gcp-creds"
+	defaultCredentialsName = "gcp-creds" //nolint:gosec // the name of a Secret, not a credential
 	defaultCredentialsKey  = "credentials"
 )
 
