@@ -682,13 +682,7 @@ func TestRunFunctionParallel(t *testing.T) {
 // threshold crossed, exhausted with enforcement enabled and monitor-only,
 // spend unknown, and an XR being deleted.
 func TestClusterBudget(t *testing.T) {
-	spendCM := func(v string) fntest.Object {
-		return fntest.Object{
-			"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"name": "spend", "namespace": "team-edge", "labels": map[string]any{"platform.example.org/spend": "true"}},
-			"data":     map[string]any{"spentUsd": v},
-		}
-	}
+	spendCM := func(v string) fntest.Object { return fntest.SpendConfigMap("team-edge", "spend", v) }
 	withBudget := func(enforcement string) func(fntest.Object) {
 		return fntest.Set("spec.parameters.budget", map[string]any{
 			"limitUsd": 1000.0, "thresholds": []any{50.0, 90.0}, "contacts": []any{"ops@example.com"}, "enforcement": enforcement,
@@ -857,13 +851,7 @@ func TestWorkloadBudget(t *testing.T) {
 		}
 		return o
 	}
-	spend := func(v string) []fntest.Object {
-		return []fntest.Object{{
-			"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"name": "spend", "namespace": "team-x", "labels": map[string]any{"platform.example.org/spend": "true"}},
-			"data":     map[string]any{"spentUsd": v},
-		}}
-	}
+	spend := func(v string) []fntest.Object { return []fntest.Object{fntest.SpendConfigMap("team-x", "spend", v)} }
 	type want struct {
 		status    map[string]any
 		condition string

@@ -303,13 +303,7 @@ func envWithout(key string) func(*world) {
 
 // spendUSD sets the month-to-date spend the budget's spend ConfigMap holds.
 func spendUSD(v string) func(*world) {
-	return func(w *world) {
-		w.spend = []fntest.Object{{
-			"apiVersion": "v1", "kind": "ConfigMap",
-			"metadata": map[string]any{"name": "spend", "namespace": "team-edge", "labels": map[string]any{"platform.example.org/spend": "true"}},
-			"data":     map[string]any{"spentUsd": v},
-		}}
-	}
+	return func(w *world) { w.spend = []fntest.Object{fntest.SpendConfigMap("team-edge", "spend", v)} }
 }
 
 func converge(name string) step { return step{name: name, converge: true} }

@@ -125,20 +125,8 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 			if !validate {
 				continue
 			}
-			ext := strings.Join(append(dirs(crds), xrds[ref]), ",")
-			vargs := []string{"beta", "validate", ext, dst, "--cache-dir=" + cache, "--skip-success-results"}
-			if image != "" {
-				vargs = append(vargs, "--crossplane-image="+image)
-			}
-			var vout bytes.Buffer
-			v := exec.Command(crossplane, vargs...) //nolint:gosec // our own CLI
-			v.Stdout, v.Stderr = &vout, &vout
-			verr := v.Run()
-			summary := lastLine(vout.String())
-			fmt.Printf("validated %-28s %-13s %s\n", name, stage, summary)
-			if verr != nil || !strings.Contains(summary, " 0 missing schemas") || !strings.Contains(summary, " 0 failure cases") {
+			if !validateOne(crossplane, append(dirs(crds), xrds[ref]), dst, cache, image, fmt.Sprintf("%-28s %-13s", name, stage)) {
 				failed++
-				fmt.Print(vout.String())
 			}
 		}
 	}
@@ -155,22 +143,33 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 // install manifests, against the same schemas.
 func validateStatic(crossplane, crds, cache, image string, folders []string) error {
 	for _, d := range folders {
-		args := []string{"beta", "validate", strings.Join(append(dirs(crds), "apis"), ","), d, "--cache-dir=" + cache, "--skip-success-results"}
-		if image != "" {
-			args = append(args, "--crossplane-image="+image)
-		}
-		var out bytes.Buffer
-		v := exec.Command(crossplane, args...) //nolint:gosec // our own CLI
-		v.Stdout, v.Stderr = &out, &out
-		err := v.Run()
-		summary := lastLine(out.String())
-		fmt.Printf("validated %-42s %s\n", d, summary)
-		if err != nil || !strings.Contains(summary, " 0 missing schemas") || !strings.Contains(summary, " 0 failure cases") {
-			fmt.Print(out.String())
+		if !validateOne(crossplane, append(dirs(crds), "apis"), d, cache, image, fmt.Sprintf("%-42s", d)) {
 			return fmt.Errorf("%s failed validation", d)
 		}
 	}
 	return nil
+}
+
+// validateOne runs crossplane beta validate of resources (a file or a
+// folder) against the extensions, prints its summary after label, and
+// reports whether it found no failure and no missing schema; otherwise it
+// prints the whole report.
+func validateOne(crossplane string, extensions []string, resources, cache, image, label string) bool {
+	args := []string{"beta", "validate", strings.Join(extensions, ","), resources, "--cache-dir=" + cache, "--skip-success-results"}
+	if image != "" {
+		args = append(args, "--crossplane-image="+image)
+	}
+	var out bytes.Buffer
+	v := exec.Command(crossplane, args...) //nolint:gosec // our own CLI
+	v.Stdout, v.Stderr = &out, &out
+	err := v.Run()
+	summary := lastLine(out.String())
+	fmt.Printf("validated %s %s\n", label, summary)
+	if err != nil || !strings.Contains(summary, " 0 missing schemas") || !strings.Contains(summary, " 0 failure cases") {
+		fmt.Print(out.String())
+		return false
+	}
+	return true
 }
 
 // functions lists the functions of a functions file.

@@ -89,3 +89,13 @@ func ObservedFile(path string) map[string]Object {
 	}
 	return out
 }
+
+// SpendConfigMap is a ConfigMap holding a month-to-date spend at
+// data.spentUsd, labelled so that the shipped Compositions deliver it.
+func SpendConfigMap(namespace, name, usd string) Object {
+	return Object{
+		"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": name, "namespace": namespace, "labels": map[string]any{"platform.example.org/spend": "true"}},
+		"data":     map[string]any{"spentUsd": usd},
+	}
+}
