@@ -158,6 +158,17 @@ func observedResources(req *fnv1.RunFunctionRequest) map[string]*structpb.Struct
 // composed the existing resources: rendering the other cloud would delete
 // every one of them.
 func checkCloudLabel(x *xr.Composite, observed map[string]*structpb.Struct) error {
+	flipped := false
+	for _, obs := range observed {
+		if was := object.Label(obs, registry.LabelCloud); was != "" && was != x.Cloud {
+			flipped = true
+			break
+		}
+	}
+	if !flipped {
+		return nil
+	}
+	// Name the same resource every time.
 	for _, name := range slices.Sorted(maps.Keys(observed)) {
 		was := object.Label(observed[name], registry.LabelCloud)
 		if was != "" && was != x.Cloud {

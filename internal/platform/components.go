@@ -96,6 +96,16 @@ type NodePool struct {
 	Taints     []Taint
 }
 
+// Bounds are the node counts to compose for the pool: its floor for both
+// while the budget holds it there, its minimum and maximum otherwise. The
+// maximum is at least one, which every cloud's autoscaler requires.
+func (p NodePool) Bounds() (minNodes, maxNodes int64) {
+	if p.Floor != nil {
+		return *p.Floor, max(*p.Floor, 1)
+	}
+	return p.MinNodes, max(p.MaxNodes, 1)
+}
+
 // Taint is a node taint with a Kubernetes effect (NoSchedule, ...).
 type Taint struct {
 	Key    string

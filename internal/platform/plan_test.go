@@ -254,3 +254,22 @@ func TestRetired(t *testing.T) {
 		})
 	}
 }
+
+func TestBounds(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		pool     NodePool
+		min, max int64
+	}{
+		"Running":      {reason: "A running pool is composed with its bounds.", pool: NodePool{MinNodes: 2, MaxNodes: 5}, min: 2, max: 5},
+		"Paused":       {reason: "A paused pool is held at its floor.", pool: NodePool{MinNodes: 2, MaxNodes: 5, Floor: ptr[int64](2)}, min: 2, max: 2},
+		"PausedAtZero": {reason: "A floor of zero keeps a maximum of one, which autoscalers require.", pool: NodePool{MinNodes: 0, MaxNodes: 5, Floor: ptr[int64](0)}, min: 0, max: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if gotMin, gotMax := tc.pool.Bounds(); gotMin != tc.min || gotMax != tc.max {
+				t.Errorf("%s\nBounds() = (%d, %d), want (%d, %d)", tc.reason, gotMin, gotMax, tc.min, tc.max)
+			}
+		})
+	}
+}

@@ -169,10 +169,7 @@ func accessEntryName(arn string) string {
 // between its bounds; its initial size is set only at creation so that the
 // cluster autoscaler owns the count.
 func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
-	minNodes, maxNodes := p.MinNodes, max(p.MaxNodes, 1)
-	if p.Floor != nil {
-		minNodes, maxNodes = *p.Floor, max(*p.Floor, 1)
-	}
+	minNodes, maxNodes := p.Bounds()
 	capacity := "ON_DEMAND"
 	if p.Spot {
 		capacity = "SPOT"

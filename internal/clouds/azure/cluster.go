@@ -104,10 +104,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 // pools are evicted by deletion at any price. Its initial size is set only
 // at creation so that the autoscaler owns the count.
 func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
-	minNodes, maxNodes := p.MinNodes, max(p.MaxNodes, 1)
-	if p.Floor != nil {
-		minNodes, maxNodes = *p.Floor, max(*p.Floor, 1)
-	}
+	minNodes, maxNodes := p.Bounds()
 	labels := object.FromStringMap(p.Labels)
 	taints := make([]any, 0, len(p.Taints)+1)
 	for _, t := range p.Taints {

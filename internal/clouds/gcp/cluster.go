@@ -70,11 +70,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 // for regional clusters), auto-repaired and upgraded, with workload identity
 // through the GKE metadata server.
 func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
-	minNodes, maxNodes := p.MinNodes, p.MaxNodes
-	if p.Floor != nil {
-		// Held at the floor; GKE's autoscaler needs a maximum of one or more.
-		minNodes, maxNodes = *p.Floor, max(*p.Floor, 1)
-	}
+	minNodes, maxNodes := p.Bounds()
 	nc := map[string]any{
 		"machineType":            p.MachineType,
 		"spot":                   p.Spot,
