@@ -90,8 +90,8 @@ func TestRunFunctionFatal(t *testing.T) {
 		"OverlappingCIDRs": {
 			reason: "Pod and node ranges must not overlap.",
 			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("spec.parameters.network", map[string]any{"cidr": "10.0.0.0/8"})), EnvironmentConfigs: envs}},
-			want: want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.network.cidr: Invalid value: "10.0.0.0/8": overlaps spec.parameters.network.podsCidr (10.100.0.0/14); address ranges must be disjoint; ` +
-				`spec.parameters.network.cidr: Invalid value: "10.0.0.0/8": overlaps spec.parameters.network.servicesCidr (10.104.0.0/20); address ranges must be disjoint`)},
+			want: want{rsp: fatal(`invalid Cluster team-edge/edge: environment.network.podsCidr: Invalid value: "10.100.0.0/14": overlaps spec.parameters.network.cidr (10.0.0.0/8); address ranges must be disjoint; ` +
+				`environment.network.servicesCidr: Invalid value: "10.104.0.0/20": overlaps spec.parameters.network.cidr (10.0.0.0/8); address ranges must be disjoint`)},
 		},
 		"MalformedCIDR": {
 			reason: "A CIDR that is not a network address is bad input, with a hint.",
@@ -253,7 +253,7 @@ func TestRunFunction(t *testing.T) {
 				NotReady: []string{"network", "node-service-account", "public-dns-zone"},
 				Conditions: map[string]string{
 					"NetworkReady": "FALSE/Waiting", "ClusterReady": "FALSE/Waiting", "NodePoolsReady": "FALSE/Waiting",
-					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting",
+					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld",
 				},
 				Status: map[string]any{"nodePools": []any{
 					map[string]any{"name": "general", "machineType": "e2-standard-2", "minNodes": 2.0, "maxNodes": 4.0, "spot": false, "ready": false},
@@ -274,7 +274,7 @@ func TestRunFunction(t *testing.T) {
 				NotReady: []string{"network", "node-service-account", "public-dns-zone"},
 				Conditions: map[string]string{
 					"NetworkReady": "FALSE/Waiting", "ClusterReady": "FALSE/Waiting", "NodePoolsReady": "FALSE/Waiting",
-					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting",
+					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld",
 				},
 				TTL: ttlConverging,
 			}},
@@ -309,7 +309,7 @@ func TestRunFunction(t *testing.T) {
 				NotReady: []string{"network", "node-service-account", "public-dns-zone"},
 				Conditions: map[string]string{
 					"NetworkReady": "FALSE/Waiting", "ClusterReady": "FALSE/Waiting", "NodePoolsReady": "FALSE/Waiting",
-					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting",
+					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld",
 				},
 				Warnings: []string{"the environment lacks keys the platform needs: prices.controlPlanePerHour, prices.machineTypes.e2-standard-2, prices.machineTypes.g2-standard-8"},
 				TTL:      ttlConverging,
@@ -328,7 +328,7 @@ func TestRunFunction(t *testing.T) {
 				}())),
 				Conditions: map[string]string{
 					"NetworkReady": "TRUE/Available", "ClusterReady": "TRUE/Available", "NodePoolsReady": "TRUE/Available",
-					"AddonsReady": "TRUE/Available", "DnsReady": "TRUE/Available",
+					"AddonsReady": "TRUE/Available", "DnsReady": "TRUE/Available", "RemovalsSettled": "TRUE/NothingHeld",
 				},
 				Status: map[string]any{
 					"clusterEndpoint": "https://34.113.152.149",

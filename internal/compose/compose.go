@@ -9,6 +9,7 @@
 package compose
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -41,10 +42,12 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		return err
 	}
 	errs = append(errs, xr.Validate(x, registry.Clouds())...)
-	if len(errs) > 0 {
+	cloud, ok := registry.Lookup(x.Cloud)
+	if !ok {
+		// Validate named the cloud label; nothing else can be checked
+		// without a cloud layer.
 		return module.Invalid(x.Kind, x.Namespace, x.Name, errs)
 	}
-	cloud, _ := registry.Lookup(x.Cloud)
 
 	res, err := envcfg.Resolve(req, x.Cloud, x.PlaneType)
 	if err != nil {
@@ -54,33 +57,50 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		module.Require(rsp, envcfg.FallbackRequirementName, envcfg.Selector())
 	}
 	if res.Env == nil {
+		if len(errs) > 0 {
+			return module.Invalid(x.Kind, x.Namespace, x.Name, errs)
+		}
 		// Crossplane calls again with the EnvironmentConfigs. Should this
 		// response ever be final, it still keeps everything that exists.
 		keepAll(rsp, observed)
 		rsp.Meta.Ttl = durationpb.New(opts.TTLConverging)
 		return nil
 	}
+	if layers := requiredLayers(x, observed); len(layers) > 0 {
+		if err := res.RequireLayers("this XR already composes resources rendered with every layer it selects (status.environment lists those of its last render)", layers...); err != nil {
+			return err
+		}
+	}
 	warnings := res.Warnings
 	env := res.Env
 
-	plan, errs := platform.Build(x, env, cloud.Traits)
-	eval, warning := evaluateBudget(req, rsp, x, plan)
-	if warning != "" {
-		warnings = append(warnings, warning)
-	}
-	estimate, eerrs := plan.Estimate(env)
-	errs = append(errs, eerrs...)
+	// Plan and check the cloud's rules even when the XR has errors, so
+	// that one Fatal names every bad field.
+	plan, perrs := platform.Build(x, env, cloud.Traits)
+	errs = append(errs, perrs...)
 	if cloud.Validate != nil {
 		errs = append(errs, cloud.Validate(x, env, plan)...)
 	}
 	if len(errs) > 0 {
 		return module.Invalid(x.Kind, x.Namespace, x.Name, errs)
 	}
+	eval, warning := evaluateBudget(req, rsp, x, plan)
+	if warning != "" {
+		warnings = append(warnings, warning)
+	}
+	estimate, eerrs := plan.Estimate(env)
+	if len(eerrs) > 0 {
+		return module.Invalid(x.Kind, x.Namespace, x.Name, eerrs)
+	}
 
 	rctx := registry.NewContext(x, env, cloud, plan, observed)
 	rendered, err := cloud.Render(rctx, plan.Components)
+	var invalid *registry.InvalidError
+	if errors.As(err, &invalid) {
+		return module.Invalid(x.Kind, x.Namespace, x.Name, invalid.Errs)
+	}
 	if err != nil {
-		return fmt.Errorf("cannot render Cluster %s: %w", x.Name, err)
+		return fmt.Errorf("cannot render %s %s: %w", x.Kind, x.Name, err)
 	}
 
 	st := decide(x, plan, rendered, observed)
@@ -96,8 +116,8 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	if missing := env.Missing(); len(missing) > 0 {
 		warnings = append(warnings, "the environment lacks keys the platform needs: "+strings.Join(missing, ", "))
 	}
-	for _, name := range slices.Sorted(maps.Keys(st.kept)) {
-		warnings = append(warnings, fmt.Sprintf("keeping composed resource %q: %s; it is no longer rendered but the spec did not remove it", name, st.kept[name]))
+	for _, name := range st.heldNames() {
+		warnings = append(warnings, fmt.Sprintf("holding composed resource %q, which is no longer rendered: %s. Only the XR's spec removes composed resources; %s", name, st.kept[name].Why, howToConfirm(name, st.kept[name])))
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.retired)) {
 		// Once, not on every reconcile until the resource is gone.
@@ -107,11 +127,11 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	}
 	module.Warn(rsp, object.Strings(x.Status, "warnings"), warnings)
 
-	conds := conditions(st)
+	conds := append(conditions(st), removalsCondition(st))
 	if eval != nil {
 		conds = append(conds, budgetCondition(*eval, st))
 	}
-	if err := writeStatus(req, rsp, x, plan, st, statusExtras{warnings: warnings, estimate: estimate, budget: eval}); err != nil {
+	if err := writeStatus(req, rsp, x, plan, st, statusExtras{warnings: warnings, estimate: estimate, budget: eval, layers: res.Layers}); err != nil {
 		return err
 	}
 	module.SetConditions(rsp, x.Conditions, conds)
@@ -177,6 +197,22 @@ func checkCloudLabel(x *xr.Composite, observed map[string]*structpb.Struct) erro
 		}
 	}
 	return nil
+}
+
+// requiredLayers are the environment layers an XR cannot be rendered
+// without: those its last render used (status.environment) and, once it
+// composes resources, the baseline and the cloud layer.
+func requiredLayers(x *xr.Composite, observed map[string]*structpb.Struct) []string {
+	var out []string
+	if env := object.Get(x.Status, "environment").GetStructValue(); env != nil {
+		out = slices.Sorted(maps.Keys(env.GetFields()))
+	}
+	for _, o := range observed {
+		if ours(o) {
+			return append(out, envcfg.LabelBaseline, envcfg.LabelCloud)
+		}
+	}
+	return out
 }
 
 // keepAll desires every observed composed resource of this function as it

@@ -27,8 +27,9 @@ type state struct {
 	ready map[string]bool
 	// held are rendered resources not composed yet, with what they wait for.
 	held map[string]string
-	// kept are observed resources no longer rendered but kept, with why.
-	kept map[string]string
+	// kept are observed resources no longer rendered but held, because no
+	// statement of the XR's spec removed them.
+	kept map[string]platform.Removal
 	// retired are observed resources the spec removed, with why.
 	retired map[string]string
 }
@@ -63,7 +64,7 @@ func decide(x *xr.Composite, plan *platform.Plan, rendered []*registry.Rendered,
 		emitted:  make(map[string]bool, len(rendered)),
 		ready:    make(map[string]bool, len(rendered)+len(observed)),
 		held:     map[string]string{},
-		kept:     map[string]string{},
+		kept:     map[string]platform.Removal{},
 		retired:  map[string]string{},
 	}
 	byName := make(map[string]*registry.Rendered, len(rendered))
@@ -102,7 +103,7 @@ func decide(x *xr.Composite, plan *platform.Plan, rendered []*registry.Rendered,
 	}
 
 	// Observed resources the registry did not render: the spec removed
-	// them, or they are kept. Usages follow what they protect.
+	// them, or they are held. Usages follow what they protect.
 	var usages []string
 	for _, name := range slices.Sorted(maps.Keys(observed)) {
 		obs := observed[name]
@@ -114,11 +115,12 @@ func decide(x *xr.Composite, plan *platform.Plan, rendered []*registry.Rendered,
 			continue
 		}
 		st.ready[name] = isReadyObserved(obs)
-		if gone, why := plan.Retired(object.Annotation(obs, registry.AnnotationComponent)); gone {
-			st.retired[name] = why
+		r := removal(x, plan, name, obs)
+		if r.BySpec {
+			st.retired[name] = r.Why
 			continue
 		}
-		st.kept[name] = "its component " + object.Annotation(obs, registry.AnnotationComponent) + " is still wanted"
+		st.kept[name] = r
 	}
 	for _, name := range usages {
 		obs := observed[name]
@@ -133,17 +135,46 @@ func decide(x *xr.Composite, plan *platform.Plan, rendered []*registry.Rendered,
 			st.retired[name] = fmt.Sprintf("%q, which used %q, was removed by the spec", by, of)
 			continue
 		}
-		if gone, why := plan.Retired(object.Annotation(obs, registry.AnnotationComponent)); gone {
-			st.retired[name] = why
+		if r := removal(x, plan, name, obs); r.BySpec {
+			st.retired[name] = r.Why
 			continue
 		}
 		if !st.desired(of) || !st.desired(by) {
 			st.retired[name] = fmt.Sprintf("%q no longer depends on %q", by, of)
 			continue
 		}
-		st.kept[name] = "it protects " + of
+		st.kept[name] = platform.Removal{Why: fmt.Sprintf("it protects %q while %q uses it", of, by)}
 	}
 	return st
+}
+
+// removal says whether the XR's spec removed an observed composed resource
+// that is no longer rendered: confirmed by name in
+// spec.parameters.confirmRemovals, left out of an import.only set, or
+// removed by a statement of the spec about its component.
+func removal(x *xr.Composite, plan *platform.Plan, name string, obs *structpb.Struct) platform.Removal {
+	par := x.Parameters
+	if slices.Contains(par.ConfirmRemovals, name) {
+		return platform.Removal{BySpec: true, Why: "spec.parameters.confirmRemovals lists it"}
+	}
+	if imp := par.Import; imp.Enabled && imp.Only {
+		if _, imported := imp.Resources[name]; !imported {
+			return platform.Removal{BySpec: true, Why: "spec.parameters.import.only is set and it is not imported"}
+		}
+	}
+	return plan.Removal(object.Annotation(obs, registry.AnnotationComponent))
+}
+
+// heldNames are the held resources that are not Usages, sorted: what the
+// XR's owner is asked to confirm. A held Usage goes with what it protects.
+func (st *state) heldNames() []string {
+	out := make([]string, 0, len(st.kept))
+	for _, name := range slices.Sorted(maps.Keys(st.kept)) {
+		if !isUsage(st.observed[name]) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // desired reports whether the named resource is in the desired state.

@@ -2,35 +2,237 @@ package compose_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
-// FuzzRun renders arbitrary XRs with the example environment through the
-// whole cluster module: decoding, validation, planning, every cloud layer,
-// overlays and the gating. It may return a Fatal but must never panic
-// (RunFunction would recover a panic into a Fatal and hide it from the
-// fuzzer, so this target calls the module directly). The seed corpus lives
-// in testdata/fuzz/FuzzRun.
+// Sentinels the fuzzer plants through forbidden inputs. None may ever reach
+// a desired state that is not a Fatal: the checks look for the values
+// themselves, independently of how the function detects them.
+const (
+	sentinelSecret  = "fuzz-s3cret-value"
+	sentinelNumber  = 4242424242.5
+	sentinelAccount = "fuzz-evil-account"
+	sentinelName    = "fuzz-adopted-name"
+	sentinelRepo    = "https://fuzz-evil.example.com/charts"
+)
+
+// FuzzRun renders an XR with the example environment through the whole
+// cluster module, lets the providers create what it asks for, and then
+// applies a sequence of operations between calls: environment edits and
+// removals (layers, keys, private clusters, pools, charts, CIDRs, zones),
+// forbidden overrides of either principal, planted plaintext credentials,
+// planeType flips, an empty context environment, resources vanishing or
+// turning not ready, and the providers acting. After every call it checks,
+// independently of the function's own code:
+//
+//   - no withdrawal: unless the response is Fatal, every composed resource
+//     observed before the call is still desired (no operation is a spec
+//     change that removes anything);
+//   - nothing forbidden lands: no desired resource holds a planted secret,
+//     account, external name or chart repository;
+//   - import protection holds: a resource observed as imported stays
+//     marked imported, and never gets the Delete or "*" policy.
+//
+// It must never panic (RunFunction would recover a panic into a Fatal and
+// hide it from the fuzzer, so this target calls the module directly). The
+// seed corpus lives in testdata/fuzz/FuzzRun.
 func FuzzRun(f *testing.F) {
 	for _, ex := range []string{"gcp/cluster.yaml", "aws/cluster.yaml", "azure/cluster.yaml", "gcp/legacy.yaml", "aws/legacy.yaml"} {
 		b, err := json.Marshal(fntest.MustLoad(filepath.Join(examples, ex))[0])
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(b)
+		f.Add(b, []byte{})
+		f.Add(b, []byte{1, 0, 15, 0, 2, 3, 15, 0, 3, 1, 8, 2, 10, 4, 9, 1, 14, 5, 13, 7, 16, 0, 17, 0, 15, 0})
+		f.Add(b, []byte{12, 0, 6, 9, 7, 0, 5, 4, 0, 1, 18, 0, 0, 2, 11, 3, 10, 0, 10, 1, 10, 2, 10, 3, 10, 5})
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(t *testing.T, data, ops []byte) {
 		var xr map[string]any
-		if json.Unmarshal(data, &xr) != nil || xr == nil {
+		if json.Unmarshal(data, &xr) != nil || xr == nil || len(ops) > 64 {
 			return
 		}
-		req, err := fntest.Request{XR: xr, EnvironmentConfigs: envs}.Proto()
-		if err != nil {
-			return
+		w := &world{xr: xr, envs: envs, observed: map[string]fntest.Object{}}
+		rsp := call(t, w)
+		// Let the providers build the stack, as far as it goes.
+		for round := 0; round < 12 && fntest.Fatal(rsp) == ""; round++ {
+			w.observed = fntest.ObserveAll(rsp, w.observed)
+			rsp = call(t, w)
 		}
-		run(req)
+		for i := 0; i+1 < len(ops); i += 2 {
+			mutate(w, rsp, ops[i], ops[i+1])
+			rsp = call(t, w)
+		}
 	})
+}
+
+// call runs one reconcile of the world and checks the invariants.
+func call(t *testing.T, w *world) *fnv1.RunFunctionResponse {
+	t.Helper()
+	req, err := w.request().Proto()
+	if err != nil {
+		t.Skip("not a valid request:", err)
+	}
+	rsp := run(req)
+	if fntest.Fatal(rsp) != "" {
+		return rsp
+	}
+	desired := fntest.Desired(rsp)
+	for _, name := range slices.Sorted(maps.Keys(w.observed)) {
+		obs := w.observed[name]
+		if annotation(obs, "platform.example.org/component") == "" {
+			continue
+		}
+		d, ok := desired[name]
+		if !ok {
+			t.Fatalf("WITHDRAWN: observed composed resource %q is no longer desired, and no spec change removed it", name)
+		}
+		if mode := annotation(obs, "platform.example.org/import-mode"); mode != "" {
+			if annotation(d, "platform.example.org/import-mode") == "" {
+				t.Fatalf("IMPORT WEAKENED: %q lost its import marker", name)
+			}
+			for _, p := range policiesOf(d) {
+				if p == "*" || p == "Delete" {
+					t.Fatalf("IMPORT WEAKENED: imported %q got management policy %q", name, p)
+				}
+			}
+		}
+	}
+	for name, d := range desired {
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(b)
+		for _, sentinel := range []string{sentinelSecret, strconv.FormatFloat(sentinelNumber, 'f', -1, 64), sentinelAccount, sentinelName, sentinelRepo} {
+			if strings.Contains(s, sentinel) {
+				t.Fatalf("FORBIDDEN: desired %q holds %q", name, sentinel)
+			}
+		}
+	}
+	return rsp
+}
+
+// mutate applies one operation to the world. None of them is a spec change
+// that removes anything: only fleet-wide inputs, the providers' reports and
+// overrides the function must refuse change.
+func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
+	names := slices.Sorted(maps.Keys(w.observed))
+	pick := func() string {
+		if len(names) == 0 {
+			return "cluster"
+		}
+		return names[int(arg)%len(names)]
+	}
+	charts := []string{"cert-manager", "ingress-nginx", "kube-prometheus-stack"}
+	switch op % 19 {
+	case 0:
+		if len(w.envs) > 0 {
+			i := int(arg) % len(w.envs)
+			w.envs = append(slices.Clip(w.envs[:i]), w.envs[i+1:]...)
+		}
+	case 1:
+		envEdit("cluster-platform-baseline", "privateCluster", false)(w)
+	case 2:
+		envEdit("cluster-platform-baseline", "pools", map[string]any{fmt.Sprintf("p%d", arg%4): map[string]any{"size": "small"}})(w)
+	case 3:
+		envEdit("cluster-platform-baseline", "charts."+charts[int(arg)%3]+".disabled", true)(w)
+	case 4:
+		envEdit("cluster-platform-baseline", "monitoring.enabled", false)(w)
+	case 5:
+		keys := []string{"sizes", "charts", "nodeDefaults", "network", "pools", "gcp", "aws", "azure", "prices", "monitoring", "privateCluster", "version"}
+		envWithout(keys[int(arg)%len(keys)])(w)
+	case 6:
+		envEdit("cluster-platform-baseline", "network.cidr", fmt.Sprintf("10.%d.0.0/16", arg))(w)
+	case 7:
+		envEdit("cluster-platform-cloud-aws", "aws.zones.us-east-1", []any{"us-east-1c", "us-east-1b", "us-east-1a"})(w)
+	case 8:
+		envOverride(pick(), map[string]any{
+			"metadata": map[string]any{"annotations": map[string]any{"crossplane.io/external-name": sentinelName}},
+			"spec":     map[string]any{"managementPolicies": []any{"*"}},
+		})(w)
+	case 9:
+		envOverride("release-"+charts[int(arg)%3], forProvider(map[string]any{"values": plantSecret(arg)}))(w)
+	case 10:
+		forbidden := []map[string]any{
+			spec(map[string]any{"managementPolicies": []any{"*"}}),
+			spec(map[string]any{"providerConfigRef": map[string]any{"name": sentinelAccount}}),
+			spec(map[string]any{"writeConnectionSecretToRef": map[string]any{"name": "k", "namespace": sentinelAccount}}),
+			annotations(map[string]any{"crossplane.io/external-name": sentinelName, "platform.example.org/import-mode": nil}),
+			forProvider(map[string]any{"chart": map[string]any{"repository": sentinelRepo}}),
+			spec(map[string]any{"credentials": map[string]any{"secretRef": map[string]any{"namespace": sentinelAccount}}}),
+			forProvider(map[string]any{"networkSelector": map[string]any{"matchLabels": map[string]any{"team": sentinelAccount}}}),
+		}
+		override(pick(), forbidden[int(arg)%len(forbidden)])(w)
+	case 11:
+		fntest.Set("spec.parameters.charts", map[string]any{charts[int(arg)%3]: map[string]any{"values": plantSecret(arg)}})(w.xr)
+	case 12:
+		fntest.Set("metadata.labels.planeType", []string{"production", "fuzz", "lab"}[int(arg)%3])(w.xr)
+	case 13:
+		w.observed = maps.Clone(w.observed)
+		delete(w.observed, pick())
+	case 14:
+		if len(names) > 0 {
+			observedCondition(pick(), "Ready", "False", "fuzzed")(w)
+		}
+	case 15:
+		if fntest.Fatal(last) == "" {
+			w.observed = fntest.ObserveAll(last, w.observed)
+		}
+	case 16:
+		w.envs = nil
+		w.context = fntest.Object{envcfg.ContextKey: map[string]any{"apiVersion": "internal.crossplane.io/v1alpha1", "kind": "Environment"}}
+	case 17:
+		w.envs, w.context = envs, nil
+	case 18:
+		// The XR's status as Crossplane would store it from the last
+		// response, so that the layers it used are recorded.
+		if st, ok := last.GetDesired().GetComposite().GetResource().AsMap()["status"]; ok {
+			w.xr = overlay.DeepCopy(w.xr)
+			w.xr["status"] = st
+		}
+	}
+}
+
+// plantSecret returns Helm values that hold the sentinel credential in one
+// of the shapes a plaintext check must catch.
+func plantSecret(arg byte) map[string]any {
+	shapes := []map[string]any{
+		{"adminPassword": sentinelSecret},
+		{"auth": map[string]any{"password": sentinelNumber}},
+		{"env": []any{map[string]any{"name": "DB_PASSWORD", "value": sentinelSecret}}},
+		{"oauth": map[string]any{"clientSecret": sentinelSecret}},
+		{"apiToken": sentinelSecret},
+		{"extraObjects": []any{map[string]any{"kind": "Secret", "stringData": map[string]any{"x": sentinelSecret}}}},
+	}
+	return shapes[int(arg)%len(shapes)]
+}
+
+func annotation(o fntest.Object, key string) string {
+	meta, _ := o["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	s, _ := ann[key].(string)
+	return s
+}
+
+func policiesOf(o fntest.Object) []string {
+	spec, _ := o["spec"].(map[string]any)
+	l, _ := spec["managementPolicies"].([]any)
+	out := make([]string, 0, len(l))
+	for _, p := range l {
+		s, _ := p.(string)
+		out = append(out, s)
+	}
+	return out
 }

@@ -268,13 +268,22 @@ func edit(path string, v any) func(*world) {
 func observedCondition(name, typ, status, message string) func(*world) {
 	return func(w *world) {
 		o := overlay.DeepCopy(w.observed[name])
+		if o == nil {
+			return
+		}
+		st, _ := o["status"].(map[string]any)
+		if st == nil {
+			st = map[string]any{}
+			o["status"] = st
+		}
 		conds := []any{map[string]any{"type": typ, "status": status, "reason": "Simulated", "message": message}}
-		for _, c := range o["status"].(map[string]any)["conditions"].([]any) {
+		prev, _ := st["conditions"].([]any)
+		for _, c := range prev {
 			if c.(map[string]any)["type"] != typ {
 				conds = append(conds, c)
 			}
 		}
-		o["status"].(map[string]any)["conditions"] = conds
+		st["conditions"] = conds
 		w.observed = maps.Clone(w.observed)
 		w.observed[name] = o
 	}
@@ -296,6 +305,35 @@ func envWithout(key string) func(*world) {
 			e = overlay.DeepCopy(e)
 			delete(e["data"].(map[string]any), key)
 			out = append(out, e)
+		}
+		w.envs = out
+	}
+}
+
+// envEdit sets a dotted path of the data of the named example
+// EnvironmentConfig; nil deletes it.
+func envEdit(config, path string, v any) func(*world) {
+	return func(w *world) {
+		out := make([]fntest.Object, 0, len(w.envs))
+		for _, e := range w.envs {
+			e = overlay.DeepCopy(e)
+			if e["metadata"].(map[string]any)["name"] == config {
+				fntest.Set("data."+path, v)(e)
+			}
+			out = append(out, e)
+		}
+		w.envs = out
+	}
+}
+
+// envDrop removes the named EnvironmentConfig.
+func envDrop(config string) func(*world) {
+	return func(w *world) {
+		out := make([]fntest.Object, 0, len(w.envs))
+		for _, e := range w.envs {
+			if e["metadata"].(map[string]any)["name"] != config {
+				out = append(out, e)
+			}
 		}
 		w.envs = out
 	}
@@ -435,7 +473,7 @@ func TestScenarios(t *testing.T) {
 			xr:     fntest.GCPXR(),
 			steps: []step{
 				converged,
-				{name: "domain removed", spec: edit("spec.parameters.domain", nil), check: all(desires("public-dns-zone", "private-dns-zone"), warns("keeping composed resource \"public-dns-zone\""))},
+				{name: "domain removed", spec: edit("spec.parameters.domain", nil), check: all(desires("public-dns-zone", "private-dns-zone"), warns("holding composed resource \"public-dns-zone\""), condition("RemovalsSettled", "FALSE", "AwaitingOwner"))},
 				{name: "zones off", spec: edit("spec.parameters.createDnsZones", false), removes: []string{"public-dns-zone", "private-dns-zone"}, check: condition("DnsReady", "TRUE", "NotRequested")},
 			},
 		},
@@ -572,20 +610,20 @@ func TestScenarios(t *testing.T) {
 						out = append(out, e)
 					}
 					w.envs = out
-				}, check: all(desires("node-iam-artifactregistry-reader"), warns("keeping composed resource \"node-iam-artifactregistry-reader\""))},
+				}, check: all(desires("node-iam-artifactregistry-reader"), warns("holding composed resource \"node-iam-artifactregistry-reader\""))},
 			},
 		},
 		"WarningsReportedOnce": {
 			reason: "A warning that persists is an event once; the status lists it.",
-			xr:     fntest.GCPXR(fntest.Set("spec.parameters.overrides", map[string]any{"no-such-resource": map[string]any{}})),
+			xr:     fntest.GCPXR(),
 			steps: []step{
-				{name: "first", check: func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+				{name: "first", world: envEdit("cluster-platform-baseline", "overrides", map[string]any{"no-such-resource": map[string]any{}}), check: func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 					if n := countWarnings(rsp); n != 1 {
 						t.Errorf("got %d Warning results, want 1", n)
 					}
 				}},
 				{name: "second, with the status of the first", world: func(w *world) {
-					fntest.Set("status.warnings", []any{"spec.parameters.overrides.no-such-resource matches no composed resource; known names: cluster, helm-provider-config, kubernetes-provider-config, nat, network, node-iam-artifactregistry-reader, node-iam-container-defaultnodeserviceaccount, node-service-account, nodepool-general, nodepool-gpu, private-dns-zone, public-dns-zone, release-cert-manager, release-ingress-nginx, release-kube-prometheus-stack, router, subnet"})(w.xr)
+					fntest.Set("status.warnings", []any{"environment overrides.no-such-resource matches no composed resource; known names: cluster, helm-provider-config, kubernetes-provider-config, nat, network, node-iam-artifactregistry-reader, node-iam-container-defaultnodeserviceaccount, node-service-account, nodepool-general, nodepool-gpu, private-dns-zone, public-dns-zone, release-cert-manager, release-ingress-nginx, release-kube-prometheus-stack, router, subnet"})(w.xr)
 				}, check: func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 					if n := countWarnings(rsp); n != 0 {
 						t.Errorf("got %d Warning results for a warning the status already lists, want 0", n)
@@ -621,6 +659,7 @@ func TestScenarios(t *testing.T) {
 					for _, typ := range []string{"NetworkReady", "ClusterReady", "NodePoolsReady", "AddonsReady", "DnsReady"} {
 						conds = append(conds, map[string]any{"type": typ, "status": "True", "reason": "Available"})
 					}
+					conds = append(conds, map[string]any{"type": "RemovalsSettled", "status": "True", "reason": "NothingHeld"})
 					fntest.Set("status.conditions", conds)(w.xr)
 				}, check: func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 					for _, r := range rsp.GetResults() {

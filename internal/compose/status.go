@@ -22,7 +22,13 @@ const (
 	ReasonWaiting        = "Waiting"
 	ReasonReconcileError = "ReconcileError"
 	ReasonNotRequested   = "NotRequested"
+	ReasonNothingHeld    = "NothingHeld"
+	ReasonAwaitingOwner  = "AwaitingOwner"
 )
+
+// ConditionRemovalsSettled is False while composed resources that are no
+// longer rendered are held because the XR's spec did not remove them.
+const ConditionRemovalsSettled = "RemovalsSettled"
 
 // conditionTypes are the XR's custom conditions, in the order they are set.
 var conditionTypes = []string{
@@ -80,6 +86,32 @@ func conditions(st *state) []module.Condition {
 	return out
 }
 
+// removalsCondition reports the composed resources held because no
+// statement of the XR's spec removed them, each with what stopped rendering
+// it and how the XR's owner confirms its removal.
+func removalsCondition(st *state) module.Condition {
+	held := st.heldNames()
+	if len(held) == 0 {
+		return module.Condition{Type: ConditionRemovalsSettled, Status: module.StatusTrue, Reason: ReasonNothingHeld,
+			Message: "Every composed resource is rendered, or was removed by the XR's spec"}
+	}
+	items := make([]string, 0, len(held))
+	for _, name := range held {
+		items = append(items, fmt.Sprintf("%s (%s; %s)", name, st.kept[name].Why, howToConfirm(name, st.kept[name])))
+	}
+	return module.Condition{Type: ConditionRemovalsSettled, Status: module.StatusFalse, Reason: ReasonAwaitingOwner,
+		Message: "Kept although no longer rendered, until the XR's owner confirms the removal: " + list(items)}
+}
+
+// howToConfirm says how the XR's owner removes a held resource.
+func howToConfirm(name string, r platform.Removal) string {
+	how := fmt.Sprintf("to remove it, list %q in spec.parameters.confirmRemovals", name)
+	if r.Confirm != "" {
+		how = "to remove it, " + r.Confirm + fmt.Sprintf(", or list %q in spec.parameters.confirmRemovals", name)
+	}
+	return how
+}
+
 // list joins the first few items of a list for a message.
 func list(items []string) string {
 	const most = 4
@@ -98,6 +130,8 @@ type statusExtras struct {
 	warnings []string
 	estimate platform.Estimate
 	budget   *budget.Evaluation
+	// layers are the names of the EnvironmentConfigs of each layer.
+	layers map[string][]string
 }
 
 // budgetCondition is the BudgetOK condition. A cloud without a budget kind
@@ -159,6 +193,13 @@ func writeStatus(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x 
 	}
 	if len(extra.warnings) > 0 {
 		status["warnings"] = object.FromStrings(extra.warnings)
+	}
+	if len(extra.layers) > 0 {
+		layers := make(map[string]any, len(extra.layers))
+		for l, names := range extra.layers {
+			layers[l] = object.FromStrings(names)
+		}
+		status["environment"] = layers
 	}
 
 	s, err := structpb.NewStruct(map[string]any{"status": status})

@@ -11,6 +11,7 @@ package envcfg
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,27 +88,56 @@ type Resolution struct {
 	Require bool
 	// Warnings name layers that were expected but not found.
 	Warnings []string
+	// Layers are the names of the configs of each layer (by layer label)
+	// that was found, when configs were delivered as required resources.
+	Layers map[string][]string
+	// Missing are the layers the XR selects that have no config. It is
+	// empty when the environment came from the pipeline context alone,
+	// whose layers are not known.
+	Missing []Layer
 }
+
+// A Layer is one layer of the environment: the label that selects its
+// configs, and the value the XR selects.
+type Layer struct {
+	Label string
+	Value string
+}
+
+// String is the layer's selector, such as cloud=gcp.
+func (l Layer) String() string { return l.Label + "=" + l.Value }
+
+// errEmptyContext is the message for an environment that is present in the
+// pipeline context but empty: an earlier step selected no config.
+const errEmptyContext = "the pipeline context holds an empty environment (key %q): an earlier step, such as function-environment-configs, selected no EnvironmentConfig for this XR; nothing is rendered from built-in defaults, so Crossplane changes nothing until it selects one (labelled %s=%s with %s=%s, %s=%s or %s=%s)"
 
 // Resolve selects and layers the EnvironmentConfigs for an XR of the supplied
 // cloud and plane type. It returns an error when no environment can be
-// found after the configs were fetched: the desired state cannot be computed
-// without one.
+// found after the configs were fetched, and when the pipeline context holds
+// an empty environment: the desired state cannot be computed without one,
+// and built-in defaults are no substitute for the platform team's settings.
 func Resolve(req *fnv1.RunFunctionRequest, cloud, planeType string) (Resolution, error) {
 	var res Resolution
 	env := &Env{data: map[string]any{}}
 
+	emptyContext := false
 	if v, ok := req.GetContext().GetFields()[ContextKey]; ok {
-		if m := v.GetStructValue().AsMap(); len(m) > 0 {
-			delete(m, "apiVersion")
-			delete(m, "kind")
+		m := v.GetStructValue().AsMap()
+		delete(m, "apiVersion")
+		delete(m, "kind")
+		if len(m) > 0 {
 			env.data = m
 			env.Sources = append(env.Sources, "context:"+ContextKey)
+		} else {
+			emptyContext = true
 		}
 	}
 
 	items, bootstrap := req.GetRequiredResources()[RequirementName]
 	if !bootstrap {
+		if emptyContext {
+			return res, fmt.Errorf(errEmptyContext, ContextKey, SelectorLabel, SelectorValue, LabelBaseline, BaselineValue, LabelCloud, cloud, LabelPlaneType, planeType)
+		}
 		var fetched bool
 		items, fetched = req.GetRequiredResources()[FallbackRequirementName]
 		// Ask for the configs unless the context already has an
@@ -119,10 +149,16 @@ func Resolve(req *fnv1.RunFunctionRequest, cloud, planeType string) (Resolution,
 	}
 
 	layers := selectLayers(items.GetItems(), cloud, planeType)
+	fromContext := len(env.Sources) > 0
 	for _, l := range layers {
 		for _, c := range l.configs {
 			overlay.Merge(env.data, object.Get(c, "data").GetStructValue().AsMap())
-			env.Sources = append(env.Sources, object.String(c, "metadata", "name"))
+			name := object.String(c, "metadata", "name")
+			env.Sources = append(env.Sources, name)
+			if res.Layers == nil {
+				res.Layers = map[string][]string{}
+			}
+			res.Layers[l.label] = append(res.Layers[l.label], name)
 		}
 	}
 	if len(env.Sources) == 0 {
@@ -133,9 +169,31 @@ func Resolve(req *fnv1.RunFunctionRequest, cloud, planeType string) (Resolution,
 		if len(l.configs) == 0 && len(items.GetItems()) > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("no EnvironmentConfig labelled %s=%s; that layer is skipped", l.label, l.value))
 		}
+		if len(l.configs) == 0 && !fromContext {
+			res.Missing = append(res.Missing, Layer{Label: l.label, Value: l.value})
+		}
 	}
 	res.Env = env
 	return res, nil
+}
+
+// RequireLayers returns an error naming every layer of the supplied labels
+// that has no config. An XR that already composes resources needs every
+// layer it was composed with: rendering it without one would silently
+// replace the platform team's settings with built-in defaults. why says
+// why the layers are needed, for the message.
+func (r Resolution) RequireLayers(why string, labels ...string) error {
+	var missing []string
+	for _, l := range r.Missing {
+		if slices.Contains(labels, l.Label) {
+			missing = append(missing, l.String())
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("no EnvironmentConfig labelled %s=%s and %s, but %s; restore the config (or correct the XR's labels): Crossplane changes nothing meanwhile",
+		SelectorLabel, SelectorValue, strings.Join(missing, ", "), why)
 }
 
 type layer struct {

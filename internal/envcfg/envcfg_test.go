@@ -33,6 +33,10 @@ func TestResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	emptyCtx, err := structpb.NewStruct(map[string]any{ContextKey: map[string]any{"apiVersion": "internal.crossplane.io/v1alpha1", "kind": "Environment"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	type args struct {
 		req       *fnv1.RunFunctionRequest
@@ -44,6 +48,8 @@ func TestResolve(t *testing.T) {
 		sources  []string
 		require  bool
 		warnings []string
+		layers   map[string][]string
+		missing  []Layer
 		err      bool
 	}
 	cases := map[string]struct {
@@ -60,6 +66,7 @@ func TestResolve(t *testing.T) {
 			want: want{
 				data:    map[string]any{"version": "1.33", "ingress": map[string]any{"replicas": 3.0, "internal": true}, "zones": []any{"c"}},
 				sources: []string{"a-baseline", "b-gcp", "c-prod"},
+				layers:  map[string][]string{LabelBaseline: {"a-baseline"}, LabelCloud: {"b-gcp"}, LabelPlaneType: {"c-prod"}},
 			},
 		},
 		"MissingLayerWarns": {
@@ -72,6 +79,8 @@ func TestResolve(t *testing.T) {
 				data:     map[string]any{"version": "1.33", "ingress": map[string]any{"replicas": 2.0, "internal": true}, "zones": []any{"c"}},
 				sources:  []string{"a-baseline", "b-gcp"},
 				warnings: []string{"no EnvironmentConfig labelled planeType=staging; that layer is skipped"},
+				layers:   map[string][]string{LabelBaseline: {"a-baseline"}, LabelCloud: {"b-gcp"}},
+				missing:  []Layer{{Label: LabelPlaneType, Value: "staging"}},
 			},
 		},
 		"NothingYet": {
@@ -92,6 +101,8 @@ func TestResolve(t *testing.T) {
 				warnings: []string{
 					"no EnvironmentConfig labelled cloud=gcp; that layer is skipped",
 				},
+				layers:  map[string][]string{LabelBaseline: {"a-baseline"}},
+				missing: []Layer{{Label: LabelCloud, Value: "gcp"}},
 			},
 		},
 		"FetchedNone": {
@@ -120,6 +131,24 @@ func TestResolve(t *testing.T) {
 				data:     map[string]any{"version": "1.33", "zones": []any{"c"}},
 				sources:  []string{"context:" + ContextKey, "b-gcp"},
 				warnings: []string{"no EnvironmentConfig labelled baseline=default; that layer is skipped"},
+				layers:   map[string][]string{LabelCloud: {"b-gcp"}},
+			},
+		},
+		"EmptyContext": {
+			reason: "An empty environment in the context (an earlier step selected nothing) is an error, never a render from built-in defaults, and never silently replaced by configs the function would fetch itself.",
+			args:   args{req: &fnv1.RunFunctionRequest{Context: emptyCtx}, cloud: "gcp"},
+			want:   want{err: true},
+		},
+		"EmptyContextThenConfigs": {
+			reason: "With step-level configs, an empty context environment does not matter: the configs are the environment.",
+			args: args{
+				req:   &fnv1.RunFunctionRequest{Context: emptyCtx, RequiredResources: map[string]*fnv1.Resources{RequirementName: {Items: []*fnv1.Resource{baseline, gcp}}}},
+				cloud: "gcp",
+			},
+			want: want{
+				data:    map[string]any{"version": "1.33", "ingress": map[string]any{"replicas": 2.0, "internal": true}, "zones": []any{"c"}},
+				sources: []string{"a-baseline", "b-gcp"},
+				layers:  map[string][]string{LabelBaseline: {"a-baseline"}, LabelCloud: {"b-gcp"}},
 			},
 		},
 	}
@@ -135,6 +164,12 @@ func TestResolve(t *testing.T) {
 			if diff := cmp.Diff(tc.want.warnings, res.Warnings, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nResolve(...).Warnings: -want, +got:\n%s", tc.reason, diff)
 			}
+			if diff := cmp.Diff(tc.want.layers, res.Layers, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nResolve(...).Layers: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.missing, res.Missing, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nResolve(...).Missing: -want, +got:\n%s", tc.reason, diff)
+			}
 			if res.Env == nil {
 				if tc.want.data != nil {
 					t.Fatalf("%s\nResolve(...).Env = nil, want data %v", tc.reason, tc.want.data)
@@ -146,6 +181,33 @@ func TestResolve(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want.sources, res.Env.Sources); diff != "" {
 				t.Errorf("%s\nResolve(...).Env.Sources: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestRequireLayers(t *testing.T) {
+	res := Resolution{Missing: []Layer{{Label: LabelCloud, Value: "gcp"}, {Label: LabelPlaneType, Value: "staging"}}}
+	cases := map[string]struct {
+		reason string
+		labels []string
+		want   string
+	}{
+		"NotNeeded": {reason: "A missing layer that is not required is fine.", labels: []string{LabelBaseline}},
+		"Needed": {
+			reason: "A required layer that is missing is named with its selector.",
+			labels: []string{LabelBaseline, LabelCloud},
+			want:   "no EnvironmentConfig labelled platform.example.org/environment=cluster-platform and cloud=gcp, but why; restore the config (or correct the XR's labels): Crossplane changes nothing meanwhile",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := ""
+			if err := res.RequireLayers("why", tc.labels...); err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nRequireLayers(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -97,12 +97,26 @@ func (o Options) TTL(ready bool) time.Duration {
 	return o.TTLConverging
 }
 
+// MaxInvalid is the most field errors a Fatal result names; the rest are
+// counted. A condition message has to fit in the XR.
+const MaxInvalid = 40
+
 // Invalid reports bad input in an XR: every error with its field path, in
-// one message, for a Fatal result.
+// one message, for a Fatal result. The same error found twice (say, by the
+// XR's validation and again by the plan) is named once.
 func Invalid(kind, namespace, name string, errs field.ErrorList) error {
 	msgs := make([]string, 0, len(errs))
+	seen := make(map[string]bool, len(errs))
 	for _, e := range errs {
-		msgs = append(msgs, e.Error())
+		m := e.Error()
+		if seen[m] {
+			continue
+		}
+		seen[m] = true
+		msgs = append(msgs, m)
+	}
+	if len(msgs) > MaxInvalid {
+		msgs = append(msgs[:MaxInvalid], fmt.Sprintf("and %d more", len(msgs)-MaxInvalid))
 	}
 	if namespace != "" {
 		name = namespace + "/" + name

@@ -81,9 +81,11 @@ type Cluster struct {
 
 // NodePool is one group of worker nodes.
 type NodePool struct {
-	// Name is the normalised pool name, Key the pool's key in the XR.
-	Name        string
-	Key         string
+	// Name is the normalised pool name, Key the pool's key in the XR (or
+	// in the environment's pools, when FromEnvironment).
+	Name            string
+	Key             string
+	FromEnvironment bool
 	MachineType string
 	MinNodes    int64
 	MaxNodes    int64

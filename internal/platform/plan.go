@@ -8,11 +8,13 @@ import (
 	"sort"
 	"strings"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/secret"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -43,19 +45,23 @@ type Plan struct {
 	BudgetEnforcement string
 
 	x *xr.Composite
-	// disabledCharts are charts the XR or the environment switched off.
-	disabledCharts map[string]bool
+	// ids are the IDs of the plan's components.
+	ids map[string]bool
+	// chartsOff say why each catalog chart without a release is off: the
+	// environment disabled it, or it lacks a repository.
+	chartsOff map[string]string
 }
 
 // Build plans the platform of an XR. Every error names a field path: of the
 // XR for bad input, of the environment for bad configuration.
 func Build(x *xr.Composite, env *envcfg.Env, traits Traits) (*Plan, field.ErrorList) {
 	var errs field.ErrorList
-	p := &Plan{x: x, disabledCharts: map[string]bool{}}
+	p := &Plan{x: x, chartsOff: map[string]string{}}
+	defer p.index()
 	par := x.Parameters
 	private := par.Private(env.Bool(DefaultPrivateCluster, "privateCluster"))
 
-	net, nerrs := network(par.Network, env)
+	net, nerrs := network(par.Network, env, traits)
 	errs = append(errs, nerrs...)
 	net.Private = private
 	p.Network = net
@@ -115,18 +121,25 @@ func Build(x *xr.Composite, env *envcfg.Env, traits Traits) (*Plan, field.ErrorL
 }
 
 // network resolves the address ranges and checks that they parse and do not
-// overlap.
-func network(n xr.Network, env *envcfg.Env) (Network, field.ErrorList) {
+// overlap. The pod range is resolved and checked only on clouds whose pods
+// take addresses from a range of their own (traits.PodRange): on AWS, pods
+// take VPC addresses, so a podsCidr there neither matters nor conflicts.
+func network(n xr.Network, env *envcfg.Env, traits Traits) (Network, field.ErrorList) {
 	var errs field.ErrorList
 	var out Network
+	ranges := map[string]netip.Prefix{}
 	for _, r := range []struct {
 		key, value, def string
 		into            *netip.Prefix
+		used            bool
 	}{
-		{"cidr", n.CIDR, DefaultNetworkCIDR, &out.CIDR},
-		{"podsCidr", n.PodsCIDR, DefaultPodsCIDR, &out.PodsCIDR},
-		{"servicesCidr", n.ServicesCIDR, DefaultServicesCIDR, &out.ServicesCIDR},
+		{"cidr", n.CIDR, DefaultNetworkCIDR, &out.CIDR, true},
+		{"podsCidr", n.PodsCIDR, DefaultPodsCIDR, &out.PodsCIDR, traits.PodRange},
+		{"servicesCidr", n.ServicesCIDR, DefaultServicesCIDR, &out.ServicesCIDR, true},
 	} {
+		if !r.used {
+			continue
+		}
 		path := xr.ParametersPath("network", r.key)
 		v := r.value
 		if v == "" {
@@ -139,16 +152,12 @@ func network(n xr.Network, env *envcfg.Env) (Network, field.ErrorList) {
 			continue
 		}
 		*r.into = pfx
+		ranges[path.String()] = pfx
 	}
 	if len(errs) > 0 {
 		return out, errs
 	}
-	errs = append(errs, CheckOverlaps(map[string]netip.Prefix{
-		"spec.parameters.network.cidr":         out.CIDR,
-		"spec.parameters.network.podsCidr":     out.PodsCIDR,
-		"spec.parameters.network.servicesCidr": out.ServicesCIDR,
-	})...)
-	return out, errs
+	return out, CheckOverlaps(ranges)
 }
 
 // CheckOverlaps reports every pair of the named ranges that overlap.
@@ -166,29 +175,39 @@ func CheckOverlaps(ranges map[string]netip.Prefix) field.ErrorList {
 }
 
 // nodePools resolves each pool's machine type and bounds. Pools default to
-// environment key pools when the XR names none.
+// environment key pools when the XR names none; those are decoded and
+// validated exactly like the XR's.
 func nodePools(pools []xr.Pool, env *envcfg.Env) ([]NodePool, field.ErrorList) {
 	var errs field.ErrorList
+	fromEnv := len(pools) == 0
 	root := xr.ParametersPath("pools")
-	if len(pools) == 0 {
-		pools = defaultPools(env)
+	if fromEnv {
 		root = envPath("pools")
+		pools, errs = defaultPools(env, root)
+		errs = append(errs, xr.ValidatePools(pools, root)...)
+		if len(errs) > 0 {
+			return nil, errs
+		}
 	}
 	sizes := env.StringMap("sizes")
 	out := make([]NodePool, 0, len(pools))
 	for _, pool := range pools {
 		pp := root.Key(pool.Key)
 		np := NodePool{
-			Name:       pool.Name,
-			Key:        pool.Key,
-			Spot:       pool.Spot,
-			Labels:     pool.Labels,
-			MinNodes:   deref(pool.MinNodes, env.Int(DefaultMinNodes, "nodeDefaults", "minNodes")),
-			DiskSizeGB: deref(pool.DiskSizeGB, env.Int(DefaultDiskSizeGB, "nodeDefaults", "diskSizeGb")),
+			Name:            pool.Name,
+			Key:             pool.Key,
+			FromEnvironment: fromEnv,
+			Spot:            pool.Spot,
+			Labels:          pool.Labels,
+			MinNodes:        deref(pool.MinNodes, env.Int(DefaultMinNodes, "nodeDefaults", "minNodes")),
+			DiskSizeGB:      deref(pool.DiskSizeGB, env.Int(DefaultDiskSizeGB, "nodeDefaults", "diskSizeGb")),
 		}
 		np.MaxNodes = deref(pool.MaxNodes, max(np.MinNodes, env.Int(DefaultMaxNodes, "nodeDefaults", "maxNodes")))
 		if np.MinNodes > np.MaxNodes {
 			errs = append(errs, field.Invalid(pp.Child("minNodes"), np.MinNodes, fmt.Sprintf("must not exceed maxNodes (%d)", np.MaxNodes)))
+		}
+		if np.MaxNodes > xr.MaxNodes || np.MinNodes < 0 {
+			errs = append(errs, field.Invalid(envPath("nodeDefaults"), fmt.Sprintf("%d..%d", np.MinNodes, np.MaxNodes), fmt.Sprintf("pool %q: node counts must be between 0 and %d", pool.Key, xr.MaxNodes)))
 		}
 		for _, t := range pool.Taints {
 			np.Taints = append(np.Taints, Taint(t))
@@ -218,31 +237,27 @@ func nodePools(pools []xr.Pool, env *envcfg.Env) ([]NodePool, field.ErrorList) {
 	return out, errs
 }
 
+// PoolPath is the field path of a pool: its entry in spec.parameters.pools,
+// or in the environment's pools when it came from there.
+func PoolPath(p NodePool) *field.Path {
+	if p.FromEnvironment {
+		return envPath("pools").Key(p.Key)
+	}
+	return xr.ParametersPath("pools").Key(p.Key)
+}
+
 // defaultPools reads environment key pools, a map of pool specs like the
 // XR's, defaulting to one pool "default" of the default size.
-func defaultPools(env *envcfg.Env) []xr.Pool {
+func defaultPools(env *envcfg.Env, root *field.Path) ([]xr.Pool, field.ErrorList) {
 	m := env.Map("pools")
 	if len(m) == 0 {
-		return []xr.Pool{{Key: "default", Name: "default"}}
+		return []xr.Pool{{Key: "default", Name: "default"}}, nil
 	}
-	out := make([]xr.Pool, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		spec, _ := m[k].(map[string]any)
-		pool := xr.Pool{Key: k, Name: xr.NormalisePoolName(k)}
-		pool.Size, _ = spec["size"].(string)
-		pool.MachineType, _ = spec["machineType"].(string)
-		pool.Spot, _ = spec["spot"].(bool)
-		if f, ok := spec["minNodes"].(float64); ok {
-			i := int64(f)
-			pool.MinNodes = &i
-		}
-		if f, ok := spec["maxNodes"].(float64); ok {
-			i := int64(f)
-			pool.MaxNodes = &i
-		}
-		out = append(out, pool)
+	v, err := structpb.NewValue(m)
+	if err != nil {
+		return nil, field.ErrorList{field.Invalid(root, "(object)", err.Error())}
 	}
-	return out
+	return xr.DecodePools(v, root)
 }
 
 // Catalog is the chart catalog: the built-in defaults overridden field by
@@ -327,9 +342,14 @@ func (p *Plan) releases(env *envcfg.Env, traits Traits) ([]Release, field.ErrorL
 	for _, name := range slices.Sorted(maps.Keys(catalog)) {
 		spec := catalog[name]
 		xc := p.x.Parameters.Charts[name]
-		disabled := spec.Disabled || xc.Disabled || (name == ChartMonitoring && !mon.Enabled)
-		if disabled {
-			p.disabledCharts[name] = true
+		switch {
+		case xc.Disabled:
+			continue
+		case spec.Disabled:
+			p.chartsOff[name] = fmt.Sprintf("the environment disables chart %q (charts.%s.disabled)", name, name)
+			continue
+		case name == ChartMonitoring && !mon.Enabled:
+			p.chartsOff[name] = fmt.Sprintf("the environment turns monitoring off (monitoring.enabled), which disables chart %q", name)
 			continue
 		}
 		values, err := RenderValues(name, spec.Values, data)
@@ -338,8 +358,10 @@ func (p *Plan) releases(env *envcfg.Env, traits Traits) ([]Release, field.ErrorL
 			continue
 		}
 		overlay.Merge(values, xc.Values)
-		if leak := FindPlaintextSecret(values); leak != "" {
-			errs = append(errs, field.Forbidden(cp.Key(name).Child("values"), fmt.Sprintf("%s holds a plaintext credential; reference a Secret instead (for example existingSecret)", leak)))
+		if leaks := secret.Find(values); len(leaks) > 0 {
+			for _, leak := range leaks {
+				errs = append(errs, field.Forbidden(cp.Key(name).Child("values"), fmt.Sprintf("%s holds a plaintext credential; reference a Secret instead (for example existingSecret)", leak)))
+			}
 			continue
 		}
 		r := Release{
@@ -356,6 +378,7 @@ func (p *Plan) releases(env *envcfg.Env, traits Traits) ([]Release, field.ErrorL
 		}
 		if r.Repository == "" {
 			env.Need("charts", name, "repository")
+			p.chartsOff[name] = fmt.Sprintf("the environment's chart catalog has no repository for %q", name)
 			continue
 		}
 		out = append(out, r)
@@ -363,38 +386,82 @@ func (p *Plan) releases(env *envcfg.Env, traits Traits) ([]Release, field.ErrorL
 	return out, errs
 }
 
-// Retired reports whether the XR's spec removed the component with the
-// supplied ID, and why. Only a spec that says so removes a component whose
-// resources exist: a component the plan merely cannot render (say, a DNS
-// zone whose domain was removed) is kept.
-func (p *Plan) Retired(id string) (bool, string) {
+// Removal is what the plan says of a composed resource that exists but is
+// no longer rendered.
+type Removal struct {
+	// BySpec is set when the XR's own spec removed it: only then may it be
+	// deleted.
+	BySpec bool
+	// Why says what removed it, or, when the spec did not, what no longer
+	// renders it.
+	Why string
+	// Confirm says how the XR's owner removes it through the spec, when
+	// there is a way besides spec.parameters.confirmRemovals.
+	Confirm string
+}
+
+// Removal says why the component with the supplied ID no longer renders a
+// resource, and whether the XR's spec removed it. Removal authority belongs
+// to the XR's owner alone: fleet-wide inputs (the environment, the planeType
+// label, the step's Input) may add and update composed resources but never
+// withdraw one. So a component is removed by the spec only when the spec
+// states it (a pool left out of spec.parameters.pools, privateCluster:
+// false, createDnsZones: false, a chart disabled in the XR, a budget
+// removed); a component that another input stopped rendering is held.
+func (p *Plan) Removal(id string) Removal {
 	par := p.x.Parameters
 	zonesOff := par.CreateDNSZones != nil && !*par.CreateDNSZones
+	publicBySpec := par.PrivateCluster != nil && !*par.PrivateCluster
+	wanted := Removal{Why: fmt.Sprintf("its component %s is still composed, but no longer with this resource (an input other than the spec changed, such as the environment)", id)}
+	if p.ids[id] {
+		return wanted
+	}
 	switch {
 	case strings.HasPrefix(id, "pool/"):
 		name := strings.TrimPrefix(id, "pool/")
-		for _, np := range p.Pools {
-			if np.Name == name {
-				return false, ""
-			}
+		if len(par.Pools) > 0 {
+			return Removal{BySpec: true, Why: fmt.Sprintf("pool %q is no longer in spec.parameters.pools", name)}
 		}
-		return true, fmt.Sprintf("pool %q is no longer in spec.parameters.pools", name)
+		return Removal{
+			Why:     fmt.Sprintf("pool %q is not among the environment's pools, which apply because spec.parameters.pools names none", name),
+			Confirm: "name the pools to keep in spec.parameters.pools",
+		}
 	case id == "egress":
-		return !p.Cluster.Private, "the cluster is no longer private"
-	case id == "dns/public":
-		return zonesOff, "spec.parameters.createDnsZones is false"
-	case id == "dns/private":
-		if zonesOff {
-			return true, "spec.parameters.createDnsZones is false"
+		if publicBySpec {
+			return Removal{BySpec: true, Why: "spec.parameters.privateCluster is false"}
 		}
-		return !p.Cluster.Private, "the cluster is no longer private"
+		return Removal{Why: "the environment's privateCluster is false", Confirm: "set spec.parameters.privateCluster to false"}
+	case id == "dns/public" || id == "dns/private":
+		switch {
+		case zonesOff:
+			return Removal{BySpec: true, Why: "spec.parameters.createDnsZones is false"}
+		case id == "dns/private" && publicBySpec:
+			return Removal{BySpec: true, Why: "spec.parameters.privateCluster is false"}
+		case id == "dns/private" && !p.Cluster.Private:
+			return Removal{Why: "the environment's privateCluster is false", Confirm: "set spec.parameters.privateCluster to false or spec.parameters.createDnsZones to false"}
+		}
+		return Removal{Why: "spec.parameters.domain is not set", Confirm: "set spec.parameters.createDnsZones to false"}
 	case strings.HasPrefix(id, "release/"):
 		name := strings.TrimPrefix(id, "release/")
-		return p.disabledCharts[name], fmt.Sprintf("chart %q is disabled", name)
+		if p.x.Parameters.Charts[name].Disabled {
+			return Removal{BySpec: true, Why: fmt.Sprintf("chart %q is disabled in spec.parameters.charts", name)}
+		}
+		if why, ok := p.chartsOff[name]; ok {
+			return Removal{Why: why, Confirm: fmt.Sprintf("set spec.parameters.charts.%s.disabled to true", name)}
+		}
+		return Removal{Why: fmt.Sprintf("the environment's chart catalog no longer has %q", name)}
 	case id == "budget":
-		return par.Budget == nil, "spec.parameters.budget was removed"
+		return Removal{BySpec: true, Why: "spec.parameters.budget was removed"}
 	}
-	return false, ""
+	return Removal{Why: fmt.Sprintf("this XR no longer renders component %s", id)}
+}
+
+// index records the IDs of the plan's components.
+func (p *Plan) index() {
+	p.ids = make(map[string]bool, len(p.Components))
+	for _, c := range p.Components {
+		p.ids[c.ID()] = true
+	}
 }
 
 func deref(p *int64, def int64) int64 {

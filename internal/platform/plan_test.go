@@ -31,7 +31,7 @@ func errStrings(errs field.ErrorList) []string {
 }
 
 func TestBuildDefaults(t *testing.T) {
-	p, errs := Build(composite(xr.Parameters{Location: "us-central1"}), envcfg.New(map[string]any{"sizes": gcpSizes}), Traits{})
+	p, errs := Build(composite(xr.Parameters{Location: "us-central1"}), envcfg.New(map[string]any{"sizes": gcpSizes}), Traits{PodRange: true})
 	if len(errs) > 0 {
 		t.Fatalf("Build: %v", errs)
 	}
@@ -41,7 +41,7 @@ func TestBuildDefaults(t *testing.T) {
 			CIDR: netip.MustParsePrefix(DefaultNetworkCIDR), PodsCIDR: netip.MustParsePrefix(DefaultPodsCIDR),
 			ServicesCIDR: netip.MustParsePrefix(DefaultServicesCIDR), Private: true,
 		},
-		Pools:  []NodePool{{Name: "default", Key: "default", MachineType: "e2-standard-4", MinNodes: 1, MaxNodes: 3, DiskSizeGB: 100}},
+		Pools:  []NodePool{{Name: "default", Key: "default", FromEnvironment: true, MachineType: "e2-standard-4", MinNodes: 1, MaxNodes: 3, DiskSizeGB: 100}},
 		Access: ClusterAccess{Name: "prod"},
 	}
 	if diff := cmp.Diff(want, *p, cmpopts.IgnoreUnexported(Plan{}), cmpopts.IgnoreFields(Plan{}, "Components"), cmpopts.EquateComparable(netip.Prefix{})); diff != "" {
@@ -89,7 +89,7 @@ func TestBuildPools(t *testing.T) {
 			env: map[string]any{"sizes": gcpSizes, "pools": map[string]any{
 				"system": map[string]any{"size": "small", "minNodes": 1.0, "maxNodes": 2.0},
 			}},
-			want: []NodePool{{Name: "system", Key: "system", MachineType: "e2-standard-2", MinNodes: 1, MaxNodes: 2, DiskSizeGB: 100}},
+			want: []NodePool{{Name: "system", Key: "system", FromEnvironment: true, MachineType: "e2-standard-2", MinNodes: 1, MaxNodes: 2, DiskSizeGB: 100}},
 		},
 		"UnknownSize": {
 			reason: "An unknown size class names the classes the environment maps.",
@@ -219,37 +219,118 @@ func TestBuildReleases(t *testing.T) {
 
 func keys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
-func TestRetired(t *testing.T) {
+func TestRemoval(t *testing.T) {
 	off, on := ptr(false), ptr(true)
+	type args struct {
+		params xr.Parameters
+		env    map[string]any
+		id     string
+	}
+	type want struct {
+		bySpec bool
+		// confirm says whether a spec statement other than
+		// confirmRemovals is offered.
+		confirm bool
+	}
 	cases := map[string]struct {
 		reason string
-		params xr.Parameters
-		id     string
-		want   bool
+		args   args
+		want   want
 	}{
-		"PoolInSpec":            {reason: "A pool still in the spec stays.", params: xr.Parameters{Pools: []xr.Pool{{Key: "a", Name: "a"}}}, id: "pool/a", want: false},
-		"PoolRemoved":           {reason: "A pool removed from the spec goes.", params: xr.Parameters{Pools: []xr.Pool{{Key: "a", Name: "a"}}}, id: "pool/b", want: true},
-		"DomainRemoved":         {reason: "Removing the domain keeps the zones.", params: xr.Parameters{}, id: "dns/public", want: false},
-		"ZonesOff":              {reason: "createDnsZones: false removes the zones.", params: xr.Parameters{CreateDNSZones: off}, id: "dns/public", want: true},
-		"PrivateZoneWhenPublic": {reason: "A public cluster has no private zone.", params: xr.Parameters{CreateDNSZones: on, PrivateCluster: off}, id: "dns/private", want: true},
-		"EgressWhenPublic":      {reason: "A public cluster has no NAT.", params: xr.Parameters{PrivateCluster: off}, id: "egress", want: true},
-		"EgressWhenPrivate":     {reason: "A private cluster keeps its NAT.", params: xr.Parameters{PrivateCluster: on}, id: "egress", want: false},
-		"ChartDisabled":         {reason: "A disabled chart's release goes.", params: xr.Parameters{Charts: map[string]xr.Chart{"ingress-nginx": {Disabled: true}}}, id: "release/ingress-nginx", want: true},
-		"BudgetRemoved":         {reason: "Removing the budget removes it.", params: xr.Parameters{}, id: "budget", want: true},
-		"Cluster":               {reason: "The cluster is never retired by the plan.", params: xr.Parameters{}, id: "cluster", want: false},
+		"PoolInSpec": {
+			reason: "A pool still in the spec is not removed.",
+			args:   args{params: xr.Parameters{Pools: []xr.Pool{{Key: "a", Name: "a"}}}, id: "pool/a"},
+		},
+		"PoolRemovedFromSpec": {
+			reason: "A pool left out of the pools the spec names is removed by the spec.",
+			args:   args{params: xr.Parameters{Pools: []xr.Pool{{Key: "a", Name: "a"}}}, id: "pool/b"},
+			want:   want{bySpec: true},
+		},
+		"PoolRemovedFromEnvironment": {
+			reason: "A pool the environment's default pools no longer list is held: the spec names no pools.",
+			args:   args{env: map[string]any{"pools": map[string]any{"a": map[string]any{"machineType": "m"}}}, id: "pool/b"},
+			want:   want{confirm: true},
+		},
+		"DomainRemoved": {
+			reason: "Removing the domain keeps the zones until createDnsZones is false.",
+			args:   args{id: "dns/public"},
+			want:   want{confirm: true},
+		},
+		"ZonesOff": {
+			reason: "createDnsZones: false removes the zones.",
+			args:   args{params: xr.Parameters{CreateDNSZones: off}, id: "dns/public"},
+			want:   want{bySpec: true},
+		},
+		"PrivateZoneWhenPublicBySpec": {
+			reason: "A cluster the spec makes public has no private zone.",
+			args:   args{params: xr.Parameters{CreateDNSZones: on, Domain: "a.example.com", PrivateCluster: off}, id: "dns/private"},
+			want:   want{bySpec: true},
+		},
+		"PrivateZoneWhenPublicByEnvironment": {
+			reason: "A cluster the environment makes public keeps its private zone.",
+			args:   args{params: xr.Parameters{Domain: "a.example.com"}, env: map[string]any{"privateCluster": false}, id: "dns/private"},
+			want:   want{confirm: true},
+		},
+		"EgressWhenPublicBySpec": {
+			reason: "A cluster the spec makes public loses its NAT.",
+			args:   args{params: xr.Parameters{PrivateCluster: off}, id: "egress"},
+			want:   want{bySpec: true},
+		},
+		"EgressWhenPublicByEnvironment": {
+			reason: "A cluster the environment makes public keeps its NAT until the owner says so.",
+			args:   args{env: map[string]any{"privateCluster": false}, id: "egress"},
+			want:   want{confirm: true},
+		},
+		"EgressWhenPrivate": {
+			reason: "A private cluster keeps its NAT.",
+			args:   args{params: xr.Parameters{PrivateCluster: on}, id: "egress"},
+		},
+		"ChartDisabledBySpec": {
+			reason: "A chart the XR disables loses its release.",
+			args:   args{params: xr.Parameters{Charts: map[string]xr.Chart{"ingress-nginx": {Disabled: true}}}, id: "release/ingress-nginx"},
+			want:   want{bySpec: true},
+		},
+		"ChartDisabledByEnvironment": {
+			reason: "A chart the environment disables keeps its release until the XR disables it too.",
+			args:   args{env: map[string]any{"charts": map[string]any{"ingress-nginx": map[string]any{"disabled": true}}}, id: "release/ingress-nginx"},
+			want:   want{confirm: true},
+		},
+		"MonitoringOffByEnvironment": {
+			reason: "monitoring.enabled: false in the environment holds the monitoring release.",
+			args:   args{env: map[string]any{"monitoring": map[string]any{"enabled": false}}, id: "release/kube-prometheus-stack"},
+			want:   want{confirm: true},
+		},
+		"ChartGoneFromCatalog": {
+			reason: "A chart the catalog no longer has is held; only confirmRemovals removes it.",
+			args:   args{id: "release/team-chart"},
+		},
+		"BudgetRemoved": {
+			reason: "Removing the budget removes it.",
+			args:   args{id: "budget"},
+			want:   want{bySpec: true},
+		},
+		"Cluster": {
+			reason: "The cluster is never removed by the plan.",
+			args:   args{id: "cluster"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			tc.params.Location = "x"
-			for i := range tc.params.Pools {
-				tc.params.Pools[i].MachineType = "m"
+			tc.args.params.Location = "x"
+			for i := range tc.args.params.Pools {
+				tc.args.params.Pools[i].MachineType = "m"
 			}
-			p, errs := Build(composite(tc.params), envcfg.New(map[string]any{"sizes": gcpSizes}), Traits{})
+			env := map[string]any{"sizes": gcpSizes}
+			for k, v := range tc.args.env {
+				env[k] = v
+			}
+			p, errs := Build(composite(tc.args.params), envcfg.New(env), Traits{PodRange: true})
 			if len(errs) > 0 {
 				t.Fatalf("Build: %v", errs)
 			}
-			if got, why := p.Retired(tc.id); got != tc.want {
-				t.Errorf("%s\nRetired(%q) = %t (%s), want %t", tc.reason, tc.id, got, why, tc.want)
+			r := p.Removal(tc.args.id)
+			if r.BySpec != tc.want.bySpec || (r.Confirm != "") != tc.want.confirm || r.Why == "" {
+				t.Errorf("%s\nRemoval(%q) = %+v, want bySpec %t, a spec statement to confirm %t, and a reason", tc.reason, tc.args.id, r, tc.want.bySpec, tc.want.confirm)
 			}
 		})
 	}

@@ -7,4 +7,7 @@ type Traits struct {
 	// InternalLoadBalancerAnnotations make a Service of type LoadBalancer
 	// internal to the cluster's network on this cloud.
 	InternalLoadBalancerAnnotations map[string]string
+	// PodRange says whether pods take addresses from a range of their own
+	// (network.podsCidr), which must then not overlap the others.
+	PodRange bool
 }

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
-	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"text/template"
@@ -152,39 +149,4 @@ func RenderValues(name, text string, data ValuesData) (map[string]any, error) {
 	valuesCache.values[ck] = v
 	valuesCache.Unlock()
 	return overlay.DeepCopy(v), nil
-}
-
-// rePlaintextKey matches value keys that hold credentials.
-var rePlaintextKey = regexp.MustCompile(`(?i)(password|passwd|token|apikey|secretkey)$`)
-
-// FindPlaintextSecret returns the path of the first string value whose key
-// names a credential, such as grafana.adminPassword. Credentials belong in
-// Secrets, referenced by name, never in desired state.
-func FindPlaintextSecret(values map[string]any) string {
-	return findPlaintext(values, "")
-}
-
-func findPlaintext(v any, path string) string {
-	switch t := v.(type) {
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			if s, ok := t[k].(string); ok && s != "" && rePlaintextKey.MatchString(k) {
-				return p
-			}
-			if found := findPlaintext(t[k], p); found != "" {
-				return found
-			}
-		}
-	case []any:
-		for i, x := range t {
-			if found := findPlaintext(x, fmt.Sprintf("%s[%d]", path, i)); found != "" {
-				return found
-			}
-		}
-	}
-	return ""
 }

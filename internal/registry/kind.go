@@ -43,6 +43,29 @@ type Kind struct {
 	// is refused rather than sent to a provider that would replace or
 	// orphan the cloud resource.
 	Immutable []string
+	// Guarded lists paths under spec.forProvider and spec.initProvider that
+	// an XR's overrides may not set, each with why (say, a Helm chart's
+	// source, or node counts that bounds and budget enforcement own).
+	Guarded []Guard
+	// Opaque lists dotted paths of payloads whose keys are not provider
+	// fields (Helm values, an Object's manifest): the policy's checks of
+	// field names do not apply inside them.
+	Opaque []string
+}
+
+// WithImmutable returns the kind with further immutable paths.
+func (k *Kind) WithImmutable(paths ...string) *Kind {
+	k.Immutable = append(k.Immutable, paths...)
+	return k
+}
+
+// WithGuarded returns the kind with paths an XR's overrides may not set,
+// all for the supplied reason.
+func (k *Kind) WithGuarded(why string, paths ...string) *Kind {
+	for _, p := range paths {
+		k.Guarded = append(k.Guarded, Guard{Path: p, Why: why})
+	}
+	return k
 }
 
 // APIVersion returns the apiVersion of the kind for the supplied scope.

@@ -143,7 +143,7 @@ func TestRender(t *testing.T) {
 					x := composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
 						"network": {"spec": map[string]any{"forProvider": map[string]any{"tags": []any{"xr"}, "mtu": 1500.0}}},
 					}})
-					x.ForProvider = map[string]any{"networkSelector": nil, "network": "explicit"}
+					x.ForProvider = map[string]any{"network": "explicit"}
 					return x
 				}(),
 				env: map[string]any{"overrides": map[string]any{
@@ -156,32 +156,42 @@ func TestRender(t *testing.T) {
 			}},
 		},
 		"OverlayUnknownName": {
-			reason: "An overlay for a name nothing renders is a warning that lists the names that exist.",
+			reason: "An XR's overlay for a name nothing renders is refused, naming the names that exist.",
 			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
 				"netwrok": {"spec": map[string]any{}}, //nolint:misspell // a misspelt override is what the case is about
 			}})},
-			want: want{warnings: []string{"spec.parameters.overrides.netwrok matches no composed resource; known names: cluster, network"}},
+			want: want{err: `spec.parameters.overrides.netwrok: Invalid value: "netwrok": names no resource this XR composes; known names: cluster, network`},
+		},
+		"EnvironmentOverlayUnknownName": {
+			reason: "The environment's overlay for a name this XR does not render is a warning: the environment serves the whole fleet.",
+			args:   args{x: composite(xr.Namespaced, xr.Parameters{}), env: map[string]any{"overrides": map[string]any{"nodepool-gpu": map[string]any{"spec": map[string]any{}}}}},
+			want:   want{warnings: []string{"environment overrides.nodepool-gpu matches no composed resource; known names: cluster, network"}},
+		},
+		"ImportKeyUnknown": {
+			reason: "An import key that names nothing would create a new resource instead of adopting one: refused, naming the importable names.",
+			args:   args{x: composite(xr.Namespaced, xr.Parameters{Import: xr.Import{Enabled: true, Resources: map[string]string{"clustr": "existing"}}})},
+			want:   want{err: `spec.parameters.import.resources[clustr]: Invalid value: "clustr": names no managed resource this XR composes; importable names: cluster, network`},
 		},
 		"OverlayRemovesRequired": {
 			reason: "An overlay must not remove a field the kind requires.",
 			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
 				"network": {"spec": map[string]any{"forProvider": map[string]any{"region": nil}}},
 			}})},
-			want: want{err: `spec.parameters.overrides.network removes spec.forProvider.region, which Net "network" requires`},
+			want: want{err: `spec.parameters.overrides.network: Forbidden: removes spec.forProvider.region, which Net "network" requires`},
 		},
 		"OverlayChangesKind": {
 			reason: "An overlay must not change what a resource is.",
 			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
 				"network": {"kind": "Other"},
 			}})},
-			want: want{err: "spec.parameters.overrides.network.kind cannot be overridden"},
+			want: want{err: "spec.parameters.overrides.network.kind: Forbidden: " + ruleIdentity},
 		},
 		"OverlayNamesResource": {
 			reason: "Overlays cannot name composed resources.",
 			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
 				"network": {"metadata": map[string]any{"name": "mine"}},
 			}})},
-			want: want{err: "spec.parameters.overrides.network.metadata.name cannot be overridden: the function never names composed resources; use the crossplane.io/external-name annotation"},
+			want: want{err: "spec.parameters.overrides.network.metadata.name: Forbidden: " + ruleIdentity},
 		},
 		"ImportObserve": {
 			reason: "An imported resource gets its external name and read-only management policies.",

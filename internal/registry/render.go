@@ -6,9 +6,14 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/secret"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -41,10 +46,28 @@ type Rendered struct {
 	UsageBy string
 }
 
+// InvalidError is bad input found while rendering, each error naming its
+// field path: overlays the overrides policy refuses, import and override
+// keys that name no composed resource, overlays that remove required
+// fields.
+type InvalidError struct {
+	Errs field.ErrorList
+}
+
+// Error implements error.
+func (e *InvalidError) Error() string { return e.Errs.ToAggregate().Error() }
+
 // Render runs the cloud layer over the supplied components, wraps every
 // resource in the registry's envelope, applies the overlays and adds one
 // Usage per dependency edge. The result is in a stable order: components in
 // plan order, each followed by the Usages of its resources.
+//
+// Before anything is returned, the final desired state is checked: the
+// overlays against the overrides policy, import and override keys against
+// the names this XR composes, generated names and cloud names for clashes,
+// immutable fields against the observed resources, and every value for
+// plaintext credentials. A refusal is an error; the caller returns it as a
+// Fatal result, so that Crossplane changes nothing.
 func (c *Cloud) Render(ctx *Context, comps []platform.Component) ([]*Rendered, error) {
 	out := make([]*Rendered, 0, 3*len(comps))
 	byName := make(map[string]*Rendered, 3*len(comps))
@@ -58,14 +81,15 @@ func (c *Cloud) Render(ctx *Context, comps []platform.Component) ([]*Rendered, e
 			return nil, fmt.Errorf("cannot render %s: %w", comp.ID(), err)
 		}
 		for _, r := range rs {
-			if _, dup := byName[r.Name]; dup {
-				return nil, fmt.Errorf("cloud %q renders composed resource %q twice", c.Name, r.Name)
+			if prev, dup := byName[r.Name]; dup {
+				return nil, fmt.Errorf("generated names clash: composed resource %q is rendered for both %s and %s; rename one of them (a pool's name is part of the names of its resources)", r.Name, prev.Component, comp.ID())
 			}
 			rd := envelope(ctx, comp, r)
 			out = append(out, rd)
 			byName[r.Name] = rd
 		}
 	}
+	errs := checkKeys(ctx, out)
 
 	out = importOnly(ctx, out, byName)
 
@@ -77,13 +101,88 @@ func (c *Cloud) Render(ctx *Context, comps []platform.Component) ([]*Rendered, e
 		}
 	}
 
-	if err := applyOverlays(ctx, byName); err != nil {
+	errs = append(errs, applyOverlays(ctx, byName)...)
+	if len(errs) > 0 {
+		return nil, &InvalidError{Errs: errs}
+	}
+	if err := checkCloudNames(ctx, out); err != nil {
 		return nil, err
 	}
 	if err := checkImmutable(ctx, out); err != nil {
 		return nil, err
 	}
-	return withUsages(ctx, out, byName), nil
+	if err := checkSecrets(out); err != nil {
+		return nil, err
+	}
+	return withUsages(ctx, out, byName)
+}
+
+// checkKeys checks that every key of spec.parameters.import.resources names
+// a managed resource this XR composes, and every key of
+// spec.parameters.overrides a resource it composes: a typo would otherwise
+// create a new resource instead of adopting one, or silently not apply.
+func checkKeys(ctx *Context, rs []*Rendered) field.ErrorList {
+	var errs field.ErrorList
+	var all, importable []string
+	for _, rd := range rs {
+		all = append(all, rd.Name)
+		if rd.Kind.Managed() {
+			importable = append(importable, rd.Name)
+		}
+	}
+	slices.Sort(all)
+	slices.Sort(importable)
+	par := ctx.XR.Parameters
+	ip := xr.ParametersPath("import", "resources")
+	for _, k := range slices.Sorted(maps.Keys(par.Import.Resources)) {
+		if _, ok := slices.BinarySearch(importable, k); !ok {
+			errs = append(errs, field.Invalid(ip.Key(k), k, "names no managed resource this XR composes; importable names: "+strings.Join(importable, ", ")))
+		}
+	}
+	op := xr.ParametersPath("overrides")
+	for _, k := range slices.Sorted(maps.Keys(par.Overrides)) {
+		if _, ok := slices.BinarySearch(all, k); !ok {
+			errs = append(errs, field.Invalid(op.Child(k), k, "names no resource this XR composes; known names: "+strings.Join(all, ", ")))
+		}
+	}
+	return errs
+}
+
+// checkCloudNames refuses two composed resources of one kind with the same
+// external name: they would be the same cloud resource.
+func checkCloudNames(ctx *Context, rs []*Rendered) error {
+	seen := make(map[string]string, len(rs))
+	for _, rd := range rs {
+		ext := object.AnnotationOf(rd.Object, AnnotationExternalName)
+		if ext == "" {
+			continue
+		}
+		key := rd.Kind.APIVersion(ctx.XR.Scope) + "/" + rd.Kind.Kind + "/" + ext
+		if prev, dup := seen[key]; dup {
+			return fmt.Errorf("generated names clash: composed resources %q and %q would both be %s %q in the cloud; rename one of them", prev, rd.Name, rd.Kind.Kind, ext)
+		}
+		seen[key] = rd.Name
+	}
+	return nil
+}
+
+// checkSecrets refuses a final desired state that holds a credential in
+// plaintext, wherever it came from: the catalog, chart values, overrides of
+// either principal or the forProvider passthrough.
+func checkSecrets(rs []*Rendered) error {
+	var msgs []string
+	for _, rd := range rs {
+		if rd.Object == nil {
+			continue
+		}
+		for _, leak := range secret.Find(map[string]any(rd.Object)) {
+			msgs = append(msgs, fmt.Sprintf("composed resource %q would hold a plaintext credential at %s", rd.Name, leak))
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s; credentials reach composed resources only as references to Secrets (for example existingSecret or a secretRef), never as values", strings.Join(msgs, "; "))
 }
 
 // envelope completes a cloud implementation's resource: apiVersion and kind
@@ -211,15 +310,22 @@ func importOnly(ctx *Context, rs []*Rendered, byName map[string]*Rendered) []*Re
 	return kept
 }
 
-// overlaySource is one source of overlays, for messages.
+// overlaySource is one source of overlays.
 type overlaySource struct {
-	path     string
+	who Principal
+	// root is the field path of the source's overlay of a resource.
+	root func(name string) *field.Path
+	// skip is how many leading segments of an overlay's paths the root
+	// already names.
+	skip     int
 	overlays map[string]map[string]any
 }
 
-// applyOverlays merges, in order, the environment's overrides, the XR's
-// spec.parameters.overrides and the XR's spec.forProvider passthrough.
-func applyOverlays(ctx *Context, byName map[string]*Rendered) error {
+// applyOverlays merges, in order, the environment's overrides (the platform
+// team's), the XR's spec.parameters.overrides and the XR's spec.forProvider
+// passthrough (the XR author's), each checked against the overrides policy
+// of its principal first. It returns every refusal.
+func applyOverlays(ctx *Context, byName map[string]*Rendered) field.ErrorList {
 	sources := make([]overlaySource, 0, 3)
 	if env := ctx.Env.Map("overrides"); len(env) > 0 {
 		m := make(map[string]map[string]any, len(env))
@@ -228,71 +334,69 @@ func applyOverlays(ctx *Context, byName map[string]*Rendered) error {
 				m[k] = vm
 			}
 		}
-		sources = append(sources, overlaySource{path: "EnvironmentConfig data.overrides", overlays: m})
+		sources = append(sources, overlaySource{who: Platform, overlays: m,
+			root: func(name string) *field.Path { return field.NewPath("environment", "overrides", name) }})
 	}
 	if len(ctx.XR.Parameters.Overrides) > 0 {
-		sources = append(sources, overlaySource{path: "spec.parameters.overrides", overlays: ctx.XR.Parameters.Overrides})
+		sources = append(sources, overlaySource{who: Tenant, overlays: ctx.XR.Parameters.Overrides,
+			root: func(name string) *field.Path { return xr.ParametersPath("overrides").Child(name) }})
 	}
 	if len(ctx.XR.ForProvider) > 0 {
-		sources = append(sources, overlaySource{path: "spec.forProvider", overlays: map[string]map[string]any{
-			ClusterResource: {"spec": map[string]any{"forProvider": ctx.XR.ForProvider}},
-		}})
+		sources = append(sources, overlaySource{who: Tenant, skip: 2,
+			overlays: map[string]map[string]any{ClusterResource: {"spec": map[string]any{"forProvider": ctx.XR.ForProvider}}},
+			root:     func(string) *field.Path { return field.NewPath("spec", "forProvider") }})
 	}
+	var errs field.ErrorList
 	for _, src := range sources {
 		for _, name := range slices.Sorted(maps.Keys(src.overlays)) {
 			ov := src.overlays[name]
 			rd, ok := byName[name]
 			if !ok {
-				ctx.Warn("%s.%s matches no composed resource; known names: %s", src.path, name, strings.Join(slices.Sorted(maps.Keys(byName)), ", "))
+				if src.who == Platform {
+					ctx.Warn("environment overrides.%s matches no composed resource; known names: %s", name, strings.Join(slices.Sorted(maps.Keys(byName)), ", "))
+				}
+				// The XR's keys were checked against every name it composes.
+				continue
+			}
+			root := src.root(name)
+			if perrs := checkPolicy(root, src.skip, src.who, rd, imported(ctx, rd), ov); len(perrs) > 0 {
+				errs = append(errs, perrs...)
 				continue
 			}
 			if rd.Object == nil {
 				continue
 			}
-			if err := checkOverlay(src.path+"."+name, ov); err != nil {
-				return err
-			}
 			overlay.Merge(rd.Object, ov)
 			for _, p := range rd.Kind.Required {
 				if _, ok := object.Lookup(rd.Object, p); !ok {
-					return fmt.Errorf("%s.%s removes %s, which %s %q requires", src.path, name, p, rd.Kind.Kind, name)
+					errs = append(errs, field.Forbidden(root, fmt.Sprintf("removes %s, which %s %q requires", p, rd.Kind.Kind, name)))
 				}
 			}
 		}
 	}
-	return nil
+	return errs
 }
 
-// checkOverlay refuses overlays that would change what a resource is rather
-// than how it is configured.
-func checkOverlay(path string, ov map[string]any) error {
-	for _, k := range []string{"apiVersion", "kind"} {
-		if _, ok := ov[k]; ok {
-			return fmt.Errorf("%s.%s cannot be overridden", path, k)
-		}
+// imported reports whether a rendered resource is, or was, imported, and
+// not released: its management policies are import's.
+func imported(ctx *Context, rd *Rendered) bool {
+	if rd.Object != nil {
+		return object.AnnotationOf(rd.Object, AnnotationImportMode) != ""
 	}
-	meta, _ := ov["metadata"].(map[string]any)
-	for _, k := range []string{"name", "namespace", "generateName"} {
-		if _, ok := meta[k]; ok {
-			return fmt.Errorf("%s.metadata.%s cannot be overridden: the function never names composed resources; use the %s annotation", path, k, AnnotationExternalName)
-		}
+	imp := ctx.XR.Parameters.Import
+	if _, ok := imp.Resources[rd.Name]; ok && imp.Enabled {
+		return true
 	}
-	if meta != nil {
-		if l, ok := meta["labels"].(map[string]any); ok {
-			for _, k := range []string{LabelResource, LabelCloud} {
-				if _, ok := l[k]; ok {
-					return fmt.Errorf("%s.metadata.labels[%s] cannot be overridden", path, k)
-				}
-			}
-		}
-	}
-	return nil
+	return !imp.Release && object.Annotation(ctx.Observed(rd.Name), AnnotationImportMode) != ""
 }
 
-// checkImmutable refuses to rename or move an existing cloud resource: a
-// changed external name would make the provider adopt or create a different
-// one, and no provider moves a resource to another region in place.
+// checkImmutable refuses to change what a cloud cannot change in place: the
+// external name (a new one would make the provider adopt or create a
+// different resource), and each path the kind declares immutable (regions,
+// address ranges, zones), whichever input the new value came from, the XR
+// or its environment. Every change is named with its old and new value.
 func checkImmutable(ctx *Context, rs []*Rendered) error {
+	var msgs []string
 	for _, rd := range rs {
 		obs := ctx.Observed(rd.Name)
 		if obs == nil || rd.Object == nil {
@@ -301,30 +405,96 @@ func checkImmutable(ctx *Context, rs []*Rendered) error {
 		was := object.Annotation(obs, AnnotationExternalName)
 		now := object.AnnotationOf(rd.Object, AnnotationExternalName)
 		if was != "" && now != "" && now != was {
-			return fmt.Errorf("composed resource %q is %q in the cloud and would become %q: cloud names are immutable once created (check the clusterName label, metadata.name and spec.parameters)", rd.Name, was, now)
+			msgs = append(msgs, fmt.Sprintf("composed resource %q is %q in the cloud and would become %q: cloud names are immutable once created (check the clusterName label, metadata.name and spec.parameters)", rd.Name, was, now))
 		}
 		for _, p := range rd.Kind.Immutable {
-			was := object.String(obs, strings.Split(p, ".")...)
-			now, _ := object.Lookup(rd.Object, p)
-			if s, ok := now.(string); ok && was != "" && s != was {
-				return fmt.Errorf("composed resource %q has %s %q, which cannot change once it exists (the XR now asks for %q): restore spec.parameters.location, or create a new XR to move the platform", rd.Name, p, was, s)
+			old := object.Get(obs, strings.Split(p, ".")...)
+			v, ok := object.Lookup(rd.Object, p)
+			if old == nil || !ok {
+				continue
 			}
+			nv, err := structpb.NewValue(overlay.DeepCopyValue(v))
+			if err != nil || !changes(old, nv) {
+				continue
+			}
+			msgs = append(msgs, fmt.Sprintf("composed resource %q has %s %s, which cannot change once it exists (the XR and its environment now give %s): restore the value (spec.parameters, or the environment key it defaults from), or create a new XR",
+				rd.Name, p, show(old), show(nv)))
 		}
 	}
-	return nil
+	if len(msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+}
+
+// changes reports whether a rendered value changes an observed one.
+// Providers late-initialize fields the function does not render, so only
+// what is rendered counts: an object changes if one of its rendered keys
+// does, a list if its length or one of its items does, a scalar if it
+// differs.
+func changes(observed, rendered *structpb.Value) bool {
+	switch r := rendered.GetKind().(type) {
+	case *structpb.Value_StructValue:
+		o := observed.GetStructValue()
+		if o == nil {
+			return true
+		}
+		for k, rv := range r.StructValue.GetFields() {
+			if ov, ok := o.GetFields()[k]; ok && changes(ov, rv) {
+				return true
+			}
+		}
+		return false
+	case *structpb.Value_ListValue:
+		o := observed.GetListValue()
+		if o == nil || len(o.GetValues()) != len(r.ListValue.GetValues()) {
+			return true
+		}
+		for i, rv := range r.ListValue.GetValues() {
+			if changes(o.GetValues()[i], rv) {
+				return true
+			}
+		}
+		return false
+	default:
+		return !proto.Equal(observed, rendered)
+	}
+}
+
+// show formats a value for a message: strings quoted, the rest as JSON.
+func show(v *structpb.Value) string {
+	if s, ok := v.GetKind().(*structpb.Value_StringValue); ok {
+		return fmt.Sprintf("%q", s.StringValue)
+	}
+	b, err := v.MarshalJSON()
+	if err != nil {
+		return v.String()
+	}
+	return string(b)
 }
 
 // withUsages inserts after each resource one Usage per dependency edge, so
-// that Crossplane deletes dependents before what they use.
-func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) []*Rendered {
+// that Crossplane deletes dependents before what they use. A Usage's name
+// is generated from the two it joins; one that clashes with another
+// composed resource's name is refused.
+func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*Rendered, error) {
 	out := make([]*Rendered, 0, 2*len(rs))
 	uk := UsageKind(ctx.XR.Scope)
+	usages := map[string]string{}
 	for _, rd := range rs {
 		out = append(out, rd)
 		for _, d := range rd.DependsOn {
 			of := byName[d]
+			name := UsageName(rd.Name, d)
+			if clash, ok := byName[name]; ok {
+				return nil, fmt.Errorf("generated names clash: the Usage that protects %q while %q uses it would be named %q, which is the name of the composed resource of %s; rename it (no pool name may make a resource name end in -uses-<resource>)", d, rd.Name, name, clash.Component)
+			}
+			if prev, ok := usages[name]; ok {
+				return nil, fmt.Errorf("generated names clash: the Usages %s and %s would both be named %q; rename one of the resources they join", prev, rd.Name+" on "+d, name)
+			}
+			usages[name] = rd.Name + " on " + d
 			u := &Rendered{
-				Name:      UsageName(rd.Name, d),
+				Name:      name,
 				Component: rd.Component,
 				Condition: rd.Condition,
 				Kind:      uk,
@@ -346,7 +516,7 @@ func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) []*Re
 			out = append(out, u)
 		}
 	}
-	return out
+	return out, nil
 }
 
 func usageRef(ctx *Context, rd *Rendered) map[string]any {

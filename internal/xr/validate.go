@@ -2,8 +2,10 @@ package xr
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -28,6 +30,32 @@ var (
 // MaxPoolNameLength bounds pool names everywhere; a cloud may be stricter
 // (AKS node pools, for one, take at most 12 characters).
 const MaxPoolNameLength = 40
+
+// Bounds of an XR. Exceeding one is a Fatal naming the limit: the function
+// runs on every reconcile, and an unbounded input would make every call of
+// the fleet slow, or a response too large for Crossplane to take.
+const (
+	// MaxPools is the most pools an XR (or the environment's default
+	// pools) may define. EKS's default quota is 30 node groups per cluster,
+	// AKS's limit 100 node pools.
+	MaxPools = 50
+	// MaxNodes is the largest node count of a pool: GKE's, EKS's and AKS's
+	// per-pool limit.
+	MaxNodes = 1000
+	// MaxPoolLabels and MaxPoolTaints bound a pool's node labels and
+	// taints.
+	MaxPoolLabels = 32
+	MaxPoolTaints = 20
+	// MaxThresholds and MaxContacts bound a budget's notifications (AWS
+	// Budgets takes at most 10 subscribers a notification).
+	MaxThresholds = 10
+	MaxContacts   = 10
+	// MaxConfirmRemovals bounds spec.parameters.confirmRemovals.
+	MaxConfirmRemovals = 200
+)
+
+// usageInfix joins the two names of a Usage's composition-resource name.
+const usageInfix = "-uses-"
 
 // Validate checks the cloud-independent rules of the XR. clouds lists the
 // registered cloud labels. Every error names its field path and, for
@@ -64,7 +92,8 @@ func Validate(xr *Composite, clouds []string) field.ErrorList {
 			errs = append(errs, field.Invalid(np.Child(c.name), c.value, err.Error()))
 		}
 	}
-	errs = append(errs, validatePools(p.Pools)...)
+	errs = append(errs, ValidatePools(p.Pools, ParametersPath("pools"))...)
+	errs = append(errs, validateConfirmRemovals(p.ConfirmRemovals)...)
 	errs = append(errs, validateImport(p.Import)...)
 	if p.Budget != nil {
 		errs = append(errs, validateBudget(p.Budget)...)
@@ -72,52 +101,100 @@ func Validate(xr *Composite, clouds []string) field.ErrorList {
 	return errs
 }
 
-func validatePools(pools []Pool) field.ErrorList {
+// ValidatePools checks pools, from the XR or from the environment (root
+// says which), against the rules every cloud shares: names, node counts,
+// disk sizes, labels and taints, and the bounds.
+func ValidatePools(pools []Pool, root *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	if len(pools) > MaxPools {
+		return field.ErrorList{field.TooMany(root, len(pools), MaxPools)}
+	}
 	seen := map[string]string{}
-	pp := ParametersPath("pools")
 	for _, pool := range pools {
-		p := pp.Key(pool.Key)
+		p := root.Key(pool.Key)
 		if other, dup := seen[pool.Name]; dup {
 			errs = append(errs, field.Duplicate(p, fmt.Sprintf("pools %q and %q both normalise to the name %q", other, pool.Key, pool.Name)))
 		}
 		seen[pool.Name] = pool.Key
-		if len(pool.Name) > MaxPoolNameLength || !rePoolName.MatchString(pool.Name) {
+		switch {
+		case len(pool.Name) > MaxPoolNameLength || !rePoolName.MatchString(pool.Name):
 			errs = append(errs, field.Invalid(p, pool.Key, fmt.Sprintf("a pool name must start with a letter, contain only letters, digits and '-', and be at most %d characters", MaxPoolNameLength)))
+		case strings.Contains(pool.Name, usageInfix):
+			errs = append(errs, field.Invalid(p, pool.Key, fmt.Sprintf("a pool name must not contain %q, which the names of Usages are made of", usageInfix)))
 		}
-		if pool.MinNodes != nil && *pool.MinNodes < 0 {
-			errs = append(errs, field.Invalid(p.Child("minNodes"), *pool.MinNodes, "must be zero or more"))
-		}
-		if pool.MaxNodes != nil && *pool.MaxNodes < 1 {
-			errs = append(errs, field.Invalid(p.Child("maxNodes"), *pool.MaxNodes, "must be one or more"))
-		}
-		if pool.MinNodes != nil && pool.MaxNodes != nil && *pool.MinNodes > *pool.MaxNodes {
-			errs = append(errs, field.Invalid(p.Child("minNodes"), *pool.MinNodes, fmt.Sprintf("must not exceed maxNodes (%d)", *pool.MaxNodes)))
-		}
+		errs = append(errs, validateCounts(pool, p)...)
 		if pool.DiskSizeGB != nil && (*pool.DiskSizeGB < 20 || *pool.DiskSizeGB > 65536) {
 			errs = append(errs, field.Invalid(p.Child("diskSizeGb"), *pool.DiskSizeGB, "must be between 20 and 65536"))
 		}
-		for k := range pool.Labels {
-			for _, msg := range validation.IsQualifiedName(k) {
-				errs = append(errs, field.Invalid(p.Child("labels").Key(k), k, msg))
-			}
+		errs = append(errs, validateLabels(pool.Labels, p.Child("labels"))...)
+		errs = append(errs, validateTaints(pool.Taints, p.Child("taints"))...)
+	}
+	return errs
+}
+
+func validateCounts(pool Pool, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if n := pool.MinNodes; n != nil && (*n < 0 || *n > MaxNodes) {
+		errs = append(errs, field.Invalid(p.Child("minNodes"), *n, fmt.Sprintf("must be between 0 and %d", MaxNodes)))
+	}
+	if n := pool.MaxNodes; n != nil && (*n < 1 || *n > MaxNodes) {
+		errs = append(errs, field.Invalid(p.Child("maxNodes"), *n, fmt.Sprintf("must be between 1 and %d", MaxNodes)))
+	}
+	if pool.MinNodes != nil && pool.MaxNodes != nil && *pool.MinNodes > *pool.MaxNodes {
+		errs = append(errs, field.Invalid(p.Child("minNodes"), *pool.MinNodes, fmt.Sprintf("must not exceed maxNodes (%d)", *pool.MaxNodes)))
+	}
+	return errs
+}
+
+func validateLabels(labels map[string]string, p *field.Path) field.ErrorList {
+	if len(labels) > MaxPoolLabels {
+		return field.ErrorList{field.TooMany(p, len(labels), MaxPoolLabels)}
+	}
+	var errs field.ErrorList
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		for _, msg := range validation.IsQualifiedName(k) {
+			errs = append(errs, field.Invalid(p.Key(k), Brief(k), msg))
 		}
-		for i, t := range pool.Taints {
-			tp := p.Child("taints").Index(i)
-			if t.Key == "" {
-				errs = append(errs, field.Required(tp.Child("key"), "a taint needs a key"))
-			}
-			for _, msg := range validation.IsQualifiedName(t.Key) {
-				if t.Key != "" {
-					errs = append(errs, field.Invalid(tp.Child("key"), t.Key, msg))
-				}
-			}
-			if !contains(TaintEffects, t.Effect) {
-				errs = append(errs, field.NotSupported(tp.Child("effect"), t.Effect, TaintEffects))
-			}
+		for _, msg := range validation.IsValidLabelValue(labels[k]) {
+			errs = append(errs, field.Invalid(p.Key(k), Brief(labels[k]), msg))
 		}
 	}
 	return errs
+}
+
+func validateTaints(taints []Taint, p *field.Path) field.ErrorList {
+	if len(taints) > MaxPoolTaints {
+		return field.ErrorList{field.TooMany(p, len(taints), MaxPoolTaints)}
+	}
+	var errs field.ErrorList
+	for i, t := range taints {
+		tp := p.Index(i)
+		if t.Key == "" {
+			errs = append(errs, field.Required(tp.Child("key"), "a taint needs a key"))
+		}
+		for _, msg := range validation.IsQualifiedName(t.Key) {
+			if t.Key != "" {
+				errs = append(errs, field.Invalid(tp.Child("key"), Brief(t.Key), msg))
+			}
+		}
+		for _, msg := range validation.IsValidLabelValue(t.Value) {
+			errs = append(errs, field.Invalid(tp.Child("value"), Brief(t.Value), msg))
+		}
+		if !contains(TaintEffects, t.Effect) {
+			errs = append(errs, field.NotSupported(tp.Child("effect"), t.Effect, TaintEffects))
+		}
+	}
+	return errs
+}
+
+// Brief shortens a value quoted in a message: a 3 MB label value is named,
+// not repeated.
+func Brief(s string) string {
+	const most = 64
+	if len(s) <= most {
+		return s
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:most], len(s))
 }
 
 func validateImport(imp Import) field.ErrorList {
@@ -137,9 +214,29 @@ func validateImport(imp Import) field.ErrorList {
 	return errs
 }
 
+func validateConfirmRemovals(names []string) field.ErrorList {
+	p := ParametersPath("confirmRemovals")
+	if len(names) > MaxConfirmRemovals {
+		return field.ErrorList{field.TooMany(p, len(names), MaxConfirmRemovals)}
+	}
+	var errs field.ErrorList
+	for i, n := range names {
+		if n == "" {
+			errs = append(errs, field.Required(p.Index(i), "a composition-resource name, such as nodepool-batch"))
+		}
+	}
+	return errs
+}
+
 func validateBudget(b *Budget) field.ErrorList {
 	var errs field.ErrorList
 	bp := ParametersPath("budget")
+	if len(b.Thresholds) > MaxThresholds {
+		errs = append(errs, field.TooMany(bp.Child("thresholds"), len(b.Thresholds), MaxThresholds))
+	}
+	if len(b.Contacts) > MaxContacts {
+		errs = append(errs, field.TooMany(bp.Child("contacts"), len(b.Contacts), MaxContacts))
+	}
 	if b.LimitUSD <= 0 {
 		errs = append(errs, field.Invalid(bp.Child("limitUsd"), b.LimitUSD, "must be greater than zero"))
 	}

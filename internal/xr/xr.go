@@ -97,6 +97,10 @@ type Parameters struct {
 	Budget         *Budget
 	Import         Import
 	Overrides      map[string]map[string]any
+	// ConfirmRemovals lists composition-resource names whose removal the
+	// XR's owner confirms: resources held because an input other than the
+	// spec (the environment, the planeType label) stopped rendering them.
+	ConfirmRemovals []string
 }
 
 // Network is spec.parameters.network.
@@ -230,7 +234,7 @@ func Decode(s *structpb.Struct) (*Composite, field.ErrorList) {
 
 func (d *decoder) parameters(v *structpb.Value, p *field.Path) Parameters {
 	f := d.fields(v, p, "location", "version", "domain", "createDnsZones", "privateCluster",
-		"network", "pools", "charts", "budget", "import", "overrides")
+		"network", "pools", "charts", "budget", "import", "overrides", "confirmRemovals")
 	out := Parameters{
 		Location:       d.str(f["location"], p.Child("location")),
 		Version:        d.str(f["version"], p.Child("version")),
@@ -247,11 +251,7 @@ func (d *decoder) parameters(v *structpb.Value, p *field.Path) Parameters {
 		ServicesCIDR: d.str(nf["servicesCidr"], np.Child("servicesCidr")),
 	}
 
-	pp := p.Child("pools")
-	pools := d.object(f["pools"], pp)
-	for _, k := range slices.Sorted(maps.Keys(pools)) {
-		out.Pools = append(out.Pools, d.pool(k, pools[k], pp.Key(k)))
-	}
+	out.Pools = d.pools(f["pools"], p.Child("pools"))
 
 	cp := p.Child("charts")
 	charts := d.object(f["charts"], cp)
@@ -291,6 +291,8 @@ func (d *decoder) parameters(v *structpb.Value, p *field.Path) Parameters {
 		out.Import.Release = *b
 	}
 
+	out.ConfirmRemovals = d.strings(f["confirmRemovals"], p.Child("confirmRemovals"))
+
 	op := p.Child("overrides")
 	ov := d.object(f["overrides"], op)
 	if len(ov) > 0 {
@@ -300,6 +302,27 @@ func (d *decoder) parameters(v *structpb.Value, p *field.Path) Parameters {
 		if m := d.anyMap(v, op.Key(k)); m != nil {
 			out.Overrides[k] = m
 		}
+	}
+	return out
+}
+
+// DecodePools reads a map of pool specs, such as the environment's pools,
+// with the same rules as spec.parameters.pools. p is its field path.
+func DecodePools(v *structpb.Value, p *field.Path) ([]Pool, field.ErrorList) {
+	d := &decoder{}
+	return d.pools(v, p), d.errs
+}
+
+func (d *decoder) pools(v *structpb.Value, p *field.Path) []Pool {
+	pools := d.object(v, p)
+	if len(pools) > MaxPools {
+		// Not one more byte is decoded: the count alone is the error.
+		d.errs = append(d.errs, field.TooMany(p, len(pools), MaxPools))
+		return nil
+	}
+	out := make([]Pool, 0, len(pools))
+	for _, k := range slices.Sorted(maps.Keys(pools)) {
+		out = append(out, d.pool(k, pools[k], p.Key(k)))
 	}
 	return out
 }

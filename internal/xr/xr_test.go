@@ -1,6 +1,8 @@
 package xr
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,11 +91,22 @@ func TestDecode(t *testing.T) {
 				"spec.parameters.pools[a].taints: Invalid value: \"\\\"none\\\"\": must be a list",
 			}},
 		},
+		"TooManyPools": {
+			reason: "More pools than the bound is one error naming the bound, not one per pool.",
+			in: map[string]any{"spec": map[string]any{"parameters": map[string]any{"location": "x", "pools": func() map[string]any {
+				m := map[string]any{}
+				for i := range 10000 {
+					m[fmt.Sprintf("p%d", i)] = map[string]any{"maxNodes": 1e15}
+				}
+				return m
+			}()}}},
+			want: want{errs: []string{"spec.parameters.pools: Too many: 10000: must have at most 50 items"}},
+		},
 		"UnknownField": {
 			reason: "An unknown parameter is reported with the known ones.",
 			in:     xrWith(map[string]any{"location": "x", "region": "y"}),
 			want: want{errs: []string{
-				"spec.parameters.region: Forbidden: unknown field; known fields are: location, version, domain, createDnsZones, privateCluster, network, pools, charts, budget, import, overrides",
+				"spec.parameters.region: Forbidden: unknown field; known fields are: location, version, domain, createDnsZones, privateCluster, network, pools, charts, budget, import, overrides, confirmRemovals",
 			}},
 		},
 	}
@@ -155,11 +168,33 @@ func TestValidate(t *testing.T) {
 				"batch": map[string]any{"taints": []any{map[string]any{"key": "a", "effect": "Sometimes"}}},
 			}},
 			want: []string{
-				"spec.parameters.pools[Batch].minNodes: Invalid value: -1: must be zero or more",
-				"spec.parameters.pools[Batch].maxNodes: Invalid value: 0: must be one or more",
+				"spec.parameters.pools[Batch].minNodes: Invalid value: -1: must be between 0 and 1000",
+				"spec.parameters.pools[Batch].maxNodes: Invalid value: 0: must be between 1 and 1000",
 				"spec.parameters.pools[Batch].diskSizeGb: Invalid value: 5: must be between 20 and 65536",
 				`spec.parameters.pools[batch]: Duplicate value: "pools \"Batch\" and \"batch\" both normalise to the name \"batch\""`,
 				`spec.parameters.pools[batch].taints[0].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"`,
+			},
+		},
+		"Bounds": {
+			reason: "Node counts, labels, taints and budget notifications are bounded; a long value is named, not repeated; a pool name never makes a Usage's name.",
+			params: map[string]any{"location": "x",
+				"pools": map[string]any{
+					"default-uses-cluster": map[string]any{"maxNodes": float64(1 << 53)},
+					"big": map[string]any{
+						"labels": map[string]any{"team": strings.Repeat("x", 3<<20)},
+						"taints": []any{map[string]any{"key": "a", "value": "not a label value!", "effect": "NoSchedule"}},
+					},
+				},
+				"budget":          map[string]any{"limitUsd": 10.0, "thresholds": []any{1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0}},
+				"confirmRemovals": []any{""},
+			},
+			want: []string{
+				`spec.parameters.pools[big].labels[team]: Invalid value: "` + strings.Repeat("x", 64) + `... (3145728 bytes)": must be no more than 63 bytes`,
+				`spec.parameters.pools[big].taints[0].value: Invalid value: "not a label value!": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
+				`spec.parameters.pools[default-uses-cluster]: Invalid value: "default-uses-cluster": a pool name must not contain "-uses-", which the names of Usages are made of`,
+				"spec.parameters.pools[default-uses-cluster].maxNodes: Invalid value: 9007199254740992: must be between 1 and 1000",
+				"spec.parameters.confirmRemovals[0]: Required value: a composition-resource name, such as nodepool-batch",
+				"spec.parameters.budget.thresholds: Too many: 11: must have at most 10 items",
 			},
 		},
 		"CIDRs": {

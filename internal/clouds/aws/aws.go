@@ -39,9 +39,9 @@ func init() {
 
 // Kinds this cloud composes, at the versions provider-upjet-aws v2 serves.
 var (
-	vpcKind            = registry.Upjet(Name, "ec2", "VPC", "v1beta1", "spec.forProvider.region", "spec.forProvider.cidrBlock")
+	vpcKind            = registry.Upjet(Name, "ec2", "VPC", "v1beta1", "spec.forProvider.region", "spec.forProvider.cidrBlock").WithImmutable("spec.forProvider.cidrBlock")
 	igwKind            = registry.Upjet(Name, "ec2", "InternetGateway", "v1beta1", "spec.forProvider.region")
-	subnetKind         = registry.Upjet(Name, "ec2", "Subnet", "v1beta1", "spec.forProvider.region", "spec.forProvider.cidrBlock")
+	subnetKind         = registry.Upjet(Name, "ec2", "Subnet", "v1beta1", "spec.forProvider.region", "spec.forProvider.cidrBlock").WithImmutable("spec.forProvider.cidrBlock", "spec.forProvider.availabilityZone")
 	routeTableKind     = registry.Upjet(Name, "ec2", "RouteTable", "v1beta1", "spec.forProvider.region")
 	routeKind          = registry.Upjet(Name, "ec2", "Route", "v1beta2", "spec.forProvider.region", "spec.forProvider.destinationCidrBlock")
 	rtAssociationKind  = registry.Upjet(Name, "ec2", "RouteTableAssociation", "v1beta1", "spec.forProvider.region")
@@ -49,13 +49,13 @@ var (
 	natGatewayKind     = registry.Upjet(Name, "ec2", "NATGateway", "v1beta1", "spec.forProvider.region")
 	roleKind           = registry.Upjet(Name, "iam", "Role", "v1beta1", "spec.forProvider.assumeRolePolicy")
 	policyAttachKind   = registry.Upjet(Name, "iam", "RolePolicyAttachment", "v1beta1", "spec.forProvider.policyArn")
-	clusterKind        = registry.Upjet(Name, "eks", "Cluster", "v1beta2", "spec.forProvider.region", "spec.forProvider.vpcConfig")
+	clusterKind        = registry.Upjet(Name, "eks", "Cluster", "v1beta2", "spec.forProvider.region", "spec.forProvider.vpcConfig").WithImmutable("spec.forProvider.kubernetesNetworkConfig")
 	clusterAuthKind    = registry.Upjet(Name, "eks", "ClusterAuth", "v1beta1", "spec.forProvider.region")
-	nodeGroupKind      = registry.Upjet(Name, "eks", "NodeGroup", "v1beta2", "spec.forProvider.region", "spec.forProvider.scalingConfig")
+	nodeGroupKind      = registry.Upjet(Name, "eks", "NodeGroup", "v1beta2", "spec.forProvider.region", "spec.forProvider.scalingConfig").WithGuarded(registry.WhyNodeCounts, "spec.forProvider.scalingConfig", "spec.initProvider.scalingConfig")
 	addonKind          = registry.Upjet(Name, "eks", "Addon", "v1beta1", "spec.forProvider.region", "spec.forProvider.addonName")
 	accessEntryKind    = registry.Upjet(Name, "eks", "AccessEntry", "v1beta1", "spec.forProvider.region")
 	podIdentityKind    = registry.Upjet(Name, "eks", "PodIdentityAssociation", "v1beta1", "spec.forProvider.region", "spec.forProvider.namespace", "spec.forProvider.serviceAccount")
-	zoneKind           = registry.Upjet(Name, "route53", "Zone", "v1beta1", "spec.forProvider.name")
+	zoneKind           = registry.Upjet(Name, "route53", "Zone", "v1beta1", "spec.forProvider.name").WithImmutable("spec.forProvider.name")
 	budgetResourceKind = registry.Upjet(Name, "budgets", "Budget", "v1beta2", "spec.forProvider.budgetType", "spec.forProvider.timeUnit")
 )
 

@@ -48,11 +48,11 @@ func validate(x *xr.Composite, env *envcfg.Env, p *platform.Plan) field.ErrorLis
 	if z := zones(env, loc); len(z) < minZones || len(z) > maxZones {
 		errs = append(errs, field.Invalid(field.NewPath("environment", Name, envZones, loc), z, fmt.Sprintf("EKS needs %d to %d availability zones", minZones, maxZones)))
 	}
-	if b := p.Network.CIDR.Bits(); b < 16 || b > 24 {
+	if b := p.Network.CIDR.Bits(); p.Network.CIDR.IsValid() && (b < 16 || b > 24) {
 		errs = append(errs, field.Invalid(xr.ParametersPath("network", "cidr"), p.Network.CIDR.String(), "an AWS VPC here must be a /16 to /24, split into eight subnets"))
 	}
 	svc := p.Network.ServicesCIDR
-	if b := svc.Bits(); b < 12 || b > 24 || !within(svc, rfc1918) {
+	if b := svc.Bits(); svc.IsValid() && (b < 12 || b > 24 || !within(svc, rfc1918)) {
 		errs = append(errs, field.Invalid(xr.ParametersPath("network", "servicesCidr"), svc.String(), "EKS needs a /12 to /24 service range inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16"))
 	}
 	return errs

@@ -17,6 +17,7 @@ const Name = "azure"
 var Cloud = &registry.Cloud{
 	Name: Name,
 	Traits: platform.Traits{
+		PodRange: true,
 		InternalLoadBalancerAnnotations: map[string]string{
 			"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
 		},
@@ -40,20 +41,23 @@ func init() {
 // Kinds this cloud composes, at the versions provider-upjet-azure v2 serves.
 var (
 	resourceGroupKind = registry.Upjet(Name, "", "ResourceGroup", "v1beta1", "spec.forProvider.location")
-	vnetKind          = registry.Upjet(Name, "network", "VirtualNetwork", "v1beta2", "spec.forProvider.location")
-	subnetKind        = registry.Upjet(Name, "network", "Subnet", "v1beta2")
+	vnetKind          = registry.Upjet(Name, "network", "VirtualNetwork", "v1beta2", "spec.forProvider.location").WithImmutable("spec.forProvider.addressSpace")
+	subnetKind        = registry.Upjet(Name, "network", "Subnet", "v1beta2").WithImmutable("spec.forProvider.addressPrefixes")
 	publicIPKind      = registry.Upjet(Name, "network", "PublicIP", "v1beta1", "spec.forProvider.location", "spec.forProvider.allocationMethod")
 	natGatewayKind    = registry.Upjet(Name, "network", "NATGateway", "v1beta1", "spec.forProvider.location")
 	natSubnetKind     = registry.Upjet(Name, "network", "SubnetNATGatewayAssociation", "v1beta1")
 	natIPKind         = registry.Upjet(Name, "network", "NATGatewayPublicIPAssociation", "v1beta1")
 	identityKind      = registry.Upjet(Name, "managedidentity", "UserAssignedIdentity", "v1beta1", "spec.forProvider.location", "spec.forProvider.name")
 	roleAssignKind    = registry.Upjet(Name, "authorization", "RoleAssignment", "v1beta1", "spec.forProvider.principalId", "spec.forProvider.scope")
-	clusterKind       = registry.Upjet(Name, "containerservice", "KubernetesCluster", "v1beta2", "spec.forProvider.location", "spec.forProvider.defaultNodePool")
-	nodePoolKind      = registry.Upjet(Name, "containerservice", "KubernetesClusterNodePool", "v1beta2")
-	dnsZoneKind       = registry.Upjet(Name, "network", "DNSZone", "v1beta2")
-	privateZoneKind   = registry.Upjet(Name, "network", "PrivateDNSZone", "v1beta2")
-	zoneLinkKind      = registry.Upjet(Name, "network", "PrivateDNSZoneVirtualNetworkLink", "v1beta1")
-	budgetKind        = registry.Upjet(Name, "consumption", "BudgetResourceGroup", "v1beta2", "spec.forProvider.name", "spec.forProvider.amount")
+	clusterKind       = registry.Upjet(Name, "containerservice", "KubernetesCluster", "v1beta2", "spec.forProvider.location", "spec.forProvider.defaultNodePool").
+				WithImmutable("spec.forProvider.networkProfile.podCidr", "spec.forProvider.networkProfile.serviceCidr", "spec.forProvider.networkProfile.dnsServiceIp", "spec.forProvider.networkProfile.networkPlugin", "spec.forProvider.networkProfile.networkPluginMode").
+				WithGuarded(registry.WhyNodeCounts, "spec.forProvider.defaultNodePool.minCount", "spec.forProvider.defaultNodePool.maxCount", "spec.forProvider.defaultNodePool.nodeCount")
+	nodePoolKind = registry.Upjet(Name, "containerservice", "KubernetesClusterNodePool", "v1beta2").
+			WithGuarded(registry.WhyNodeCounts, "spec.forProvider.minCount", "spec.forProvider.maxCount", "spec.forProvider.nodeCount", "spec.forProvider.autoScalingEnabled", "spec.initProvider.nodeCount")
+	dnsZoneKind     = registry.Upjet(Name, "network", "DNSZone", "v1beta2")
+	privateZoneKind = registry.Upjet(Name, "network", "PrivateDNSZone", "v1beta2")
+	zoneLinkKind    = registry.Upjet(Name, "network", "PrivateDNSZoneVirtualNetworkLink", "v1beta1")
+	budgetKind      = registry.Upjet(Name, "consumption", "BudgetResourceGroup", "v1beta2", "spec.forProvider.name", "spec.forProvider.amount")
 )
 
 // Composition-resource names: stable, documented API (import uses them).

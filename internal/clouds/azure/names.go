@@ -35,7 +35,7 @@ var (
 
 // validate checks Azure's rules: names (resource group, DNS prefix, AKS node
 // pools), subscription ID, location and budget notifications.
-func validate(x *xr.Composite, env *envcfg.Env, _ *platform.Plan) field.ErrorList {
+func validate(x *xr.Composite, env *envcfg.Env, plan *platform.Plan) field.ErrorList {
 	var errs field.ErrorList
 	if sys := env.String(defaultSystemSize, Name, envSystemPool, "size"); env.StringMap("sizes")[sys] == "" {
 		errs = append(errs, field.NotSupported(field.NewPath("environment", Name, envSystemPool, "size"), sys, slices.Sorted(maps.Keys(env.StringMap("sizes")))))
@@ -47,11 +47,16 @@ func validate(x *xr.Composite, env *envcfg.Env, _ *platform.Plan) field.ErrorLis
 	if l := x.Parameters.Location; l != "" && !reLocation.MatchString(l) {
 		errs = append(errs, field.Invalid(xr.ParametersPath("location"), l, "must be an Azure region such as westeurope"))
 	}
-	for _, p := range x.Parameters.Pools {
+	seen := map[string]string{}
+	for _, p := range plan.Pools {
 		n := poolCloudName(p.Name)
-		if len(n) > maxPoolName || !rePoolName.MatchString(n) || n == systemPoolName {
-			errs = append(errs, field.Invalid(xr.ParametersPath("pools").Key(p.Key), p.Key, fmt.Sprintf("an AKS node pool name is at most %d lower-case letters and digits, starting with a letter ('-' is dropped), and not %q", maxPoolName, systemPoolName)))
+		if len(n) > maxPoolName || !rePoolName.MatchString(n) || n == systemPoolName || n == systemPoolName+"tmp" {
+			errs = append(errs, field.Invalid(platform.PoolPath(p), p.Key, fmt.Sprintf("an AKS node pool name is at most %d lower-case letters and digits, starting with a letter ('-' is dropped), and not %q", maxPoolName, systemPoolName)))
 		}
+		if other, dup := seen[n]; dup {
+			errs = append(errs, field.Duplicate(platform.PoolPath(p), fmt.Sprintf("pools %q and %q would both be AKS node pool %q ('-' is dropped)", other, p.Key, n)))
+		}
+		seen[n] = p.Key
 	}
 	if b := x.Parameters.Budget; b != nil && len(b.Thresholds) > maxNotifications {
 		errs = append(errs, field.TooMany(xr.ParametersPath("budget", "thresholds"), len(b.Thresholds), maxNotifications))

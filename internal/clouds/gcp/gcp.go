@@ -16,6 +16,7 @@ const Name = "gcp"
 var Cloud = &registry.Cloud{
 	Name: Name,
 	Traits: platform.Traits{
+		PodRange: true,
 		InternalLoadBalancerAnnotations: map[string]string{
 			"networking.gke.io/load-balancer-type": "Internal",
 		},
@@ -39,14 +40,18 @@ func init() {
 // Kinds this cloud composes, at the versions provider-upjet-gcp v3 serves.
 var (
 	networkKind    = registry.Upjet(Name, "compute", "Network", "v1beta1")
-	subnetworkKind = registry.Upjet(Name, "compute", "Subnetwork", "v1beta2", "spec.forProvider.region", "spec.forProvider.ipCidrRange")
-	routerKind     = registry.Upjet(Name, "compute", "Router", "v1beta2", "spec.forProvider.region")
-	routerNATKind  = registry.Upjet(Name, "compute", "RouterNAT", "v1beta2", "spec.forProvider.region", "spec.forProvider.sourceSubnetworkIpRangesToNat")
-	saKind         = registry.Upjet(Name, "cloudplatform", "ServiceAccount", "v1beta1")
-	iamMemberKind  = registry.Upjet(Name, "cloudplatform", "ProjectIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role")
-	clusterKind    = registry.Upjet(Name, "container", "Cluster", "v1beta2", "spec.forProvider.location")
-	nodePoolKind   = registry.Upjet(Name, "container", "NodePool", "v1beta2", "spec.forProvider.location")
-	zoneKind       = registry.Upjet(Name, "dns", "ManagedZone", "v1beta2", "spec.forProvider.dnsName")
+	subnetworkKind = registry.Upjet(Name, "compute", "Subnetwork", "v1beta2", "spec.forProvider.region", "spec.forProvider.ipCidrRange").
+			WithImmutable("spec.forProvider.ipCidrRange", "spec.forProvider.secondaryIpRange")
+	routerKind    = registry.Upjet(Name, "compute", "Router", "v1beta2", "spec.forProvider.region")
+	routerNATKind = registry.Upjet(Name, "compute", "RouterNAT", "v1beta2", "spec.forProvider.region", "spec.forProvider.sourceSubnetworkIpRangesToNat")
+	saKind        = registry.Upjet(Name, "cloudplatform", "ServiceAccount", "v1beta1")
+	iamMemberKind = registry.Upjet(Name, "cloudplatform", "ProjectIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role")
+	clusterKind   = registry.Upjet(Name, "container", "Cluster", "v1beta2", "spec.forProvider.location").
+			WithImmutable("spec.forProvider.networkingMode", "spec.forProvider.ipAllocationPolicy", "spec.forProvider.privateClusterConfig.masterIpv4CidrBlock")
+	nodePoolKind = registry.Upjet(Name, "container", "NodePool", "v1beta2", "spec.forProvider.location").
+			WithGuarded(registry.WhyNodeCounts, "spec.forProvider.autoscaling", "spec.forProvider.nodeCount")
+	zoneKind = registry.Upjet(Name, "dns", "ManagedZone", "v1beta2", "spec.forProvider.dnsName").
+			WithImmutable("spec.forProvider.dnsName", "spec.forProvider.visibility")
 )
 
 // Composition-resource names: stable, documented API (import uses them).

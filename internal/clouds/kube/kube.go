@@ -34,20 +34,24 @@ var (
 		Ready:      registry.ReadyWhenObserved,
 		Required:   []string{"spec.credentials.source"},
 	}
-	ObjectKind = &registry.Kind{
+	ObjectKind = (&registry.Kind{
 		Kind:       "Object",
 		Namespaced: "kubernetes.m.crossplane.io/v1alpha1",
 		Cluster:    "kubernetes.crossplane.io/v1alpha2",
 		Provider:   "kubernetes",
 		Required:   []string{"spec.forProvider.manifest"},
-	}
-	ReleaseKind = &registry.Kind{
+		Opaque:     []string{"spec.forProvider.manifest"},
+	}).WithGuarded("what an Object applies, and where, is the function's: an XR's overrides may configure the object, not make it another one",
+		"spec.forProvider.manifest.apiVersion", "spec.forProvider.manifest.kind", "spec.forProvider.manifest.metadata.name", "spec.forProvider.manifest.metadata.namespace")
+	ReleaseKind = (&registry.Kind{
 		Kind:       "Release",
 		Namespaced: "helm.m.crossplane.io/v1beta1",
 		Cluster:    "helm.crossplane.io/v1beta1",
 		Provider:   "helm",
 		Required:   []string{"spec.forProvider.chart.name"},
-	}
+		Opaque:     []string{"spec.forProvider.values"},
+	}).WithGuarded("chart sources, release namespaces and values read from Secrets or ConfigMaps are the platform's (the environment's chart catalog); an XR sets values through spec.parameters.charts",
+		"spec.forProvider.chart", "spec.forProvider.namespace", "spec.forProvider.set", "spec.forProvider.valuesFrom")
 )
 
 // KubeconfigKey is the key of the kubeconfig in a connection secret.

@@ -1,0 +1,216 @@
+package registry
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// A Principal is who wrote an overlay. The two have different powers: the
+// platform team configures the fleet, an XR's author (a tenant, on
+// Crossplane v2 a user of the XR's namespace) configures one platform.
+type Principal int
+
+// Principals.
+const (
+	// Platform is the platform team: EnvironmentConfig data.overrides.
+	Platform Principal = iota
+	// Tenant is the XR's author: spec.parameters.overrides and the
+	// spec.forProvider passthrough.
+	Tenant
+)
+
+// Rules of the overrides policy, quoted in every refusal.
+const (
+	ruleIdentity = "what a resource is (apiVersion, kind, name, namespace) is the function's"
+	ruleReserved = "labels and annotations of the crossplane.io, platform.example.org, upbound.io, kubernetes.io and k8s.io domains are reserved: they carry external names, import markers and the function's own bookkeeping"
+	ruleMetadata = "metadata.labels and metadata.annotations merge key by key; replacing them whole would drop reserved keys"
+	ruleImport   = "an imported resource's management and deletion policies are set by spec.parameters.import; no override weakens import protection"
+	ruleTenant   = "an XR's overrides reach spec.forProvider, spec.initProvider and non-reserved metadata labels and annotations only; management and deletion policies, provider configs, connection-secret targets and every other field are the platform's"
+	ruleSecret   = "credentials are the platform's: they reach a resource only as references the platform sets"
+	ruleRefs     = "references to other resources (…Ref, …Refs, …Selector) are wired by the function; an override could point them at another tenant's resources"
+)
+
+// reCredentialKey matches field names that hold or locate credentials.
+var reCredentialKey = regexp.MustCompile(`(?i)(secret|password|passwd|credential|token|privatekey|masterauth)`)
+
+// reReferenceKey matches the field names of Crossplane cross-resource
+// references and selectors.
+var reReferenceKey = regexp.MustCompile(`[a-z0-9](Ref|Refs|Selector|Selectors)$|^(ref|refs|selector|selectors)$`)
+
+// reservedDomains are the label and annotation domains overlays never set.
+var reservedDomains = []string{"crossplane.io", "platform.example.org", "upbound.io", "kubernetes.io", "k8s.io"}
+
+// Reserved reports whether a label or annotation key belongs to a reserved
+// domain (or a subdomain of one).
+func Reserved(key string) bool {
+	i := strings.LastIndex(key, "/")
+	if i < 0 {
+		return false
+	}
+	prefix := key[:i]
+	for _, d := range reservedDomains {
+		if prefix == d || strings.HasSuffix(prefix, "."+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPolicy returns every path of an overlay that the principal may not
+// set on the rendered resource, each with the rule it breaks. root is the
+// overlay's own field path, for messages, which already names the first
+// skip segments of the overlay's paths; imported says whether the resource
+// is (or was) imported.
+func checkPolicy(root *field.Path, skip int, who Principal, rd *Rendered, imported bool, ov map[string]any) field.ErrorList {
+	var errs field.ErrorList
+	walk(ov, nil, func(path []string, v any) {
+		if reason := refusal(who, rd.Kind, imported, path, v); reason != "" {
+			errs = append(errs, field.Forbidden(fieldPath(root, path[skip:]), reason))
+		}
+	})
+	return errs
+}
+
+// walk calls leaf for every leaf of an overlay: a value that is not an
+// object (a scalar, a list or null, which replace what is there), with its
+// path. Empty objects change nothing and are skipped. Lists are leaves, but
+// the objects inside them are walked too, under index segments, so that a
+// credential inside a list is found.
+func walk(v map[string]any, path []string, leaf func(path []string, v any)) {
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		p := append(slices.Clip(path), k)
+		switch t := v[k].(type) {
+		case map[string]any:
+			walk(t, p, leaf)
+		case []any:
+			leaf(p, t)
+			for i, item := range t {
+				if m, ok := item.(map[string]any); ok {
+					walk(m, append(slices.Clip(p), "["+strconv.Itoa(i)+"]"), leaf)
+				}
+			}
+		default:
+			leaf(p, t)
+		}
+	}
+}
+
+// refusal returns the rule a principal breaks by setting path to v, or "".
+func refusal(who Principal, k *Kind, imported bool, path []string, v any) string {
+	if r := structural(path, v); r != "" {
+		return r
+	}
+	if imported && under(path, "spec") && (len(path) == 1 || path[1] == "managementPolicies" || path[1] == "deletionPolicy") {
+		return ruleImport
+	}
+	if who == Platform {
+		return ""
+	}
+	return tenant(k, path)
+}
+
+// structural is the part of the policy both principals share: identity,
+// reserved labels and annotations.
+func structural(path []string, v any) string {
+	switch {
+	case len(path) == 1 && (path[0] == "apiVersion" || path[0] == "kind"):
+		return ruleIdentity
+	case under(path, "metadata"):
+		if len(path) == 1 {
+			return ruleMetadata
+		}
+		switch path[1] {
+		case "name", "namespace", "generateName":
+			return ruleIdentity
+		case "labels", "annotations":
+			if len(path) == 2 {
+				if _, isMap := v.(map[string]any); !isMap {
+					return ruleMetadata
+				}
+			}
+			if len(path) >= 3 && Reserved(path[2]) {
+				return ruleReserved
+			}
+		}
+	}
+	return ""
+}
+
+// tenant is what an XR's author may not set beyond the structural rules:
+// anything outside spec.forProvider and spec.initProvider of a managed
+// resource and non-reserved labels and annotations; credentials and
+// references inside them; and the paths the kind guards.
+func tenant(k *Kind, path []string) string {
+	if under(path, "metadata") && len(path) >= 3 && (path[1] == "labels" || path[1] == "annotations") {
+		return ""
+	}
+	if !k.Managed() || len(path) < 2 || path[0] != "spec" || (path[1] != "forProvider" && path[1] != "initProvider") {
+		// Only managed resources have forProvider and initProvider; a
+		// ProviderConfig or a Usage is the platform's through and through.
+		return ruleTenant
+	}
+	dotted := strings.Join(path, ".")
+	for _, g := range k.Guarded {
+		if dotted == g.Path || strings.HasPrefix(dotted, g.Path+".") || strings.HasPrefix(g.Path, dotted+".") {
+			return g.Why
+		}
+	}
+	for _, o := range k.Opaque {
+		if dotted == o || strings.HasPrefix(dotted, o+".") {
+			// Payloads such as Helm values or an Object's manifest are
+			// not provider fields: their keys mean nothing to the provider.
+			return ""
+		}
+	}
+	for _, seg := range path[2:] {
+		switch {
+		case reCredentialKey.MatchString(seg):
+			return ruleSecret
+		case reReferenceKey.MatchString(seg):
+			return ruleRefs
+		}
+	}
+	return ""
+}
+
+// WhyNodeCounts is why node counts are guarded: they come from the pools'
+// minNodes and maxNodes, where bounds and budget enforcement apply.
+const WhyNodeCounts = "node counts come from spec.parameters.pools (minNodes, maxNodes), where the bounds and budget enforcement apply"
+
+// A Guard is a path of a kind that only the function sets for tenants,
+// with why.
+type Guard struct {
+	// Path is a dotted field path, such as spec.forProvider.chart.
+	Path string
+	// Why is the rule quoted when an XR's overrides set it.
+	Why string
+}
+
+// under reports whether path starts with the supplied segment.
+func under(path []string, first string) bool { return len(path) > 0 && path[0] == first }
+
+// fieldPath is the field path of an overlay path under root. Index
+// segments ("[3]") become list indexes.
+func fieldPath(root *field.Path, path []string) *field.Path {
+	p := root
+	for _, s := range path {
+		if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+			if i, err := strconv.Atoi(s[1 : len(s)-1]); err == nil {
+				p = p.Index(i)
+				continue
+			}
+		}
+		if strings.ContainsAny(s, "./") {
+			// A label or annotation key such as crossplane.io/external-name.
+			p = p.Key(s)
+			continue
+		}
+		p = p.Child(s)
+	}
+	return p
+}
