@@ -32,7 +32,7 @@ FUZZTIME      ?= 10s
 XPKG          := $(OUT)/function-cluster-platform.xpkg
 ARCH          ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all build generate test lint fuzz bench bench-go render validate xpkg e2e tools clean
+.PHONY: all build generate test lint fuzz bench bench-go render validate redteam xpkg e2e tools clean
 
 all: build test
 
@@ -126,6 +126,12 @@ render: $(CROSSPLANE)
 validate: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready
 	mkdir -p $(OUT)
 	$(call with-function,-validate)
+
+# Replay the red-team attacks on the trust boundary through the crossplane
+# CLI against the converged examples (internal/examples/redteam.go).
+redteam: $(CROSSPLANE)
+	mkdir -p $(OUT)
+	$(call with-function,-redteam)
 
 clean:
 	rm -rf $(BIN) $(OUT)

@@ -82,6 +82,11 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	if err := run(req, rsp, opts); err != nil {
 		f.log.Debug("Cannot render", "xr", object.String(req.GetObserved().GetComposite().GetResource(), "metadata", "name"), "error", err)
 		module.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if err := module.CheckSize(rsp); err != nil {
+		rsp = module.NewResponse(req, f.opts.TTLConverging)
+		module.Fatal(rsp, err)
 	}
 	return rsp, nil
 }

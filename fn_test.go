@@ -571,6 +571,50 @@ func TestSeedClaim(t *testing.T) {
 
 // TestPassThrough checks that the desired state of earlier pipeline steps
 // survives untouched.
+// TestInputModuleChanged: the step's Input is a fleet-wide input. Switching
+// the module of a Composition whose XRs already compose resources must not
+// render another module's (empty or different) desired state, which would
+// withdraw everything: each module refuses an XR that is not its kind.
+func TestInputModuleChanged(t *testing.T) {
+	input := func(m string) fntest.Object {
+		return fntest.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": m}
+	}
+	cases := map[string]struct {
+		reason string
+		req    fntest.Request
+		want   string
+	}{
+		"ClusterToBudget": {
+			reason: "A converged Cluster rendered by the budget module is a Fatal.",
+			req: fntest.Request{
+				XR: fntest.MustLoad("examples/gcp/cluster.yaml")[0], EnvironmentConfigs: envs,
+				Observed: fntest.ObservedFile("examples/gcp/observed/cluster.yaml"), Input: input("budget"),
+			},
+			want: "invalid WorkloadBudget platform/prod-cluster",
+		},
+		"BudgetToCluster": {
+			reason: "A converged WorkloadBudget rendered by the cluster module is a Fatal.",
+			req: fntest.Request{
+				XR: fntest.MustLoad("examples/budget/workloads.yaml")[0], EnvironmentConfigs: envs,
+				Observed: fntest.ObservedFile("examples/budget/observed/workloads.yaml"), Input: input("cluster"),
+			},
+			want: "metadata.labels[cloud]: Required value",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req, err := tc.req.Proto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rsp := run(req)
+			if msg := fntest.Fatal(rsp); !strings.Contains(msg, tc.want) {
+				t.Errorf("%s\nRunFunction(...): want a Fatal containing %q, got %q", tc.reason, tc.want, msg)
+			}
+		})
+	}
+}
+
 func TestPassThrough(t *testing.T) {
 	earlier := fntest.Object{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "from-an-earlier-step"}, "data": map[string]any{"k": "v"}}
 	req, err := fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: envs, Desired: map[string]fntest.Object{"earlier": overlay.DeepCopy(earlier)}}.Proto()

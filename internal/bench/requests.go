@@ -23,6 +23,11 @@ func Run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	rsp := module.NewResponse(req, Options.TTLConverging)
 	if err := compose.Run(req, rsp, Options); err != nil {
 		module.Fatal(rsp, err)
+		return rsp
+	}
+	if err := module.CheckSize(rsp); err != nil {
+		rsp = module.NewResponse(req, Options.TTLConverging)
+		module.Fatal(rsp, err)
 	}
 	return rsp
 }

@@ -33,8 +33,9 @@ const (
 // applies a sequence of operations between calls: environment edits and
 // removals (layers, keys, private clusters, pools, charts, CIDRs, zones),
 // forbidden overrides of either principal, planted plaintext credentials,
-// planeType flips, an empty context environment, resources vanishing or
-// turning not ready, and the providers acting. After every call it checks,
+// planeType flips, imports of existing resources, an empty context
+// environment, resources vanishing or turning not ready, and the providers
+// acting. After every call it checks,
 // independently of the function's own code:
 //
 //   - no withdrawal: unless the response is Fatal, every composed resource
@@ -57,6 +58,7 @@ func FuzzRun(f *testing.F) {
 		f.Add(b, []byte{})
 		f.Add(b, []byte{1, 0, 15, 0, 2, 3, 15, 0, 3, 1, 8, 2, 10, 4, 9, 1, 14, 5, 13, 7, 16, 0, 17, 0, 15, 0})
 		f.Add(b, []byte{12, 0, 6, 9, 7, 0, 5, 4, 0, 1, 18, 0, 0, 2, 11, 3, 10, 0, 10, 1, 10, 2, 10, 3, 10, 5})
+		f.Add(b, []byte{19, 0, 15, 0, 10, 0, 20, 0, 8, 1, 17, 0, 15, 0, 19, 1, 10, 3, 20, 0, 8, 0, 1, 0, 15, 0})
 	}
 	f.Fuzz(func(t *testing.T, data, ops []byte) {
 		var xr map[string]any
@@ -136,7 +138,7 @@ func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
 		return names[int(arg)%len(names)]
 	}
 	charts := []string{"cert-manager", "ingress-nginx", "kube-prometheus-stack"}
-	switch op % 19 {
+	switch op % 21 {
 	case 0:
 		if len(w.envs) > 0 {
 			i := int(arg) % len(w.envs)
@@ -158,10 +160,16 @@ func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
 	case 7:
 		envEdit("cluster-platform-cloud-aws", "aws.zones.us-east-1", []any{"us-east-1c", "us-east-1b", "us-east-1a"})(w)
 	case 8:
-		envOverride(pick(), map[string]any{
-			"metadata": map[string]any{"annotations": map[string]any{"crossplane.io/external-name": sentinelName}},
-			"spec":     map[string]any{"managementPolicies": []any{"*"}},
-		})(w)
+		// The low bit picks the shape, the rest the resource.
+		shapes := []map[string]any{
+			{"metadata": map[string]any{"annotations": map[string]any{"crossplane.io/external-name": sentinelName}}},
+			{"spec": map[string]any{"managementPolicies": []any{"*"}, "deletionPolicy": "Delete"}},
+		}
+		target := "cluster"
+		if len(names) > 0 {
+			target = names[int(arg/2)%len(names)]
+		}
+		envOverride(target, shapes[arg%2])(w)
 	case 9:
 		envOverride("release-"+charts[int(arg)%3], forProvider(map[string]any{"values": plantSecret(arg)}))(w)
 	case 10:
@@ -195,6 +203,19 @@ func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
 		w.context = fntest.Object{envcfg.ContextKey: map[string]any{"apiVersion": "internal.crossplane.io/v1alpha1", "kind": "Environment"}}
 	case 17:
 		w.envs, w.context = envs, nil
+	case 19:
+		// Import a resource under the name it already has in the cloud,
+		// observe-only or managed: an XR change that removes nothing.
+		name := pick()
+		if ext := annotation(w.observed[name], "crossplane.io/external-name"); ext != "" {
+			fntest.Set("spec.parameters.import", map[string]any{
+				"enabled": true, "mode": []string{"observe", "manage"}[int(arg)%2], "resources": map[string]any{name: ext},
+			})(w.xr)
+		}
+	case 20:
+		// The XR's author withdraws their overrides and chart values.
+		fntest.Set("spec.parameters.overrides", nil)(w.xr)
+		fntest.Set("spec.parameters.charts", nil)(w.xr)
 	case 18:
 		// The XR's status as Crossplane would store it from the last
 		// response, so that the layers it used are recorded.

@@ -197,7 +197,9 @@ func condition(typ, status, reason string) func(*testing.T, *fnv1.RunFunctionRes
 func warns(part string) func(*testing.T, *fnv1.RunFunctionResponse) {
 	return func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 		t.Helper()
-		for _, w := range rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["warnings"].([]any) {
+		st, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+		ws, _ := st["warnings"].([]any)
+		for _, w := range ws {
 			if strings.Contains(w.(string), part) {
 				return
 			}
@@ -671,6 +673,13 @@ func TestScenarios(t *testing.T) {
 			},
 		},
 	}
+	runAll(t, "scenarios", scenarios)
+}
+
+// runAll runs every scenario as a subtest and logs how many reconciles the
+// invariant was checked after.
+func runAll(t *testing.T, what string, scenarios map[string]scenario) {
+	t.Helper()
 	calls := 0
 	for name, s := range scenarios {
 		t.Run(name, func(t *testing.T) {
@@ -678,7 +687,7 @@ func TestScenarios(t *testing.T) {
 			calls += s.run(t)
 		})
 	}
-	t.Logf("%d scenarios, %d reconciles; invariant checked after each: an observed composed resource stays desired unless the step's spec change removed it, or the response is Fatal", len(scenarios), calls)
+	t.Logf("%d %s, %d reconciles; invariant checked after each: an observed composed resource stays desired unless the step's spec change removed it, or the response is Fatal", len(scenarios), what, calls)
 }
 
 func countWarnings(rsp *fnv1.RunFunctionResponse) int {

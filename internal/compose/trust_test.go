@@ -329,12 +329,5 @@ func TestTrustBoundary(t *testing.T) {
 			steps: []step{{name: "first", fatal: "spec.parameters.pools: Too many: 10000: must have at most 50 items"}},
 		},
 	}
-	calls := 0
-	for name, s := range scenarios {
-		t.Run(name, func(t *testing.T) {
-			t.Log(s.reason)
-			calls += s.run(t)
-		})
-	}
-	t.Logf("%d trust-boundary scenarios, %d reconciles, the no-withdrawal invariant checked after each", len(scenarios), calls)
+	runAll(t, "trust-boundary scenarios", scenarios)
 }

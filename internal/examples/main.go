@@ -1,6 +1,7 @@
 // Command examples renders every example XR with the crossplane CLI and,
 // with -validate, validates each render against the provider CRDs, our XRDs
-// and Crossplane's own schemas. It expects the function to be listening on
+// and Crossplane's own schemas. With -redteam it replays attacks on the
+// trust boundary against the converged examples instead (redteam.go). It expects the function to be listening on
 // localhost:9443 with --insecure (the Makefile starts it).
 //
 // Each XR under examples/<cloud>/ is rendered with the Composition whose
@@ -31,8 +32,16 @@ func main() {
 		image      = flag.String("crossplane-image", "", "the Crossplane image whose schemas the cache holds, e.g. xpkg.crossplane.io/crossplane/crossplane:v2.2.1")
 		validate   = flag.Bool("validate", false, "validate every render")
 		static     = flag.String("static", "examples/install", "comma-separated folders of manifests validated as they are")
+		red        = flag.Bool("redteam", false, "instead of rendering the examples, replay the red-team attacks on the trust boundary against the converged examples")
 	)
 	flag.Parse()
+	if *red {
+		if err := redteam(*crossplane, filepath.Join(filepath.Dir(*out), "redteam")); err != nil {
+			fmt.Fprintln(os.Stderr, "redteam:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*crossplane, *out, *crds, *cache, *image, *validate); err != nil {
 		fmt.Fprintln(os.Stderr, "examples:", err)
 		os.Exit(1)

@@ -85,9 +85,18 @@ func Set(path string, v any) func(o Object) {
 func ObservedFile(path string) map[string]Object {
 	out := map[string]Object{}
 	for _, o := range MustLoad(path) {
-		out[o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/composition-resource-name"].(string)] = o
+		out[CompositionResourceName(o)] = o
 	}
 	return out
+}
+
+// CompositionResourceName is the composition-resource name Crossplane
+// records on a composed resource, or "".
+func CompositionResourceName(o Object) string {
+	meta, _ := o["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	s, _ := ann["crossplane.io/composition-resource-name"].(string)
+	return s
 }
 
 // SpendConfigMap is a ConfigMap holding a month-to-date spend at

@@ -6,10 +6,13 @@ package module
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/proto"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -95,6 +98,41 @@ func (o Options) TTL(ready bool) time.Duration {
 		return o.TTLReady
 	}
 	return o.TTLConverging
+}
+
+// Size limits of a response.
+const (
+	// MaxResponseBytes is the largest response Crossplane takes: it dials
+	// functions without raising grpc-go's default 4 MiB receive limit.
+	MaxResponseBytes = 4 << 20
+	// MaxResourceBytes bounds one composed resource: the API server
+	// refuses requests over 3 MiB and etcd values over 1.5 MiB, and a
+	// resource is stored with its status and managed fields.
+	MaxResourceBytes = 1 << 20
+)
+
+// CheckSize refuses a response Crossplane could not take, or whose composed
+// resources the API server could not store, naming the limit and the
+// largest resources. Only a response over MaxResourceBytes is measured
+// resource by resource.
+func CheckSize(rsp *fnv1.RunFunctionResponse) error {
+	total := proto.Size(rsp)
+	if total <= MaxResourceBytes {
+		return nil
+	}
+	var over []string
+	for _, name := range slices.Sorted(maps.Keys(rsp.GetDesired().GetResources())) {
+		if n := proto.Size(rsp.GetDesired().GetResources()[name]); n > MaxResourceBytes {
+			over = append(over, fmt.Sprintf("%q (%d bytes)", name, n))
+		}
+	}
+	if len(over) > 0 {
+		return fmt.Errorf("composed resources over the %d-byte limit of one resource (the API server and etcd would refuse them): %s; check the overrides and chart values that fill them", MaxResourceBytes, strings.Join(over, ", "))
+	}
+	if total > MaxResponseBytes {
+		return fmt.Errorf("the response would be %d bytes, over the %d bytes Crossplane accepts from a function; check the overrides and chart values, or split the XR", total, MaxResponseBytes)
+	}
+	return nil
 }
 
 // MaxInvalid is the most field errors a Fatal result names; the rest are

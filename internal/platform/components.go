@@ -86,9 +86,9 @@ type NodePool struct {
 	Name            string
 	Key             string
 	FromEnvironment bool
-	MachineType string
-	MinNodes    int64
-	MaxNodes    int64
+	MachineType     string
+	MinNodes        int64
+	MaxNodes        int64
 	// Floor is the node count the pool is held at while the budget is
 	// exhausted; nil while it runs normally.
 	Floor      *int64

@@ -105,7 +105,7 @@ func (c *Cloud) Render(ctx *Context, comps []platform.Component) ([]*Rendered, e
 	if len(errs) > 0 {
 		return nil, &InvalidError{Errs: errs}
 	}
-	if err := checkCloudNames(ctx, out); err != nil {
+	if err := checkCloudNames(out); err != nil {
 		return nil, err
 	}
 	if err := checkImmutable(ctx, out); err != nil {
@@ -122,6 +122,10 @@ func (c *Cloud) Render(ctx *Context, comps []platform.Component) ([]*Rendered, e
 // spec.parameters.overrides a resource it composes: a typo would otherwise
 // create a new resource instead of adopting one, or silently not apply.
 func checkKeys(ctx *Context, rs []*Rendered) field.ErrorList {
+	par := ctx.XR.Parameters
+	if len(par.Import.Resources) == 0 && len(par.Overrides) == 0 {
+		return nil
+	}
 	var errs field.ErrorList
 	var all, importable []string
 	for _, rd := range rs {
@@ -132,7 +136,6 @@ func checkKeys(ctx *Context, rs []*Rendered) field.ErrorList {
 	}
 	slices.Sort(all)
 	slices.Sort(importable)
-	par := ctx.XR.Parameters
 	ip := xr.ParametersPath("import", "resources")
 	for _, k := range slices.Sorted(maps.Keys(par.Import.Resources)) {
 		if _, ok := slices.BinarySearch(importable, k); !ok {
@@ -150,14 +153,18 @@ func checkKeys(ctx *Context, rs []*Rendered) field.ErrorList {
 
 // checkCloudNames refuses two composed resources of one kind with the same
 // external name: they would be the same cloud resource.
-func checkCloudNames(ctx *Context, rs []*Rendered) error {
-	seen := make(map[string]string, len(rs))
+func checkCloudNames(rs []*Rendered) error {
+	type cloudName struct {
+		kind *Kind
+		ext  string
+	}
+	seen := make(map[cloudName]string, len(rs))
 	for _, rd := range rs {
 		ext := object.AnnotationOf(rd.Object, AnnotationExternalName)
 		if ext == "" {
 			continue
 		}
-		key := rd.Kind.APIVersion(ctx.XR.Scope) + "/" + rd.Kind.Kind + "/" + ext
+		key := cloudName{rd.Kind, ext}
 		if prev, dup := seen[key]; dup {
 			return fmt.Errorf("generated names clash: composed resources %q and %q would both be %s %q in the cloud; rename one of them", prev, rd.Name, rd.Kind.Kind, ext)
 		}

@@ -4,26 +4,59 @@
 package secret
 
 import (
-	"fmt"
-	"maps"
-	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 )
 
+// Field names that hold a credential, by their lower-case suffix. always
+// holds one whatever precedes it; generic unless the name starts with
+// "existing" (existingSecret names a Secret). The suffixes are indexed by
+// their last byte, so that most field names are rejected by one lookup:
+// this runs over every key of the desired state on every reconcile.
 var (
-	// reAlways are field names that always hold a credential.
-	reAlways = regexp.MustCompile(`(?i)(secretkey|secretaccesskey|clientsecret|privatekey|private_key|apikey|api_key|accesstoken|authtoken|auth_token)$`)
-	// reGeneric are field names that hold a credential unless they name an
-	// existing Secret (existingSecret).
-	reGeneric = regexp.MustCompile(`(?i)(password|passwd|pwd|passphrase|token|secret|credential|credentials)$`)
-	reRef     = regexp.MustCompile(`(?i)^existing`)
+	always  = []string{"secretkey", "secretaccesskey", "clientsecret", "privatekey", "private_key", "apikey", "api_key", "accesstoken", "authtoken", "auth_token"}
+	generic = []string{"password", "passwd", "pwd", "passphrase", "token", "secret", "credential", "credentials"}
+
+	byLast = func() map[byte][]suffix {
+		m := map[byte][]suffix{}
+		for _, l := range []struct {
+			words  []string
+			always bool
+		}{{always, true}, {generic, false}} {
+			for _, w := range l.words {
+				m[w[len(w)-1]] = append(m[w[len(w)-1]], suffix{w, l.always})
+			}
+		}
+		return m
+	}()
 )
+
+type suffix struct {
+	word   string
+	always bool
+}
 
 // Key reports whether a field name holds a credential: adminPassword,
 // clientSecret, apiToken, but not passwordKey or existingSecret, which
 // locate one.
 func Key(name string) bool {
-	return reAlways.MatchString(name) || (reGeneric.MatchString(name) && !reRef.MatchString(name))
+	if name == "" {
+		return false
+	}
+	last := name[len(name)-1]
+	if 'A' <= last && last <= 'Z' {
+		last += 'a' - 'A'
+	}
+	for _, s := range byLast[last] {
+		if len(name) < len(s.word) || !strings.EqualFold(name[len(name)-len(s.word):], s.word) {
+			continue
+		}
+		if s.always || len(name) < len("existing") || !strings.EqualFold(name[:len("existing")], "existing") {
+			return true
+		}
+	}
+	return false
 }
 
 // Find returns the paths (dotted, with [i] for list items) of every
@@ -34,11 +67,12 @@ func Key(name string) bool {
 //   - the data or stringData of a Kubernetes Secret.
 func Find(v any) []string {
 	var out []string
-	find(v, "", &out)
+	find(v, nil, &out)
+	slices.Sort(out)
 	return out
 }
 
-func find(v any, path string, out *[]string) {
+func find(v any, path []string, out *[]string) {
 	switch t := v.(type) {
 	case map[string]any:
 		if name, ok := t["name"].(string); ok && Key(name) && plaintext(t["value"]) {
@@ -51,17 +85,22 @@ func find(v any, path string, out *[]string) {
 				}
 			}
 		}
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			p := join(path, k)
-			if Key(k) && plaintext(t[k]) {
-				*out = append(*out, p)
+		for k, x := range t {
+			if Key(k) && plaintext(x) {
+				*out = append(*out, join(path, k))
 				continue
 			}
-			find(t[k], p, out)
+			switch x.(type) {
+			case map[string]any, []any:
+				find(x, append(path, k), out)
+			}
 		}
 	case []any:
 		for i, x := range t {
-			find(x, fmt.Sprintf("%s[%d]", path, i), out)
+			switch x.(type) {
+			case map[string]any, []any:
+				find(x, append(path, "["+strconv.Itoa(i)+"]"), out)
+			}
 		}
 	}
 }
@@ -79,9 +118,14 @@ func plaintext(v any) bool {
 	return false
 }
 
-func join(path, k string) string {
-	if path == "" {
-		return k
+// join builds the path of a finding: dotted keys, [i] for list items.
+func join(path []string, k string) string {
+	var b strings.Builder
+	for _, p := range append(path, k) {
+		if b.Len() > 0 && !strings.HasPrefix(p, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
 	}
-	return path + "." + k
+	return b.String()
 }

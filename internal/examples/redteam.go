@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+)
+
+// An attack is one red-team case replayed through the crossplane CLI
+// against a converged example XR: its observed-resource file is what the
+// providers report, and the attack changes the XR or the EnvironmentConfigs.
+// The function must either refuse it with a Fatal naming the path, or render
+// while withdrawing nothing and holding what the environment alone would
+// remove.
+type attack struct {
+	name string
+	// example is the XR file under examples/, e.g. gcp/cluster.yaml.
+	example string
+	// xr changes the XR.
+	xr func(fntest.Object)
+	// env changes the EnvironmentConfigs, keyed by file name.
+	env func(map[string]fntest.Object)
+	// fatal is part of the Fatal the render must fail with; empty when the
+	// render must succeed.
+	fatal string
+	// held must still be rendered and named in the RemovalsSettled
+	// condition.
+	held []string
+	// absent are strings no rendered output may contain.
+	absent []string
+}
+
+func set(path string, v any) func(fntest.Object) { return fntest.Set(path, v) }
+
+func overrides(name string, ov map[string]any) func(fntest.Object) {
+	return set("spec.parameters.overrides", map[string]any{name: ov})
+}
+
+func envSet(file, path string, v any) func(map[string]fntest.Object) {
+	return func(e map[string]fntest.Object) { fntest.Set("data."+path, v)(e[file]) }
+}
+
+func envDelete(file string) func(map[string]fntest.Object) {
+	return func(e map[string]fntest.Object) { delete(e, file) }
+}
+
+func both(fs ...func(fntest.Object)) func(fntest.Object) {
+	return func(o fntest.Object) {
+		for _, f := range fs {
+			f(o)
+		}
+	}
+}
+
+// attacks are the red-team cases: environment edits and removals,
+// forbidden overrides on imported and ordinary resources, plaintext values
+// through overrides, name collisions, immutable fields.
+var attacks = []attack{
+	{name: "env-private-false", example: "gcp/cluster.yaml", xr: set("spec.parameters.privateCluster", nil),
+		env: envSet("baseline.yaml", "privateCluster", false), held: []string{"nat", "router", "private-dns-zone"}},
+	{name: "env-pools-replaced", example: "gcp/cluster.yaml", xr: set("spec.parameters.pools", nil),
+		env: envSet("baseline.yaml", "pools", map[string]any{"general": map[string]any{"size": "small"}}), held: []string{"nodepool-default", "nodepool-batch"}},
+	{name: "env-chart-disabled", example: "aws/cluster.yaml",
+		env: envSet("baseline.yaml", "charts.ingress-nginx.disabled", true), held: []string{"release-ingress-nginx"}},
+	{name: "env-monitoring-off", example: "azure/cluster.yaml",
+		env: envSet("baseline.yaml", "monitoring.enabled", false), held: []string{"release-kube-prometheus-stack"}},
+	{name: "env-node-roles-shrink", example: "gcp/legacy.yaml",
+		env: envSet("cloud-gcp.yaml", "gcp.nodeServiceAccountRoles", []any{"roles/container.defaultNodeServiceAccount"}), held: []string{"node-iam-artifactregistry-reader"}},
+	{name: "env-cloud-layer-removed", example: "gcp/cluster.yaml", env: envDelete("cloud-gcp.yaml"), fatal: "no EnvironmentConfig labelled platform.example.org/environment=cluster-platform and cloud=gcp"},
+	{name: "env-baseline-removed", example: "aws/legacy.yaml", env: envDelete("baseline.yaml"), fatal: "baseline=default"},
+	{name: "env-cidr-changed", example: "gcp/cluster.yaml", env: envSet("baseline.yaml", "network.cidr", "10.8.0.0/16"), fatal: `spec.forProvider.ipCidrRange "10.0.0.0/16", which cannot change`},
+	{name: "env-aws-zones-reordered", example: "aws/cluster.yaml", env: envSet("cloud-aws.yaml", "aws.zones.eu-west-1", []any{"eu-west-1c", "eu-west-1b", "eu-west-1a"}), fatal: "spec.forProvider.cidrBlock"},
+	{name: "env-weakens-import", example: "gcp/cluster.yaml",
+		xr:    set("spec.parameters.import", map[string]any{"enabled": true, "mode": "observe", "resources": map[string]any{"cluster": "prod-cluster"}}),
+		env:   envSet("baseline.yaml", "overrides", map[string]any{"cluster": map[string]any{"spec": map[string]any{"managementPolicies": []any{"*"}}}}),
+		fatal: "environment.overrides.cluster.spec.managementPolicies: Forbidden"},
+	{name: "env-plaintext-value", example: "azure/legacy.yaml",
+		env:   envSet("baseline.yaml", "overrides", map[string]any{"release-ingress-nginx": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"values": map[string]any{"auth": map[string]any{"password": "hunter2"}}}}}}),
+		fatal: "would hold a plaintext credential at spec.forProvider.values.auth.password"},
+	{name: "xr-policies-on-imported", example: "gcp/cluster.yaml",
+		xr: both(set("spec.parameters.import", map[string]any{"enabled": true, "mode": "observe", "resources": map[string]any{"cluster": "prod-cluster"}}),
+			overrides("cluster", map[string]any{"spec": map[string]any{"managementPolicies": []any{"*"}}, "metadata": map[string]any{"annotations": map[string]any{"platform.example.org/import-mode": nil}}})),
+		fatal: "spec.parameters.overrides.cluster.metadata.annotations[platform.example.org/import-mode]: Forbidden"},
+	{name: "xr-provider-config", example: "aws/cluster.yaml", xr: overrides("network", map[string]any{"spec": map[string]any{"providerConfigRef": map[string]any{"name": "other-account"}}}),
+		fatal: "spec.parameters.overrides.network.spec.providerConfigRef.name: Forbidden"},
+	{name: "xr-kubeconfig-redirected", example: "gcp/legacy.yaml", xr: overrides("cluster", map[string]any{"spec": map[string]any{"writeConnectionSecretToRef": map[string]any{"namespace": "team-b"}}}),
+		fatal: "spec.parameters.overrides.cluster.spec.writeConnectionSecretToRef.namespace: Forbidden"},
+	{name: "xr-providerconfig-secret", example: "azure/cluster.yaml", xr: overrides("kubernetes-provider-config", map[string]any{"spec": map[string]any{"credentials": map[string]any{"secretRef": map[string]any{"namespace": "team-b"}}}}),
+		fatal: "spec.parameters.overrides.kubernetes-provider-config.spec.credentials.secretRef.namespace: Forbidden"},
+	{name: "xr-chart-repository", example: "gcp/cluster.yaml", xr: overrides("release-cert-manager", map[string]any{"spec": map[string]any{"forProvider": map[string]any{"chart": map[string]any{"repository": "https://charts.evil.example.com"}}}}),
+		fatal: "spec.parameters.overrides.release-cert-manager.spec.forProvider.chart.repository: Forbidden"},
+	{name: "xr-adopt-by-external-name", example: "aws/cluster.yaml", xr: overrides("network", map[string]any{"metadata": map[string]any{"annotations": map[string]any{"crossplane.io/external-name": "vpc-0123456789abcdef0"}}}),
+		fatal: "spec.parameters.overrides.network.metadata.annotations[crossplane.io/external-name]: Forbidden"},
+	{name: "xr-plaintext-override", example: "gcp/cluster.yaml", xr: overrides("release-kube-prometheus-stack", map[string]any{"spec": map[string]any{"forProvider": map[string]any{"values": map[string]any{"grafana": map[string]any{"adminPassword": 123456}}}}}),
+		fatal: "spec.forProvider.values.grafana.adminPassword"},
+	{name: "xr-import-key-typo", example: "gcp/cluster.yaml", xr: set("spec.parameters.import", map[string]any{"enabled": true, "resources": map[string]any{"clustr": "prod-cluster"}}),
+		fatal: "spec.parameters.import.resources[clustr]"},
+	{name: "xr-pool-named-like-usage", example: "gcp/cluster.yaml", xr: set("spec.parameters.pools.default-uses-cluster", map[string]any{"size": "small"}),
+		fatal: `spec.parameters.pools[default-uses-cluster]`},
+	{name: "xr-azure-pools-collide", example: "azure/cluster.yaml", xr: set("spec.parameters.pools", map[string]any{"batch-1": map[string]any{"size": "small"}, "batch1": map[string]any{"size": "small"}}),
+		fatal: "would both be AKS node pool"},
+}
+
+// redteam replays every attack and reports how each was met. It fails on
+// the first attack that withdraws a resource, renders a forbidden value, or
+// is met otherwise than expected.
+func redteam(crossplane, out string) error {
+	available, err := functions("examples/functions.yaml")
+	if err != nil {
+		return err
+	}
+	comps, _, err := apis("apis", available)
+	if err != nil {
+		return err
+	}
+	envs := map[string]fntest.Object{}
+	files, err := filepath.Glob("examples/envconfigs/*.yaml")
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		envs[filepath.Base(f)] = fntest.MustLoad(f)[0]
+	}
+	refused, held := 0, 0
+	for _, a := range attacks {
+		dir := filepath.Join(out, a.name)
+		msg, err := a.replay(crossplane, comps, envs, dir)
+		if err != nil {
+			return fmt.Errorf("attack %s: %w", a.name, err)
+		}
+		if a.fatal != "" {
+			refused++
+		} else {
+			held++
+		}
+		fmt.Printf("redteam   %-28s %-14s %s\n", a.name, a.example, msg)
+	}
+	fmt.Printf("redteam   %d attacks through the crossplane CLI: %d refused with a Fatal naming the path, %d rendered with nothing withdrawn and the removals held\n", len(attacks), refused, held)
+	return nil
+}
+
+func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[string]fntest.Object, dir string) (string, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return "", err
+	}
+	req := filepath.Join(dir, "required")
+	if err := gather(req, "examples/spend"); err != nil {
+		return "", err
+	}
+	env := map[string]fntest.Object{}
+	for k, v := range envs {
+		env[k] = overlay.DeepCopy(v)
+	}
+	if a.env != nil {
+		a.env(env)
+	}
+	for k, v := range env {
+		if err := writeYAML(filepath.Join(req, "envconfigs-"+k), v); err != nil {
+			return "", err
+		}
+	}
+	xr := fntest.MustLoad(filepath.Join("examples", a.example))[0]
+	if a.xr != nil {
+		a.xr(xr)
+	}
+	xrFile := filepath.Join(dir, "xr.yaml")
+	if err := writeYAML(xrFile, xr); err != nil {
+		return "", err
+	}
+	comp, ok := comps[typeRef{str(xr, "apiVersion"), str(xr, "kind")}]
+	if !ok {
+		return "", fmt.Errorf("no Composition for %s", a.example)
+	}
+	observed := filepath.Join("examples", filepath.Dir(a.example), "observed", filepath.Base(a.example))
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(crossplane, "render", xrFile, comp, "examples/functions.yaml", //nolint:gosec // our own CLI and files
+		"--required-resources="+req, "--observed-resources="+observed, "--include-full-xr")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run()
+	if err := os.WriteFile(filepath.Join(dir, "render.yaml"), stdout.Bytes(), 0o600); err != nil {
+		return "", err
+	}
+
+	if a.fatal != "" {
+		if runErr == nil {
+			return "", fmt.Errorf("rendered, want a Fatal containing %q", a.fatal)
+		}
+		if !strings.Contains(stderr.String(), a.fatal) {
+			return "", fmt.Errorf("want a Fatal containing %q, got: %s", a.fatal, stderr.String())
+		}
+		return "refused: " + brief(stderr.String()[strings.Index(stderr.String(), a.fatal):]), nil
+	}
+	if runErr != nil {
+		return "", fmt.Errorf("unexpected failure: %s", stderr.String())
+	}
+	rendered, err := fntest.Parse(stdout.Bytes())
+	if err != nil {
+		return "", err
+	}
+	names := map[string]bool{}
+	var settled string
+	for _, o := range rendered {
+		names[fntest.CompositionResourceName(o)] = true
+		if str(o, "kind") == str(xr, "kind") {
+			settled = conditionMessage(o, "RemovalsSettled")
+		}
+	}
+	for _, o := range fntest.MustLoad(observed) {
+		if n := fntest.CompositionResourceName(o); !names[n] {
+			return "", fmt.Errorf("WITHDRAWN: observed composed resource %q is not rendered", n)
+		}
+	}
+	for _, h := range a.held {
+		if !names[h] || !strings.Contains(settled, h) {
+			return "", fmt.Errorf("%q is not held: rendered %t, RemovalsSettled: %s", h, names[h], settled)
+		}
+	}
+	for _, s := range a.absent {
+		if bytes.Contains(stdout.Bytes(), []byte(s)) {
+			return "", fmt.Errorf("FORBIDDEN: the render holds %q", s)
+		}
+	}
+	return fmt.Sprintf("held: %s; nothing withdrawn (%d resources)", strings.Join(a.held, ", "), len(rendered)-1), nil
+}
+
+func conditionMessage(o fntest.Object, typ string) string {
+	st, _ := o["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	for _, c := range conds {
+		if m, _ := c.(map[string]any); str(m, "type") == typ {
+			return str(m, "message")
+		}
+	}
+	return ""
+}
+
+func writeYAML(path string, o fntest.Object) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return err
+	}
+	b, err := yaml.Marshal(o)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+func brief(s string) string {
+	s = strings.TrimSpace(strings.SplitN(s, "\n", 2)[0])
+	if i := strings.Index(s, "; "); i > 0 {
+		s = s[:i]
+	}
+	if r := []rune(s); len(r) > 90 {
+		return string(r[:90]) + "..."
+	}
+	return s
+}
