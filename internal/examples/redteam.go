@@ -209,7 +209,7 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 	var settled string
 	for _, o := range rendered {
 		names[fntest.CompositionResourceName(o)] = true
-		if str(o, "kind") == str(xr, "kind") {
+		if str(o, "kind") == str(xr, "kind") && str(o, "apiVersion") == str(xr, "apiVersion") {
 			settled = conditionMessage(o, "RemovalsSettled")
 		}
 	}
