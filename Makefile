@@ -25,7 +25,7 @@ XP_IMAGE      := xpkg.crossplane.io/crossplane/crossplane:$(XP_VERSION)
 FN_ADDRESS    := 127.0.0.1:9443
 
 # Fuzz targets: package and name. FUZZTIME bounds each.
-FUZZ_TARGETS  := ./internal/xr:FuzzDecodeValidate ./internal/overlay:FuzzMerge ./internal/compose:FuzzRun
+FUZZ_TARGETS  := ./internal/xr:FuzzDecodeValidate ./internal/overlay:FuzzMerge ./internal/modules/cluster:FuzzRun
 FUZZTIME      ?= 10s
 
 # The package: an xpkg with the runtime image embedded, built without Docker.

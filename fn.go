@@ -17,10 +17,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
-	"github.com/seed-6471616d/function-cluster-platform/internal/compose"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/wastegate"
 
 	// The cloud layers register themselves.
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
@@ -28,8 +28,8 @@ import (
 
 // modules are the Input's modules.
 var modules = map[string]module.Func{
-	v1beta1.ModuleCluster: compose.Run,
-	v1beta1.ModuleBudget:  wastegate.Run,
+	v1beta1.ModuleCluster: cluster.Run,
+	v1beta1.ModuleBudget:  workloadbudget.Run,
 }
 
 // Function renders cluster platforms.

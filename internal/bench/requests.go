@@ -9,9 +9,9 @@ import (
 
 	// The cloud layers register themselves.
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
-	"github.com/seed-6471616d/function-cluster-platform/internal/compose"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
@@ -21,7 +21,7 @@ var Options = module.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time
 // Run runs the cluster module in process, as fn.go does.
 func Run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	rsp := module.NewResponse(req, Options.TTLConverging)
-	if err := compose.Run(req, rsp, Options); err != nil {
+	if err := cluster.Run(req, rsp, Options); err != nil {
 		module.Fatal(rsp, err)
 		return rsp
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds" // the clouds the form offers
-	"github.com/seed-6471616d/function-cluster-platform/internal/compose"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -229,7 +229,7 @@ func TestScaffoldedClusters(t *testing.T) {
 				t.Fatal(err)
 			}
 			rsp := module.NewResponse(req, 0)
-			if err := compose.Run(req, rsp, module.Options{}); err != nil {
+			if err := cluster.Run(req, rsp, module.Options{}); err != nil {
 				t.Fatalf("%s does not render: %v", name, err)
 			}
 			if len(rsp.GetDesired().GetResources()) == 0 {

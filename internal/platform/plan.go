@@ -44,7 +44,7 @@ type Plan struct {
 	// BudgetEnforcement is the XR's budget enforcement mode.
 	BudgetEnforcement string
 
-	x *xr.Composite
+	x *xr.Cluster
 	// ids are the IDs of the plan's components.
 	ids map[string]bool
 	// chartsOff say why each catalog chart without a release is off: the
@@ -54,7 +54,7 @@ type Plan struct {
 
 // Build plans the platform of an XR. Every error names a field path: of the
 // XR for bad input, of the environment for bad configuration.
-func Build(x *xr.Composite, env *envcfg.Env, traits Traits) (*Plan, field.ErrorList) {
+func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorList) {
 	var errs field.ErrorList
 	p := &Plan{x: x, chartsOff: map[string]string{}}
 	defer p.index()
@@ -72,7 +72,7 @@ func Build(x *xr.Composite, env *envcfg.Env, traits Traits) (*Plan, field.ErrorL
 	p.Components = append(p.Components, Identity{})
 
 	p.Cluster = Cluster{
-		Name:            x.ClusterName,
+		Name:            x.CloudName,
 		Version:         firstNonEmpty(par.Version, env.String(DefaultVersion, "version")),
 		Location:        par.Location,
 		Private:         private,
@@ -105,7 +105,7 @@ func Build(x *xr.Composite, env *envcfg.Env, traits Traits) (*Plan, field.ErrorL
 
 	if b := par.Budget; b != nil {
 		p.Budget = &Budget{
-			Name:       x.ClusterName,
+			Name:       x.CloudName,
 			LimitUSD:   b.LimitUSD,
 			Period:     firstNonEmpty(b.Period, budget.DefaultPeriod),
 			Thresholds: b.Thresholds,

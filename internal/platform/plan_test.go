@@ -18,8 +18,8 @@ func ptr[T any](v T) *T { return &v }
 
 var gcpSizes = map[string]any{"small": "e2-standard-2", "medium": "e2-standard-4"}
 
-func composite(p xr.Parameters) *xr.Composite {
-	return &xr.Composite{Name: "prod", Namespace: "ns", Cloud: "gcp", ClusterName: "prod", Scope: xr.Namespaced, Parameters: p}
+func composite(p xr.Parameters) *xr.Cluster {
+	return &xr.Cluster{Composite: xr.Composite{Name: "prod", Namespace: "ns", Cloud: "gcp", CloudName: "prod", Scope: xr.Namespaced}, Parameters: p}
 }
 
 func errStrings(errs field.ErrorList) []string {

@@ -38,7 +38,7 @@ type Cloud struct {
 	// Validate checks cloud-specific rules of the XR, its environment and
 	// its plan: name lengths and charsets, location formats, account IDs,
 	// address ranges of the cloud's own.
-	Validate func(x *xr.Composite, env *envcfg.Env, p *platform.Plan) field.ErrorList
+	Validate func(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList
 
 	impls map[platform.Kind]Implementation
 }

@@ -39,12 +39,14 @@ func testCloud() *Cloud {
 	return c
 }
 
-func composite(scope xr.Scope, params xr.Parameters) *xr.Composite {
-	x := &xr.Composite{Name: "x", Cloud: "test", Scope: scope, Parameters: params}
+// composite is an XR named x of the test cloud in the supplied scope, with
+// the supplied shared parameters.
+func composite(scope xr.Scope, x xr.Composite) *xr.Composite {
+	x.Name, x.Cloud, x.Scope = "x", "test", scope
 	if scope == xr.Namespaced {
 		x.Namespace = "ns"
 	}
-	return x
+	return &x
 }
 
 func observedWith(annotations map[string]any) *structpb.Struct {
@@ -101,7 +103,7 @@ func TestRender(t *testing.T) {
 	}{
 		"Namespaced": {
 			reason: "Namespaced XRs get .m. apiVersions, a ClusterProviderConfig reference, labels, annotations and a Usage per edge.",
-			args:   args{x: composite(xr.Namespaced, xr.Parameters{})},
+			args:   args{x: composite(xr.Namespaced, xr.Composite{})},
 			want: want{objects: map[string]object.Object{
 				"network": netNamespaced,
 				"cluster": {
@@ -121,7 +123,7 @@ func TestRender(t *testing.T) {
 		"ClusterScoped": {
 			reason: "Cluster-scoped XRs get legacy apiVersions, a name-only provider config reference from the environment, and ClusterUsages.",
 			args: args{
-				x:   composite(xr.Cluster, xr.Parameters{}),
+				x:   composite(xr.ClusterScoped, xr.Composite{}),
 				env: map[string]any{"providerConfigs": map[string]any{"test": map[string]any{"name": "team-a"}}},
 			},
 			want: want{objects: map[string]object.Object{
@@ -140,7 +142,7 @@ func TestRender(t *testing.T) {
 			reason: "Environment overrides, then XR overrides, then spec.forProvider are merged: maps merge, lists replace, null removes.",
 			args: args{
 				x: func() *xr.Composite {
-					x := composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
+					x := composite(xr.Namespaced, xr.Composite{Overrides: map[string]map[string]any{
 						"network": {"spec": map[string]any{"forProvider": map[string]any{"tags": []any{"xr"}, "mtu": 1500.0}}},
 					}})
 					x.ForProvider = map[string]any{"network": "explicit"}
@@ -157,45 +159,45 @@ func TestRender(t *testing.T) {
 		},
 		"OverlayUnknownName": {
 			reason: "An XR's overlay for a name nothing renders is refused, naming the names that exist.",
-			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
+			args: args{x: composite(xr.Namespaced, xr.Composite{Overrides: map[string]map[string]any{
 				"netwrok": {"spec": map[string]any{}}, //nolint:misspell // a misspelt override is what the case is about
 			}})},
 			want: want{err: `spec.parameters.overrides.netwrok: Invalid value: "netwrok": names no resource this XR composes; known names: cluster, network`},
 		},
 		"EnvironmentOverlayUnknownName": {
 			reason: "The environment's overlay for a name this XR does not render is a warning: the environment serves the whole fleet.",
-			args:   args{x: composite(xr.Namespaced, xr.Parameters{}), env: map[string]any{"overrides": map[string]any{"nodepool-gpu": map[string]any{"spec": map[string]any{}}}}},
+			args:   args{x: composite(xr.Namespaced, xr.Composite{}), env: map[string]any{"overrides": map[string]any{"nodepool-gpu": map[string]any{"spec": map[string]any{}}}}},
 			want:   want{warnings: []string{"environment overrides.nodepool-gpu matches no composed resource; known names: cluster, network"}},
 		},
 		"ImportKeyUnknown": {
 			reason: "An import key that names nothing would create a new resource instead of adopting one: refused, naming the importable names.",
-			args:   args{x: composite(xr.Namespaced, xr.Parameters{Import: xr.Import{Enabled: true, Resources: map[string]string{"clustr": "existing"}}})},
+			args:   args{x: composite(xr.Namespaced, xr.Composite{Import: xr.Import{Enabled: true, Resources: map[string]string{"clustr": "existing"}}})},
 			want:   want{err: `spec.parameters.import.resources[clustr]: Invalid value: "clustr": names no managed resource this XR composes; importable names: cluster, network`},
 		},
 		"OverlayRemovesRequired": {
 			reason: "An overlay must not remove a field the kind requires.",
-			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
+			args: args{x: composite(xr.Namespaced, xr.Composite{Overrides: map[string]map[string]any{
 				"network": {"spec": map[string]any{"forProvider": map[string]any{"region": nil}}},
 			}})},
 			want: want{err: `spec.parameters.overrides.network: Forbidden: removes spec.forProvider.region, which Net "network" requires`},
 		},
 		"OverlayChangesKind": {
 			reason: "An overlay must not change what a resource is.",
-			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
+			args: args{x: composite(xr.Namespaced, xr.Composite{Overrides: map[string]map[string]any{
 				"network": {"kind": "Other"},
 			}})},
 			want: want{err: "spec.parameters.overrides.network.kind: Forbidden: " + ruleIdentity},
 		},
 		"OverlayNamesResource": {
 			reason: "Overlays cannot name composed resources.",
-			args: args{x: composite(xr.Namespaced, xr.Parameters{Overrides: map[string]map[string]any{
+			args: args{x: composite(xr.Namespaced, xr.Composite{Overrides: map[string]map[string]any{
 				"network": {"metadata": map[string]any{"name": "mine"}},
 			}})},
 			want: want{err: "spec.parameters.overrides.network.metadata.name: Forbidden: " + ruleIdentity},
 		},
 		"ImportObserve": {
 			reason: "An imported resource gets its external name and read-only management policies.",
-			args:   args{x: composite(xr.Namespaced, xr.Parameters{Import: xr.Import{Enabled: true, Mode: xr.ImportObserve, Resources: map[string]string{"network": "existing-net"}}})},
+			args:   args{x: composite(xr.Namespaced, xr.Composite{Import: xr.Import{Enabled: true, Mode: xr.ImportObserve, Resources: map[string]string{"network": "existing-net"}}})},
 			want: want{objects: map[string]object.Object{
 				"network": {
 					"metadata": map[string]any{"annotations": map[string]any{AnnotationComponent: "network", AnnotationExternalName: "existing-net", AnnotationImportMode: "observe"}},
@@ -205,7 +207,7 @@ func TestRender(t *testing.T) {
 		},
 		"ImportManageOnly": {
 			reason: "import.only composes just the imported resources; manage never includes Delete.",
-			args:   args{x: composite(xr.Namespaced, xr.Parameters{Import: xr.Import{Enabled: true, Mode: xr.ImportManage, Only: true, Resources: map[string]string{"cluster": "existing"}}})},
+			args:   args{x: composite(xr.Namespaced, xr.Composite{Import: xr.Import{Enabled: true, Mode: xr.ImportManage, Only: true, Resources: map[string]string{"cluster": "existing"}}})},
 			want: want{objects: map[string]object.Object{
 				"cluster": {"spec": map[string]any{"managementPolicies": []any{"Observe", "Create", "Update", "LateInitialize"}}},
 			}},
@@ -213,7 +215,7 @@ func TestRender(t *testing.T) {
 		"ImportTurnedOff": {
 			reason: "A resource imported before keeps its external name and stays undeletable after import is turned off.",
 			args: args{
-				x:        composite(xr.Namespaced, xr.Parameters{}),
+				x:        composite(xr.Namespaced, xr.Composite{}),
 				observed: map[string]*structpb.Struct{"cluster": observedWith(map[string]any{AnnotationImportMode: "observe", AnnotationExternalName: "existing"})},
 			},
 			want: want{objects: map[string]object.Object{
@@ -226,7 +228,7 @@ func TestRender(t *testing.T) {
 		"ImportReleased": {
 			reason: "import.release lets a formerly imported resource be managed, and deleted, normally; it keeps its external name.",
 			args: args{
-				x:        composite(xr.Namespaced, xr.Parameters{Import: xr.Import{Release: true}}),
+				x:        composite(xr.Namespaced, xr.Composite{Import: xr.Import{Release: true}}),
 				observed: map[string]*structpb.Struct{"cluster": observedWith(map[string]any{AnnotationImportMode: "observe", AnnotationExternalName: "existing"})},
 			},
 			want: want{objects: map[string]object.Object{
@@ -239,7 +241,7 @@ func TestRender(t *testing.T) {
 		"ExternalNameChanged": {
 			reason: "A rendered external name that differs from the observed one would point the resource at another cloud object.",
 			args: args{
-				x:        composite(xr.Namespaced, xr.Parameters{}),
+				x:        composite(xr.Namespaced, xr.Composite{}),
 				observed: map[string]*structpb.Struct{"network": observedWith(map[string]any{AnnotationExternalName: "net-0"})},
 			},
 			want: want{err: `composed resource "network" is "net-0" in the cloud and would become "net-1": cloud names are immutable once created (check the clusterName label, metadata.name and spec.parameters)`},
@@ -330,7 +332,7 @@ func TestRenderErrors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ctx := NewContext(composite(xr.Namespaced, xr.Parameters{}), envcfg.New(nil), testCloud(), nil, nil)
+			ctx := NewContext(composite(xr.Namespaced, xr.Composite{}), envcfg.New(nil), testCloud(), nil, nil)
 			_, err := ctx.Cloud.Render(ctx, tc.comps)
 			if diff := cmp.Diff(tc.want, errString(err)); diff != "" {
 				t.Errorf("%s\nRender(...) error: -want, +got:\n%s", tc.reason, diff)
@@ -353,7 +355,7 @@ func TestAPIVersion(t *testing.T) {
 	if got := testNetworkKind.APIVersion(xr.Namespaced); got != "net.test.m.example.org/v1" {
 		t.Errorf("APIVersion(Namespaced) = %q", got)
 	}
-	if got := testNetworkKind.APIVersion(xr.Cluster); got != "net.test.example.org/v2" {
+	if got := testNetworkKind.APIVersion(xr.ClusterScoped); got != "net.test.example.org/v2" {
 		t.Errorf("APIVersion(Cluster) = %q", got)
 	}
 }

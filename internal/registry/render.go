@@ -122,7 +122,7 @@ func (c *Cloud) Render(ctx *Context, comps []platform.Component) ([]*Rendered, e
 // spec.parameters.overrides a resource it composes: a typo would otherwise
 // create a new resource instead of adopting one, or silently not apply.
 func checkKeys(ctx *Context, rs []*Rendered) field.ErrorList {
-	par := ctx.XR.Parameters
+	par := ctx.XR
 	if len(par.Import.Resources) == 0 && len(par.Overrides) == 0 {
 		return nil
 	}
@@ -255,7 +255,7 @@ func envelope(ctx *Context, comp platform.Component, r *Resource) *Rendered {
 // external name and stays undeletable after import is turned off, unless the
 // XR sets import.release.
 func applyImport(ctx *Context, name string, ann, spec map[string]any) {
-	imp := ctx.XR.Parameters.Import
+	imp := ctx.XR.Import
 	if ext, ok := imp.Resources[name]; ok && imp.Enabled {
 		mode := imp.Mode
 		if mode == "" {
@@ -293,7 +293,7 @@ func policies(mode string) []any {
 // importOnly drops every resource the XR does not import when import.only
 // is set, and the dependencies on them.
 func importOnly(ctx *Context, rs []*Rendered, byName map[string]*Rendered) []*Rendered {
-	imp := ctx.XR.Parameters.Import
+	imp := ctx.XR.Import
 	if !imp.Enabled || !imp.Only {
 		return rs
 	}
@@ -344,8 +344,8 @@ func applyOverlays(ctx *Context, byName map[string]*Rendered) field.ErrorList {
 		sources = append(sources, overlaySource{who: Platform, overlays: m,
 			root: func(name string) *field.Path { return field.NewPath("environment", "overrides", name) }})
 	}
-	if len(ctx.XR.Parameters.Overrides) > 0 {
-		sources = append(sources, overlaySource{who: Tenant, overlays: ctx.XR.Parameters.Overrides,
+	if len(ctx.XR.Overrides) > 0 {
+		sources = append(sources, overlaySource{who: Tenant, overlays: ctx.XR.Overrides,
 			root: func(name string) *field.Path { return xr.ParametersPath("overrides").Child(name) }})
 	}
 	if len(ctx.XR.ForProvider) > 0 {
@@ -390,7 +390,7 @@ func imported(ctx *Context, rd *Rendered) bool {
 	if rd.Object != nil {
 		return object.AnnotationOf(rd.Object, AnnotationImportMode) != ""
 	}
-	imp := ctx.XR.Parameters.Import
+	imp := ctx.XR.Import
 	if _, ok := imp.Resources[rd.Name]; ok && imp.Enabled {
 		return true
 	}

@@ -57,20 +57,29 @@ const (
 // usageInfix joins the two names of a Usage's composition-resource name.
 const usageInfix = "-uses-"
 
-// Validate checks the cloud-independent rules of the XR. clouds lists the
-// registered cloud labels. Every error names its field path and, for
-// enumerations, the allowed values.
-func Validate(xr *Composite, clouds []string) field.ErrorList {
+// ValidateComposite checks the rules every XR kind shares: the cloud and
+// planeId labels, import and confirmRemovals. clouds lists the registered
+// cloud labels.
+func ValidateComposite(x *Composite, clouds []string) field.ErrorList {
 	var errs field.ErrorList
 	switch {
-	case xr.Cloud == "":
+	case x.Cloud == "":
 		errs = append(errs, field.Required(LabelPath(LabelCloud), "the cloud label selects the cloud layer; supported values: "+quoteAll(clouds)))
-	case !contains(clouds, xr.Cloud):
-		errs = append(errs, field.NotSupported(LabelPath(LabelCloud), xr.Cloud, clouds))
+	case !contains(clouds, x.Cloud):
+		errs = append(errs, field.NotSupported(LabelPath(LabelCloud), x.Cloud, clouds))
 	}
-	if xr.PlaneID == "" {
-		errs = append(errs, field.Required(LabelPath(LabelPlaneID), "the GCP project, AWS account or Azure subscription the cluster lives in"))
+	if x.PlaneID == "" {
+		errs = append(errs, field.Required(LabelPath(LabelPlaneID), "the GCP project, AWS account or Azure subscription the resources live in"))
 	}
+	errs = append(errs, validateImport(x.Import)...)
+	return append(errs, validateConfirmRemovals(x.ConfirmRemovals)...)
+}
+
+// Validate checks the cloud-independent rules of a Cluster XR. clouds lists
+// the registered cloud labels. Every error names its field path and, for
+// enumerations, the allowed values.
+func Validate(xr *Cluster, clouds []string) field.ErrorList {
+	errs := ValidateComposite(&xr.Composite, clouds)
 	p := xr.Parameters
 	if p.Location == "" {
 		errs = append(errs, field.Required(ParametersPath("location"), "the region (or, on GCP, zone) of the cluster"))
@@ -93,8 +102,6 @@ func Validate(xr *Composite, clouds []string) field.ErrorList {
 		}
 	}
 	errs = append(errs, ValidatePools(p.Pools, ParametersPath("pools"))...)
-	errs = append(errs, validateConfirmRemovals(p.ConfirmRemovals)...)
-	errs = append(errs, validateImport(p.Import)...)
 	if p.Budget != nil {
 		errs = append(errs, validateBudget(p.Budget)...)
 	}
@@ -315,12 +322,12 @@ func quoteAll(l []string) string {
 	return strings.Join(q, ", ")
 }
 
-// ValidateClusterName checks the cluster's cloud name against the rule every
-// cloud layer shares: a lower-case letter, then lower-case letters, digits
-// and '-', not ending with '-', at most max characters. product names the
-// managed cluster (GKE, EKS, AKS); why, when set, explains the limit.
-func ValidateClusterName(x *Composite, max int, product, why string) field.ErrorList {
-	if len(x.ClusterName) <= max && reCloudName.MatchString(x.ClusterName) {
+// ValidateCloudName checks the XR's cloud name against the rule every cloud
+// layer shares: a lower-case letter, then lower-case letters, digits and
+// '-', not ending with '-', at most max characters. product names what is
+// named (GKE, EKS, AKS, Cloud SQL, ...); why, when set, explains the limit.
+func ValidateCloudName(x *Composite, max int, product, why string) field.ErrorList {
+	if len(x.CloudName) <= max && reCloudName.MatchString(x.CloudName) {
 		return nil
 	}
 	p := field.NewPath("metadata", "name")
@@ -333,7 +340,11 @@ func ValidateClusterName(x *Composite, max int, product, why string) field.Error
 	if why != "" {
 		why = " (" + why + ")"
 	}
-	return field.ErrorList{field.Invalid(p, x.ClusterName, fmt.Sprintf(
-		"%s cluster names start with a lower-case letter, contain only lower-case letters, digits and '-', do not end with '-', and have at most %d characters%s; set the clusterName label to choose one",
-		product, max, why))}
+	hint := "; set the clusterName label to choose one"
+	if x.Labels[LabelClusterName] == "" && x.Kind != "" && !strings.HasSuffix(x.Kind, "Cluster") {
+		hint = "; choose another name"
+	}
+	return field.ErrorList{field.Invalid(p, x.CloudName, fmt.Sprintf(
+		"%s names start with a lower-case letter, contain only lower-case letters, digits and '-', do not end with '-', and have at most %d characters%s%s",
+		product, max, why, hint))}
 }

@@ -38,7 +38,7 @@ const (
 	Namespaced Scope = "Namespaced"
 	// Cluster-scoped XRs (legacy v1 XRDs with claims, or v2 scope: Cluster)
 	// compose the legacy cluster-scoped API groups.
-	Cluster Scope = "Cluster"
+	ClusterScoped Scope = "Cluster"
 )
 
 // Import modes.
@@ -53,7 +53,10 @@ const (
 	EnforcementEnabled     = "enabled"
 )
 
-// Composite is the observed Cluster XR.
+// Composite is what every XR kind shares: its identity and scope, the
+// labels that select the cloud layer and the EnvironmentConfigs, its observed
+// conditions and status, and the parameters every module takes the same way
+// (import, overrides, confirmRemovals).
 type Composite struct {
 	APIVersion string
 	Kind       string
@@ -65,16 +68,26 @@ type Composite struct {
 	// CreationTimestamp is when the XR was stored; zero when unknown.
 	CreationTimestamp time.Time
 
-	// Cloud, PlaneID, PlaneType and ClusterName come from the labels.
-	Cloud       string
-	PlaneID     string
-	PlaneType   string
-	ClusterName string
+	// Cloud, PlaneID and PlaneType come from the labels.
+	Cloud     string
+	PlaneID   string
+	PlaneType string
+	// CloudName is the name the XR's cloud resources derive from: the
+	// clusterName label of a Cluster, else the claim's name for an XR of a
+	// claim, else metadata.name.
+	CloudName string
 
-	Parameters Parameters
-
+	// Import is spec.parameters.import.
+	Import Import
+	// Overrides is spec.parameters.overrides, keyed by composition-resource
+	// name.
+	Overrides map[string]map[string]any
+	// ConfirmRemovals lists composition-resource names whose removal the
+	// XR's owner confirms: resources held because an input other than the
+	// spec (the environment, the planeType label) stopped rendering them.
+	ConfirmRemovals []string
 	// ForProvider is passed through into the managed cluster's
-	// spec.forProvider (the seed-compatible escape hatch).
+	// spec.forProvider (the seed-compatible escape hatch of a Cluster).
 	ForProvider map[string]any
 
 	// Conditions are the XR's observed status conditions.
@@ -84,7 +97,14 @@ type Composite struct {
 	Status *structpb.Struct
 }
 
-// Parameters is spec.parameters of the XR.
+// Cluster is the observed Cluster XR.
+type Cluster struct {
+	Composite
+	Parameters Parameters
+}
+
+// Parameters is spec.parameters of a Cluster, but for the parameters every
+// kind shares (see Composite).
 type Parameters struct {
 	Location       string
 	Version        string
@@ -95,12 +115,6 @@ type Parameters struct {
 	Pools          []Pool
 	Charts         map[string]Chart
 	Budget         *Budget
-	Import         Import
-	Overrides      map[string]map[string]any
-	// ConfirmRemovals lists composition-resource names whose removal the
-	// XR's owner confirms: resources held because an input other than the
-	// spec (the environment, the planeType label) stopped rendering them.
-	ConfirmRemovals []string
 }
 
 // Network is spec.parameters.network.
@@ -188,11 +202,14 @@ func LabelPath(key string) *field.Path {
 	return pathLabels.Key(key)
 }
 
-// Decode reads the observed XR. It returns every type error it finds, each
-// naming its field path; semantic checks are Validate's job.
-func Decode(s *structpb.Struct) (*Composite, field.ErrorList) {
-	d := &decoder{}
-	xr := &Composite{
+// commonParameters are the parameters every XR kind takes.
+var commonParameters = []string{"import", "overrides", "confirmRemovals"}
+
+// decodeComposite reads what every XR kind shares: metadata, labels and
+// scope. Each kind decodes its spec; the parameters every kind takes are
+// read by decodeCommon.
+func decodeComposite(s *structpb.Struct) Composite {
+	x := Composite{
 		APIVersion: object.String(s, "apiVersion"),
 		Kind:       object.String(s, "kind"),
 		Name:       object.String(s, "metadata", "name"),
@@ -204,37 +221,78 @@ func Decode(s *structpb.Struct) (*Composite, field.ErrorList) {
 	}
 	if ts := object.String(s, "metadata", "creationTimestamp"); ts != "" {
 		if t, err := time.Parse(time.RFC3339, ts); err == nil {
-			xr.CreationTimestamp = t
+			x.CreationTimestamp = t
 		}
 	}
-	xr.Scope = Cluster
-	if xr.Namespace != "" {
-		xr.Scope = Namespaced
+	x.Scope = ClusterScoped
+	if x.Namespace != "" {
+		x.Scope = Namespaced
 	}
-	xr.Cloud = xr.Labels[LabelCloud]
-	xr.PlaneID = xr.Labels[LabelPlaneID]
-	xr.PlaneType = xr.Labels[LabelPlaneType]
-	xr.ClusterName = xr.Labels[LabelClusterName]
-	if xr.ClusterName == "" {
-		// A claim's XR has a generated name; the claim's name is the one
-		// its owner chose.
-		xr.ClusterName = xr.Labels[labelClaimName]
+	x.Cloud = x.Labels[LabelCloud]
+	x.PlaneID = x.Labels[LabelPlaneID]
+	x.PlaneType = x.Labels[LabelPlaneType]
+	// A claim's XR has a generated name; the claim's name is the one its
+	// owner chose.
+	x.CloudName = x.Labels[labelClaimName]
+	if x.CloudName == "" {
+		x.CloudName = x.Name
 	}
-	if xr.ClusterName == "" {
-		xr.ClusterName = xr.Name
+	return x
+}
+
+// decodeCommon reads the parameters every XR kind takes from the fields of
+// spec.parameters.
+func (d *decoder) decodeCommon(x *Composite, f map[string]*structpb.Value, p *field.Path) {
+	ip := p.Child("import")
+	imp := d.fields(f["import"], ip, "enabled", "mode", "resources", "only", "release")
+	x.Import = Import{
+		Mode:      d.str(imp["mode"], ip.Child("mode")),
+		Resources: d.stringMap(imp["resources"], ip.Child("resources")),
+	}
+	if b := d.boolean(imp["enabled"], ip.Child("enabled")); b != nil {
+		x.Import.Enabled = *b
+	}
+	if b := d.boolean(imp["only"], ip.Child("only")); b != nil {
+		x.Import.Only = *b
+	}
+	if b := d.boolean(imp["release"], ip.Child("release")); b != nil {
+		x.Import.Release = *b
 	}
 
+	x.ConfirmRemovals = d.strings(f["confirmRemovals"], p.Child("confirmRemovals"))
+
+	op := p.Child("overrides")
+	ov := d.object(f["overrides"], op)
+	if len(ov) > 0 {
+		x.Overrides = make(map[string]map[string]any, len(ov))
+	}
+	for k, v := range ov {
+		if m := d.anyMap(v, op.Key(k)); m != nil {
+			x.Overrides[k] = m
+		}
+	}
+}
+
+// Decode reads the observed Cluster XR. It returns every type error it
+// finds, each naming its field path; semantic checks are Validate's job.
+func Decode(s *structpb.Struct) (*Cluster, field.ErrorList) {
+	d := &decoder{}
+	x := &Cluster{Composite: decodeComposite(s)}
+	if n := x.Labels[LabelClusterName]; n != "" {
+		x.CloudName = n
+	}
 	spec := object.Get(s, "spec")
 	sp := field.NewPath("spec")
 	sf := d.object(spec, sp)
-	xr.ForProvider = d.anyMap(sf["forProvider"], sp.Child("forProvider"))
-	xr.Parameters = d.parameters(sf["parameters"], pathParameters)
-	return xr, d.errs
+	x.ForProvider = d.anyMap(sf["forProvider"], sp.Child("forProvider"))
+	f := d.fields(sf["parameters"], pathParameters, append([]string{"location", "version", "domain", "createDnsZones", "privateCluster",
+		"network", "pools", "charts", "budget"}, commonParameters...)...)
+	x.Parameters = d.parameters(f, pathParameters)
+	d.decodeCommon(&x.Composite, f, pathParameters)
+	return x, d.errs
 }
 
-func (d *decoder) parameters(v *structpb.Value, p *field.Path) Parameters {
-	f := d.fields(v, p, "location", "version", "domain", "createDnsZones", "privateCluster",
-		"network", "pools", "charts", "budget", "import", "overrides", "confirmRemovals")
+func (d *decoder) parameters(f map[string]*structpb.Value, p *field.Path) Parameters {
 	out := Parameters{
 		Location:       d.str(f["location"], p.Child("location")),
 		Version:        d.str(f["version"], p.Child("version")),
@@ -275,34 +333,6 @@ func (d *decoder) parameters(v *structpb.Value, p *field.Path) Parameters {
 		out.Budget = d.budget(bv, p.Child("budget"))
 	}
 
-	ip := p.Child("import")
-	imp := d.fields(f["import"], ip, "enabled", "mode", "resources", "only", "release")
-	out.Import = Import{
-		Mode:      d.str(imp["mode"], ip.Child("mode")),
-		Resources: d.stringMap(imp["resources"], ip.Child("resources")),
-	}
-	if b := d.boolean(imp["enabled"], ip.Child("enabled")); b != nil {
-		out.Import.Enabled = *b
-	}
-	if b := d.boolean(imp["only"], ip.Child("only")); b != nil {
-		out.Import.Only = *b
-	}
-	if b := d.boolean(imp["release"], ip.Child("release")); b != nil {
-		out.Import.Release = *b
-	}
-
-	out.ConfirmRemovals = d.strings(f["confirmRemovals"], p.Child("confirmRemovals"))
-
-	op := p.Child("overrides")
-	ov := d.object(f["overrides"], op)
-	if len(ov) > 0 {
-		out.Overrides = make(map[string]map[string]any, len(ov))
-	}
-	for k, v := range ov {
-		if m := d.anyMap(v, op.Key(k)); m != nil {
-			out.Overrides[k] = m
-		}
-	}
 	return out
 }
 

@@ -42,7 +42,7 @@ func errStrings(errs field.ErrorList) []string {
 func TestDecode(t *testing.T) {
 	three, ten := int64(3), int64(10)
 	type want struct {
-		xr   *Composite
+		xr   *Cluster
 		errs []string
 	}
 	cases := map[string]struct {
@@ -56,10 +56,12 @@ func TestDecode(t *testing.T) {
 				"location": "us-central1",
 				"pools":    map[string]any{"Default_Pool": map[string]any{"size": "medium", "minNodes": 3.0, "maxNodes": 10.0}},
 			}),
-			want: want{xr: &Composite{
-				APIVersion: "platform.example.org/v1alpha1", Kind: "Cluster", Name: "prod", Namespace: "platform",
-				Labels: map[string]string{"cloud": "gcp", "planeId": "my-project-123"},
-				Scope:  Namespaced, Cloud: "gcp", PlaneID: "my-project-123", ClusterName: "prod",
+			want: want{xr: &Cluster{
+				Composite: Composite{
+					APIVersion: "platform.example.org/v1alpha1", Kind: "Cluster", Name: "prod", Namespace: "platform",
+					Labels: map[string]string{"cloud": "gcp", "planeId": "my-project-123"},
+					Scope:  Namespaced, Cloud: "gcp", PlaneID: "my-project-123", CloudName: "prod",
+				},
 				Parameters: Parameters{
 					Location: "us-central1",
 					Pools:    []Pool{{Key: "Default_Pool", Name: "default-pool", Size: "medium", MinNodes: &three, MaxNodes: &ten}},
@@ -72,9 +74,12 @@ func TestDecode(t *testing.T) {
 				"metadata": map[string]any{"name": "prod-x7k2p", "labels": map[string]any{"crossplane.io/claim-name": "prod"}},
 				"spec":     map[string]any{"parameters": map[string]any{"location": "x"}},
 			},
-			want: want{xr: &Composite{
-				Name: "prod-x7k2p", Labels: map[string]string{"crossplane.io/claim-name": "prod"},
-				Scope: Cluster, ClusterName: "prod", Parameters: Parameters{Location: "x"},
+			want: want{xr: &Cluster{
+				Composite: Composite{
+					Name: "prod-x7k2p", Labels: map[string]string{"crossplane.io/claim-name": "prod"},
+					Scope: ClusterScoped, CloudName: "prod",
+				},
+				Parameters: Parameters{Location: "x"},
 			}},
 		},
 		"TypeErrors": {
@@ -150,7 +155,7 @@ func TestValidate(t *testing.T) {
 			labels: map[string]any{},
 			want: []string{
 				`metadata.labels[cloud]: Required value: the cloud label selects the cloud layer; supported values: "aws", "azure", "gcp"`,
-				"metadata.labels[planeId]: Required value: the GCP project, AWS account or Azure subscription the cluster lives in",
+				"metadata.labels[planeId]: Required value: the GCP project, AWS account or Azure subscription the resources live in",
 			},
 		},
 		"BadVersionAndDomain": {
@@ -189,11 +194,11 @@ func TestValidate(t *testing.T) {
 				"confirmRemovals": []any{""},
 			},
 			want: []string{
+				"spec.parameters.confirmRemovals[0]: Required value: a composition-resource name, such as nodepool-batch",
 				`spec.parameters.pools[big].labels[team]: Invalid value: "` + strings.Repeat("x", 64) + `... (3145728 bytes)": must be no more than 63 bytes`,
 				`spec.parameters.pools[big].taints[0].value: Invalid value: "not a label value!": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`,
 				`spec.parameters.pools[default-uses-cluster]: Invalid value: "default-uses-cluster": a pool name must not contain "-uses-", which the names of Usages are made of`,
 				"spec.parameters.pools[default-uses-cluster].maxNodes: Invalid value: 9007199254740992: must be between 1 and 1000",
-				"spec.parameters.confirmRemovals[0]: Required value: a composition-resource name, such as nodepool-batch",
 				"spec.parameters.budget.thresholds: Too many: 11: must have at most 10 items",
 			},
 		},

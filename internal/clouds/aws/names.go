@@ -35,9 +35,9 @@ var (
 
 // validate checks AWS's rules: names, account ID, region, availability
 // zones and address ranges.
-func validate(x *xr.Composite, env *envcfg.Env, p *platform.Plan) field.ErrorList {
+func validate(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, xr.ValidateClusterName(x, maxClusterName, "EKS", "IAM role names derive from it")...)
+	errs = append(errs, xr.ValidateCloudName(&x.Composite, maxClusterName, "EKS cluster", "IAM role names derive from it")...)
 	if x.PlaneID != "" && !reAccount.MatchString(x.PlaneID) {
 		errs = append(errs, field.Invalid(xr.LabelPath(xr.LabelPlaneID), x.PlaneID, "must be a 12-digit AWS account ID"))
 	}
@@ -103,9 +103,9 @@ func policyARN(region, name string) string {
 }
 
 // base is the cloud name every other name derives from.
-func base(ctx *registry.Context) string { return ctx.XR.ClusterName }
+func base(ctx *registry.Context) string { return ctx.XR.CloudName }
 
-func region(ctx *registry.Context) string { return ctx.XR.Parameters.Location }
+func region(ctx *registry.Context) string { return ctx.Plan.Cluster.Location }
 
 // tags are the AWS tags of every resource.
 func tags(ctx *registry.Context, name string) map[string]any {

@@ -35,12 +35,12 @@ var (
 
 // validate checks Azure's rules: names (resource group, DNS prefix, AKS node
 // pools), subscription ID, location and budget notifications.
-func validate(x *xr.Composite, env *envcfg.Env, plan *platform.Plan) field.ErrorList {
+func validate(x *xr.Cluster, env *envcfg.Env, plan *platform.Plan) field.ErrorList {
 	var errs field.ErrorList
 	if sys := env.String(defaultSystemSize, Name, envSystemPool, "size"); env.StringMap("sizes")[sys] == "" {
 		errs = append(errs, field.NotSupported(field.NewPath("environment", Name, envSystemPool, "size"), sys, slices.Sorted(maps.Keys(env.StringMap("sizes")))))
 	}
-	errs = append(errs, xr.ValidateClusterName(x, maxClusterName, "AKS", "the resource group and DNS prefix derive from it")...)
+	errs = append(errs, xr.ValidateCloudName(&x.Composite, maxClusterName, "AKS cluster", "the resource group and DNS prefix derive from it")...)
 	if x.PlaneID != "" && !reSubscription.MatchString(x.PlaneID) {
 		errs = append(errs, field.Invalid(xr.LabelPath(xr.LabelPlaneID), x.PlaneID, "must be an Azure subscription ID (a GUID)"))
 	}
@@ -68,9 +68,9 @@ func validate(x *xr.Composite, env *envcfg.Env, plan *platform.Plan) field.Error
 func poolCloudName(pool string) string { return strings.ReplaceAll(pool, "-", "") }
 
 // base is the cloud name every other name derives from.
-func base(ctx *registry.Context) string { return ctx.XR.ClusterName }
+func base(ctx *registry.Context) string { return ctx.XR.CloudName }
 
-func location(ctx *registry.Context) string { return ctx.XR.Parameters.Location }
+func location(ctx *registry.Context) string { return ctx.Plan.Cluster.Location }
 
 func tags(ctx *registry.Context) map[string]any {
 	return map[string]any{"cluster": base(ctx), "managed-by": "crossplane"}

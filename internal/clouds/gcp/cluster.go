@@ -101,7 +101,7 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		Body: object.Object{"spec": map[string]any{
 			"forProvider": map[string]any{
 				"project":         ctx.XR.PlaneID,
-				"location":        ctx.XR.Parameters.Location,
+				"location":        ctx.Plan.Cluster.Location,
 				"clusterSelector": ctx.Selector(rCluster),
 				"autoscaling":     map[string]any{"minNodeCount": minNodes, "maxNodeCount": maxNodes},
 				"management":      map[string]any{"autoRepair": true, "autoUpgrade": true},

@@ -31,9 +31,9 @@ var (
 
 // validate checks GCP's rules: names, project ID, location and the control
 // plane range.
-func validate(x *xr.Composite, env *envcfg.Env, p *platform.Plan) field.ErrorList {
+func validate(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList {
 	var errs field.ErrorList
-	errs = append(errs, xr.ValidateClusterName(x, maxClusterName, "GKE", "")...)
+	errs = append(errs, xr.ValidateCloudName(&x.Composite, maxClusterName, "GKE cluster", "")...)
 	if x.PlaneID != "" && !reProject.MatchString(x.PlaneID) {
 		errs = append(errs, field.Invalid(xr.LabelPath(xr.LabelPlaneID), x.PlaneID, "must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', starting with a letter"))
 	}
@@ -71,7 +71,7 @@ func region(location string) string {
 }
 
 // base is the cloud name every other name derives from.
-func base(ctx *registry.Context) string { return ctx.XR.ClusterName }
+func base(ctx *registry.Context) string { return ctx.XR.CloudName }
 
 // accountID is the node service account's ID, shortened to GCP's limit.
 func accountID(ctx *registry.Context) string {

@@ -16,7 +16,7 @@ const (
 // network renders a custom-mode VPC and the node subnetwork with secondary
 // ranges for pods and services.
 func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, error) {
-	reg := region(ctx.XR.Parameters.Location)
+	reg := region(ctx.Plan.Cluster.Location)
 	return []*registry.Resource{
 		{
 			Name:         rNetwork,
@@ -52,7 +52,7 @@ func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, e
 // egress renders a Cloud Router and Cloud NAT so that private nodes reach
 // the internet.
 func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, error) {
-	reg := region(ctx.XR.Parameters.Location)
+	reg := region(ctx.Plan.Cluster.Location)
 	return []*registry.Resource{
 		{
 			Name:         rRouter,

@@ -1,4 +1,4 @@
-package compose
+package engine
 
 import (
 	"fmt"
@@ -15,9 +15,9 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
-// state is what decide concluded about every rendered and observed
+// State is what decide concluded about every rendered and observed
 // composed resource.
-type state struct {
+type State struct {
 	rendered []*registry.Rendered
 	observed map[string]*structpb.Struct
 
@@ -57,8 +57,8 @@ func isReadyObserved(obs *structpb.Struct) bool {
 
 // decide works out which rendered resources to compose now and what to do
 // with observed resources the registry did not render.
-func decide(x *xr.Composite, plan *platform.Plan, rendered []*registry.Rendered, observed map[string]*structpb.Struct) *state {
-	st := &state{
+func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, observed map[string]*structpb.Struct) *State {
+	st := &State{
 		rendered: rendered,
 		observed: observed,
 		emitted:  make(map[string]bool, len(rendered)),
@@ -115,7 +115,7 @@ func decide(x *xr.Composite, plan *platform.Plan, rendered []*registry.Rendered,
 			continue
 		}
 		st.ready[name] = isReadyObserved(obs)
-		r := removal(x, plan, name, obs)
+		r := removal(x, removals, name, obs)
 		if r.BySpec {
 			st.retired[name] = r.Why
 			continue
@@ -135,7 +135,7 @@ func decide(x *xr.Composite, plan *platform.Plan, rendered []*registry.Rendered,
 			st.retired[name] = fmt.Sprintf("%q, which used %q, was removed by the spec", by, of)
 			continue
 		}
-		if r := removal(x, plan, name, obs); r.BySpec {
+		if r := removal(x, removals, name, obs); r.BySpec {
 			st.retired[name] = r.Why
 			continue
 		}
@@ -152,22 +152,27 @@ func decide(x *xr.Composite, plan *platform.Plan, rendered []*registry.Rendered,
 // that is no longer rendered: confirmed by name in
 // spec.parameters.confirmRemovals, left out of an import.only set, or
 // removed by a statement of the spec about its component.
-func removal(x *xr.Composite, plan *platform.Plan, name string, obs *structpb.Struct) platform.Removal {
-	par := x.Parameters
-	if slices.Contains(par.ConfirmRemovals, name) {
+func removal(x *xr.Composite, removals Remover, name string, obs *structpb.Struct) platform.Removal {
+	if slices.Contains(x.ConfirmRemovals, name) {
 		return platform.Removal{BySpec: true, Why: "spec.parameters.confirmRemovals lists it"}
 	}
-	if imp := par.Import; imp.Enabled && imp.Only {
+	if imp := x.Import; imp.Enabled && imp.Only {
 		if _, imported := imp.Resources[name]; !imported {
 			return platform.Removal{BySpec: true, Why: "spec.parameters.import.only is set and it is not imported"}
 		}
 	}
-	return plan.Removal(object.Annotation(obs, registry.AnnotationComponent))
+	return removals.Removal(object.Annotation(obs, registry.AnnotationComponent))
+}
+
+// A Remover is a module's agnostic plan, which says why a component no
+// longer renders a resource and whether the XR's spec removed it.
+type Remover interface {
+	Removal(componentID string) platform.Removal
 }
 
 // heldNames are the held resources that are not Usages, sorted: what the
 // XR's owner is asked to confirm. A held Usage goes with what it protects.
-func (st *state) heldNames() []string {
+func (st *State) heldNames() []string {
 	out := make([]string, 0, len(st.kept))
 	for _, name := range slices.Sorted(maps.Keys(st.kept)) {
 		if !isUsage(st.observed[name]) {
@@ -178,7 +183,7 @@ func (st *state) heldNames() []string {
 }
 
 // desired reports whether the named resource is in the desired state.
-func (st *state) desired(name string) bool {
+func (st *State) desired(name string) bool {
 	_, kept := st.kept[name]
 	return st.emitted[name] || kept
 }
@@ -189,7 +194,7 @@ func isUsage(obs *structpb.Struct) bool {
 }
 
 // allReady reports whether everything is composed and ready.
-func (st *state) allReady() bool {
+func (st *State) allReady() bool {
 	if len(st.held) > 0 {
 		return false
 	}
@@ -208,7 +213,7 @@ func (st *state) allReady() bool {
 
 // write adds the desired composed resources to the response. It returns
 // the names of resources an earlier pipeline step desired too.
-func (st *state) write(rsp *fnv1.RunFunctionResponse) ([]string, error) {
+func (st *State) write(rsp *fnv1.RunFunctionResponse) ([]string, error) {
 	var clashes []string
 	prior := rsp.GetDesired().GetResources()
 	for _, rd := range st.rendered {

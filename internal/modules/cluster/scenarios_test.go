@@ -1,4 +1,4 @@
-package compose_test
+package cluster_test
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package compose_test
+package cluster_test
 
 import (
 	"flag"
@@ -11,15 +11,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
-	"github.com/seed-6471616d/function-cluster-platform/internal/compose"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and the examples' observed-resource files")
 
 const (
-	examples      = "../../examples"
+	examples      = "../../../examples"
 	ttlConverging = 15 * time.Second
 	ttlReady      = 5 * time.Minute
 )
@@ -33,7 +33,7 @@ var (
 // run is what fn.go does for the cluster module.
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	rsp := module.NewResponse(req, ttlConverging)
-	if err := compose.Run(req, rsp, module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
+	if err := cluster.Run(req, rsp, module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
 		module.Fatal(rsp, err)
 	}
 	return rsp

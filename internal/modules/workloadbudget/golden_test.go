@@ -1,4 +1,4 @@
-package wastegate_test
+package workloadbudget_test
 
 import (
 	"flag"
@@ -11,14 +11,14 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
-	"github.com/seed-6471616d/function-cluster-platform/internal/wastegate"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden file and the example's observed-resource file")
 
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	rsp := module.NewResponse(req, 15*time.Second)
-	if err := wastegate.Run(req, rsp, module.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute}); err != nil {
+	if err := workloadbudget.Run(req, rsp, module.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute}); err != nil {
 		module.Fatal(rsp, err)
 	}
 	return rsp
@@ -27,9 +27,9 @@ func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 // TestGolden renders the budget module's example, first and converged, and
 // compares the whole response with a reviewed golden file.
 func TestGolden(t *testing.T) {
-	const dir = "../../examples/budget"
+	const dir = "../../../examples/budget"
 	xr := fntest.MustLoad(filepath.Join(dir, "workloads.yaml"))[0]
-	spend := fntest.MustLoad("../../examples/spend")
+	spend := fntest.MustLoad("../../../examples/spend")
 	observedPath := filepath.Join(dir, "observed", "workloads.yaml")
 	if *update {
 		_, observed, _, err := fntest.Converge(run, fntest.Request{XR: xr, Spend: spend}, 5)

@@ -1,4 +1,4 @@
-package compose_test
+package cluster_test
 
 import (
 	"path/filepath"
@@ -46,7 +46,7 @@ func BenchmarkPlanAndRender(b *testing.B) {
 				if len(errs) > 0 {
 					b.Fatal(errs)
 				}
-				if _, err := c.Render(registry.NewContext(x, res.Env, c, plan, observed), plan.Components); err != nil {
+				if _, err := c.Render(registry.NewContext(&x.Composite, res.Env, c, plan, observed), plan.Components); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,7 +1,7 @@
 // Package wastegate is the budget module ("module: budget" in the Input):
 // the wastegate pattern for plain workloads. It measures spend continuously
 // and cuts the fuel, scaling Deployments to zero, once the budget is gone.
-package wastegate
+package workloadbudget
 
 import (
 	"fmt"

@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+)
+
+// Condition reasons.
+const (
+	ReasonAvailable      = "Available"
+	ReasonCreating       = "Creating"
+	ReasonWaiting        = "Waiting"
+	ReasonReconcileError = "ReconcileError"
+	ReasonNotRequested   = "NotRequested"
+	ReasonNothingHeld    = "NothingHeld"
+	ReasonAwaitingOwner  = "AwaitingOwner"
+)
+
+// ConditionRemovalsSettled is False while composed resources that are no
+// longer rendered are held because the XR's spec did not remove them.
+const ConditionRemovalsSettled = "RemovalsSettled"
+
+// Conditions derives the XR's conditions from the readiness of the
+// resources of each group: types in order, each the condition its
+// components report into. notRequested explains an empty group.
+func (st *State) Conditions(types []string, notRequested map[string]string) []module.Condition {
+	out := make([]module.Condition, 0, len(types))
+	for _, typ := range types {
+		var members, synced, held, creating []string
+		for _, rd := range st.rendered {
+			if rd.Condition != typ {
+				continue
+			}
+			members = append(members, rd.Name)
+			if why, ok := st.held[rd.Name]; ok {
+				held = append(held, rd.Name+" "+why)
+				continue
+			}
+			if c, ok := object.FindCondition(st.observed[rd.Name], "Synced"); ok && c.Status == "False" {
+				synced = append(synced, fmt.Sprintf("%s: %s", rd.Name, firstNonEmpty(c.Message, c.Reason)))
+			}
+			if !st.ready[rd.Name] {
+				creating = append(creating, rd.Name)
+			}
+		}
+		c := module.Condition{Type: typ, Status: module.StatusFalse}
+		switch {
+		case len(members) == 0:
+			c.Status, c.Reason = module.StatusTrue, ReasonNotRequested
+			c.Message = firstNonEmpty(notRequested[typ], "Nothing to compose")
+		case len(synced) > 0:
+			c.Reason, c.Message = ReasonReconcileError, "The provider cannot reconcile "+List(synced)
+		case len(held) > 0:
+			c.Reason, c.Message = ReasonWaiting, "Not composed yet: "+List(held)
+		case len(creating) > 0:
+			c.Reason, c.Message = ReasonCreating, "Not ready yet: "+List(creating)
+		default:
+			c.Status, c.Reason = module.StatusTrue, ReasonAvailable
+			c.Message = fmt.Sprintf("All %d composed resources are ready", len(members))
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// RemovalsCondition reports the composed resources held because no
+// statement of the XR's spec removed them, each with what stopped rendering
+// it and how the XR's owner confirms its removal.
+func (st *State) RemovalsCondition() module.Condition {
+	held := st.heldNames()
+	if len(held) == 0 {
+		return module.Condition{Type: ConditionRemovalsSettled, Status: module.StatusTrue, Reason: ReasonNothingHeld,
+			Message: "Every composed resource is rendered, or was removed by the XR's spec"}
+	}
+	items := make([]string, 0, len(held))
+	for _, name := range held {
+		items = append(items, fmt.Sprintf("%s (%s; %s)", name, st.kept[name].Why, howToConfirm(name, st.kept[name])))
+	}
+	return module.Condition{Type: ConditionRemovalsSettled, Status: module.StatusFalse, Reason: ReasonAwaitingOwner,
+		Message: "Kept although no longer rendered, until the XR's owner confirms the removal: " + List(items)}
+}
+
+// Rendering reports whether the condition group has rendered resources.
+func (st *State) Rendering(condition string) bool {
+	for _, rd := range st.rendered {
+		if rd.Condition == condition {
+			return true
+		}
+	}
+	return false
+}
+
+// howToConfirm says how the XR's owner removes a held resource.
+func howToConfirm(name string, r platform.Removal) string {
+	how := fmt.Sprintf("to remove it, list %q in spec.parameters.confirmRemovals", name)
+	if r.Confirm != "" {
+		how = "to remove it, " + r.Confirm + fmt.Sprintf(", or list %q in spec.parameters.confirmRemovals", name)
+	}
+	return how
+}
+
+// List joins the first few items of a list for a message.
+func List(items []string) string {
+	const most = 4
+	if len(items) <= most {
+		return strings.Join(items, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(items[:most], "; "), len(items)-most)
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

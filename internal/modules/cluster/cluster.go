@@ -1,0 +1,82 @@
+// Package cluster is the cluster module: it turns one Cluster XR into its
+// desired composed resources, status and conditions, on the machinery every
+// module shares (package engine). What is particular to a Cluster is here:
+// its plan (package platform), the cloud layers' cluster rules, the budget
+// and the cost estimate, and its status fields.
+package cluster
+
+import (
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// Run computes the response to a request for a Cluster XR. rsp must already
+// carry the desired state of earlier pipeline steps. An error means the
+// desired state cannot be computed; the caller returns it as a Fatal result,
+// so that Crossplane changes nothing.
+func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts module.Options) error {
+	x, errs := xr.Decode(req.GetObserved().GetComposite().GetResource())
+	errs = append(errs, xr.Validate(x, registry.Clouds())...)
+	c, err := engine.Begin(req, rsp, opts, &x.Composite, errs)
+	if c == nil {
+		return err
+	}
+
+	// Plan and check the cloud's rules even when the XR has errors, so
+	// that one Fatal names every bad field.
+	plan, perrs := platform.Build(x, c.Env, c.Cloud.Traits)
+	c.Errs = append(c.Errs, perrs...)
+	if c.Cloud.Validate != nil {
+		c.Errs = append(c.Errs, c.Cloud.Validate(x, c.Env, plan)...)
+	}
+	if err := c.Invalid(); err != nil {
+		return err
+	}
+	eval, warning := evaluateBudget(req, rsp, x, plan)
+	if warning != "" {
+		c.Warnings = append(c.Warnings, warning)
+	}
+	estimate, eerrs := plan.Estimate(c.Env)
+	if len(eerrs) > 0 {
+		return module.Invalid(x.Kind, x.Namespace, x.Name, eerrs)
+	}
+
+	st, err := c.Render(plan.Components, plan, plan)
+	if err != nil {
+		return err
+	}
+	conds := append(st.Conditions(conditionTypes, notRequested), st.RemovalsCondition())
+	if eval != nil {
+		conds = append(conds, budgetCondition(*eval, st))
+	}
+	return c.Finish(st, status(req, x, plan, st, estimate, eval), conds)
+}
+
+// evaluateBudget measures the XR's spend against its budget, asking for the
+// spend object when it was not delivered, and holds the plan's pools at their
+// floor when the budget is exhausted and enforced. It returns nil without a
+// budget, and a warning when the spend is unknown.
+func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Cluster, plan *platform.Plan) (*budget.Evaluation, string) {
+	b := plan.Budget
+	if b == nil {
+		return nil, ""
+	}
+	sp := budget.Find(req, x.Parameters.Budget.SpendRef, x.Namespace)
+	if sp.Require != nil {
+		module.Require(rsp, budget.RequirementName, sp.Require)
+	}
+	e := budget.Evaluate(b.LimitUSD, b.Thresholds, plan.BudgetEnforcement, sp, x.Deleting)
+	if e.Paused {
+		plan.Pause()
+	}
+	if sp.Known {
+		return &e, ""
+	}
+	return &e, "budget: " + sp.Warning + "; nothing is paused"
+}

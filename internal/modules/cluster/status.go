@@ -1,0 +1,98 @@
+package cluster
+
+import (
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// conditionTypes are the XR's condition groups, in the order they are set.
+var conditionTypes = []string{
+	platform.ConditionNetworkReady,
+	platform.ConditionClusterReady,
+	platform.ConditionNodePoolsReady,
+	platform.ConditionAddonsReady,
+	platform.ConditionDNSReady,
+}
+
+// notRequested explains an empty condition group.
+var notRequested = map[string]string{
+	platform.ConditionDNSReady: "No DNS zones requested: set spec.parameters.domain (and createDnsZones) to get them",
+}
+
+// budgetCondition is the BudgetOK condition. A cloud without a budget kind
+// (GCP) renders no budget resource, which the message says.
+func budgetCondition(e budget.Evaluation, st *engine.State) module.Condition {
+	c := e.Condition()
+	if st.Rendering(platform.ConditionBudgetOK) {
+		return c
+	}
+	c.Message += "; no cloud budget resource is composed: this cloud's provider has no budget kind, so only the estimate and the spend checks apply"
+	return c
+}
+
+// status returns the Cluster's own status fields. A field the observed
+// resources cannot fill this time keeps its last value, so that a flapping
+// provider does not blank the XR's status.
+func status(req *fnv1.RunFunctionRequest, x *xr.Cluster, plan *platform.Plan, st *engine.State, estimate platform.Estimate, eval *budget.Evaluation) map[string]any {
+	out := st.Outputs(req)
+	status := map[string]any{}
+	setStr := func(key, v string) {
+		if v == "" {
+			v = object.String(x.Status, key)
+		}
+		if v != "" {
+			status[key] = v
+		}
+	}
+	setStr("clusterEndpoint", out.ClusterEndpoint)
+	setStr("clusterCA", out.ClusterCA)
+	setStr("oidcIssuer", out.OIDCIssuer)
+	ns := out.DNSNameServers
+	if len(ns) == 0 {
+		ns = object.Strings(x.Status, "dnsNameServers")
+	}
+	if len(ns) > 0 {
+		status["dnsNameServers"] = object.FromStrings(ns)
+	}
+
+	poolsReady := poolReadiness(st)
+	pools := make([]any, 0, len(plan.Pools))
+	for _, p := range plan.Pools {
+		pools = append(pools, map[string]any{
+			"name":        p.Name,
+			"machineType": p.MachineType,
+			"minNodes":    p.MinNodes,
+			"maxNodes":    p.MaxNodes,
+			"spot":        p.Spot,
+			"ready":       poolsReady[platform.PoolID(p.Name)],
+		})
+	}
+	status["nodePools"] = pools
+	status["estimatedMonthlyUsd"] = map[string]any{"min": estimate.Min, "max": estimate.Max}
+	if eval != nil {
+		status["budget"] = eval.Status()
+	}
+	return status
+}
+
+// poolReadiness reports, per node pool component, whether every resource
+// of the component is composed and ready, in one pass over the resources.
+func poolReadiness(st *engine.State) map[string]bool {
+	out := map[string]bool{}
+	for _, rd := range st.Rendered() {
+		if !strings.HasPrefix(rd.Component, "pool/") {
+			continue
+		}
+		ok, seen := out[rd.Component]
+		out[rd.Component] = (ok || !seen) && st.Composed(rd.Name)
+	}
+	return out
+}
