@@ -196,7 +196,8 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 		if !strings.Contains(stderr.String(), a.fatal) {
 			return "", fmt.Errorf("want a Fatal containing %q, got: %s", a.fatal, stderr.String())
 		}
-		return "refused: " + brief(stderr.String()[strings.Index(stderr.String(), a.fatal):]), nil
+		_, rest, _ := strings.Cut(stderr.String(), a.fatal)
+		return "refused: " + brief(a.fatal+rest), nil
 	}
 	if runErr != nil {
 		return "", fmt.Errorf("unexpected failure: %s", stderr.String())

@@ -162,7 +162,7 @@ func TestRender(t *testing.T) {
 			args: args{x: composite(xr.Namespaced, xr.Composite{Overrides: map[string]map[string]any{
 				"netwrok": {"spec": map[string]any{}}, //nolint:misspell // a misspelt override is what the case is about
 			}})},
-			want: want{err: `spec.parameters.overrides.netwrok: Invalid value: "netwrok": names no resource this XR composes; known names: cluster, network`},
+			want: want{err: `spec.parameters.overrides.netwrok: Invalid value: "netwrok": names no resource this XR composes; known names: cluster, network`}, //nolint:misspell // a misspelt override is what the case is about
 		},
 		"EnvironmentOverlayUnknownName": {
 			reason: "The environment's overlay for a name this XR does not render is a warning: the environment serves the whole fleet.",

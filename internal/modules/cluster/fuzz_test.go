@@ -21,7 +21,7 @@ import (
 // a desired state that is not a Fatal: the checks look for the values
 // themselves, independently of how the function detects them.
 const (
-	sentinelSecret  = "fuzz-s3cret-value"
+	sentinelSecret  = "fuzz-s3cret-value" //nolint:gosec // a sentinel the fuzzer plants; the test asserts it never reaches desired state
 	sentinelNumber  = 4242424242.5
 	sentinelAccount = "fuzz-evil-account"
 	sentinelName    = "fuzz-adopted-name"
@@ -137,7 +137,6 @@ func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
 		}
 		return names[int(arg)%len(names)]
 	}
-	charts := []string{"cert-manager", "ingress-nginx", "kube-prometheus-stack"}
 	switch op % 21 {
 	case 0:
 		if len(w.envs) > 0 {
@@ -149,7 +148,7 @@ func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
 	case 2:
 		envEdit("cluster-platform-baseline", "pools", map[string]any{fmt.Sprintf("p%d", arg%4): map[string]any{"size": "small"}})(w)
 	case 3:
-		envEdit("cluster-platform-baseline", "charts."+charts[int(arg)%3]+".disabled", true)(w)
+		envEdit("cluster-platform-baseline", "charts."+chartOf(arg)+".disabled", true)(w)
 	case 4:
 		envEdit("cluster-platform-baseline", "monitoring.enabled", false)(w)
 	case 5:
@@ -171,7 +170,7 @@ func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
 		}
 		envOverride(target, shapes[arg%2])(w)
 	case 9:
-		envOverride("release-"+charts[int(arg)%3], forProvider(map[string]any{"values": plantSecret(arg)}))(w)
+		envOverride("release-"+chartOf(arg), forProvider(map[string]any{"values": plantSecret(arg)}))(w)
 	case 10:
 		forbidden := []map[string]any{
 			spec(map[string]any{"managementPolicies": []any{"*"}}),
@@ -182,11 +181,11 @@ func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
 			spec(map[string]any{"credentials": map[string]any{"secretRef": map[string]any{"namespace": sentinelAccount}}}),
 			forProvider(map[string]any{"networkSelector": map[string]any{"matchLabels": map[string]any{"team": sentinelAccount}}}),
 		}
-		override(pick(), forbidden[int(arg)%len(forbidden)])(w)
+		override(pick(), nth(forbidden, arg))(w)
 	case 11:
-		fntest.Set("spec.parameters.charts", map[string]any{charts[int(arg)%3]: map[string]any{"values": plantSecret(arg)}})(w.xr)
+		fntest.Set("spec.parameters.charts", map[string]any{chartOf(arg): map[string]any{"values": plantSecret(arg)}})(w.xr)
 	case 12:
-		fntest.Set("metadata.labels.planeType", []string{"production", "fuzz", "lab"}[int(arg)%3])(w.xr)
+		fntest.Set("metadata.labels.planeType", nth([]string{"production", "fuzz", "lab"}, arg))(w.xr)
 	case 13:
 		w.observed = maps.Clone(w.observed)
 		delete(w.observed, pick())
@@ -209,7 +208,7 @@ func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
 		name := pick()
 		if ext := annotation(w.observed[name], "crossplane.io/external-name"); ext != "" {
 			fntest.Set("spec.parameters.import", map[string]any{
-				"enabled": true, "mode": []string{"observe", "manage"}[int(arg)%2], "resources": map[string]any{name: ext},
+				"enabled": true, "mode": nth([]string{"observe", "manage"}, arg), "resources": map[string]any{name: ext},
 			})(w.xr)
 		}
 	case 20:
@@ -226,6 +225,21 @@ func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
 	}
 }
 
+// nth picks the item a fuzzed byte selects.
+func nth[T any](items []T, arg byte) T { return items[int(arg)%len(items)] }
+
+// chartOf picks one of the built-in charts.
+func chartOf(arg byte) string {
+	switch arg % 3 {
+	case 0:
+		return "cert-manager"
+	case 1:
+		return "ingress-nginx"
+	default:
+		return "kube-prometheus-stack"
+	}
+}
+
 // plantSecret returns Helm values that hold the sentinel credential in one
 // of the shapes a plaintext check must catch.
 func plantSecret(arg byte) map[string]any {
@@ -237,7 +251,7 @@ func plantSecret(arg byte) map[string]any {
 		{"apiToken": sentinelSecret},
 		{"extraObjects": []any{map[string]any{"kind": "Secret", "stringData": map[string]any{"x": sentinelSecret}}}},
 	}
-	return shapes[int(arg)%len(shapes)]
+	return nth(shapes, arg)
 }
 
 func annotation(o fntest.Object, key string) string {
