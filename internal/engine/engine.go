@@ -112,13 +112,15 @@ func Begin(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts mod
 	}, nil
 }
 
-// Invalid returns the call's errors as one error for a Fatal result, or
-// nil when there are none.
+// Invalid returns the call's errors, and the wrongly typed environment
+// values read so far, as one error for a Fatal result, or nil when there
+// are none.
 func (c *Call) Invalid() error {
-	if len(c.Errs) == 0 {
+	errs := append(slices.Clip(c.Errs), c.Env.Errors()...)
+	if len(errs) == 0 {
 		return nil
 	}
-	return module.Invalid(c.XR.Kind, c.XR.Namespace, c.XR.Name, c.Errs)
+	return module.Invalid(c.XR.Kind, c.XR.Namespace, c.XR.Name, errs)
 }
 
 // Render runs the plan's components through the cloud layer and the
@@ -137,6 +139,10 @@ func (c *Call) Render(comps []platform.Component, removals Remover, clusterPlan 
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot render %s %s: %w", x.Kind, x.Name, err)
+	}
+	if errs := c.Env.Errors(); len(errs) > 0 {
+		// A wrongly typed value is never rendered as its default.
+		return nil, module.Invalid(x.Kind, x.Namespace, x.Name, errs)
 	}
 
 	st := decide(x, removals, rendered, c.Observed)

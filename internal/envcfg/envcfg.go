@@ -11,13 +11,14 @@ package envcfg
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
@@ -77,6 +78,8 @@ type Env struct {
 	Sources []string
 
 	missing map[string]bool
+	// invalid are the wrongly typed values read, by path.
+	invalid map[string]*field.Error
 }
 
 // Resolution is the outcome of Resolve.
@@ -276,39 +279,33 @@ func (e *Env) Missing() []string {
 }
 
 // String returns the string at path, or def when it is missing. Numbers and
-// booleans are formatted.
+// booleans are formatted; any other value is recorded as wrongly typed.
 func (e *Env) String(def string, path ...string) string {
 	v, ok := e.lookup(path...)
 	if !ok {
 		return def
 	}
-	switch t := v.(type) {
-	case string:
-		return t
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	case bool:
-		return strconv.FormatBool(t)
-	default:
+	s, ok := scalarString(v)
+	if !ok {
+		e.wrongType(envPath(path...), v, "a string")
 		return def
 	}
+	return s
 }
 
-// Int returns the integer at path, or def.
+// Int returns the integer at path, or def. A numeric string is read as its
+// number; any other value is recorded as wrongly typed.
 func (e *Env) Int(def int64, path ...string) int64 {
 	v, ok := e.lookup(path...)
 	if !ok {
 		return def
 	}
-	switch t := v.(type) {
-	case float64:
-		return int64(t)
-	case string:
-		if i, err := strconv.ParseInt(t, 10, 64); err == nil {
-			return i
-		}
+	i, ok := scalarInt(v)
+	if !ok {
+		e.wrongType(envPath(path...), v, "an integer")
+		return def
 	}
-	return def
+	return i
 }
 
 // Float returns the number at path and whether it was found.
@@ -317,15 +314,12 @@ func (e *Env) Float(path ...string) (float64, bool) {
 	if !ok {
 		return 0, false
 	}
-	switch t := v.(type) {
-	case float64:
-		return t, true
-	case string:
-		if f, err := strconv.ParseFloat(t, 64); err == nil {
-			return f, true
-		}
+	f, ok := scalarFloat(v)
+	if !ok {
+		e.wrongType(envPath(path...), v, "a number")
+		return 0, false
 	}
-	return 0, false
+	return f, true
 }
 
 // Bool returns the boolean at path, or def.
@@ -334,15 +328,12 @@ func (e *Env) Bool(def bool, path ...string) bool {
 	if !ok {
 		return def
 	}
-	switch t := v.(type) {
-	case bool:
-		return t
-	case string:
-		if b, err := strconv.ParseBool(t); err == nil {
-			return b
-		}
+	b, ok := scalarBool(v)
+	if !ok {
+		e.wrongType(envPath(path...), v, "a boolean")
+		return def
 	}
-	return def
+	return b
 }
 
 // Strings returns the list of strings at path, or def.
@@ -351,37 +342,24 @@ func (e *Env) Strings(def []string, path ...string) []string {
 	if !ok {
 		return def
 	}
-	l, ok := v.([]any)
-	if !ok {
+	var out []string
+	before := len(e.invalid)
+	e.decode(v, reflect.ValueOf(&out).Elem(), envPath(path...))
+	if len(e.invalid) > before {
 		return def
-	}
-	out := make([]string, 0, len(l))
-	for _, x := range l {
-		if s, ok := x.(string); ok {
-			out = append(out, s)
-		}
 	}
 	return out
 }
 
-// StringMap returns the object at path as strings. Non-string values are
-// formatted like String does.
+// StringMap returns the object at path as strings. Numbers and booleans
+// are formatted like String does.
 func (e *Env) StringMap(path ...string) map[string]string {
-	m := e.Map(path...)
-	if m == nil {
+	v, ok := e.lookup(path...)
+	if !ok {
 		return nil
 	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		switch t := v.(type) {
-		case string:
-			out[k] = t
-		case float64:
-			out[k] = strconv.FormatFloat(t, 'f', -1, 64)
-		case bool:
-			out[k] = strconv.FormatBool(t)
-		}
-	}
+	var out map[string]string
+	e.decode(v, reflect.ValueOf(&out).Elem(), envPath(path...))
 	return out
 }
 
@@ -391,6 +369,9 @@ func (e *Env) Map(path ...string) map[string]any {
 	if !ok {
 		return nil
 	}
-	m, _ := v.(map[string]any)
+	m, isMap := v.(map[string]any)
+	if !isMap {
+		e.wrongType(envPath(path...), v, "an object")
+	}
 	return m
 }

@@ -234,7 +234,7 @@ func TestAccessors(t *testing.T) {
 	want := map[string]any{
 		"String": "x", "StringNumber": "3", "StringMissing": "def",
 		"Int": int64(3), "IntString": int64(4), "IntMissing": int64(7),
-		"Bool": true, "Strings": []string{"a", "b"},
+		"Bool": true, "Strings": []string{"a", "1", "b"},
 		"StringMap": map[string]string{"k": "v", "n": "1.5", "dotted.key": "d"},
 		"DottedKey": "d", "ThroughScalar": "def",
 	}
@@ -247,3 +247,109 @@ func TestAccessors(t *testing.T) {
 		t.Errorf("Missing(): -want, +got:\n%s", diff)
 	}
 }
+
+func TestWrongTypes(t *testing.T) {
+	e := New(map[string]any{
+		"ingress":    map[string]any{"replicas": "three", "internal": "maybe"},
+		"monitoring": "on",
+		"version":    map[string]any{"minor": 33.0},
+		"zones":      "a,b",
+		"prices":     map[string]any{"controlPlanePerHour": []any{0.1}},
+	})
+	got := map[string]any{
+		"Int":    e.Int(2, "ingress", "replicas"),
+		"Bool":   e.Bool(true, "ingress", "internal"),
+		"Map":    e.Map("monitoring"),
+		"String": e.String("1.33", "version"),
+		"List":   e.Strings([]string{"x"}, "zones"),
+	}
+	_, priced := e.Float("prices", "controlPlanePerHour")
+	want := map[string]any{"Int": int64(2), "Bool": true, "Map": map[string]any(nil), "String": "1.33", "List": []string{"x"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("accessors of wrongly typed values return the default: -want, +got:\n%s", diff)
+	}
+	if priced {
+		t.Errorf("Float of a list reports a number")
+	}
+	wantErrs := []string{
+		`environment.ingress.internal: Invalid value: "maybe": must be a boolean`,
+		`environment.ingress.replicas: Invalid value: "three": must be an integer`,
+		`environment.monitoring: Invalid value: "on": must be an object`,
+		`environment.prices.controlPlanePerHour: Invalid value: "(a list)": must be a number`,
+		`environment.version: Invalid value: "(an object)": must be a string`,
+		`environment.zones: Invalid value: "a,b": must be a list`,
+	}
+	var gotErrs []string
+	for _, err := range e.Errors() {
+		gotErrs = append(gotErrs, err.Error())
+	}
+	if diff := cmp.Diff(wantErrs, gotErrs); diff != "" {
+		t.Errorf("Errors(): -want, +got:\n%s", diff)
+	}
+}
+
+func TestDecode(t *testing.T) {
+	type tier struct {
+		Tier    string  `json:"tier"`
+		PerHour float64 `json:"perHour"`
+	}
+	type settings struct {
+		Version   string            `json:"version"`
+		Storage   int64             `json:"storageGb"`
+		HA        *bool             `json:"highAvailability"`
+		Retention *int64            `json:"backupRetentionDays"`
+		Sizes     map[string]tier   `json:"sizes"`
+		Flags     []string          `json:"flags"`
+		Labels    map[string]string `json:"labels"`
+		Raw       map[string]any    `json:"raw"`
+	}
+	cases := map[string]struct {
+		reason string
+		data   map[string]any
+		want   settings
+		errs   []string
+	}{
+		"Typed": {
+			reason: "Every field decodes into its type; loose YAML scalars read as a platform engineer means them; unknown keys are ignored.",
+			data: map[string]any{"database": map[string]any{
+				"version": 15.0, "storageGb": "20", "highAvailability": true, "backupRetentionDays": 7.0,
+				"sizes":   map[string]any{"small": map[string]any{"tier": "db-f1", "perHour": 0.05}},
+				"flags":   []any{"a"}, "labels": map[string]any{"team": "a"}, "raw": map[string]any{"x": 1.0}, "unknown": 1.0,
+			}},
+			want: settings{Version: "15", Storage: 20, HA: ptr(true), Retention: ptr[int64](7),
+				Sizes: map[string]tier{"small": {Tier: "db-f1", PerHour: 0.05}}, Flags: []string{"a"}, Labels: map[string]string{"team": "a"}, Raw: map[string]any{"x": 1.0}},
+		},
+		"WrongTypes": {
+			reason: "Every wrongly typed value is named at once, with its path; the field keeps its zero value.",
+			data: map[string]any{"database": map[string]any{
+				"storageGb": 20.5, "highAvailability": "yes", "sizes": map[string]any{"small": "db-f1"}, "flags": "a",
+			}},
+			errs: []string{
+				`environment.database.flags: Invalid value: "a": must be a list`,
+				`environment.database.highAvailability: Invalid value: "yes": must be a boolean`,
+				`environment.database.sizes[small]: Invalid value: "db-f1": must be an object`,
+				`environment.database.storageGb: Invalid value: 20.5: must be an integer`,
+			},
+			want: settings{Sizes: map[string]tier{"small": {}}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := New(tc.data)
+			var got settings
+			e.Decode(&got, "database")
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nDecode(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			var errs []string
+			for _, err := range e.Errors() {
+				errs = append(errs, err.Error())
+			}
+			if diff := cmp.Diff(tc.errs, errs, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nErrors(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -169,6 +169,18 @@ func TestTrustBoundary(t *testing.T) {
 				}, fatal: "planeType=production"},
 			},
 		},
+		"EnvironmentWronglyTyped": {
+			reason: "A wrongly typed environment value is a Fatal naming it, never silently read as the default.",
+			xr:     fntest.GCPXR(),
+			steps: []step{
+				converged,
+				{name: "replicas as a word", world: envEdit("cluster-platform-planetype-production", "ingress.replicas", "three"), fatal: `environment.ingress.replicas: Invalid value: "three": must be an integer`},
+				{name: "roles as a string", world: func(w *world) {
+					envEdit("cluster-platform-planetype-production", "ingress.replicas", 3.0)(w)
+					envEdit("cluster-platform-cloud-gcp", "gcp.nodeServiceAccountRoles", "roles/container.defaultNodeServiceAccount")(w)
+				}, fatal: "environment.gcp.nodeServiceAccountRoles"},
+			},
+		},
 		"PlaneTypeWithoutConfig": {
 			reason: "A plane type that never had a config is a warning, not a Fatal: the layer is optional until a render used it.",
 			xr:     fntest.GCPXR(fntest.Set("metadata.labels.planeType", "staging")),
