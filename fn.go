@@ -19,6 +19,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 
@@ -28,8 +29,9 @@ import (
 
 // modules are the Input's modules.
 var modules = map[string]module.Func{
-	v1beta1.ModuleCluster: cluster.Run,
-	v1beta1.ModuleBudget:  workloadbudget.Run,
+	v1beta1.ModuleCluster:  cluster.Run,
+	v1beta1.ModuleDatabase: database.Run,
+	v1beta1.ModuleBudget:   workloadbudget.Run,
 }
 
 // Function renders cluster platforms.

@@ -170,8 +170,8 @@ func TestRunFunctionFatal(t *testing.T) {
 		},
 		"UnsupportedModule": {
 			reason: "An input module the function does not know is a Fatal.",
-			args:   args{req: fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: envs, Input: fntest.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": "database"}}},
-			want:   want{rsp: fatal(`input module "database" is not supported; supported modules: budget, cluster`)},
+			args:   args{req: fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: envs, Input: fntest.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": "queue"}}},
+			want:   want{rsp: fatal(`input module "queue" is not supported; supported modules: budget, cluster, database`)},
 		},
 	}
 	for name, tc := range cases {
@@ -591,6 +591,22 @@ func TestInputModuleChanged(t *testing.T) {
 				Observed: fntest.ObservedFile("examples/gcp/observed/cluster.yaml"), Input: input("budget"),
 			},
 			want: "invalid WorkloadBudget platform/prod-cluster",
+		},
+		"ClusterToDatabase": {
+			reason: "A converged Cluster rendered by the database module is a Fatal naming the Cluster's parameters it does not know.",
+			req: fntest.Request{
+				XR: fntest.MustLoad("examples/gcp/cluster.yaml")[0], EnvironmentConfigs: envs,
+				Observed: fntest.ObservedFile("examples/gcp/observed/cluster.yaml"), Input: input("database"),
+			},
+			want: "spec.parameters.pools: Forbidden: unknown field",
+		},
+		"DatabaseToCluster": {
+			reason: "A converged Database rendered by the cluster module is a Fatal.",
+			req: fntest.Request{
+				XR: fntest.MustLoad("examples/gcp/database-legacy.yaml")[0], EnvironmentConfigs: envs,
+				Observed: fntest.ObservedFile("examples/gcp/observed/database-legacy.yaml"), Input: input("cluster"),
+			},
+			want: "spec.parameters.engine: Forbidden: unknown field",
 		},
 		"BudgetToCluster": {
 			reason: "A converged WorkloadBudget rendered by the cluster module is a Fatal.",

@@ -14,6 +14,9 @@ const (
 	ModuleCluster = "cluster"
 	// ModuleBudget renders the budget guardrail of plain workloads.
 	ModuleBudget = "budget"
+	// ModuleDatabase renders a private managed PostgreSQL server from a
+	// Database XR.
+	ModuleDatabase = "database"
 )
 
 // Input configures a pipeline step of function-cluster-platform.
@@ -25,8 +28,9 @@ type Input struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Module selects what the step renders: cluster (a cluster platform
-	// from a Cluster XR) or budget (a spend guardrail for Deployments).
-	// +kubebuilder:validation:Enum=cluster;budget
+	// from a Cluster XR), database (a private managed database from a
+	// Database XR) or budget (a spend guardrail for Deployments).
+	// +kubebuilder:validation:Enum=cluster;database;budget
 	// +kubebuilder:default=cluster
 	// +optional
 	Module string `json:"module,omitempty"`

@@ -193,6 +193,25 @@ func (c *Call) Finish(st *State, status map[string]any, conds []module.Condition
 	return nil
 }
 
+// Wait keeps every existing resource as it is and composes nothing more:
+// the XR waits for something outside it (a Database for the Cluster it
+// joins). It reports why in the conditions, writes the status and answers
+// with the converging TTL.
+func (c *Call) Wait(status map[string]any, conds []module.Condition) error {
+	keepAll(c.Rsp, c.Observed)
+	module.Warn(c.Rsp, object.Strings(c.XR.Status, "warnings"), c.Warnings)
+	st := &State{observed: c.Observed}
+	if err := c.Finish(st, status, conds); err != nil {
+		return err
+	}
+	if c.Rsp.Desired.Composite == nil {
+		c.Rsp.Desired.Composite = &fnv1.Resource{}
+	}
+	c.Rsp.Desired.Composite.Ready = fnv1.Ready_READY_FALSE
+	c.Rsp.Meta.Ttl = durationpb.New(c.Opts.TTLConverging)
+	return nil
+}
+
 // writeStatus sets the XR's status fields in the desired composite,
 // keeping what earlier pipeline steps wrote into it.
 func writeStatus(rsp *fnv1.RunFunctionResponse, x *xr.Composite, status map[string]any) error {

@@ -313,8 +313,8 @@ func TestDecode(t *testing.T) {
 			reason: "Every field decodes into its type; loose YAML scalars read as a platform engineer means them; unknown keys are ignored.",
 			data: map[string]any{"database": map[string]any{
 				"version": 15.0, "storageGb": "20", "highAvailability": true, "backupRetentionDays": 7.0,
-				"sizes":   map[string]any{"small": map[string]any{"tier": "db-f1", "perHour": 0.05}},
-				"flags":   []any{"a"}, "labels": map[string]any{"team": "a"}, "raw": map[string]any{"x": 1.0}, "unknown": 1.0,
+				"sizes": map[string]any{"small": map[string]any{"tier": "db-f1", "perHour": 0.05}},
+				"flags": []any{"a"}, "labels": map[string]any{"team": "a"}, "raw": map[string]any{"x": 1.0}, "unknown": 1.0,
 			}},
 			want: settings{Version: "15", Storage: 20, HA: ptr(true), Retention: ptr[int64](7),
 				Sizes: map[string]tier{"small": {Tier: "db-f1", PerHour: 0.05}}, Flags: []string{"a"}, Labels: map[string]string{"team": "a"}, Raw: map[string]any{"x": 1.0}},

@@ -12,6 +12,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"flag"
 	"fmt"
 	"os"
@@ -75,10 +76,20 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 		return err
 	}
 	// crossplane render takes one folder of required resources: the
-	// EnvironmentConfigs and the spend objects.
-	required := filepath.Join(filepath.Dir(out), "required")
-	if err := gather(required, "examples/envconfigs", "examples/spend"); err != nil {
-		return err
+	// EnvironmentConfigs and the spend objects, and for the examples of a
+	// cloud what they read of other XRs there (examples/<cloud>/required:
+	// the Cluster a Database joins).
+	requiredOf := map[string]string{}
+	for _, cloud := range []string{"", "gcp", "aws", "azure"} {
+		dir := filepath.Join(filepath.Dir(out), "required", cmp.Or(cloud, "common"))
+		srcs := []string{"examples/envconfigs", "examples/spend"}
+		if cloud != "" {
+			srcs = append(srcs, filepath.Join("examples", cloud, "required"))
+		}
+		if err := gather(dir, srcs...); err != nil {
+			return err
+		}
+		requiredOf[cloud] = dir
 	}
 	failed := 0
 	rendered := 0
@@ -106,6 +117,10 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 			obs, ok := stages[stage]
 			if !ok {
 				continue
+			}
+			required, ok := requiredOf[cloud]
+			if !ok {
+				required = requiredOf[""]
 			}
 			args := []string{"render", xr, comp, "examples/functions.yaml",
 				"--required-resources=" + required, "--include-full-xr"}
@@ -266,7 +281,7 @@ func gather(dst string, dirs ...string) error {
 
 func dirs(root string) []string {
 	var out []string
-	for _, d := range []string{"gcp", "aws", "azure", "helm", "kubernetes"} {
+	for _, d := range []string{"gcp", "aws", "azure", "helm", "kubernetes", "sql"} {
 		if exists(filepath.Join(root, d)) {
 			out = append(out, filepath.Join(root, d))
 		}

@@ -314,6 +314,19 @@ func YAML(objs map[string]Object) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// YAMLList renders objects as a YAML stream, in order.
+func YAMLList(objs []Object) ([]byte, error) {
+	var buf bytes.Buffer
+	for _, o := range objs {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&buf, "---\n%s", b)
+	}
+	return buf.Bytes(), nil
+}
+
 // Kinds lists "name kind apiVersion" for each desired resource, sorted, for
 // compact inventory assertions.
 func Kinds(objs map[string]Object) []string {

@@ -140,16 +140,29 @@ type Resource struct {
 	// Outputs, when set, reads XR status fields from the observed resource
 	// and its connection details.
 	Outputs OutputsFunc
+	// Orphan leaves the cloud resource when the composed resource is
+	// deleted: the management policies without Delete for namespaced
+	// managed resources (Crossplane v2 has no deletionPolicy there), the
+	// Orphan deletion policy for cluster-scoped ones.
+	Orphan bool
 }
 
 // OutputsFunc reads XR status fields from an observed composed resource and
 // its connection details.
 type OutputsFunc func(observed *structpb.Struct, conn map[string][]byte, o *Outputs)
 
-// Outputs are the XR status fields read from observed composed resources.
+// Outputs are the XR status fields read from observed composed resources,
+// for every module.
 type Outputs struct {
+	// A Cluster's.
 	ClusterEndpoint string
 	ClusterCA       string
 	OIDCIssuer      string
 	DNSNameServers  []string
+
+	// A Database's: where clients connect, and the engine version the
+	// cloud runs.
+	Host          string
+	Port          int64
+	EngineVersion string
 }

@@ -182,6 +182,10 @@ func tenant(k *Kind, path []string) string {
 // minNodes and maxNodes, where bounds and budget enforcement apply.
 const WhyNodeCounts = "node counts come from spec.parameters.pools (minNodes, maxNodes), where the bounds and budget enforcement apply"
 
+// WhyPrivate is why a database's network exposure is guarded: it is
+// reachable only privately, whoever asks.
+const WhyPrivate = "a database is reachable only privately: public access is not the XR author's to open"
+
 // A Guard is a path of a kind that only the function sets for tenants,
 // with why.
 type Guard struct {

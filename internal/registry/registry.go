@@ -40,7 +40,8 @@ type Cloud struct {
 	// address ranges of the cloud's own.
 	Validate func(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList
 
-	impls map[platform.Kind]Implementation
+	impls  map[platform.Kind]Implementation
+	checks map[platform.Kind]func(ctx *Context, c platform.Component) field.ErrorList
 }
 
 // Implement registers fn as the cloud's implementation of the Component kind
@@ -61,6 +62,34 @@ func Implement[T platform.Component](c *Cloud, fn func(ctx *Context, comp T) ([]
 		}
 		return fn(ctx, t)
 	}
+}
+
+// Check registers fn as the cloud's rules for the Component kind T: before
+// anything is rendered, every component of that kind is checked, and every
+// error is reported at once, each naming its field path. Registering a kind
+// twice panics.
+func Check[T platform.Component](c *Cloud, fn func(ctx *Context, comp T) field.ErrorList) {
+	var zero T
+	k := zero.Kind()
+	if c.checks == nil {
+		c.checks = map[platform.Kind]func(ctx *Context, c platform.Component) field.ErrorList{}
+	}
+	if _, dup := c.checks[k]; dup {
+		panic(fmt.Sprintf("cloud %q checks %s twice", c.Name, k))
+	}
+	c.checks[k] = func(ctx *Context, comp platform.Component) field.ErrorList {
+		t, ok := comp.(T)
+		if !ok {
+			return field.ErrorList{field.InternalError(nil, fmt.Errorf("component %s is a %T, not a %T", comp.ID(), comp, zero))}
+		}
+		return fn(ctx, t)
+	}
+}
+
+// Implements reports whether the cloud implements the Component kind.
+func (c *Cloud) Implements(k platform.Kind) bool {
+	_, ok := c.impls[k]
+	return ok
 }
 
 var (

@@ -69,6 +69,15 @@ func (e *InvalidError) Error() string { return e.Errs.ToAggregate().Error() }
 // plaintext credentials. A refusal is an error; the caller returns it as a
 // Fatal result, so that Crossplane changes nothing.
 func (c *Cloud) Render(ctx *Context, comps []platform.Component) ([]*Rendered, error) {
+	var checked field.ErrorList
+	for _, comp := range comps {
+		if check, ok := c.checks[comp.Kind()]; ok {
+			checked = append(checked, check(ctx, comp)...)
+		}
+	}
+	if len(checked) > 0 {
+		return nil, &InvalidError{Errs: checked}
+	}
 	out := make([]*Rendered, 0, 3*len(comps))
 	byName := make(map[string]*Rendered, 3*len(comps))
 	for _, comp := range comps {
@@ -243,6 +252,13 @@ func envelope(ctx *Context, comp platform.Component, r *Resource) *Rendered {
 		}
 		if _, set := spec["providerConfigRef"]; !set {
 			spec["providerConfigRef"] = ctx.ProviderConfigRef(r.Kind.Provider)
+		}
+		if r.Orphan {
+			if ctx.Namespaced() {
+				spec["managementPolicies"] = policies(xr.ImportManage)
+			} else {
+				spec["deletionPolicy"] = "Orphan"
+			}
 		}
 		applyImport(ctx, r.Name, ann, spec)
 	}

@@ -142,7 +142,18 @@ func outputs(o map[string]any, name string) map[string]any {
 	case "dns.gcp.upbound.io/ManagedZone":
 		return map[string]any{"nameServers": nameServers("ns-cloud-a%d.googledomains.com.", 4)}
 	case "eks.aws.upbound.io/Cluster":
+		spec, _ := o["spec"].(map[string]any)
+		fp, _ := spec["forProvider"].(map[string]any)
+		vpc, _ := overlay.DeepCopyValue(fp["vpcConfig"]).(map[string]any)
+		if vpc == nil {
+			vpc = map[string]any{}
+		}
+		// The security group EKS creates for the control plane and the
+		// managed node groups.
+		vpc["clusterSecurityGroupId"] = fmt.Sprintf("sg-%08x%09x", n, n)
+		vpc["vpcId"] = fmt.Sprintf("vpc-%08x%09x", n>>1, n)
 		return map[string]any{
+			"vpcConfig":            vpc,
 			"endpoint":             "https://" + strings.ToUpper(fmt.Sprintf("%08x", n)) + ".gr7.eu-west-1.eks.amazonaws.com",
 			"certificateAuthority": []any{map[string]any{"data": fakeCA}},
 			"identity":             []any{map[string]any{"oidc": []any{map[string]any{"issuer": fmt.Sprintf("https://oidc.eks.eu-west-1.amazonaws.com/id/%08X", n)}}}},
@@ -164,8 +175,40 @@ func outputs(o map[string]any, name string) map[string]any {
 		}
 	case "network.azure.upbound.io/DNSZone":
 		return map[string]any{"nameServers": nameServers("ns%d-01.azure-dns.com.", 4)}
+	case "sql.gcp.upbound.io/DatabaseInstance":
+		fp, _ := o["spec"].(map[string]any)["forProvider"].(map[string]any)
+		project, _ := fp["project"].(string)
+		region, _ := fp["region"].(string)
+		return map[string]any{
+			"privateIpAddress": fmt.Sprintf("10.%d.%d.%d", 64+n%32, (n>>8)%256, 2+(n>>16)%250),
+			"connectionName":   project + ":" + region + ":" + external(o, name),
+			"selfLink":         "https://sqladmin.googleapis.com/sql/v1beta4/projects/" + project + "/instances/" + external(o, name),
+		}
+	case "rds.aws.upbound.io/Instance":
+		fp, _ := o["spec"].(map[string]any)["forProvider"].(map[string]any)
+		region, _ := fp["region"].(string)
+		version, _ := fp["engineVersion"].(string)
+		address := fmt.Sprintf("%s.c%08x.%s.rds.amazonaws.com", external(o, name), n, region)
+		return map[string]any{
+			"address":             address,
+			"endpoint":            address + ":5432",
+			"engineVersionActual": version + ".4",
+			"arn":                 "arn:aws:rds:" + region + ":123456789012:db:" + external(o, name),
+		}
+	case "dbforpostgresql.azure.upbound.io/FlexibleServer":
+		return map[string]any{"fqdn": external(o, name) + ".postgres.database.azure.com"}
 	}
 	return nil
+}
+
+// external is a resource's external name, or its name.
+func external(o map[string]any, name string) string {
+	meta, _ := o["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	if ext, _ := ann["crossplane.io/external-name"].(string); ext != "" {
+		return ext
+	}
+	return name
 }
 
 func nameServers(format string, n int) []any {
@@ -184,10 +227,16 @@ func ConnectionDetails(desired map[string]any) map[string][]byte {
 	if _, ok := spec["writeConnectionSecretToRef"]; !ok {
 		return nil
 	}
-	ca := []byte("-----BEGIN CERTIFICATE-----\nsimulated\n-----END CERTIFICATE-----\n")
-	out := map[string][]byte{"kubeconfig": []byte("apiVersion: v1\nkind: Config\n")}
-	if groupKind(desired) == "containerservice.azure.upbound.io/KubernetesCluster" {
-		out["kubeconfig.clustercacertificate"] = ca
+	switch groupKind(desired) {
+	case "container.gcp.upbound.io/Cluster", "eks.aws.upbound.io/ClusterAuth":
+		return map[string][]byte{"kubeconfig": []byte("apiVersion: v1\nkind: Config\n")}
+	case "containerservice.azure.upbound.io/KubernetesCluster":
+		return map[string][]byte{
+			"kubeconfig":                      []byte("apiVersion: v1\nkind: Config\n"),
+			"kubeconfig.clustercacertificate": []byte("-----BEGIN CERTIFICATE-----\nsimulated\n-----END CERTIFICATE-----\n"),
+		}
 	}
-	return out
+	// What else providers publish (database endpoints, passwords) the
+	// function never reads.
+	return nil
 }

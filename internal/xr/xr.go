@@ -24,8 +24,21 @@ const (
 	LabelPlaneType   = "planeType"
 	LabelClusterName = "clusterName"
 
-	// labelClaimName is set by Crossplane on XRs that were created for a claim.
-	labelClaimName = "crossplane.io/claim-name"
+	// Labels Crossplane sets: on XRs of a claim, the claim's name and
+	// namespace; on composed resources, those and the composite's name.
+	LabelClaimName      = "crossplane.io/claim-name"
+	LabelClaimNamespace = "crossplane.io/claim-namespace"
+	LabelComposite      = "crossplane.io/composite"
+	labelClaimName      = LabelClaimName
+)
+
+// The Cluster's API: namespaced (Crossplane v2) and legacy (cluster-scoped
+// XCluster with the claim Cluster).
+const (
+	ClusterAPIVersion       = "platform.example.org/v1alpha1"
+	ClusterKind             = "Cluster"
+	LegacyClusterAPIVersion = "legacy.platform.example.org/v1alpha1"
+	LegacyClusterKind       = "XCluster"
 )
 
 // Scope is where an XR lives, which decides the API groups it composes.

@@ -95,7 +95,7 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				if diff := cmp.Diff(string(want), string(got)); diff != "" {
-					t.Errorf("%s %s: -golden +got (review, then go test ./internal/compose -run TestGolden -update):\n%s", example, stage, diff)
+					t.Errorf("%s %s: -golden +got (review, then go test ./internal/modules/cluster -run TestGolden -update):\n%s", example, stage, diff)
 				}
 			})
 		}

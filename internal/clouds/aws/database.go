@@ -1,0 +1,313 @@
+package aws
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// Kinds of the database module, at the versions provider-upjet-aws v2 and
+// provider-sql serve.
+var (
+	rdsInstanceKind = registry.Upjet(Name, "rds", "Instance", "v1beta3", "spec.forProvider.engine", "spec.forProvider.instanceClass").
+			WithGuarded(registry.WhyPrivate, "spec.forProvider.publiclyAccessible")
+	dbSubnetGroupKind  = registry.Upjet(Name, "rds", "SubnetGroup", "v1beta1")
+	parameterGroupKind = registry.Upjet(Name, "rds", "ParameterGroup", "v1beta1", "spec.forProvider.family").WithImmutable("spec.forProvider.family")
+	securityGroupKind  = registry.Upjet(Name, "ec2", "SecurityGroup", "v1beta1").WithImmutable("spec.forProvider.name")
+	sgIngressKind      = registry.Upjet(Name, "ec2", "SecurityGroupIngressRule", "v1beta1", "spec.forProvider.ipProtocol")
+	// provider-sql creates the databases beyond the first, which RDS
+	// creates itself, through the instance's connection secret.
+	sqlProviderConfigKind = &registry.Kind{
+		Kind:       "ProviderConfig",
+		Namespaced: "postgresql.sql.m.crossplane.io/v1alpha1",
+		Cluster:    "postgresql.sql.crossplane.io/v1alpha1",
+		Ready:      registry.ReadyWhenObserved,
+		Required:   []string{"spec.credentials.source"},
+	}
+	sqlDatabaseKind = &registry.Kind{
+		Kind:       "Database",
+		Namespaced: "postgresql.sql.m.crossplane.io/v1alpha1",
+		Cluster:    "postgresql.sql.crossplane.io/v1alpha1",
+		Provider:   "sql",
+	}
+)
+
+// Composition-resource names of a Database.
+const (
+	rDBNetwork        = "network"
+	rDBSubnetPrefix   = "subnet-"
+	rDBSubnetGroup    = "subnet-group"
+	rDBSecurityGroup  = "security-group"
+	rDBIngress        = "security-group-ingress"
+	rParamGroupPrefix = "parameter-group-"
+	rDBInstance       = "instance"
+	rSQLConfig        = "sql-provider-config"
+	rSchemaPrefix     = "database-"
+	tierDatabase      = "database"
+)
+
+func init() {
+	registry.Implement(Cloud, dbNetwork)
+	registry.Implement(Cloud, dbInstance)
+	registry.Implement(Cloud, dbSchema)
+	registry.Check(Cloud, checkDBInstance)
+	// The EKS cluster, whose security group the database admits.
+	database.Reads(Name, database.Read{Resource: rCluster, Kind: clusterKind})
+}
+
+// dbNetwork renders where the RDS instance lives and who reaches it: a
+// subnet group and a security group admitting PostgreSQL from the
+// Cluster's nodes (its EKS cluster security group, which EKS managed node
+// groups use) on the Cluster's private subnets; or a VPC of its own with a
+// subnet in each of two zones, admitting the VPC's range.
+func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource, error) {
+	reg := n.Location
+	sg := &registry.Resource{
+		Name: rDBSecurityGroup,
+		Kind: securityGroupKind,
+		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"region":      reg,
+			"name":        n.Name + "-db",
+			"description": "PostgreSQL of database " + n.Name,
+			"tags":        dbTags(n.Name, n.Name+"-db"),
+		}}},
+	}
+	ingress := map[string]any{
+		"region":                  reg,
+		"securityGroupIdSelector": ctx.Selector(rDBSecurityGroup),
+		"ipProtocol":              "tcp",
+		"fromPort":                database.Port,
+		"toPort":                  database.Port,
+		"tags":                    dbTags(n.Name, n.Name+"-db"),
+	}
+	rule := &registry.Resource{Name: rDBIngress, Kind: sgIngressKind, DependsOn: []string{rDBSecurityGroup}}
+	group := &registry.Resource{Name: rDBSubnetGroup, Kind: dbSubnetGroupKind}
+	groupFP := map[string]any{"region": reg, "description": "Subnets of database " + n.Name, "tags": dbTags(n.Name, n.Name+"-db")}
+
+	if c := n.Cluster; c != nil {
+		sg.Body["spec"].(map[string]any)["forProvider"].(map[string]any)["vpcIdSelector"] = c.Selector(rNetwork)
+		groupFP["subnetIdSelector"] = c.Match(map[string]string{labelTier: tierPrivate})
+		group.Body = object.Object{"spec": map[string]any{"forProvider": groupFP}}
+		nodes := object.String(object.Get(c.Observed[rCluster], "status", "atProvider", "vpcConfig").GetStructValue(), "clusterSecurityGroupId")
+		if nodes == "" {
+			rule.Pending = fmt.Sprintf("waits for Cluster %q's EKS cluster to report its security group", c.Ref)
+		} else {
+			ingress["referencedSecurityGroupId"] = nodes
+			ingress["description"] = "PostgreSQL from the nodes of cluster " + c.CloudName
+			rule.Body = object.Object{"spec": map[string]any{"forProvider": ingress}}
+		}
+		return []*registry.Resource{sg, rule, group}, nil
+	}
+
+	vpc := &registry.Resource{
+		Name: rDBNetwork,
+		Kind: vpcKind,
+		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"region":             reg,
+			"cidrBlock":          n.CIDR.String(),
+			"enableDnsHostnames": true,
+			"enableDnsSupport":   true,
+			"tags":               dbTags(n.Name, n.Name+"-db"),
+		}}},
+	}
+	out := []*registry.Resource{vpc}
+	sg.Body["spec"].(map[string]any)["forProvider"].(map[string]any)["vpcIdSelector"] = ctx.Selector(rDBNetwork)
+	sg.DependsOn = []string{rDBNetwork}
+	ingress["cidrIpv4"] = n.CIDR.String()
+	ingress["description"] = "PostgreSQL from the database's own network"
+	rule.Body = object.Object{"spec": map[string]any{"forProvider": ingress}}
+	// RDS needs subnets in two zones.
+	zs := zones(ctx.Env, reg)
+	if len(zs) < 2 {
+		return nil, fmt.Errorf("RDS needs two availability zones; environment key aws.zones.%s names %d", reg, len(zs))
+	}
+	var subnets []string
+	for i, zone := range zs[:2] {
+		cidr, err := platform.Subnet(n.CIDR, 1, i)
+		if err != nil {
+			return nil, fmt.Errorf("cannot carve the database subnet of zone %s: %w", zone, err)
+		}
+		name := rDBSubnetPrefix + zoneID(reg, zone)
+		subnets = append(subnets, name)
+		out = append(out, &registry.Resource{
+			Name: name,
+			Kind: subnetKind,
+			Body: object.Object{
+				"metadata": map[string]any{"labels": map[string]any{labelTier: tierDatabase}},
+				"spec": map[string]any{"forProvider": map[string]any{
+					"region":           reg,
+					"availabilityZone": zone,
+					"cidrBlock":        cidr.String(),
+					"vpcIdSelector":    ctx.Selector(rDBNetwork),
+					"tags":             dbTags(n.Name, n.Name+"-db-"+zoneID(reg, zone)),
+				}},
+			},
+			DependsOn: []string{rDBNetwork},
+		})
+	}
+	groupFP["subnetIdSelector"] = tierSelector(tierDatabase)
+	group.Body = object.Object{"spec": map[string]any{"forProvider": groupFP}}
+	group.DependsOn = subnets
+	return append(out, sg, rule, group), nil
+}
+
+// dbInstance renders the RDS instance: encrypted, private, TLS enforced
+// through its parameter group, Multi-AZ for high availability, the
+// administrator's password generated by the provider into
+// i.PasswordSecret, and the connection details (endpoint, address, host,
+// port, username, password) in i.ConnectionSecret. It creates the first
+// database itself; provider-sql creates the others through the same
+// connection details.
+func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resource, error) {
+	family := i.Engine + i.Version
+	params := rParamGroupPrefix + family
+	password := object.Object{"name": i.PasswordSecret, "key": "password"}
+	if !ctx.Namespaced() {
+		password["namespace"] = ctx.SecretNamespace()
+	}
+	fp := map[string]any{
+		"region":                           i.Location,
+		"engine":                           i.Engine,
+		"engineVersion":                    i.Version,
+		"instanceClass":                    i.Tier,
+		"allocatedStorage":                 i.StorageGB,
+		"maxAllocatedStorage":              min(4*i.StorageGB, xr.MaxStorageGB),
+		"storageType":                      "gp3",
+		"storageEncrypted":                 true,
+		"multiAz":                          i.HighAvailability,
+		"backupRetentionPeriod":            i.BackupRetentionDays,
+		"backupWindow":                     "01:00-01:30",
+		"maintenanceWindow":                maintenanceWindow(i.Maintenance),
+		"deletionProtection":               i.DeletionProtection,
+		"skipFinalSnapshot":                false,
+		"finalSnapshotIdentifier":          i.Name + "-final",
+		"publiclyAccessible":               false,
+		"port":                             database.Port,
+		"username":                         i.Username,
+		"autoGeneratePassword":             true,
+		"passwordSecretRef":                password,
+		"iamDatabaseAuthenticationEnabled": true,
+		"autoMinorVersionUpgrade":          true,
+		"copyTagsToSnapshot":               true,
+		"dbSubnetGroupNameSelector":        ctx.Selector(rDBSubnetGroup),
+		"vpcSecurityGroupIdSelector":       ctx.Selector(rDBSecurityGroup),
+		"parameterGroupNameSelector":       ctx.Selector(params),
+		"tags":                             dbTags(i.Name, i.Name),
+	}
+	if len(i.Databases) > 0 {
+		fp["dbName"] = i.Databases[0]
+	}
+	out := []*registry.Resource{
+		{
+			Name:         params,
+			Kind:         parameterGroupKind,
+			ExternalName: i.Name + "-" + family,
+			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+				"region":      i.Location,
+				"family":      family,
+				"description": "Parameters of database " + i.Name,
+				"parameter":   []any{map[string]any{"name": "rds.force_ssl", "value": "1", "applyMethod": "immediate"}},
+				"tags":        dbTags(i.Name, i.Name),
+			}}},
+		},
+		{
+			Name:         rDBInstance,
+			Kind:         rdsInstanceKind,
+			ExternalName: i.Name,
+			Body: object.Object{"spec": map[string]any{
+				"forProvider":                fp,
+				"writeConnectionSecretToRef": ctx.ConnectionSecretRef(i.ConnectionSecret),
+			}},
+			DependsOn: []string{rDBSubnetGroup, rDBSecurityGroup, rDBIngress, params},
+			Outputs: func(obs *structpb.Struct, _ map[string][]byte, o *registry.Outputs) {
+				o.Host = object.String(obs, "status", "atProvider", "address")
+				o.EngineVersion = object.String(obs, "status", "atProvider", "engineVersionActual")
+			},
+		},
+	}
+	if len(i.Databases) > 1 {
+		secret := object.Object{"name": i.ConnectionSecret}
+		if !ctx.Namespaced() {
+			secret["namespace"] = ctx.SecretNamespace()
+		}
+		out = append(out, &registry.Resource{
+			Name: rSQLConfig,
+			Kind: sqlProviderConfigKind,
+			Body: object.Object{
+				"metadata": map[string]any{"name": ctx.XR.Name + "-sql"},
+				"spec": map[string]any{
+					"credentials": map[string]any{
+						"source":              "PostgreSQLConnectionSecret",
+						"connectionSecretRef": secret,
+						// RDS's endpoint key carries the port too.
+						"secretKeyMapping": map[string]any{"endpoint": "address"},
+					},
+					"sslMode":         "require",
+					"defaultDatabase": i.Databases[0],
+				},
+			},
+			DependsOn: []string{rDBInstance},
+		})
+	}
+	return out, nil
+}
+
+// dbSchema renders one database: nothing for the first, which the RDS
+// instance creates; a provider-sql Database for the others.
+func dbSchema(ctx *registry.Context, s database.Schema) ([]*registry.Resource, error) {
+	if len(s.Instance.Databases) == 0 || s.Name == s.Instance.Databases[0] {
+		return nil, nil
+	}
+	return []*registry.Resource{{
+		Name:         rSchemaPrefix + s.Name,
+		Kind:         sqlDatabaseKind,
+		ExternalName: s.Name,
+		Body: object.Object{"spec": map[string]any{
+			"providerConfigRef": ctx.LocalProviderConfigRef(ctx.XR.Name + "-sql"),
+			"forProvider":       map[string]any{"encoding": "UTF8"},
+		}},
+		DependsOn: []string{rSQLConfig},
+	}}, nil
+}
+
+// dbTags are the AWS tags of a database's resources.
+func dbTags(database, name string) map[string]any {
+	return map[string]any{"Name": name, "database": database, "managed-by": "crossplane"}
+}
+
+// maintenanceWindow is RDS's form of a one-hour window: sun:03:00-sun:04:00.
+func maintenanceWindow(m database.Maintenance) string {
+	day := strings.ToLower(m.Day[:3])
+	end, endDay := m.Hour+1, day
+	if end == 24 {
+		end, endDay = 0, strings.ToLower(database.Weekdays[int(m.Weekday())%7][:3])
+	}
+	return fmt.Sprintf("%s:%02d:00-%s:%02d:00", day, m.Hour, endDay, end)
+}
+
+// checkDBInstance checks AWS's rules for an RDS instance: its identifier,
+// the account and the region.
+func checkDBInstance(ctx *registry.Context, i database.Instance) field.ErrorList {
+	errs := xr.ValidateCloudName(ctx.XR, maxClusterName, "RDS instance", "")
+	if strings.Contains(ctx.XR.CloudName, "--") {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), ctx.XR.CloudName, "RDS identifiers may not contain two consecutive hyphens"))
+	}
+	if !reAccount.MatchString(ctx.XR.PlaneID) {
+		errs = append(errs, field.Invalid(xr.LabelPath(xr.LabelPlaneID), ctx.XR.PlaneID, "must be a 12-digit AWS account ID"))
+	}
+	if !reRegion.MatchString(i.Location) {
+		errs = append(errs, field.Invalid(xr.ParametersPath("location"), i.Location, "must be an AWS region such as eu-west-1"))
+	}
+	if i.Network.Cluster == nil && i.Network.CIDR.IsValid() && (i.Network.CIDR.Bits() < 16 || i.Network.CIDR.Bits() > 27) {
+		errs = append(errs, field.Invalid(xr.ParametersPath("network", "cidr"), i.Network.CIDR.String(), "an AWS VPC of a database must be a /16 to /27, split into two subnets"))
+	}
+	return errs
+}

@@ -1,0 +1,150 @@
+package database_test
+
+import (
+	"flag"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+
+	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files, the examples' observed files and the Cluster fixtures in examples/<cloud>/required")
+
+const (
+	examples      = "../../../examples"
+	ttlConverging = 15 * time.Second
+	ttlReady      = 5 * time.Minute
+)
+
+var envs = fntest.MustLoad(filepath.Join(examples, "envconfigs"))
+
+// run is what fn.go does for the database module.
+func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	rsp := module.NewResponse(req, ttlConverging)
+	if err := database.Run(req, rsp, module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
+		module.Fatal(rsp, err)
+	}
+	return rsp
+}
+
+// clusterFixture is what a Database of the cloud reads of the example
+// Cluster prod-cluster: the XR, and the composed resources the cloud's
+// database implementations read, as Crossplane labels them in the XR's
+// namespace.
+func clusterFixture(cloud string) []fntest.Object {
+	x := fntest.MustLoad(filepath.Join(examples, cloud, "cluster.yaml"))[0]
+	meta := x["metadata"].(map[string]any)
+	out := []fntest.Object{x}
+	observed := fntest.ObservedFile(filepath.Join(examples, cloud, "observed", "cluster.yaml"))
+	for _, r := range database.ReadsOf(cloud) {
+		o := overlay.DeepCopy(observed[r.Resource])
+		m := o["metadata"].(map[string]any)
+		m["namespace"] = meta["namespace"]
+		m["labels"].(map[string]any)[xr.LabelComposite] = meta["name"]
+		out = append(out, o)
+	}
+	return out
+}
+
+// required delivers the Cluster a Database joins, as Crossplane does once
+// the function asked for it, from the cloud's fixture.
+func required(cloud string, x fntest.Object) map[string][]fntest.Object {
+	if x["spec"].(map[string]any)["parameters"].(map[string]any)["clusterRef"] == nil {
+		return nil
+	}
+	out := map[string][]fntest.Object{}
+	for _, o := range fntest.MustLoad(filepath.Join(examples, cloud, "required", "cluster.yaml")) {
+		if o["kind"] == xr.ClusterKind && o["apiVersion"] == xr.ClusterAPIVersion {
+			out[database.RequirementCluster] = append(out[database.RequirementCluster], o)
+			continue
+		}
+		name := fntest.CompositionResourceName(o)
+		out["database-cluster-"+name] = append(out["database-cluster-"+name], o)
+	}
+	return out
+}
+
+// TestGolden renders every example Database twice, first render and
+// converged, and compares the whole response with a reviewed golden file.
+// With -update it first writes the Cluster fixtures and regenerates each
+// example's observed-resource file by converging it.
+func TestGolden(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(examples, "*", "database*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no example Database")
+	}
+	if *update {
+		for _, cloud := range []string{"gcp", "aws", "azure"} {
+			b, err := fntest.YAMLList(clusterFixture(cloud))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fntest.Golden(filepath.Join(examples, cloud, "required", "cluster.yaml"), b, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, path := range paths {
+		dir, file := filepath.Split(path)
+		cloud := filepath.Base(dir)
+		example := cloud + "-" + strings.TrimSuffix(file, ".yaml")
+		observedPath := filepath.Join(dir, "observed", file)
+		x := fntest.MustLoad(path)[0]
+		extra := required(cloud, x)
+
+		if *update {
+			_, observed, _, err := fntest.Converge(run, fntest.Request{XR: x, EnvironmentConfigs: envs, Extra: extra}, 20)
+			if err != nil {
+				t.Fatalf("%s: %v", example, err)
+			}
+			b, err := fntest.YAML(observed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fntest.Golden(observedPath, b, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		for stage, observed := range map[string]string{"first-render": "", "converged": observedPath} {
+			t.Run(example+"/"+stage, func(t *testing.T) {
+				req := fntest.Request{XR: x, EnvironmentConfigs: envs, Extra: extra, Observed: map[string]fntest.Object{}}
+				if observed != "" {
+					req.Observed = fntest.ObservedFile(observed)
+				}
+				pr, err := req.Proto()
+				if err != nil {
+					t.Fatal(err)
+				}
+				rsp := run(pr)
+				if msg := fntest.Fatal(rsp); msg != "" {
+					t.Fatalf("%s %s: Fatal: %s", example, stage, msg)
+				}
+				got, err := fntest.ResponseYAML(rsp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := fntest.Golden(filepath.Join("testdata", "golden", example+"."+stage+".yaml"), got, *update)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(string(want), string(got)); diff != "" {
+					t.Errorf("%s %s: -golden +got (review, then go test ./internal/modules/database -run TestGolden -update):\n%s", example, stage, diff)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,386 @@
+// Package database is the database module ("module: database" in the
+// Input): a Database XR becomes a managed PostgreSQL server on GCP (Cloud
+// SQL), AWS (RDS) or Azure (Flexible Server), reachable only privately: on
+// the network of the Cluster it names, or on a network of its own.
+//
+// The package holds the module's agnostic model (its Components and Plan,
+// which each cloud implements) and the module itself on the shared
+// machinery (package engine).
+package database
+
+import (
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// Kinds of the module's Components. Every cloud implements each of them
+// (TestRegistrations).
+const (
+	KindNetwork  platform.Kind = "DatabaseNetwork"
+	KindInstance platform.Kind = "DatabaseInstance"
+	KindSchema   platform.Kind = "DatabaseSchema"
+)
+
+// Kinds lists the module's Component kinds.
+var Kinds = []platform.Kind{KindNetwork, KindInstance, KindSchema}
+
+// Conditions of a Database XR, in the order they are set.
+const (
+	ConditionNetworkReady  = platform.ConditionNetworkReady
+	ConditionDatabaseReady = "DatabaseReady"
+)
+
+// Port is the port PostgreSQL listens on, on every cloud.
+const Port = 5432
+
+// Defaults of the environment's database keys.
+const (
+	DefaultEngine              = xr.EnginePostgres
+	DefaultVersion             = "16"
+	DefaultSize                = "medium"
+	DefaultStorageGB           = 20
+	DefaultBackupRetentionDays = 7
+	DefaultDeletionProtection  = true
+	DefaultNetworkCIDR         = "10.30.0.0/24"
+	DefaultMaintenanceDay      = "Sunday"
+	DefaultMaintenanceHour     = 3
+	DefaultUsername            = "dbadmin"
+)
+
+// DefaultVersions are the major versions offered unless the environment
+// says otherwise: those every cloud serves.
+var DefaultVersions = []string{"14", "15", "16", "17"}
+
+// Weekdays are the days of a maintenance window.
+var Weekdays = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+
+// Settings are the environment's database keys, under data.database,
+// decoded once per call. Every key is optional; the README lists the
+// defaults. Tiers and prices are per cloud (put them in the cloud layer).
+type Settings struct {
+	Engine              string            `json:"engine"`
+	Version             string            `json:"version"`
+	Versions            []string          `json:"versions"`
+	StorageGB           *int64            `json:"storageGb"`
+	HighAvailability    *bool             `json:"highAvailability"`
+	BackupRetentionDays *int64            `json:"backupRetentionDays"`
+	DeletionProtection  *bool             `json:"deletionProtection"`
+	Location            string            `json:"location"`
+	Tiers               map[string]string `json:"tiers"`
+	Username            string            `json:"username"`
+	Network             struct {
+		CIDR string `json:"cidr"`
+	} `json:"network"`
+	MaintenanceWindow struct {
+		Day  string `json:"day"`
+		Hour *int64 `json:"hour"`
+	} `json:"maintenanceWindow"`
+	Prices struct {
+		Tiers          map[string]float64 `json:"tiers"`
+		StorageGBMonth *float64           `json:"storageGbMonth"`
+	} `json:"prices"`
+}
+
+// Cluster is what a Database knows of the Cluster it joins.
+type Cluster struct {
+	// Ref is the name spec.parameters.clusterRef gives.
+	Ref string
+	// Labels select the Cluster's composed resources (with the resource
+	// label added): the composite's name, or a claim's name and namespace.
+	Labels map[string]string
+	// CloudName is the name the Cluster's cloud resources derive from.
+	CloudName string
+	// Location is the Cluster's region.
+	Location string
+	// Observed are the Cluster's composed resources the cloud reads (see
+	// Reads), by composition-resource name, as far as they were delivered.
+	Observed map[string]*structpb.Struct
+}
+
+// Selector selects one of the Cluster's composed resources by its
+// composition-resource name, as a cross-resource reference of a managed
+// resource: by labels, not by controller (the database does not control
+// the Cluster's resources).
+func (c *Cluster) Selector(resource string) map[string]any {
+	labels := make(map[string]any, len(c.Labels)+1)
+	for k, v := range c.Labels {
+		labels[k] = v
+	}
+	labels["platform.example.org/resource"] = resource
+	return map[string]any{"matchLabels": labels}
+}
+
+// Match selects the Cluster's composed resources that carry the supplied
+// labels too, such as its private subnets.
+func (c *Cluster) Match(labels map[string]string) map[string]any {
+	ml := make(map[string]any, len(c.Labels)+len(labels))
+	for k, v := range c.Labels {
+		ml[k] = v
+	}
+	for k, v := range labels {
+		ml[k] = v
+	}
+	return map[string]any{"matchLabels": ml}
+}
+
+// Network is how clients reach the database: privately, on the Cluster's
+// network (Cluster set) or on a network of its own.
+type Network struct {
+	// Name is the cloud name the network's resources derive from.
+	Name     string
+	Location string
+	// Cluster is the Cluster whose network the database joins; nil for a
+	// network of its own.
+	Cluster *Cluster
+	// CIDR is the range of a network of its own; on Azure, when joining a
+	// Cluster, the range of the database's delegated subnet in it (zero:
+	// the cloud derives one).
+	CIDR netip.Prefix
+}
+
+// Instance is the database server.
+type Instance struct {
+	// Name is the server's cloud name.
+	Name                string
+	Location            string
+	Engine              string
+	Version             string
+	Size                string
+	Tier                string
+	StorageGB           int64
+	HighAvailability    bool
+	BackupRetentionDays int64
+	DeletionProtection  bool
+	Maintenance         Maintenance
+	// Username is the administrator's login.
+	Username string
+	// ConnectionSecret is the Secret the provider writes the connection
+	// details to; PasswordSecret holds the administrator's password, which
+	// the provider generates where it can. The function never reads either.
+	ConnectionSecret string
+	PasswordSecret   string
+	Network          *Network
+	// Databases are the names of the server's databases, in the spec's
+	// order.
+	Databases []string
+}
+
+// Maintenance is a weekly maintenance window of one hour, in UTC.
+type Maintenance struct {
+	// Day is a weekday, Monday to Sunday.
+	Day  string
+	Hour int64
+}
+
+// Weekday is the window's day, 1 (Monday) to 7 (Sunday).
+func (m Maintenance) Weekday() int64 { return int64(slices.Index(Weekdays, m.Day) + 1) }
+
+// Schema is one database in the server.
+type Schema struct {
+	Name     string
+	Instance *Instance
+}
+
+// Kind implements platform.Component.
+func (Network) Kind() platform.Kind { return KindNetwork }
+
+// ID implements platform.Component.
+func (Network) ID() string { return "db-network" }
+
+// Condition implements platform.Component.
+func (Network) Condition() string { return ConditionNetworkReady }
+
+// Kind implements platform.Component.
+func (Instance) Kind() platform.Kind { return KindInstance }
+
+// ID implements platform.Component.
+func (Instance) ID() string { return "instance" }
+
+// Condition implements platform.Component.
+func (Instance) Condition() string { return ConditionDatabaseReady }
+
+// Kind implements platform.Component.
+func (Schema) Kind() platform.Kind { return KindSchema }
+
+// ID implements platform.Component.
+func (s Schema) ID() string { return "database/" + s.Name }
+
+// Condition implements platform.Component.
+func (Schema) Condition() string { return ConditionDatabaseReady }
+
+// Plan is the agnostic description of a Database.
+type Plan struct {
+	Components []platform.Component
+	Network    *Network
+	Instance   *Instance
+	Schemas    []Schema
+}
+
+// Build plans a Database. cluster is the Cluster it joins, nil without
+// clusterRef. Every error names a field path: of the XR for bad input, of
+// the environment for bad configuration.
+func Build(x *xr.Database, s Settings, cluster *Cluster) (*Plan, field.ErrorList) {
+	var errs field.ErrorList
+	par := x.Parameters
+	inst := &Instance{
+		Name:                x.CloudName,
+		Engine:              first(par.Engine, s.Engine, DefaultEngine),
+		Version:             first(par.Version, s.Version, DefaultVersion),
+		Size:                first(par.Size, DefaultSize),
+		StorageGB:           deref(par.StorageGB, deref(s.StorageGB, DefaultStorageGB)),
+		HighAvailability:    deref(par.HighAvailability, deref(s.HighAvailability, false)),
+		BackupRetentionDays: deref(par.BackupRetentionDays, deref(s.BackupRetentionDays, DefaultBackupRetentionDays)),
+		DeletionProtection:  deref(par.DeletionProtection, deref(s.DeletionProtection, DefaultDeletionProtection)),
+		Maintenance:         Maintenance{Day: first(s.MaintenanceWindow.Day, DefaultMaintenanceDay), Hour: deref(s.MaintenanceWindow.Hour, DefaultMaintenanceHour)},
+		Username:            first(s.Username, DefaultUsername),
+		ConnectionSecret:    x.Name + "-connection",
+		PasswordSecret:      x.Name + "-password",
+	}
+	if !slices.Contains(xr.Engines, inst.Engine) {
+		errs = append(errs, field.NotSupported(envPath("engine"), inst.Engine, xr.Engines))
+	}
+	versions := s.Versions
+	if len(versions) == 0 {
+		versions = DefaultVersions
+	}
+	if !slices.Contains(versions, inst.Version) {
+		path := xr.ParametersPath("version")
+		if par.Version == "" {
+			path = envPath("version")
+		}
+		errs = append(errs, field.NotSupported(path, inst.Version, versions))
+	}
+	switch tier, ok := s.Tiers[inst.Size]; {
+	case len(s.Tiers) == 0:
+		errs = append(errs, field.Invalid(xr.ParametersPath("size"), inst.Size, "the environment maps no size classes to server tiers (key database.tiers); add them to the cloud's EnvironmentConfig"))
+	case !ok:
+		errs = append(errs, field.NotSupported(xr.ParametersPath("size"), inst.Size, slices.Sorted(maps.Keys(s.Tiers))))
+	default:
+		inst.Tier = tier
+	}
+	if !slices.Contains(Weekdays, inst.Maintenance.Day) {
+		errs = append(errs, field.NotSupported(envPath("maintenanceWindow", "day"), inst.Maintenance.Day, Weekdays))
+	}
+	if h := inst.Maintenance.Hour; h < 0 || h > 23 {
+		errs = append(errs, field.Invalid(envPath("maintenanceWindow", "hour"), h, "must be an hour of the day, 0 to 23 (UTC)"))
+	}
+
+	net := &Network{Name: x.CloudName, Cluster: cluster}
+	switch {
+	case par.Location != "":
+		net.Location = par.Location
+		if cluster != nil && cluster.Location != "" && cluster.Location != par.Location {
+			errs = append(errs, field.Invalid(xr.ParametersPath("location"), par.Location, fmt.Sprintf("a database joins Cluster %q's network privately in its region, %s; leave location unset or make it %s", cluster.Ref, cluster.Location, cluster.Location)))
+		}
+	case cluster != nil:
+		net.Location = cluster.Location
+	default:
+		net.Location = s.Location
+	}
+	if net.Location == "" {
+		errs = append(errs, field.Required(xr.ParametersPath("location"), "the region of the database: set it, name a Cluster in clusterRef, or set the environment's database.location"))
+	}
+	cidr, path := par.Network.CIDR, xr.ParametersPath("network", "cidr")
+	if cidr == "" && cluster == nil {
+		cidr, path = first(s.Network.CIDR, DefaultNetworkCIDR), envPath("network", "cidr")
+	}
+	if cidr != "" {
+		pfx, err := xr.ParseCIDR(cidr)
+		if err != nil {
+			errs = append(errs, field.Invalid(path, cidr, err.Error()))
+		}
+		net.CIDR = pfx
+	}
+	inst.Location, inst.Network = net.Location, net
+
+	inst.Databases = par.Databases
+	if len(inst.Databases) == 0 {
+		inst.Databases = []string{DefaultDatabaseName(x.CloudName)}
+	}
+	// The components are values: build them once the plan is complete.
+	p := &Plan{Network: net, Instance: inst, Components: []platform.Component{*net, *inst}}
+	for _, n := range inst.Databases {
+		sc := Schema{Name: n, Instance: inst}
+		p.Schemas = append(p.Schemas, sc)
+		p.Components = append(p.Components, sc)
+	}
+	return p, errs
+}
+
+// DefaultDatabaseName is the database created when the XR names none: the
+// XR's cloud name with '-' as '_'.
+func DefaultDatabaseName(cloudName string) string { return strings.ReplaceAll(cloudName, "-", "_") }
+
+// Removal implements engine.Remover: only the spec decides which databases
+// a server holds, so one that is no longer planned was removed by the spec;
+// the network and the server are never removed by a plan.
+func (p *Plan) Removal(id string) platform.Removal {
+	name, isSchema := strings.CutPrefix(id, "database/")
+	if !isSchema {
+		return platform.Removal{Why: fmt.Sprintf("its component %s is still composed, but no longer with this resource (an input other than the spec changed, such as the environment or clusterRef's Cluster)", id)}
+	}
+	for _, s := range p.Schemas {
+		if s.Name == name {
+			return platform.Removal{Why: fmt.Sprintf("database %q is still composed, but no longer with this resource", name)}
+		}
+	}
+	return platform.Removal{BySpec: true, Why: fmt.Sprintf("database %q is no longer in spec.parameters.databases", name)}
+}
+
+// Estimate is the monthly cost of the server: its tier per hour (twice
+// with a standby for high availability) and its storage. A tier without a
+// price is left out and named in the environment's missing keys.
+func (p *Plan) Estimate(env *envcfg.Env, s Settings) float64 {
+	i := p.Instance
+	hours := env.Int(730, "prices", "hoursPerMonth")
+	usd := 0.0
+	if perHour, ok := s.Prices.Tiers[i.Tier]; ok {
+		n := 1.0
+		if i.HighAvailability {
+			n = 2
+		}
+		usd += perHour * n * float64(hours)
+	} else {
+		env.Need("database", "prices", "tiers", i.Tier)
+	}
+	if s.Prices.StorageGBMonth != nil {
+		usd += *s.Prices.StorageGBMonth * float64(i.StorageGB)
+	} else {
+		env.Need("database", "prices", "storageGbMonth")
+	}
+	return float64(int64(usd*100+0.5)) / 100
+}
+
+func envPath(keys ...string) *field.Path {
+	p := field.NewPath("environment", "database")
+	for _, k := range keys {
+		p = p.Child(k)
+	}
+	return p
+}
+
+func first(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func deref[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
