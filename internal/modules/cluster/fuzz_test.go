@@ -65,11 +65,11 @@ func FuzzRun(f *testing.F) {
 		if json.Unmarshal(data, &xr) != nil || xr == nil || len(ops) > 64 {
 			return
 		}
-		w := &world{xr: xr, envs: envs, observed: map[string]fntest.Object{}}
+		w := &fntest.World{XR: xr, Envs: envs, Observed: map[string]fntest.Object{}}
 		rsp := call(t, w)
 		// Let the providers build the stack, as far as it goes.
 		for round := 0; round < 12 && fntest.Fatal(rsp) == ""; round++ {
-			w.observed = fntest.ObserveAll(rsp, w.observed)
+			w.Observed = fntest.ObserveAll(rsp, w.Observed)
 			rsp = call(t, w)
 		}
 		for i := 0; i+1 < len(ops); i += 2 {
@@ -80,9 +80,9 @@ func FuzzRun(f *testing.F) {
 }
 
 // call runs one reconcile of the world and checks the invariants.
-func call(t *testing.T, w *world) *fnv1.RunFunctionResponse {
+func call(t *testing.T, w *fntest.World) *fnv1.RunFunctionResponse {
 	t.Helper()
-	req, err := w.request().Proto()
+	req, err := w.Request().Proto()
 	if err != nil {
 		t.Skip("not a valid request:", err)
 	}
@@ -91,8 +91,8 @@ func call(t *testing.T, w *world) *fnv1.RunFunctionResponse {
 		return rsp
 	}
 	desired := fntest.Desired(rsp)
-	for _, name := range slices.Sorted(maps.Keys(w.observed)) {
-		obs := w.observed[name]
+	for _, name := range slices.Sorted(maps.Keys(w.Observed)) {
+		obs := w.Observed[name]
 		if annotation(obs, "platform.example.org/component") == "" {
 			continue
 		}
@@ -129,8 +129,8 @@ func call(t *testing.T, w *world) *fnv1.RunFunctionResponse {
 // mutate applies one operation to the world. None of them is a spec change
 // that removes anything: only fleet-wide inputs, the providers' reports and
 // overrides the function must refuse change.
-func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
-	names := slices.Sorted(maps.Keys(w.observed))
+func mutate(w *fntest.World, last *fnv1.RunFunctionResponse, op, arg byte) {
+	names := slices.Sorted(maps.Keys(w.Observed))
 	pick := func() string {
 		if len(names) == 0 {
 			return "cluster"
@@ -139,25 +139,25 @@ func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
 	}
 	switch op % 21 {
 	case 0:
-		if len(w.envs) > 0 {
-			i := int(arg) % len(w.envs)
-			w.envs = append(slices.Clip(w.envs[:i]), w.envs[i+1:]...)
+		if len(w.Envs) > 0 {
+			i := int(arg) % len(w.Envs)
+			w.Envs = append(slices.Clip(w.Envs[:i]), w.Envs[i+1:]...)
 		}
 	case 1:
-		envEdit("cluster-platform-baseline", "privateCluster", false)(w)
+		fntest.EnvEdit("cluster-platform-baseline", "privateCluster", false)(w)
 	case 2:
-		envEdit("cluster-platform-baseline", "pools", map[string]any{fmt.Sprintf("p%d", arg%4): map[string]any{"size": "small"}})(w)
+		fntest.EnvEdit("cluster-platform-baseline", "pools", map[string]any{fmt.Sprintf("p%d", arg%4): map[string]any{"size": "small"}})(w)
 	case 3:
-		envEdit("cluster-platform-baseline", "charts."+chartOf(arg)+".disabled", true)(w)
+		fntest.EnvEdit("cluster-platform-baseline", "charts."+chartOf(arg)+".disabled", true)(w)
 	case 4:
-		envEdit("cluster-platform-baseline", "monitoring.enabled", false)(w)
+		fntest.EnvEdit("cluster-platform-baseline", "monitoring.enabled", false)(w)
 	case 5:
 		keys := []string{"sizes", "charts", "nodeDefaults", "network", "pools", "gcp", "aws", "azure", "prices", "monitoring", "privateCluster", "version"}
-		envWithout(keys[int(arg)%len(keys)])(w)
+		fntest.EnvWithout(keys[int(arg)%len(keys)])(w)
 	case 6:
-		envEdit("cluster-platform-baseline", "network.cidr", fmt.Sprintf("10.%d.0.0/16", arg))(w)
+		fntest.EnvEdit("cluster-platform-baseline", "network.cidr", fmt.Sprintf("10.%d.0.0/16", arg))(w)
 	case 7:
-		envEdit("cluster-platform-cloud-aws", "aws.zones.us-east-1", []any{"us-east-1c", "us-east-1b", "us-east-1a"})(w)
+		fntest.EnvEdit("cluster-platform-cloud-aws", "aws.zones.us-east-1", []any{"us-east-1c", "us-east-1b", "us-east-1a"})(w)
 	case 8:
 		// The low bit picks the shape, the rest the resource.
 		shapes := []map[string]any{
@@ -183,44 +183,44 @@ func mutate(w *world, last *fnv1.RunFunctionResponse, op, arg byte) {
 		}
 		override(pick(), nth(forbidden, arg))(w)
 	case 11:
-		fntest.Set("spec.parameters.charts", map[string]any{chartOf(arg): map[string]any{"values": plantSecret(arg)}})(w.xr)
+		fntest.Set("spec.parameters.charts", map[string]any{chartOf(arg): map[string]any{"values": plantSecret(arg)}})(w.XR)
 	case 12:
-		fntest.Set("metadata.labels.planeType", nth([]string{"production", "fuzz", "lab"}, arg))(w.xr)
+		fntest.Set("metadata.labels.planeType", nth([]string{"production", "fuzz", "lab"}, arg))(w.XR)
 	case 13:
-		w.observed = maps.Clone(w.observed)
-		delete(w.observed, pick())
+		w.Observed = maps.Clone(w.Observed)
+		delete(w.Observed, pick())
 	case 14:
 		if len(names) > 0 {
-			observedCondition(pick(), "Ready", "False", "fuzzed")(w)
+			fntest.ObservedCondition(pick(), "Ready", "False", "fuzzed")(w)
 		}
 	case 15:
 		if fntest.Fatal(last) == "" {
-			w.observed = fntest.ObserveAll(last, w.observed)
+			w.Observed = fntest.ObserveAll(last, w.Observed)
 		}
 	case 16:
-		w.envs = nil
-		w.context = fntest.Object{envcfg.ContextKey: map[string]any{"apiVersion": "internal.crossplane.io/v1alpha1", "kind": "Environment"}}
+		w.Envs = nil
+		w.Context = fntest.Object{envcfg.ContextKey: map[string]any{"apiVersion": "internal.crossplane.io/v1alpha1", "kind": "Environment"}}
 	case 17:
-		w.envs, w.context = envs, nil
+		w.Envs, w.Context = envs, nil
 	case 19:
 		// Import a resource under the name it already has in the cloud,
 		// observe-only or managed: an XR change that removes nothing.
 		name := pick()
-		if ext := annotation(w.observed[name], "crossplane.io/external-name"); ext != "" {
+		if ext := annotation(w.Observed[name], "crossplane.io/external-name"); ext != "" {
 			fntest.Set("spec.parameters.import", map[string]any{
 				"enabled": true, "mode": nth([]string{"observe", "manage"}, arg), "resources": map[string]any{name: ext},
-			})(w.xr)
+			})(w.XR)
 		}
 	case 20:
 		// The XR's author withdraws their overrides and chart values.
-		fntest.Set("spec.parameters.overrides", nil)(w.xr)
-		fntest.Set("spec.parameters.charts", nil)(w.xr)
+		fntest.Set("spec.parameters.overrides", nil)(w.XR)
+		fntest.Set("spec.parameters.charts", nil)(w.XR)
 	case 18:
 		// The XR's status as Crossplane would store it from the last
 		// response, so that the layers it used are recorded.
 		if st, ok := last.GetDesired().GetComposite().GetResource().AsMap()["status"]; ok {
-			w.xr = overlay.DeepCopy(w.xr)
-			w.xr["status"] = st
+			w.XR = overlay.DeepCopy(w.XR)
+			w.XR["status"] = st
 		}
 	}
 }
