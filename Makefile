@@ -32,7 +32,7 @@ FUZZTIME      ?= 10s
 XPKG          := $(OUT)/function-cluster-platform.xpkg
 ARCH          ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all build generate test lint fuzz bench bench-go render validate redteam xpkg e2e tools clean
+.PHONY: all build generate check-generated test lint fuzz bench bench-go render validate redteam xpkg e2e tools clean
 
 all: build test
 
@@ -42,6 +42,13 @@ build:
 generate:
 	cd input && $(GO) generate -tags generate ./...
 	$(GO) run ./internal/xrdgen
+
+# Fail when a generated file differs from what its generator writes: the
+# Input CRD (controller-gen) and the legacy XRDs (xrdgen).
+check-generated:
+	cd input && $(GO) generate -tags generate ./...
+	git diff --exit-code -- package/input || { echo "package/input is out of date: run make generate and commit it" >&2; exit 1; }
+	$(GO) run ./internal/xrdgen -check
 
 test:
 	$(GO) test -race ./...

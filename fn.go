@@ -18,21 +18,21 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 
 	// The cloud layers register themselves.
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
 )
 
-// modules are the Input's modules.
-var modules = map[string]module.Func{
-	v1beta1.ModuleCluster:  cluster.Run,
-	v1beta1.ModuleDatabase: database.Run,
-	v1beta1.ModuleBudget:   workloadbudget.Run,
-}
+// byName are the function's modules by the Input's module name.
+var byName = func() map[string]module.Func {
+	m := make(map[string]module.Func, len(modules.All))
+	for _, mod := range modules.All {
+		m[mod.Name] = mod.Run
+	}
+	return m
+}()
 
 // Function renders cluster platforms.
 type Function struct {
@@ -45,7 +45,7 @@ type Function struct {
 
 // NewFunction returns a Function that serves every module.
 func NewFunction(log logging.Logger, opts module.Options) *Function {
-	return &Function{log: log, opts: opts, modules: modules}
+	return &Function{log: log, opts: opts, modules: byName}
 }
 
 // RunFunction decodes the step's Input, dispatches on its module and returns

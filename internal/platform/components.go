@@ -29,6 +29,10 @@ const (
 	KindBudget        Kind = "Budget"
 )
 
+// Kinds lists the cluster module's Component kinds: every cloud implements
+// each of them.
+var Kinds = []Kind{KindNetwork, KindEgress, KindIdentity, KindCluster, KindNodePool, KindDNSZone, KindClusterAccess, KindRelease, KindBudget}
+
 // Condition types of the XR. Every Component reports into one of them.
 const (
 	ConditionNetworkReady   = "NetworkReady"

@@ -79,8 +79,7 @@ func DecodeDatabase(s *structpb.Struct) (*Database, field.ErrorList) {
 	x := &Database{Composite: decodeComposite(s)}
 	sf := d.object(object.Get(s, "spec"), field.NewPath("spec"))
 	p := pathParameters
-	f := d.fields(sf["parameters"], p, append([]string{"engine", "version", "size", "storageGb", "highAvailability",
-		"backupRetentionDays", "deletionProtection", "location", "clusterRef", "databases", "network"}, commonParameters...)...)
+	f := d.fields(sf["parameters"], p, fieldsDatabaseParameters...)
 	par := DatabaseParameters{
 		Engine:              d.str(f["engine"], p.Child("engine")),
 		Version:             d.str(f["version"], p.Child("version")),
@@ -94,11 +93,11 @@ func DecodeDatabase(s *structpb.Struct) (*Database, field.ErrorList) {
 	}
 	if v, ok := f["clusterRef"]; ok && !isNull(v) {
 		rp := p.Child("clusterRef")
-		rf := d.fields(v, rp, "name")
+		rf := d.fields(v, rp, fieldsClusterRef...)
 		par.ClusterRef = &ClusterRef{Name: d.str(rf["name"], rp.Child("name"))}
 	}
 	np := p.Child("network")
-	nf := d.fields(f["network"], np, "cidr")
+	nf := d.fields(f["network"], np, fieldsDatabaseNetwork...)
 	par.Network.CIDR = d.str(nf["cidr"], np.Child("cidr"))
 	x.Parameters = par
 	d.decodeCommon(&x.Composite, f, p)

@@ -215,8 +215,50 @@ func LabelPath(key string) *field.Path {
 	return pathLabels.Key(key)
 }
 
-// commonParameters are the parameters every XR kind takes.
-var commonParameters = []string{"import", "overrides", "confirmRemovals"}
+// The fields each decoder knows, by object. Fields maps them to the field
+// paths of each XR kind, which TestXRDs compares with the XRDs' schemas: a
+// field one knows and the other does not fails the test.
+var (
+	// commonParameters are the parameters every XR kind takes.
+	commonParameters = []string{"import", "overrides", "confirmRemovals"}
+	fieldsImport     = []string{"enabled", "mode", "resources", "only", "release"}
+
+	fieldsClusterParameters = append([]string{"location", "version", "domain", "createDnsZones", "privateCluster",
+		"network", "pools", "charts", "budget"}, commonParameters...)
+	fieldsClusterNetwork = []string{"cidr", "podsCidr", "servicesCidr"}
+	fieldsPool           = []string{"size", "machineType", "minNodes", "maxNodes", "spot", "diskSizeGb", "labels", "taints"}
+	fieldsTaint          = []string{"key", "value", "effect"}
+	fieldsChart          = []string{"disabled", "version", "values"}
+	fieldsBudget         = []string{"limitUsd", "period", "thresholds", "contacts", "enforcement", "spendRef"}
+	fieldsSpendRef       = []string{"apiVersion", "kind", "name", "namespace", "fieldPath"}
+
+	fieldsDatabaseParameters = append([]string{"engine", "version", "size", "storageGb", "highAvailability",
+		"backupRetentionDays", "deletionProtection", "location", "clusterRef", "databases", "network"}, commonParameters...)
+	fieldsClusterRef      = []string{"name"}
+	fieldsDatabaseNetwork = []string{"cidr"}
+)
+
+// Fields are the fields the decoders know, by XR kind and by the field path
+// of the object that holds them ("*" for any key of a map, "[]" for the
+// items of a list).
+var Fields = map[string]map[string][]string{
+	ClusterKind: {
+		"spec.parameters":                  fieldsClusterParameters,
+		"spec.parameters.network":          fieldsClusterNetwork,
+		"spec.parameters.pools.*":          fieldsPool,
+		"spec.parameters.pools.*.taints[]": fieldsTaint,
+		"spec.parameters.charts.*":         fieldsChart,
+		"spec.parameters.budget":           fieldsBudget,
+		"spec.parameters.budget.spendRef":  fieldsSpendRef,
+		"spec.parameters.import":           fieldsImport,
+	},
+	"Database": {
+		"spec.parameters":            fieldsDatabaseParameters,
+		"spec.parameters.clusterRef": fieldsClusterRef,
+		"spec.parameters.network":    fieldsDatabaseNetwork,
+		"spec.parameters.import":     fieldsImport,
+	},
+}
 
 // decodeComposite reads what every XR kind shares: metadata, labels and
 // scope. Each kind decodes its spec; the parameters every kind takes are
@@ -257,7 +299,7 @@ func decodeComposite(s *structpb.Struct) Composite {
 // spec.parameters.
 func (d *decoder) decodeCommon(x *Composite, f map[string]*structpb.Value, p *field.Path) {
 	ip := p.Child("import")
-	imp := d.fields(f["import"], ip, "enabled", "mode", "resources", "only", "release")
+	imp := d.fields(f["import"], ip, fieldsImport...)
 	x.Import = Import{
 		Mode:      d.str(imp["mode"], ip.Child("mode")),
 		Resources: d.stringMap(imp["resources"], ip.Child("resources")),
@@ -298,8 +340,7 @@ func Decode(s *structpb.Struct) (*Cluster, field.ErrorList) {
 	sp := field.NewPath("spec")
 	sf := d.object(spec, sp)
 	x.ForProvider = d.anyMap(sf["forProvider"], sp.Child("forProvider"))
-	f := d.fields(sf["parameters"], pathParameters, append([]string{"location", "version", "domain", "createDnsZones", "privateCluster",
-		"network", "pools", "charts", "budget"}, commonParameters...)...)
+	f := d.fields(sf["parameters"], pathParameters, fieldsClusterParameters...)
 	x.Parameters = d.parameters(f, pathParameters)
 	d.decodeCommon(&x.Composite, f, pathParameters)
 	return x, d.errs
@@ -315,7 +356,7 @@ func (d *decoder) parameters(f map[string]*structpb.Value, p *field.Path) Parame
 	}
 
 	np := p.Child("network")
-	nf := d.fields(f["network"], np, "cidr", "podsCidr", "servicesCidr")
+	nf := d.fields(f["network"], np, fieldsClusterNetwork...)
 	out.Network = Network{
 		CIDR:         d.str(nf["cidr"], np.Child("cidr")),
 		PodsCIDR:     d.str(nf["podsCidr"], np.Child("podsCidr")),
@@ -331,7 +372,7 @@ func (d *decoder) parameters(f map[string]*structpb.Value, p *field.Path) Parame
 	}
 	for _, k := range slices.Sorted(maps.Keys(charts)) {
 		kp := cp.Key(k)
-		c := d.fields(charts[k], kp, "disabled", "version", "values")
+		c := d.fields(charts[k], kp, fieldsChart...)
 		ch := Chart{
 			Version: d.str(c["version"], kp.Child("version")),
 			Values:  d.anyMap(c["values"], kp.Child("values")),
@@ -371,7 +412,7 @@ func (d *decoder) pools(v *structpb.Value, p *field.Path) []Pool {
 }
 
 func (d *decoder) pool(key string, v *structpb.Value, p *field.Path) Pool {
-	f := d.fields(v, p, "size", "machineType", "minNodes", "maxNodes", "spot", "diskSizeGb", "labels", "taints")
+	f := d.fields(v, p, fieldsPool...)
 	pool := Pool{
 		Key:         key,
 		Name:        NormalisePoolName(key),
@@ -388,7 +429,7 @@ func (d *decoder) pool(key string, v *structpb.Value, p *field.Path) Pool {
 	tp := p.Child("taints")
 	for i, t := range d.list(f["taints"], tp) {
 		ip := tp.Index(i)
-		tf := d.fields(t, ip, "key", "value", "effect")
+		tf := d.fields(t, ip, fieldsTaint...)
 		pool.Taints = append(pool.Taints, Taint{
 			Key:    d.str(tf["key"], ip.Child("key")),
 			Value:  d.str(tf["value"], ip.Child("value")),
@@ -399,7 +440,7 @@ func (d *decoder) pool(key string, v *structpb.Value, p *field.Path) Pool {
 }
 
 func (d *decoder) budget(v *structpb.Value, p *field.Path) *Budget {
-	f := d.fields(v, p, "limitUsd", "period", "thresholds", "contacts", "enforcement", "spendRef")
+	f := d.fields(v, p, fieldsBudget...)
 	b := &Budget{
 		Period:      d.str(f["period"], p.Child("period")),
 		Contacts:    d.strings(f["contacts"], p.Child("contacts")),
@@ -422,7 +463,7 @@ func (d *decoder) spendRef(v *structpb.Value, p *field.Path) *SpendRef {
 	if v == nil || isNull(v) {
 		return nil
 	}
-	f := d.fields(v, p, "apiVersion", "kind", "name", "namespace", "fieldPath")
+	f := d.fields(v, p, fieldsSpendRef...)
 	return &SpendRef{
 		APIVersion: d.str(f["apiVersion"], p.Child("apiVersion")),
 		Kind:       d.str(f["kind"], p.Child("kind")),

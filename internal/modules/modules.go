@@ -1,0 +1,33 @@
+// Package modules lists the function's modules in one place: each XR kind,
+// the Input's module name that selects it, its Run on the shared machinery,
+// and the Component kinds every cloud must implement for it. A module
+// missing here is not served; a cloud that does not implement a kind listed
+// here fails TestRegistrations, not a render.
+package modules
+
+import (
+	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+)
+
+// A Module is one XR kind the function serves.
+type Module struct {
+	// Name is the Input's module.
+	Name string
+	Run  module.Func
+	// Kinds are the Component kinds of its agnostic model, which every
+	// cloud implements; none for a module that composes without the
+	// registry's clouds.
+	Kinds []platform.Kind
+}
+
+// All are the function's modules.
+var All = []Module{
+	{Name: v1beta1.ModuleCluster, Run: cluster.Run, Kinds: platform.Kinds},
+	{Name: v1beta1.ModuleDatabase, Run: database.Run, Kinds: database.Kinds},
+	{Name: v1beta1.ModuleBudget, Run: workloadbudget.Run},
+}
