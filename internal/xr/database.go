@@ -12,8 +12,9 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 )
 
-// Database engines. MySQL is not offered: ../shared/crds serves no Azure
-// MySQL kind, and every engine runs on every cloud.
+// EnginePostgres is PostgreSQL, the one engine every cloud serves here.
+// MySQL is not offered: ../shared/crds serves no Azure MySQL kind, and
+// every engine runs on every cloud.
 const EnginePostgres = "postgres"
 
 // Engines are the engines a Database may run.

@@ -166,8 +166,10 @@ func delegatedSubnet(space, name string) (netip.Prefix, error) {
 	}
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(name))
-	slots := 1 << (dbSubnetBits - half.Bits())
-	return platform.Subnet(half, dbSubnetBits-half.Bits(), int(h.Sum32()%uint32(slots)))
+	// At most 2^26 slots: half is at most a /2 of a prefix of at least /1.
+	slots := uint64(1) << (dbSubnetBits - half.Bits())
+	return platform.Subnet(half, dbSubnetBits-half.Bits(), int(uint64(h.Sum32())%slots)) //nolint:gosec // the slot is below slots, at most 2^26
+
 }
 
 // dbInstance renders the PostgreSQL Flexible Server on its delegated

@@ -1,0 +1,194 @@
+package database_test
+
+import (
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+)
+
+// planeIDs are the example Clusters' projects, accounts and subscriptions.
+var planeIDs = map[string]string{"gcp": "my-project-123", "aws": "123456789012", "azure": "00000000-0000-0000-0000-000000000000"}
+
+// dbXR is a namespaced Database that is not one of the examples: size
+// small, one database, in the namespace of the example Cluster it may join.
+func dbXR(cloud string, mutate ...func(fntest.Object)) fntest.Object {
+	o := fntest.Object{
+		"apiVersion": "platform.example.org/v1alpha1",
+		"kind":       "Database",
+		"metadata": map[string]any{
+			"name":      "ledger",
+			"namespace": "platform",
+			"labels":    map[string]any{"cloud": cloud, "planeId": planeIDs[cloud], "planeType": "production"},
+		},
+		"spec": map[string]any{"parameters": map[string]any{"size": "small", "databases": []any{"ledger"}}},
+	}
+	for _, m := range mutate {
+		m(o)
+	}
+	return o
+}
+
+// onCluster makes a Database join the example Cluster prod-cluster.
+var onCluster = fntest.Set("spec.parameters.clusterRef", map[string]any{"name": "prod-cluster"})
+
+var converged = fntest.Step{Name: "converge", Converge: true, Check: fntest.All(
+	fntest.IsReady(true), fntest.TTL(ttlReady),
+	fntest.Condition(database.ConditionNetworkReady, "TRUE", "Available"),
+	fntest.Condition(database.ConditionDatabaseReady, "TRUE", "Available"),
+)}
+
+// status checks a field of the XR's status.
+func status(key string, want any) fntest.Check {
+	return func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+		t.Helper()
+		st, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+		if st[key] == nil || (want != nil && st[key] != want) {
+			t.Errorf("status.%s = %v, want %v", key, st[key], want)
+		}
+	}
+}
+
+func TestScenarios(t *testing.T) {
+	scenarios := map[string]fntest.Scenario{}
+	for _, cloud := range []string{"gcp", "aws", "azure"} {
+		scenarios[cloud+"/OwnNetwork"] = fntest.Scenario{
+			Reason: "A Database without clusterRef converges on a private network of its own, and reports where to connect.",
+			XR:     dbXR(cloud),
+			Steps:  []fntest.Step{converged, {Name: "steady", Check: fntest.All(status("host", nil), status("port", 5432.0), status("connectionSecret", "ledger-connection"), status("engineVersion", nil))}},
+		}
+		scenarios[cloud+"/OnCluster"] = fntest.Scenario{
+			Reason: "A Database with clusterRef converges on the Cluster's network once Crossplane delivers the Cluster.",
+			XR:     dbXR(cloud, onCluster),
+			Extra:  required(cloud, dbXR(cloud, onCluster)),
+			Steps:  []fntest.Step{converged},
+		}
+		scenarios[cloud+"/DatabaseRemoved"] = fntest.Scenario{
+			Reason: "Removing a database from spec.parameters.databases removes it, and nothing else.",
+			XR:     dbXR(cloud, fntest.Set("spec.parameters.databases", []any{"ledger", "reports", "archive"})),
+			Steps: []fntest.Step{
+				converged,
+				{Name: "archive removed", Spec: fntest.Edit("spec.parameters.databases", []any{"ledger", "reports"}), Removes: []string{"database-archive"}, Check: fntest.Desires("instance", "database-reports")},
+				fntest.ConvergeStep("settles"),
+			},
+		}
+	}
+	scenarios["gcp/WaitsForCluster"] = fntest.Scenario{
+		Reason: "A Database whose Cluster is not there yet asks for it and composes nothing, saying why; once delivered, it converges.",
+		XR:     dbXR("gcp", onCluster),
+		Steps: []fntest.Step{
+			{Name: "no Cluster yet", Hold: true, Check: fntest.All(
+				fntest.Condition(database.ConditionNetworkReady, "FALSE", "Waiting"),
+				fntest.ConditionMentions(database.ConditionNetworkReady, `Cluster "prod-cluster"`),
+				fntest.IsReady(false), fntest.TTL(ttlConverging),
+				func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+					t.Helper()
+					if rsp.GetRequirements().GetResources()[database.RequirementCluster].GetMatchName() != "prod-cluster" {
+						t.Errorf("the function did not ask for Cluster prod-cluster: %v", rsp.GetRequirements())
+					}
+					if n := len(rsp.GetDesired().GetResources()); n != 0 {
+						t.Errorf("%d resources desired while waiting, want none", n)
+					}
+				},
+			)},
+			{Name: "Cluster delivered", World: func(w *fntest.World) { w.Extra = required("gcp", w.XR) }, Converge: true, Check: fntest.IsReady(true)},
+			{Name: "Cluster gone again", World: func(w *fntest.World) { w.Extra = nil }, Check: fntest.All(fntest.Desires("instance", "database-ledger"), fntest.Condition(database.ConditionNetworkReady, "FALSE", "Waiting"))},
+		},
+	}
+	scenarios["aws/SecurityGroupPending"] = fntest.Scenario{
+		Reason: "On AWS the database admits the Cluster's nodes by their security group: until the EKS cluster reports it, the rule and the instance wait.",
+		XR:     dbXR("aws", onCluster),
+		Extra: func() map[string][]fntest.Object {
+			e := required("aws", dbXR("aws", onCluster))
+			delete(e, "database-cluster-cluster")
+			return e
+		}(),
+		Steps: []fntest.Step{
+			{Name: "first", Check: fntest.All(fntest.Desires("security-group", "subnet-group"), fntest.Lacks("security-group-ingress", "instance"))},
+			{Name: "again", Check: fntest.ConditionMentions(database.ConditionNetworkReady, "security group")},
+		},
+	}
+	scenarios["aws/ClusterOnOtherCloud"] = fntest.Scenario{
+		Reason: "A Cluster on another cloud is out of the database's reach: a Fatal naming clusterRef.",
+		XR:     dbXR("aws", onCluster),
+		Extra:  required("gcp", dbXR("gcp", onCluster)),
+		Steps:  []fntest.Step{{Name: "first", Fatal: `spec.parameters.clusterRef.name: Invalid value: "prod-cluster": Cluster "prod-cluster" runs on cloud "gcp", this Database on "aws"`}},
+	}
+	scenarios["gcp/LocationMismatch"] = fntest.Scenario{
+		Reason: "A database joins its Cluster's network in the Cluster's region.",
+		XR:     dbXR("gcp", onCluster, fntest.Set("spec.parameters.location", "europe-west4")),
+		Extra:  required("gcp", dbXR("gcp", onCluster)),
+		Steps:  []fntest.Step{{Name: "first", Fatal: "spec.parameters.location: Invalid value: \"europe-west4\": a database joins Cluster \"prod-cluster\"'s network privately in its region, us-central1"}},
+	}
+	scenarios["azure/EveryBadFieldAtOnce"] = fntest.Scenario{
+		Reason: "Bad input is one Fatal naming every field: engine, version, size, a database name, and Azure's backup retention.",
+		XR: dbXR("azure", fntest.Set("spec.parameters", map[string]any{
+			"engine": "mysql", "version": "9", "size": "huge", "backupRetentionDays": 3.0, "databases": []any{"Bad-Name"},
+		})),
+		Steps: []fntest.Step{{Name: "first", Fatal: "spec.parameters.engine", Check: fntest.FatalHas(
+			`spec.parameters.engine: Unsupported value: "mysql": supported values: "postgres"`,
+			`spec.parameters.databases[0]: Invalid value: "Bad-Name"`,
+		)}, {Name: "engine fixed", Spec: fntest.Edit("spec.parameters.engine", "postgres"), Fatal: "spec.parameters.version", Check: fntest.FatalHas(
+			`spec.parameters.version: Unsupported value: "9": supported values: "14", "15", "16", "17"`,
+			`spec.parameters.size: Unsupported value: "huge": supported values: "large", "medium", "small"`,
+		)}, {Name: "version and size fixed", Spec: func(w *fntest.World) {
+			fntest.Edit("spec.parameters.version", "16")(w)
+			fntest.Edit("spec.parameters.size", "small")(w)
+			fntest.Edit("spec.parameters.databases", nil)(w)
+		}, Fatal: `spec.parameters.backupRetentionDays: Invalid value: 3: Flexible Server keeps backups 7 to 35 days`}},
+	}
+	scenarios["gcp/EnvironmentChangesTier"] = fntest.Scenario{
+		Reason: "An environment that maps a size to another tier updates the server in place; it removes nothing.",
+		XR:     dbXR("gcp"),
+		Steps: []fntest.Step{
+			converged,
+			{Name: "bigger small", World: fntest.EnvEdit("cluster-platform-cloud-gcp", "database.tiers.small", "db-custom-2-7680"), Check: fntest.Field("instance", "spec.forProvider.settings.tier", "db-custom-2-7680")},
+		},
+	}
+	scenarios["gcp/EnvironmentLosesTiers"] = fntest.Scenario{
+		Reason: "An environment without size tiers is a Fatal naming the key; nothing is withdrawn.",
+		XR:     dbXR("gcp"),
+		Steps: []fntest.Step{
+			converged,
+			{Name: "tiers gone", World: fntest.EnvEdit("cluster-platform-cloud-gcp", "database.tiers", nil), Fatal: "key database.tiers"},
+		},
+	}
+	scenarios["aws/EnvironmentWronglyTyped"] = fntest.Scenario{
+		Reason: "A wrongly typed database setting is a Fatal naming its path, never read as the default.",
+		XR:     dbXR("aws"),
+		Steps:  []fntest.Step{converged, {Name: "storage as a word", World: fntest.EnvEdit("cluster-platform-baseline", "database.storageGb", "plenty"), Fatal: `environment.database.storageGb: Invalid value: "plenty": must be an integer`}},
+	}
+	scenarios["aws/TenantOpensDatabase"] = fntest.Scenario{
+		Reason: "An XR's overrides cannot make a private database public, nor reach its password.",
+		XR:     dbXR("aws"),
+		Steps: []fntest.Step{
+			converged,
+			{Name: "public", Spec: fntest.Edit("spec.parameters.overrides", map[string]any{"instance": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"publiclyAccessible": true}}}}), Fatal: "spec.parameters.overrides.instance.spec.forProvider.publiclyAccessible: Forbidden: a database is reachable only privately"},
+			{Name: "password", Spec: fntest.Edit("spec.parameters.overrides", map[string]any{"instance": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"passwordSecretRef": map[string]any{"name": "other"}}}}}), Fatal: "spec.forProvider.passwordSecretRef.name: Forbidden: credentials are the platform's"},
+			{Name: "a plaintext password", Spec: fntest.Edit("spec.parameters.overrides", map[string]any{"instance": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"tags": map[string]any{"password": "hunter2"}}}}}), Fatal: "spec.parameters.overrides.instance.spec.forProvider.tags.password: Forbidden: credentials are the platform's"},
+			{Name: "a tag", Spec: fntest.Edit("spec.parameters.overrides", map[string]any{"instance": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"tags": map[string]any{"team": "payments"}}}}}), Check: fntest.Field("instance", "spec.forProvider.tags.team", "payments")},
+		},
+	}
+	scenarios["azure/Imported"] = fntest.Scenario{
+		Reason: "An existing Flexible Server is composed read-only under its name, and the policy keeps it so.",
+		XR: dbXR("azure", fntest.Set("spec.parameters.import", map[string]any{
+			"enabled": true, "mode": "observe", "resources": map[string]any{"instance": "ledger"},
+		})),
+		Steps: []fntest.Step{
+			converged,
+			{Name: "observe", Check: fntest.Field("instance", "spec.managementPolicies", []any{"Observe"})},
+			{Name: "widened by the environment", World: fntest.EnvEdit("cluster-platform-baseline", "overrides", map[string]any{"instance": map[string]any{"spec": map[string]any{"managementPolicies": []any{"*"}}}}), Fatal: "environment.overrides.instance.spec.managementPolicies: Forbidden"},
+		},
+	}
+	scenarios["azure/DeletionProtection"] = fntest.Scenario{
+		Reason: "Flexible Server has no deletion protection: with it the server is composed without the Delete policy, without it normally.",
+		XR:     dbXR("azure"),
+		Steps: []fntest.Step{
+			{Name: "protected", Converge: true, Check: fntest.Field("instance", "spec.managementPolicies", []any{"Observe", "Create", "Update", "LateInitialize"})},
+			{Name: "unprotected", Spec: fntest.Edit("spec.parameters.deletionProtection", false), Check: fntest.Field("instance", "spec.managementPolicies", nil)},
+		},
+	}
+	fntest.RunAll(t, "database scenarios", run, envs, scenarios)
+}
