@@ -23,7 +23,7 @@ func main() {
 	out := flag.String("out", "", "where -prepare-crds writes")
 	flag.Parse()
 	if *prepare != "" {
-		n, err := prepareCRDs(*prepare, *out, []string{"gcp", "aws", "azure", "helm", "kubernetes"})
+		n, err := prepareCRDs(*prepare, *out, []string{"gcp", "aws", "azure", "helm", "kubernetes", "sql"})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "e2e:", err)
 			os.Exit(1)
@@ -62,14 +62,20 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 	start := time.Now()
 	count := 0
 	for _, cl := range clouds {
-		fmt.Printf("scenario: %s namespaced XR (create, Ready, resize a pool, remove a pool, delete)\n", cl)
-		if err := s.lifecycle(cl+"/cluster.yaml", "default", "batch", minPath[cl]); err != nil {
+		fmt.Printf("scenario: %s namespaced XR (create, Ready, a Database on it, resize a pool, remove a pool, delete)\n", cl)
+		db := func() error { return s.database(cl+"/database.yaml", cl) }
+		if err := s.lifecycle(cl+"/cluster.yaml", "default", "batch", minPath[cl], db); err != nil {
 			return fmt.Errorf("%s: %w", cl, err)
 		}
-		count++
+		count += 2
 	}
+	fmt.Println("scenario: gcp legacy Database on a network of its own (create, Ready, delete)")
+	if err := s.database("gcp/database-legacy.yaml", ""); err != nil {
+		return fmt.Errorf("gcp legacy database: %w", err)
+	}
+	count++
 	fmt.Println("scenario: gcp legacy cluster-scoped XR (create, Ready, resize a pool, delete)")
-	if err := s.lifecycle("gcp/legacy.yaml", "default", "", minPath["gcp"]); err != nil {
+	if err := s.lifecycle("gcp/legacy.yaml", "default", "", minPath["gcp"], nil); err != nil {
 		return fmt.Errorf("gcp legacy: %w", err)
 	}
 	count++

@@ -8,8 +8,12 @@ import (
 	"strings"
 	"time"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
 	"github.com/seed-6471616d/function-cluster-platform/internal/bench"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
@@ -81,9 +85,9 @@ func (s *scenarios) expected(xr object) (map[string]string, error) {
 
 // lifecycle creates an example XR and takes it through its life: Ready with
 // the whole inventory, owned by the XR, with Usages, status and conditions;
-// a pool resized in place; a pool removed, taking only its resources; the XR
-// deleted, taking everything.
-func (s *scenarios) lifecycle(example string, resize, remove string, minPath []string) error {
+// during, when set, while it is Ready; a pool resized in place; a pool
+// removed, taking only its resources; the XR deleted, taking everything.
+func (s *scenarios) lifecycle(example string, resize, remove string, minPath []string, during func() error) error {
 	xr := fntest.MustLoad(filepath.Join(s.examples, example))[0]
 	meta := xr["metadata"].(map[string]any)
 	delete(meta, "creationTimestamp")
@@ -117,6 +121,11 @@ func (s *scenarios) lifecycle(example string, resize, remove string, minPath []s
 	}
 	if err := checkStatus(live); err != nil {
 		return err
+	}
+	if during != nil {
+		if err := during(); err != nil {
+			return err
+		}
 	}
 
 	// Resize a pool: its node pool is updated in place.
@@ -294,4 +303,91 @@ func checkStatus(xr object) error {
 	fmt.Printf("  %s: status endpoint %s, OIDC issuer, %d pools ready, conditions %s\n", str(xr, "metadata", "name"), st["clusterEndpoint"], len(pools),
 		strings.Join(slices.Sorted(maps.Keys(map[string]bool{"NetworkReady": true, "ClusterReady": true, "NodePoolsReady": true, "AddonsReady": true, "DnsReady": true})), ", ")+" True")
 	return nil
+}
+
+// database creates an example Database and takes it through its life:
+// Ready with exactly the stack the function converges to in process (with
+// the Cluster it joins, for clusterCloud's example Cluster, which must be
+// Ready), owned by the XR, with its host in the status; then deleted,
+// taking everything it composed. The real Crossplane delivers the Cluster
+// and its composed resources to the function by the selectors the Database
+// asks with, which is what this proves beyond a render.
+func (s *scenarios) database(example, clusterCloud string) error {
+	xr := fntest.MustLoad(filepath.Join(s.examples, example))[0]
+	name, ns := str(xr, "metadata", "name"), str(xr, "metadata", "namespace")
+	apiVersion, kind := xr["apiVersion"].(string), xr["kind"].(string)
+	req := fntest.Request{XR: overlay.DeepCopy(xr), EnvironmentConfigs: fntest.MustLoad(filepath.Join(s.examples, "envconfigs"))}
+	if clusterCloud != "" {
+		req.Extra = map[string][]fntest.Object{}
+		for _, o := range fntest.MustLoad(filepath.Join(s.examples, clusterCloud, "required", "cluster.yaml")) {
+			key := database.RequirementCluster
+			if n := fntest.CompositionResourceName(o); n != "" {
+				key = "database-cluster-" + n
+			}
+			req.Extra[key] = append(req.Extra[key], o)
+		}
+	}
+	rsp, _, _, err := fntest.Converge(runDatabase, req, 30)
+	if err != nil {
+		return fmt.Errorf("cannot converge %s in process: %w", example, err)
+	}
+	want := map[string]string{}
+	for crname, o := range fntest.Desired(rsp) {
+		want[crname] = o["kind"].(string)
+	}
+
+	if err := s.k.apply(xr); err != nil {
+		return fmt.Errorf("cannot create %s: %w", example, err)
+	}
+	var live object
+	readyIn, err := s.waitFor(example+" Ready", func() (bool, error) {
+		live, err = s.k.get(apiVersion, kind, ns, name)
+		if err != nil {
+			return false, err
+		}
+		st, reason, msg := condition(live, "Ready")
+		return st == "True", fmt.Errorf("condition Ready is %q (%s): %s", st, reason, msg)
+	})
+	if err != nil {
+		return err
+	}
+	composed, err := s.checkInventory(live, want)
+	if err != nil {
+		return err
+	}
+	host := str(live, "status", "host")
+	if host == "" || str(live, "status", "connectionSecret") == "" {
+		return fmt.Errorf("%s: status lacks host or connectionSecret: %v", example, live["status"])
+	}
+	fmt.Printf("  %s: created -> Ready in %.1f s, %d composed resources as expected, host %s\n", example, readyIn.Seconds(), len(composed), host)
+
+	if err := s.k.delete(apiVersion, kind, ns, name); err != nil {
+		return err
+	}
+	took, err := s.waitFor(example+" deleted with its composed resources", func() (bool, error) {
+		if _, err := s.k.get(apiVersion, kind, ns, name); err == nil {
+			return false, fmt.Errorf("the XR still exists")
+		}
+		for crname, r := range composed {
+			if _, err := s.k.get(r.apiVersion, r.kind, ns, r.name); err == nil {
+				return false, fmt.Errorf("%s still exists", crname)
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  %s: deleted, all %d composed resources gone, in %.1f s\n", example, len(composed), took.Seconds())
+	s.results = append(s.results, fmt.Sprintf("%-22s Ready in %5.1f s, %3d composed resources", example, readyIn.Seconds(), len(composed)))
+	return nil
+}
+
+// runDatabase is what fn.go does for the database module.
+func runDatabase(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	rsp := module.NewResponse(req, bench.Options.TTLConverging)
+	if err := database.Run(req, rsp, bench.Options); err != nil {
+		module.Fatal(rsp, err)
+	}
+	return rsp
 }

@@ -32,6 +32,7 @@ type kindRef struct{ apiVersion, kind string }
 func providerGroup(g string) bool {
 	return strings.HasSuffix(g, ".upbound.io") ||
 		g == "helm.crossplane.io" || g == "helm.m.crossplane.io" ||
+		g == "postgresql.sql.crossplane.io" || g == "postgresql.sql.m.crossplane.io" ||
 		g == "kubernetes.crossplane.io" || g == "kubernetes.m.crossplane.io"
 }
 
