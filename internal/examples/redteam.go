@@ -62,7 +62,8 @@ func both(fs ...func(fntest.Object)) func(fntest.Object) {
 
 // attacks are the red-team cases: environment edits and removals,
 // forbidden overrides on imported and ordinary resources, plaintext values
-// through overrides, name collisions, immutable fields.
+// through overrides, name collisions, immutable fields, on Clusters and
+// Databases.
 var attacks = []attack{
 	{name: "env-private-false", example: "gcp/cluster.yaml", xr: set("spec.parameters.privateCluster", nil),
 		env: envSet("baseline.yaml", "privateCluster", false), held: []string{"nat", "router", "private-dns-zone"}},
@@ -105,6 +106,17 @@ var attacks = []attack{
 		fatal: "spec.parameters.import.resources[clustr]"},
 	{name: "xr-pool-named-like-usage", example: "gcp/cluster.yaml", xr: set("spec.parameters.pools.default-uses-cluster", map[string]any{"size": "small"}),
 		fatal: `spec.parameters.pools[default-uses-cluster]`},
+	{name: "db-env-tiers-removed", example: "aws/database.yaml", env: envSet("cloud-aws.yaml", "database.tiers", nil),
+		fatal: "the environment maps no size classes to server tiers (key database.tiers)"},
+	{name: "db-env-location-moved", example: "gcp/database-legacy.yaml", env: envSet("cloud-gcp.yaml", "database.location", "europe-west4"),
+		fatal: `has spec.forProvider.region "us-central1", which cannot change once it exists`},
+	{name: "db-env-wrongly-typed", example: "azure/database.yaml", env: envSet("baseline.yaml", "database.storageGb", "plenty"),
+		fatal: `environment.database.storageGb: Invalid value: "plenty": must be an integer`},
+	{name: "db-xr-made-public", example: "azure/database-legacy.yaml", xr: overrides("instance", map[string]any{"spec": map[string]any{"forProvider": map[string]any{"publicNetworkAccessEnabled": true}}}),
+		fatal: "spec.parameters.overrides.instance.spec.forProvider.publicNetworkAccessEnabled: Forbidden"},
+	{name: "db-xr-password-elsewhere", example: "aws/database.yaml", xr: overrides("instance", map[string]any{"spec": map[string]any{"forProvider": map[string]any{"passwordSecretRef": map[string]any{"name": "team-b-db"}}}}),
+		fatal: "spec.parameters.overrides.instance.spec.forProvider.passwordSecretRef.name: Forbidden"},
+	{name: "db-env-ha-off", example: "gcp/database.yaml", env: envSet("planetype-production.yaml", "database.highAvailability", false)},
 	{name: "xr-azure-pools-collide", example: "azure/cluster.yaml", xr: set("spec.parameters.pools", map[string]any{"batch-1": map[string]any{"size": "small"}, "batch1": map[string]any{"size": "small"}}),
 		fatal: "would both be AKS node pool"},
 }
@@ -143,7 +155,7 @@ func redteam(crossplane, out string) error {
 		}
 		fmt.Printf("redteam   %-28s %-14s %s\n", a.name, a.example, msg)
 	}
-	fmt.Printf("redteam   %d attacks through the crossplane CLI: %d refused with a Fatal naming the path, %d rendered with nothing withdrawn and the removals held\n", len(attacks), refused, held)
+	fmt.Printf("redteam   %d attacks through the crossplane CLI: %d refused with a Fatal naming the path, %d rendered with nothing withdrawn (removals held)\n", len(attacks), refused, held)
 	return nil
 }
 
@@ -152,7 +164,7 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 		return "", err
 	}
 	req := filepath.Join(dir, "required")
-	if err := gather(req, "examples/spend"); err != nil {
+	if err := gather(req, "examples/spend", filepath.Join("examples", filepath.Dir(a.example), "required")); err != nil {
 		return "", err
 	}
 	env := map[string]fntest.Object{}
@@ -228,6 +240,9 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 		if bytes.Contains(stdout.Bytes(), []byte(s)) {
 			return "", fmt.Errorf("FORBIDDEN: the render holds %q", s)
 		}
+	}
+	if len(a.held) == 0 {
+		return fmt.Sprintf("updated in place; nothing withdrawn (%d resources)", len(rendered)-1), nil
 	}
 	return fmt.Sprintf("held: %s; nothing withdrawn (%d resources)", strings.Join(a.held, ", "), len(rendered)-1), nil
 }
