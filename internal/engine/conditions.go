@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -41,7 +42,7 @@ func (st *State) Conditions(types []string, notRequested map[string]string) []mo
 				continue
 			}
 			if c, ok := object.FindCondition(st.observed[rd.Name], "Synced"); ok && c.Status == "False" {
-				synced = append(synced, fmt.Sprintf("%s: %s", rd.Name, firstNonEmpty(c.Message, c.Reason)))
+				synced = append(synced, fmt.Sprintf("%s: %s", rd.Name, cmp.Or(c.Message, c.Reason)))
 			}
 			if !st.ready[rd.Name] {
 				creating = append(creating, rd.Name)
@@ -51,7 +52,7 @@ func (st *State) Conditions(types []string, notRequested map[string]string) []mo
 		switch {
 		case len(members) == 0:
 			c.Status, c.Reason = module.StatusTrue, ReasonNotRequested
-			c.Message = firstNonEmpty(notRequested[typ], "Nothing to compose")
+			c.Message = cmp.Or(notRequested[typ], "Nothing to compose")
 		case len(synced) > 0:
 			c.Reason, c.Message = ReasonReconcileError, "The provider cannot reconcile "+List(synced)
 		case len(held) > 0:
@@ -110,13 +111,4 @@ func List(items []string) string {
 		return strings.Join(items, "; ")
 	}
 	return fmt.Sprintf("%s; and %d more", strings.Join(items[:most], "; "), len(items)-most)
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -11,7 +11,6 @@ package envcfg
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -80,6 +79,8 @@ type Env struct {
 	missing map[string]bool
 	// invalid are the wrongly typed values read, by path.
 	invalid map[string]*field.Error
+	// sections are the sections decoded so far (see Section).
+	sections map[sectionKey]any
 }
 
 // Resolution is the outcome of Resolve.
@@ -276,102 +277,4 @@ func (e *Env) Missing() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// String returns the string at path, or def when it is missing. Numbers and
-// booleans are formatted; any other value is recorded as wrongly typed.
-func (e *Env) String(def string, path ...string) string {
-	v, ok := e.lookup(path...)
-	if !ok {
-		return def
-	}
-	s, ok := scalarString(v)
-	if !ok {
-		e.wrongType(envPath(path...), v, "a string")
-		return def
-	}
-	return s
-}
-
-// Int returns the integer at path, or def. A numeric string is read as its
-// number; any other value is recorded as wrongly typed.
-func (e *Env) Int(def int64, path ...string) int64 {
-	v, ok := e.lookup(path...)
-	if !ok {
-		return def
-	}
-	i, ok := scalarInt(v)
-	if !ok {
-		e.wrongType(envPath(path...), v, "an integer")
-		return def
-	}
-	return i
-}
-
-// Float returns the number at path and whether it was found.
-func (e *Env) Float(path ...string) (float64, bool) {
-	v, ok := e.lookup(path...)
-	if !ok {
-		return 0, false
-	}
-	f, ok := scalarFloat(v)
-	if !ok {
-		e.wrongType(envPath(path...), v, "a number")
-		return 0, false
-	}
-	return f, true
-}
-
-// Bool returns the boolean at path, or def.
-func (e *Env) Bool(def bool, path ...string) bool {
-	v, ok := e.lookup(path...)
-	if !ok {
-		return def
-	}
-	b, ok := scalarBool(v)
-	if !ok {
-		e.wrongType(envPath(path...), v, "a boolean")
-		return def
-	}
-	return b
-}
-
-// Strings returns the list of strings at path, or def.
-func (e *Env) Strings(def []string, path ...string) []string {
-	v, ok := e.lookup(path...)
-	if !ok {
-		return def
-	}
-	var out []string
-	before := len(e.invalid)
-	e.decode(v, reflect.ValueOf(&out).Elem(), envPath(path...))
-	if len(e.invalid) > before {
-		return def
-	}
-	return out
-}
-
-// StringMap returns the object at path as strings. Numbers and booleans
-// are formatted like String does.
-func (e *Env) StringMap(path ...string) map[string]string {
-	v, ok := e.lookup(path...)
-	if !ok {
-		return nil
-	}
-	var out map[string]string
-	e.decode(v, reflect.ValueOf(&out).Elem(), envPath(path...))
-	return out
-}
-
-// Map returns the object at path, or nil. Callers must not modify it.
-func (e *Env) Map(path ...string) map[string]any {
-	v, ok := e.lookup(path...)
-	if !ok {
-		return nil
-	}
-	m, isMap := v.(map[string]any)
-	if !isMap {
-		e.wrongType(envPath(path...), v, "an object")
-	}
-	return m
 }

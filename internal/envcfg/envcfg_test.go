@@ -213,78 +213,122 @@ func TestRequireLayers(t *testing.T) {
 	}
 }
 
-func TestAccessors(t *testing.T) {
-	e := New(map[string]any{
-		"s": "x", "n": 3.0, "ns": "4", "b": true, "l": []any{"a", 1.0, "b"},
-		"m": map[string]any{"k": "v", "n": 1.5, "dotted.key": "d"},
-	})
-	got := map[string]any{
-		"String":        e.String("def", "s"),
-		"StringNumber":  e.String("def", "n"),
-		"StringMissing": e.String("def", "missing"),
-		"Int":           e.Int(0, "n"),
-		"IntString":     e.Int(0, "ns"),
-		"IntMissing":    e.Int(7, "m", "missing"),
-		"Bool":          e.Bool(false, "b"),
-		"Strings":       e.Strings(nil, "l"),
-		"StringMap":     e.StringMap("m"),
-		"DottedKey":     e.String("", "m", "dotted.key"),
-		"ThroughScalar": e.String("def", "s", "deeper"),
+func TestSection(t *testing.T) {
+	type settings struct {
+		S       string            `json:"s"`
+		N       string            `json:"n"`
+		Missing string            `json:"missing"`
+		Int     int64             `json:"i"`
+		IntStr  *int64            `json:"is"`
+		Absent  *int64            `json:"absent"`
+		B       bool              `json:"b"`
+		L       []string          `json:"l"`
+		M       map[string]string `json:"m"`
 	}
-	want := map[string]any{
-		"String": "x", "StringNumber": "3", "StringMissing": "def",
-		"Int": int64(3), "IntString": int64(4), "IntMissing": int64(7),
-		"Bool": true, "Strings": []string{"a", "1", "b"},
-		"StringMap": map[string]string{"k": "v", "n": "1.5", "dotted.key": "d"},
-		"DottedKey": "d", "ThroughScalar": "def",
+	cases := map[string]struct {
+		reason string
+		data   map[string]any
+		path   []string
+		want   settings
+		errs   []string
+	}{
+		"LooseScalars": {
+			reason: "Numbers and booleans read as strings where a string is wanted, numeric strings as numbers; keys with dots (machine types) are plain map keys.",
+			data: map[string]any{"s": "x", "n": 3.0, "i": 3.0, "is": "4", "b": true, "l": []any{"a", 1.0, "b"},
+				"m": map[string]any{"k": "v", "n": 1.5, "dotted.key": "d"}},
+			want: settings{S: "x", N: "3", Int: 3, IntStr: ptr[int64](4), B: true, L: []string{"a", "1", "b"},
+				M: map[string]string{"k": "v", "n": "1.5", "dotted.key": "d"}},
+		},
+		"UnderAPath": {
+			reason: "A section under a path reads only that object.",
+			data:   map[string]any{"gcp": map[string]any{"s": "y"}, "s": "x"},
+			path:   []string{"gcp"},
+			want:   settings{S: "y"},
+		},
+		"AbsentSection": {
+			reason: "An absent section decodes to the zero value, without errors: every key is optional.",
+			data:   map[string]any{"s": "x"},
+			path:   []string{"aws"},
+		},
+		"SectionNotAnObject": {
+			reason: "A section that is a scalar is wrongly typed, never read as absent.",
+			data:   map[string]any{"azure": "on"},
+			path:   []string{"azure"},
+			errs:   []string{`environment.azure: Invalid value: "on": must be an object`},
+		},
+		"WrongTypes": {
+			reason: "Every wrongly typed value is named with its path and the type wanted; its field keeps the zero value, so that the caller's default is never rendered in its place unnoticed.",
+			data:   map[string]any{"i": "three", "b": "maybe", "l": "a,b", "m": []any{0.1}, "s": map[string]any{"minor": 33.0}, "is": 1.5},
+			errs: []string{
+				`environment.b: Invalid value: "maybe": must be a boolean`,
+				`environment.i: Invalid value: "three": must be an integer`,
+				`environment.is: Invalid value: 1.5: must be an integer`,
+				`environment.l: Invalid value: "a,b": must be a list`,
+				`environment.m: Invalid value: "(a list)": must be an object`,
+				`environment.s: Invalid value: "(an object)": must be a string`,
+			},
+		},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("accessors: -want, +got:\n%s", diff)
-	}
-	e.Need("prices", "machineTypes", "x")
-	e.Need("sizes")
-	if diff := cmp.Diff([]string{"prices.machineTypes.x", "sizes"}, e.Missing()); diff != "" {
-		t.Errorf("Missing(): -want, +got:\n%s", diff)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := New(tc.data)
+			got := Section[settings](e, tc.path...)
+			if diff := cmp.Diff(tc.want, *got); diff != "" {
+				t.Errorf("%s\nSection(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if again := Section[settings](e, tc.path...); again != got {
+				t.Errorf("%s\nSection(...) decoded twice: a call decodes each section once", tc.reason)
+			}
+			var errs []string
+			for _, err := range e.Errors() {
+				errs = append(errs, err.Error())
+			}
+			if diff := cmp.Diff(tc.errs, errs, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nErrors(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }
 
-func TestWrongTypes(t *testing.T) {
-	e := New(map[string]any{
-		"ingress":    map[string]any{"replicas": "three", "internal": "maybe"},
-		"monitoring": "on",
-		"version":    map[string]any{"minor": 33.0},
-		"zones":      "a,b",
-		"prices":     map[string]any{"controlPlanePerHour": []any{0.1}},
-	})
-	got := map[string]any{
-		"Int":    e.Int(2, "ingress", "replicas"),
-		"Bool":   e.Bool(true, "ingress", "internal"),
-		"Map":    e.Map("monitoring"),
-		"String": e.String("1.33", "version"),
-		"List":   e.Strings([]string{"x"}, "zones"),
+func TestShared(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		data   map[string]any
+		hours  float64
+		pc     ProviderConfig
+	}{
+		"Defaults": {
+			reason: "Without prices.hoursPerMonth a month has 730 hours.",
+			hours:  DefaultHoursPerMonth,
+		},
+		"Set": {
+			reason: "hoursPerMonth may be fractional; provider configs are read by family.",
+			data: map[string]any{"prices": map[string]any{"hoursPerMonth": 730.5},
+				"providerConfigs": map[string]any{"aws": map[string]any{"name": "team-a", "kind": "ProviderConfig"}}},
+			hours: 730.5,
+			pc:    ProviderConfig{Name: "team-a", Kind: "ProviderConfig"},
+		},
 	}
-	_, priced := e.Float("prices", "controlPlanePerHour")
-	want := map[string]any{"Int": int64(2), "Bool": true, "Map": map[string]any(nil), "String": "1.33", "List": []string{"x"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("accessors of wrongly typed values return the default: -want, +got:\n%s", diff)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := New(tc.data).Shared()
+			if diff := cmp.Diff(tc.hours, s.HoursPerMonth()); diff != "" {
+				t.Errorf("%s\nHoursPerMonth(): -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.pc, s.ProviderConfigs["aws"]); diff != "" {
+				t.Errorf("%s\nProviderConfigs[aws]: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
-	if priced {
-		t.Errorf("Float of a list reports a number")
-	}
-	wantErrs := []string{
-		`environment.ingress.internal: Invalid value: "maybe": must be a boolean`,
-		`environment.ingress.replicas: Invalid value: "three": must be an integer`,
-		`environment.monitoring: Invalid value: "on": must be an object`,
-		`environment.prices.controlPlanePerHour: Invalid value: "(a list)": must be a number`,
-		`environment.version: Invalid value: "(an object)": must be a string`,
-		`environment.zones: Invalid value: "a,b": must be a list`,
-	}
-	var gotErrs []string
-	for _, err := range e.Errors() {
-		gotErrs = append(gotErrs, err.Error())
-	}
-	if diff := cmp.Diff(wantErrs, gotErrs); diff != "" {
-		t.Errorf("Errors(): -want, +got:\n%s", diff)
+}
+
+func TestMissing(t *testing.T) {
+	e := New(nil)
+	e.Need("prices", "machineTypes", "x")
+	e.Need("sizes")
+	e.Need("sizes")
+	if diff := cmp.Diff([]string{"prices.machineTypes.x", "sizes"}, e.Missing()); diff != "" {
+		t.Errorf("Missing(): -want, +got:\n%s", diff)
 	}
 }
 
@@ -353,3 +397,62 @@ func TestDecode(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestUnknown(t *testing.T) {
+	type pool struct {
+		Size string `json:"size"`
+	}
+	type cluster struct {
+		Version string          `json:"version"`
+		Pools   map[string]pool `json:"pools"`
+		Zones   []pool          `json:"zones"`
+		Prices  struct {
+			PerHour *float64 `json:"perHour"`
+		} `json:"prices"`
+		Raw map[string]any `json:"raw"`
+	}
+	type cloud struct {
+		Tier string `json:"tier"`
+	}
+	known := []Known{{Type: cluster{}}, {Type: Shared{}}, {Path: []string{"gcp"}, Type: cloud{}}}
+	cases := map[string]struct {
+		reason string
+		data   map[string]any
+		want   []string
+	}{
+		"AllKnown": {
+			reason: "Keys of every known struct, at the root and under a section, with map keys free and open objects not looked into, are known; structs at one path share it.",
+			data: map[string]any{
+				"version": "1.33", "pools": map[string]any{"a": map[string]any{"size": "small"}},
+				"zones": []any{map[string]any{"size": "x"}}, "raw": map[string]any{"any": map[string]any{"thing": 1.0}},
+				"prices":          map[string]any{"perHour": 0.1, "hoursPerMonth": 730.0},
+				"providerConfigs": map[string]any{"gcp": map[string]any{"name": "default"}},
+				"gcp":             map[string]any{"tier": "db"},
+			},
+		},
+		"Typos": {
+			reason: "A key no struct has is named with its path: at the root, in a struct, in a map's value, in a list's element and in a section.",
+			data: map[string]any{
+				"vers": "1.33", "pools": map[string]any{"a": map[string]any{"sise": "small"}},
+				"zones": []any{map[string]any{"name": "x"}}, "prices": map[string]any{"perhour": 0.1},
+				"gcp": map[string]any{"teir": "db"}, "aws": map[string]any{"zones": nil},
+			},
+			want: []string{
+				"environment.aws",
+				"environment.gcp.teir",
+				"environment.pools.a.sise",
+				"environment.prices.perhour",
+				"environment.vers",
+				"environment.zones[0].name",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Unknown(tc.data, known...)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nUnknown(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

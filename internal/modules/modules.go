@@ -7,6 +7,7 @@ package modules
 
 import (
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
@@ -23,11 +24,15 @@ type Module struct {
 	// cloud implements; none for a module that composes without the
 	// registry's clouds.
 	Kinds []platform.Kind
+	// Settings are the environment keys it reads (with envcfg.Section),
+	// which TestEnvironmentKeys checks the example environment against;
+	// none for a module that reads none.
+	Settings *envcfg.Known
 }
 
 // All are the function's modules.
 var All = []Module{
-	{Name: v1beta1.ModuleCluster, Run: cluster.Run, Kinds: platform.Kinds},
-	{Name: v1beta1.ModuleDatabase, Run: database.Run, Kinds: database.Kinds},
+	{Name: v1beta1.ModuleCluster, Run: cluster.Run, Kinds: platform.Kinds, Settings: &envcfg.Known{Type: platform.Settings{}}},
+	{Name: v1beta1.ModuleDatabase, Run: database.Run, Kinds: database.Kinds, Settings: &envcfg.Known{Path: []string{database.SettingsKey}, Type: database.Settings{}}},
 	{Name: v1beta1.ModuleBudget, Run: workloadbudget.Run},
 }

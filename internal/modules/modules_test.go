@@ -1,9 +1,12 @@
 package modules_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
@@ -38,5 +41,43 @@ func TestModuleNames(t *testing.T) {
 			t.Errorf("module %q is listed twice, has no name or no Run", m.Name)
 		}
 		seen[m.Name] = true
+	}
+}
+
+// TestEnvironmentKeys fails when an example EnvironmentConfig holds a key
+// that no module and no cloud reads: a typo, or a key a change renamed,
+// would otherwise be ignored and its default rendered in its place.
+func TestEnvironmentKeys(t *testing.T) {
+	known := []envcfg.Known{{Type: envcfg.Shared{}}}
+	for _, m := range modules.All {
+		if m.Settings != nil {
+			known = append(known, *m.Settings)
+		}
+	}
+	for _, name := range registry.Clouds() {
+		c, _ := registry.Lookup(name)
+		if c.Settings == nil {
+			t.Errorf("cloud %q lists no Settings: set registry.Cloud.Settings to the struct its environment keys decode into", name)
+			continue
+		}
+		known = append(known, envcfg.Known{Path: []string{name}, Type: c.Settings})
+	}
+	envs, err := fntest.Load(filepath.Join("..", "..", "examples", "envconfigs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(envs) == 0 {
+		t.Fatal("no example EnvironmentConfig found")
+	}
+	for _, e := range envs {
+		meta, _ := e["metadata"].(map[string]any)
+		name := meta["name"]
+		data, _ := e["data"].(map[string]any)
+		if len(data) == 0 {
+			t.Errorf("%v has no data", name)
+		}
+		if unknown := envcfg.Unknown(data, known...); len(unknown) > 0 {
+			t.Errorf("%v holds keys no module or cloud reads: %v", name, unknown)
+		}
 	}
 }

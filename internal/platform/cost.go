@@ -10,9 +10,6 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
-// DefaultHoursPerMonth is the hours in the average month.
-const DefaultHoursPerMonth = 730
-
 // Estimate is a monthly cost estimate in USD: the control plane plus every
 // pool at its minimum and at its maximum size.
 type Estimate struct {
@@ -30,18 +27,16 @@ type Estimate struct {
 func (p *Plan) Estimate(env *envcfg.Env) (Estimate, field.ErrorList) {
 	var e Estimate
 	var errs field.ErrorList
-	hours, ok := env.Float("prices", "hoursPerMonth")
-	if !ok {
-		hours = DefaultHoursPerMonth
-	}
-	cp, ok := env.Float("prices", "controlPlanePerHour")
-	if !ok {
+	hours := env.Shared().HoursPerMonth()
+	prices := SettingsOf(env).Prices
+	cp := envcfg.Or(prices.ControlPlanePerHour, 0)
+	if prices.ControlPlanePerHour == nil {
 		env.Need("prices", "controlPlanePerHour")
 	}
 	e.Min, e.Max = cp*hours, cp*hours
 	seen := map[string]bool{}
 	for _, pool := range p.Pools {
-		price, ok := env.Float("prices", "machineTypes", pool.MachineType)
+		price, ok := prices.MachineTypes[pool.MachineType]
 		if !ok {
 			if !seen[pool.MachineType] {
 				seen[pool.MachineType] = true

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -59,9 +60,10 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 	p := &Plan{x: x, chartsOff: map[string]string{}}
 	defer p.index()
 	par := x.Parameters
-	private := par.Private(env.Bool(DefaultPrivateCluster, "privateCluster"))
+	s := SettingsOf(env)
+	private := par.Private(envcfg.Or(s.PrivateCluster, DefaultPrivateCluster))
 
-	net, nerrs := network(par.Network, env, traits)
+	net, nerrs := network(par.Network, s, traits)
 	errs = append(errs, nerrs...)
 	net.Private = private
 	p.Network = net
@@ -73,14 +75,14 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 
 	p.Cluster = Cluster{
 		Name:            x.CloudName,
-		Version:         firstNonEmpty(par.Version, env.String(DefaultVersion, "version")),
+		Version:         cmp.Or(par.Version, s.Version, DefaultVersion),
 		Location:        par.Location,
 		Private:         private,
-		PrivateEndpoint: private && env.Bool(DefaultPrivateEndpoint, "privateEndpoint"),
+		PrivateEndpoint: private && envcfg.Or(s.PrivateEndpoint, DefaultPrivateEndpoint),
 	}
 	p.Components = append(p.Components, p.Cluster)
 
-	pools, perrs := nodePools(par.Pools, env)
+	pools, perrs := nodePools(par.Pools, env, s)
 	errs = append(errs, perrs...)
 	p.Pools = pools
 	for _, np := range pools {
@@ -97,7 +99,7 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 	p.Access = ClusterAccess{Name: x.Name}
 	p.Components = append(p.Components, p.Access)
 
-	releases, rerrs := p.releases(env, traits)
+	releases, rerrs := p.releases(env, s, traits)
 	errs = append(errs, rerrs...)
 	for _, r := range releases {
 		p.Components = append(p.Components, r)
@@ -107,14 +109,14 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 		p.Budget = &Budget{
 			Name:       x.CloudName,
 			LimitUSD:   b.LimitUSD,
-			Period:     firstNonEmpty(b.Period, budget.DefaultPeriod),
+			Period:     cmp.Or(b.Period, budget.DefaultPeriod),
 			Thresholds: b.Thresholds,
 			Contacts:   b.Contacts,
 		}
 		if len(p.Budget.Thresholds) == 0 {
 			p.Budget.Thresholds = budget.DefaultThresholds
 		}
-		p.BudgetEnforcement = firstNonEmpty(b.Enforcement, budget.DefaultEnforcement)
+		p.BudgetEnforcement = cmp.Or(b.Enforcement, budget.DefaultEnforcement)
 		p.Components = append(p.Components, *p.Budget)
 	}
 	return p, errs
@@ -124,18 +126,18 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 // overlap. The pod range is resolved and checked only on clouds whose pods
 // take addresses from a range of their own (traits.PodRange): on AWS, pods
 // take VPC addresses, so a podsCidr there neither matters nor conflicts.
-func network(n xr.Network, env *envcfg.Env, traits Traits) (Network, field.ErrorList) {
+func network(n xr.Network, s *Settings, traits Traits) (Network, field.ErrorList) {
 	var errs field.ErrorList
 	var out Network
 	ranges := map[string]netip.Prefix{}
 	for _, r := range []struct {
-		key, value, def string
+		key, value, env string
 		into            *netip.Prefix
 		used            bool
 	}{
-		{"cidr", n.CIDR, DefaultNetworkCIDR, &out.CIDR, true},
-		{"podsCidr", n.PodsCIDR, DefaultPodsCIDR, &out.PodsCIDR, traits.PodRange},
-		{"servicesCidr", n.ServicesCIDR, DefaultServicesCIDR, &out.ServicesCIDR, true},
+		{"cidr", n.CIDR, cmp.Or(s.Network.CIDR, DefaultNetworkCIDR), &out.CIDR, true},
+		{"podsCidr", n.PodsCIDR, cmp.Or(s.Network.PodsCIDR, DefaultPodsCIDR), &out.PodsCIDR, traits.PodRange},
+		{"servicesCidr", n.ServicesCIDR, cmp.Or(s.Network.ServicesCIDR, DefaultServicesCIDR), &out.ServicesCIDR, true},
 	} {
 		if !r.used {
 			continue
@@ -144,7 +146,7 @@ func network(n xr.Network, env *envcfg.Env, traits Traits) (Network, field.Error
 		v := r.value
 		if v == "" {
 			path = envPath("network", r.key)
-			v = env.String(r.def, "network", r.key)
+			v = r.env
 		}
 		pfx, err := xr.ParseCIDR(v)
 		if err != nil {
@@ -177,19 +179,19 @@ func CheckOverlaps(ranges map[string]netip.Prefix) field.ErrorList {
 // nodePools resolves each pool's machine type and bounds. Pools default to
 // environment key pools when the XR names none; those are decoded and
 // validated exactly like the XR's.
-func nodePools(pools []xr.Pool, env *envcfg.Env) ([]NodePool, field.ErrorList) {
+func nodePools(pools []xr.Pool, env *envcfg.Env, s *Settings) ([]NodePool, field.ErrorList) {
 	var errs field.ErrorList
 	fromEnv := len(pools) == 0
 	root := xr.ParametersPath("pools")
 	if fromEnv {
 		root = envPath("pools")
-		pools, errs = defaultPools(env, root)
+		pools, errs = defaultPools(s, root)
 		errs = append(errs, xr.ValidatePools(pools, root)...)
 		if len(errs) > 0 {
 			return nil, errs
 		}
 	}
-	sizes := env.StringMap("sizes")
+	sizes, nd := s.Sizes, s.NodeDefaults
 	out := make([]NodePool, 0, len(pools))
 	for _, pool := range pools {
 		pp := root.Key(pool.Key)
@@ -199,10 +201,10 @@ func nodePools(pools []xr.Pool, env *envcfg.Env) ([]NodePool, field.ErrorList) {
 			FromEnvironment: fromEnv,
 			Spot:            pool.Spot,
 			Labels:          pool.Labels,
-			MinNodes:        deref(pool.MinNodes, env.Int(DefaultMinNodes, "nodeDefaults", "minNodes")),
-			DiskSizeGB:      deref(pool.DiskSizeGB, env.Int(DefaultDiskSizeGB, "nodeDefaults", "diskSizeGb")),
+			MinNodes:        envcfg.Or(pool.MinNodes, envcfg.Or(nd.MinNodes, DefaultMinNodes)),
+			DiskSizeGB:      envcfg.Or(pool.DiskSizeGB, envcfg.Or(nd.DiskSizeGB, DefaultDiskSizeGB)),
 		}
-		np.MaxNodes = deref(pool.MaxNodes, max(np.MinNodes, env.Int(DefaultMaxNodes, "nodeDefaults", "maxNodes")))
+		np.MaxNodes = envcfg.Or(pool.MaxNodes, max(np.MinNodes, envcfg.Or(nd.MaxNodes, DefaultMaxNodes)))
 		if np.MinNodes > np.MaxNodes {
 			errs = append(errs, field.Invalid(pp.Child("minNodes"), np.MinNodes, fmt.Sprintf("must not exceed maxNodes (%d)", np.MaxNodes)))
 		}
@@ -217,7 +219,7 @@ func nodePools(pools []xr.Pool, env *envcfg.Env) ([]NodePool, field.ErrorList) {
 			// An explicit machine type wins over the size class.
 			np.MachineType = pool.MachineType
 		default:
-			size := firstNonEmpty(pool.Size, env.String(DefaultPoolSize, "nodeDefaults", "size"))
+			size := cmp.Or(pool.Size, nd.Size, DefaultPoolSize)
 			mt, ok := sizes[size]
 			if !ok {
 				classes := slices.Sorted(maps.Keys(sizes))
@@ -248,8 +250,8 @@ func PoolPath(p NodePool) *field.Path {
 
 // defaultPools reads environment key pools, a map of pool specs like the
 // XR's, defaulting to one pool "default" of the default size.
-func defaultPools(env *envcfg.Env, root *field.Path) ([]xr.Pool, field.ErrorList) {
-	m := env.Map("pools")
+func defaultPools(s *Settings, root *field.Path) ([]xr.Pool, field.ErrorList) {
+	m := s.Pools
 	if len(m) == 0 {
 		return []xr.Pool{{Key: "default", Name: "default"}}, nil
 	}
@@ -262,27 +264,16 @@ func defaultPools(env *envcfg.Env, root *field.Path) ([]xr.Pool, field.ErrorList
 
 // Catalog is the chart catalog: the built-in defaults overridden field by
 // field by environment key charts.
-func Catalog(env *envcfg.Env) map[string]ChartSpec {
-	out := make(map[string]ChartSpec, len(DefaultCharts))
-	for k, v := range DefaultCharts {
-		out[k] = v
-	}
-	for name, raw := range env.Map("charts") {
-		m, _ := raw.(map[string]any)
+func Catalog(s *Settings) map[string]ChartSpec {
+	out := maps.Clone(DefaultCharts)
+	for name, cs := range s.Charts {
 		c := out[name]
-		str := func(key string, into *string) {
-			if s, ok := m[key].(string); ok {
-				*into = s
-			}
-		}
-		str("repository", &c.Repository)
-		str("chart", &c.Chart)
-		str("version", &c.Version)
-		str("namespace", &c.Namespace)
-		str("values", &c.Values)
-		if b, ok := m["disabled"].(bool); ok {
-			c.Disabled = b
-		}
+		c.Repository = envcfg.Or(cs.Repository, c.Repository)
+		c.Chart = envcfg.Or(cs.Chart, c.Chart)
+		c.Version = envcfg.Or(cs.Version, c.Version)
+		c.Namespace = envcfg.Or(cs.Namespace, c.Namespace)
+		c.Values = envcfg.Or(cs.Values, c.Values)
+		c.Disabled = envcfg.Or(cs.Disabled, c.Disabled)
 		if c.Chart == "" {
 			c.Chart = name
 		}
@@ -296,27 +287,28 @@ func Catalog(env *envcfg.Env) map[string]ChartSpec {
 
 // releases resolves the add-on charts: the catalog, switched and versioned
 // by the XR's charts, values templated and then merged with the XR's values.
-func (p *Plan) releases(env *envcfg.Env, traits Traits) ([]Release, field.ErrorList) {
+func (p *Plan) releases(env *envcfg.Env, s *Settings, traits Traits) ([]Release, field.ErrorList) {
 	var errs field.ErrorList
-	catalog := Catalog(env)
+	catalog := Catalog(s)
 	cp := xr.ParametersPath("charts")
 	for _, name := range slices.Sorted(maps.Keys(p.x.Parameters.Charts)) {
 		if _, ok := catalog[name]; !ok {
 			errs = append(errs, field.NotSupported(cp.Key(name), name, slices.Sorted(maps.Keys(catalog))))
 		}
 	}
+	m, gs := s.Monitoring, s.Monitoring.GrafanaAdminSecret
 	mon := ValuesMonitoring{
-		Enabled:   env.Bool(DefaultMonitoringEnabled, "monitoring", "enabled"),
-		Retention: env.String(DefaultMonitoringRetention, "monitoring", "retention"),
+		Enabled:   envcfg.Or(m.Enabled, DefaultMonitoringEnabled),
+		Retention: cmp.Or(m.Retention, DefaultMonitoringRetention),
 		GrafanaAdminSecret: SecretKeys{
-			Name:        env.String(DefaultGrafanaSecretName, "monitoring", "grafanaAdminSecret", "name"),
-			UserKey:     env.String(DefaultGrafanaSecretUserKey, "monitoring", "grafanaAdminSecret", "userKey"),
-			PasswordKey: env.String(DefaultGrafanaSecretPassword, "monitoring", "grafanaAdminSecret", "passwordKey"),
+			Name:        cmp.Or(gs.Name, DefaultGrafanaSecretName),
+			UserKey:     cmp.Or(gs.UserKey, DefaultGrafanaSecretUserKey),
+			PasswordKey: cmp.Or(gs.PasswordKey, DefaultGrafanaSecretPassword),
 		},
 	}
 	ing := ValuesIngress{
-		Replicas: env.Int(DefaultIngressReplicas, "ingress", "replicas"),
-		Internal: env.Bool(DefaultIngressInternal, "ingress", "internal"),
+		Replicas: envcfg.Or(s.Ingress.Replicas, DefaultIngressReplicas),
+		Internal: envcfg.Or(s.Ingress.Internal, DefaultIngressInternal),
 	}
 	if ing.Internal {
 		ing.ServiceAnnotations = traits.InternalLoadBalancerAnnotations
@@ -368,9 +360,9 @@ func (p *Plan) releases(env *envcfg.Env, traits Traits) ([]Release, field.ErrorL
 			Name:           name,
 			ProviderConfig: p.Access.Name,
 			Repository:     spec.Repository,
-			Chart:          firstNonEmpty(spec.Chart, name),
-			Version:        firstNonEmpty(xc.Version, spec.Version),
-			Namespace:      firstNonEmpty(spec.Namespace, name),
+			Chart:          cmp.Or(spec.Chart, name),
+			Version:        cmp.Or(xc.Version, spec.Version),
+			Namespace:      cmp.Or(spec.Namespace, name),
 			Values:         values,
 		}
 		if r.Version == "" {
@@ -462,20 +454,4 @@ func (p *Plan) index() {
 	for _, c := range p.Components {
 		p.ids[c.ID()] = true
 	}
-}
-
-func deref(p *int64, def int64) int64 {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"cmp"
 	"fmt"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -84,7 +85,10 @@ func (c *Context) SecretNamespace() string {
 	if c.Namespaced() {
 		return c.XR.Namespace
 	}
-	return c.Env.String(DefaultConnectionSecretNamespace, "connectionSecretNamespace")
+	if ns := c.Env.Shared().ConnectionSecretNamespace; ns != "" {
+		return ns
+	}
+	return DefaultConnectionSecretNamespace
 }
 
 // ConnectionSecretRef is a writeConnectionSecretToRef for the scope: a name
@@ -101,11 +105,12 @@ func (c *Context) ConnectionSecretRef(name string) object.Object {
 // default to "default"; namespaced managed resources reference a
 // ClusterProviderConfig unless kind says otherwise.
 func (c *Context) ProviderConfigRef(family string) object.Object {
-	name := c.Env.String("default", "providerConfigs", family, "name")
+	pc := c.Env.Shared().ProviderConfigs[family]
+	name := cmp.Or(pc.Name, "default")
 	if !c.Namespaced() {
 		return object.Object{"name": name}
 	}
-	return object.Object{"name": name, "kind": c.Env.String("ClusterProviderConfig", "providerConfigs", family, "kind")}
+	return object.Object{"name": name, "kind": cmp.Or(pc.Kind, "ClusterProviderConfig")}
 }
 
 // LocalProviderConfigRef references a provider config the XR composes

@@ -39,6 +39,11 @@ type Cloud struct {
 	// its plan: name lengths and charsets, location formats, account IDs,
 	// address ranges of the cloud's own.
 	Validate func(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList
+	// Settings is a value of the struct the cloud's environment keys,
+	// under data.<Name>, decode into (with envcfg.Section): the keys it
+	// reads, which TestEnvironmentKeys checks the example environment
+	// against.
+	Settings any
 
 	impls  map[platform.Kind]Implementation
 	checks map[platform.Kind]func(ctx *Context, c platform.Component) field.ErrorList

@@ -350,14 +350,8 @@ type overlaySource struct {
 // of its principal first. It returns every refusal.
 func applyOverlays(ctx *Context, byName map[string]*Rendered) field.ErrorList {
 	sources := make([]overlaySource, 0, 3)
-	if env := ctx.Env.Map("overrides"); len(env) > 0 {
-		m := make(map[string]map[string]any, len(env))
-		for k, v := range env {
-			if vm, ok := v.(map[string]any); ok {
-				m[k] = vm
-			}
-		}
-		sources = append(sources, overlaySource{who: Platform, overlays: m,
+	if env := ctx.Env.Shared().Overrides; len(env) > 0 {
+		sources = append(sources, overlaySource{who: Platform, overlays: env,
 			root: func(name string) *field.Path { return field.NewPath("environment", "overrides", name) }})
 	}
 	if len(ctx.XR.Overrides) > 0 {

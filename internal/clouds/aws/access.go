@@ -16,7 +16,7 @@ import (
 func access(ctx *registry.Context, a platform.ClusterAccess) ([]*registry.Resource, error) {
 	deps := append([]string{rClusterAuth}, registry.NodePoolResources(ctx.Plan)...)
 	out := kube.ProviderConfigs(ctx, a, kube.Credentials{SecretName: kube.KubeconfigSecretName(ctx), Key: kube.KubeconfigKey}, deps)
-	if len(ctx.Env.Strings(nil, Name, envAdmins)) > 0 {
+	if len(settingsOf(ctx.Env).Admins) > 0 {
 		out = append(out, kube.Object(ctx, rAdminBinding, a, kube.ClusterAdminBinding("platform-cluster-admins", adminGroup)))
 	}
 	return out, nil
@@ -39,7 +39,7 @@ func budget(ctx *registry.Context, b platform.Budget) ([]*registry.Resource, err
 		"costFilter":  []any{map[string]any{"name": "TagKeyValue", "values": []any{"user:cluster$" + base(ctx)}}},
 		"tags":        tags(ctx, base(ctx)+"-budget"),
 	}
-	if f := ctx.Env.Map(Name, envBudgetFilter); f != nil {
+	if f := settingsOf(ctx.Env).BudgetCostFilter; f != nil {
 		fp["costFilter"] = []any{f}
 	}
 	if len(b.Contacts) == 0 {

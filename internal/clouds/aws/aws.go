@@ -5,6 +5,7 @@ package aws
 
 import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
@@ -22,6 +23,7 @@ var Cloud = &registry.Cloud{
 		},
 	},
 	Validate: validate,
+	Settings: settings{},
 }
 
 func init() {
@@ -83,15 +85,32 @@ const (
 	rBudget           = "budget"
 )
 
-// Environment keys of this cloud, under data.aws.
+// settings are the environment's keys of this cloud, under data.aws,
+// decoded once per call (settingsOf). Every key is optional.
+type settings struct {
+	// Zones are the availability zones to use, by region.
+	Zones map[string][]string `json:"zones"`
+	// Addons pin the EKS add-ons' versions, by add-on name.
+	Addons map[string]struct {
+		Version string `json:"version"`
+	} `json:"addons"`
+	// Admins are the ARNs of the principals that get cluster-admin.
+	Admins  []string `json:"admins"`
+	AMIType string   `json:"amiType"`
+	// APIAllowedCIDRs restrict a public API endpoint.
+	APIAllowedCIDRs []string `json:"apiAllowedCidrs"`
+	// BudgetCostFilter replaces the budget's cost filter.
+	BudgetCostFilter map[string]any `json:"budgetCostFilter"`
+}
+
+// Keys of settings, for messages.
 const (
-	envZones        = "zones"
-	envAddons       = "addons"
-	envAdmins       = "admins"
-	envAMIType      = "amiType"
-	envAPICIDRs     = "apiAllowedCidrs"
-	envBudgetFilter = "budgetCostFilter"
+	envZones  = "zones"
+	envAddons = "addons"
 )
+
+// settingsOf returns this cloud's environment keys.
+func settingsOf(env *envcfg.Env) *settings { return envcfg.Section[settings](env, Name) }
 
 // adminGroup is the Kubernetes group access entries of admin principals map
 // to; a ClusterRoleBinding makes it cluster-admin. EKS forbids system:

@@ -1,6 +1,8 @@
 package aws
 
 import (
+	"cmp"
+
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
@@ -32,7 +34,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		"endpointPrivateAccess": true,
 		"endpointPublicAccess":  !c.PrivateEndpoint,
 	}
-	if cidrs := ctx.Env.Strings(nil, Name, envAPICIDRs); len(cidrs) > 0 && !c.PrivateEndpoint {
+	if cidrs := settingsOf(ctx.Env).APIAllowedCIDRs; len(cidrs) > 0 && !c.PrivateEndpoint {
 		vpc["publicAccessCidrs"] = object.FromStrings(cidrs)
 	}
 	deps := append([]string{}, attachments(rClusterRole)...)
@@ -105,7 +107,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 			"resolveConflictsOnUpdate": "OVERWRITE",
 			"tags":                     tags(ctx, base(ctx)+"-"+a.name),
 		}
-		if v := ctx.Env.String("", Name, envAddons, a.name, "version"); v != "" {
+		if v := settingsOf(ctx.Env).Addons[a.name].Version; v != "" {
 			fp["addonVersion"] = v
 		} else {
 			ctx.Env.Need(Name, envAddons, a.name, "version")
@@ -133,7 +135,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		DependsOn: append([]string{rCluster, addonName(addonPodIdentity)}, attachments(rEBSRole)...),
 	})
 
-	for _, arn := range ctx.Env.Strings(nil, Name, envAdmins) {
+	for _, arn := range settingsOf(ctx.Env).Admins {
 		out = append(out, &registry.Resource{
 			Name: accessEntryName(arn),
 			Kind: accessEntryKind,
@@ -181,7 +183,7 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		"subnetIdSelector":    tierSelector(nodeTier(ctx.Plan)),
 		"instanceTypes":       []any{p.MachineType},
 		"capacityType":        capacity,
-		"amiType":             ctx.Env.String(defaultAMIType, Name, envAMIType),
+		"amiType":             cmp.Or(settingsOf(ctx.Env).AMIType, defaultAMIType),
 		"diskSize":            p.DiskSizeGB,
 		"labels":              object.FromStringMap(p.Labels),
 		"scalingConfig":       map[string]any{"minSize": minNodes, "maxSize": maxNodes},

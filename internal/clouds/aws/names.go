@@ -70,7 +70,7 @@ func within(p netip.Prefix, in []netip.Prefix) bool {
 // zones are the availability zones of the region: environment key
 // aws.zones.<region>, or the region's "a" and "b" zones.
 func zones(env *envcfg.Env, region string) []string {
-	if z := env.Strings(nil, Name, envZones, region); len(z) > 0 {
+	if z := settingsOf(env).Zones[region]; len(z) > 0 {
 		return z
 	}
 	return []string{region + "a", region + "b"}

@@ -6,6 +6,7 @@ package azure
 
 import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
@@ -23,6 +24,7 @@ var Cloud = &registry.Cloud{
 		},
 	},
 	Validate: validate,
+	Settings: settings{},
 }
 
 func init() {
@@ -78,13 +80,27 @@ const (
 	rBudget          = "budget"
 )
 
-// Environment keys of this cloud, under data.azure.
-const (
-	envSystemPool    = "systemPool"
-	envSKUTier       = "skuTier"
-	envNATIPAssoc    = "natPublicIpAssociation"
-	envNetworkPolicy = "networkPolicy"
-)
+// settings are the environment's keys of this cloud, under data.azure,
+// decoded once per call (settingsOf). Every key is optional.
+type settings struct {
+	// SystemPool is AKS's default node pool, which runs system pods.
+	SystemPool struct {
+		Size     string `json:"size"`
+		MinNodes *int64 `json:"minNodes"`
+		MaxNodes *int64 `json:"maxNodes"`
+	} `json:"systemPool"`
+	SKUTier string `json:"skuTier"`
+	// NATPublicIPAssociation composes the NAT gateway's public IP
+	// association, a kind ../shared/crds does not serve (see README).
+	NATPublicIPAssociation bool   `json:"natPublicIpAssociation"`
+	NetworkPolicy          string `json:"networkPolicy"`
+}
+
+// envSystemPool is the key of settings.SystemPool, for messages.
+const envSystemPool = "systemPool"
+
+// settingsOf returns this cloud's environment keys.
+func settingsOf(env *envcfg.Env) *settings { return envcfg.Section[settings](env, Name) }
 
 // Defaults of this cloud's environment keys.
 const (

@@ -1,12 +1,14 @@
 package azure
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -29,8 +31,9 @@ const (
 // in the connection secret.
 func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, error) {
 	n := ctx.Plan.Network
+	sys := settingsOf(ctx.Env).SystemPool
 	// validate made sure the system pool's size class is mapped.
-	vmSize := ctx.Env.StringMap("sizes")[ctx.Env.String(defaultSystemSize, Name, envSystemPool, "size")]
+	vmSize := platform.SettingsOf(ctx.Env).Sizes[cmp.Or(sys.Size, defaultSystemSize)]
 	outbound := "loadBalancer"
 	deps := []string{rSubnet, rIdentity, rRoleAssignment}
 	if c.Private {
@@ -40,7 +43,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 	fp := inGroup(ctx, true)
 	fp["dnsPrefix"] = base(ctx)
 	fp["kubernetesVersion"] = c.Version
-	fp["skuTier"] = ctx.Env.String(defaultSKUTier, Name, envSKUTier)
+	fp["skuTier"] = cmp.Or(settingsOf(ctx.Env).SKUTier, defaultSKUTier)
 	fp["automaticUpgradeChannel"] = "patch"
 	fp["nodeOsUpgradeChannel"] = "NodeImage"
 	fp["roleBasedAccessControlEnabled"] = true
@@ -56,8 +59,8 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		"temporaryNameForRotation":  systemPoolName + "tmp",
 		"vmSize":                    vmSize,
 		"autoScalingEnabled":        true,
-		"minCount":                  ctx.Env.Int(1, Name, envSystemPool, "minNodes"),
-		"maxCount":                  ctx.Env.Int(3, Name, envSystemPool, "maxNodes"),
+		"minCount":                  envcfg.Or(sys.MinNodes, 1),
+		"maxCount":                  envcfg.Or(sys.MaxNodes, 3),
 		"onlyCriticalAddonsEnabled": true,
 		"vnetSubnetIdSelector":      ctx.Selector(rSubnet),
 		"osDiskSizeGb":              64,
@@ -67,7 +70,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		"networkPlugin":     "azure",
 		"networkPluginMode": "overlay",
 		"networkDataPlane":  "cilium",
-		"networkPolicy":     ctx.Env.String(defaultNetworkPolicy, Name, envNetworkPolicy),
+		"networkPolicy":     cmp.Or(settingsOf(ctx.Env).NetworkPolicy, defaultNetworkPolicy),
 		"podCidr":           n.PodsCIDR.String(),
 		"serviceCidr":       n.ServicesCIDR.String(),
 		"dnsServiceIp":      platform.HostAddress(n.ServicesCIDR, 10).String(),

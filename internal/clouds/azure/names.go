@@ -1,6 +1,7 @@
 package azure
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -37,8 +38,9 @@ var (
 // pools), subscription ID, location and budget notifications.
 func validate(x *xr.Cluster, env *envcfg.Env, plan *platform.Plan) field.ErrorList {
 	var errs field.ErrorList
-	if sys := env.String(defaultSystemSize, Name, envSystemPool, "size"); env.StringMap("sizes")[sys] == "" {
-		errs = append(errs, field.NotSupported(field.NewPath("environment", Name, envSystemPool, "size"), sys, slices.Sorted(maps.Keys(env.StringMap("sizes")))))
+	sizes := platform.SettingsOf(env).Sizes
+	if sys := cmp.Or(settingsOf(env).SystemPool.Size, defaultSystemSize); sizes[sys] == "" {
+		errs = append(errs, field.NotSupported(field.NewPath("environment", Name, envSystemPool, "size"), sys, slices.Sorted(maps.Keys(sizes))))
 	}
 	errs = append(errs, xr.ValidateCloudName(&x.Composite, maxClusterName, "AKS cluster", "the resource group and DNS prefix derive from it")...)
 	if x.PlaneID != "" && !reSubscription.MatchString(x.PlaneID) {

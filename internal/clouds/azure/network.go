@@ -83,7 +83,7 @@ func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, err
 			DependsOn: []string{rNAT, rSubnet},
 		},
 	}
-	if ctx.Env.Bool(false, Name, envNATIPAssoc) {
+	if settingsOf(ctx.Env).NATPublicIPAssociation {
 		out = append(out, &registry.Resource{
 			Name: rNATIPAssoc,
 			Kind: natIPKind,

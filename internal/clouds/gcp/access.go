@@ -1,6 +1,8 @@
 package gcp
 
 import (
+	"cmp"
+
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
@@ -19,6 +21,7 @@ const (
 // default gcp-creds/credentials, in the connection secret namespace).
 func access(ctx *registry.Context, a platform.ClusterAccess) ([]*registry.Resource, error) {
 	deps := append([]string{rCluster}, registry.NodePoolResources(ctx.Plan)...)
+	cs := settingsOf(ctx.Env).CredentialsSecret
 	creds := kube.Credentials{
 		SecretName: kube.KubeconfigSecretName(ctx),
 		Key:        kube.KubeconfigKey,
@@ -26,9 +29,9 @@ func access(ctx *registry.Context, a platform.ClusterAccess) ([]*registry.Resour
 			"type":   "GoogleApplicationCredentials",
 			"source": "Secret",
 			"secretRef": map[string]any{
-				"name":      ctx.Env.String(defaultCredentialsName, Name, envCredentials, "name"),
-				"namespace": ctx.Env.String(ctx.SecretNamespace(), Name, envCredentials, "namespace"),
-				"key":       ctx.Env.String(defaultCredentialsKey, Name, envCredentials, "key"),
+				"name":      cmp.Or(cs.Name, defaultCredentialsName),
+				"namespace": cmp.Or(cs.Namespace, ctx.SecretNamespace()),
+				"key":       cmp.Or(cs.Key, defaultCredentialsKey),
 			},
 		},
 	}

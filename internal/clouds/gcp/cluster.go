@@ -1,6 +1,8 @@
 package gcp
 
 import (
+	"cmp"
+
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
@@ -15,14 +17,15 @@ const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 // nodes when private, default node pool removed, kubeconfig written to the
 // connection secret.
 func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, error) {
+	s := settingsOf(ctx.Env)
 	fp := map[string]any{
 		"project":               ctx.XR.PlaneID,
 		"location":              c.Location,
 		"minMasterVersion":      c.Version,
-		"releaseChannel":        map[string]any{"channel": ctx.Env.String(defaultReleaseChannel, Name, envReleaseChannel)},
+		"releaseChannel":        map[string]any{"channel": cmp.Or(s.ReleaseChannel, defaultReleaseChannel)},
 		"removeDefaultNodePool": true,
 		"initialNodeCount":      1,
-		"deletionProtection":    ctx.Env.Bool(false, Name, envDeletionProtect),
+		"deletionProtection":    s.DeletionProtection,
 		"networkingMode":        "VPC_NATIVE",
 		"networkSelector":       ctx.Selector(rNetwork),
 		"subnetworkSelector":    ctx.Selector(rSubnet),
@@ -41,7 +44,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		fp["privateClusterConfig"] = map[string]any{
 			"enablePrivateNodes":    true,
 			"enablePrivateEndpoint": c.PrivateEndpoint,
-			"masterIpv4CidrBlock":   ctx.Env.String(defaultControlPlaneCIDR, Name, envControlPlaneCIDR),
+			"masterIpv4CidrBlock":   cmp.Or(s.ControlPlaneCIDR, defaultControlPlaneCIDR),
 		}
 	}
 	project, location, name := ctx.XR.PlaneID, c.Location, base(ctx)

@@ -5,6 +5,7 @@ package gcp
 
 import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
@@ -22,6 +23,7 @@ var Cloud = &registry.Cloud{
 		},
 	},
 	Validate: validate,
+	Settings: settings{},
 }
 
 func init() {
@@ -67,14 +69,27 @@ const (
 	rPrivateZone    = "private-dns-zone"
 )
 
-// Environment keys of this cloud, under data.gcp.
-const (
-	envReleaseChannel   = "releaseChannel"
-	envControlPlaneCIDR = "controlPlaneCidr"
-	envNodeRoles        = "nodeServiceAccountRoles"
-	envDeletionProtect  = "deletionProtection"
-	envCredentials      = "credentialsSecret"
-)
+// settings are the environment's keys of this cloud, under data.gcp,
+// decoded once per call (settingsOf). Every key is optional.
+type settings struct {
+	ReleaseChannel     string   `json:"releaseChannel"`
+	ControlPlaneCIDR   string   `json:"controlPlaneCidr"`
+	NodeRoles          []string `json:"nodeServiceAccountRoles"`
+	DeletionProtection bool     `json:"deletionProtection"`
+	// CredentialsSecret is the Secret holding the service account key
+	// the in-cluster providers use.
+	CredentialsSecret struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+		Key       string `json:"key"`
+	} `json:"credentialsSecret"`
+}
+
+// envControlPlaneCIDR is the key of settings.ControlPlaneCIDR, for messages.
+const envControlPlaneCIDR = "controlPlaneCidr"
+
+// settingsOf returns this cloud's environment keys.
+func settingsOf(env *envcfg.Env) *settings { return envcfg.Section[settings](env, Name) }
 
 // Defaults of this cloud's environment keys.
 const (

@@ -22,7 +22,11 @@ func identity(ctx *registry.Context, _ platform.Identity) ([]*registry.Resource,
 		}}},
 	}}
 	member := "serviceAccount:" + serviceAccountEmail(ctx)
-	for _, role := range ctx.Env.Strings(defaultNodeRoles, Name, envNodeRoles) {
+	roles := settingsOf(ctx.Env).NodeRoles
+	if roles == nil {
+		roles = defaultNodeRoles
+	}
+	for _, role := range roles {
 		out = append(out, &registry.Resource{
 			Name: iamName(role),
 			Kind: iamMemberKind,

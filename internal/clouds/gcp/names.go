@@ -1,6 +1,7 @@
 package gcp
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -41,7 +42,7 @@ func validate(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList 
 		errs = append(errs, field.Invalid(xr.ParametersPath("location"), l, "must be a GCP region such as us-central1 or a zone such as us-central1-a"))
 	}
 	if p.Cluster.Private {
-		cp := env.String(defaultControlPlaneCIDR, Name, envControlPlaneCIDR)
+		cp := cmp.Or(settingsOf(env).ControlPlaneCIDR, defaultControlPlaneCIDR)
 		pfx, err := xr.ParseCIDR(cp)
 		switch {
 		case err != nil:

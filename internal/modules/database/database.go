@@ -62,8 +62,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	if c == nil {
 		return err
 	}
-	var s Settings
-	c.Env.Decode(&s, "database")
+	s := *SettingsOf(c.Env)
 
 	var cluster *Cluster
 	if ref := x.Parameters.ClusterRef; ref != nil && ref.Name != "" && len(c.Errs) == 0 {

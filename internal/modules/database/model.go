@@ -9,6 +9,7 @@
 package database
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -65,7 +66,7 @@ var DefaultVersions = []string{"14", "15", "16", "17"}
 var Weekdays = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
 
 // Settings are the environment's database keys, under data.database,
-// decoded once per call. Every key is optional; the README lists the
+// decoded once per call (SettingsOf). Every key is optional; the README lists the
 // defaults. Tiers and prices are per cloud (put them in the cloud layer).
 type Settings struct {
 	Engine              string            `json:"engine"`
@@ -90,6 +91,12 @@ type Settings struct {
 		StorageGBMonth *float64           `json:"storageGbMonth"`
 	} `json:"prices"`
 }
+
+// SettingsOf returns the environment's database keys, decoded once per Env.
+func SettingsOf(env *envcfg.Env) *Settings { return envcfg.Section[Settings](env, SettingsKey) }
+
+// SettingsKey is the environment key of the database settings.
+const SettingsKey = "database"
 
 // Cluster is what a Database knows of the Cluster it joins.
 type Cluster struct {
@@ -234,15 +241,15 @@ func Build(x *xr.Database, s Settings, cluster *Cluster) (*Plan, field.ErrorList
 	par := x.Parameters
 	inst := &Instance{
 		Name:                x.CloudName,
-		Engine:              first(par.Engine, s.Engine, DefaultEngine),
-		Version:             first(par.Version, s.Version, DefaultVersion),
-		Size:                first(par.Size, DefaultSize),
-		StorageGB:           deref(par.StorageGB, deref(s.StorageGB, DefaultStorageGB)),
-		HighAvailability:    deref(par.HighAvailability, deref(s.HighAvailability, false)),
-		BackupRetentionDays: deref(par.BackupRetentionDays, deref(s.BackupRetentionDays, DefaultBackupRetentionDays)),
-		DeletionProtection:  deref(par.DeletionProtection, deref(s.DeletionProtection, DefaultDeletionProtection)),
-		Maintenance:         Maintenance{Day: first(s.MaintenanceWindow.Day, DefaultMaintenanceDay), Hour: deref(s.MaintenanceWindow.Hour, DefaultMaintenanceHour)},
-		Username:            first(s.Username, DefaultUsername),
+		Engine:              cmp.Or(par.Engine, s.Engine, DefaultEngine),
+		Version:             cmp.Or(par.Version, s.Version, DefaultVersion),
+		Size:                cmp.Or(par.Size, DefaultSize),
+		StorageGB:           envcfg.Or(par.StorageGB, envcfg.Or(s.StorageGB, DefaultStorageGB)),
+		HighAvailability:    envcfg.Or(par.HighAvailability, envcfg.Or(s.HighAvailability, false)),
+		BackupRetentionDays: envcfg.Or(par.BackupRetentionDays, envcfg.Or(s.BackupRetentionDays, DefaultBackupRetentionDays)),
+		DeletionProtection:  envcfg.Or(par.DeletionProtection, envcfg.Or(s.DeletionProtection, DefaultDeletionProtection)),
+		Maintenance:         Maintenance{Day: cmp.Or(s.MaintenanceWindow.Day, DefaultMaintenanceDay), Hour: envcfg.Or(s.MaintenanceWindow.Hour, DefaultMaintenanceHour)},
+		Username:            cmp.Or(s.Username, DefaultUsername),
 		ConnectionSecret:    x.Name + "-connection",
 		PasswordSecret:      x.Name + "-password",
 	}
@@ -292,7 +299,7 @@ func Build(x *xr.Database, s Settings, cluster *Cluster) (*Plan, field.ErrorList
 	}
 	cidr, path := par.Network.CIDR, xr.ParametersPath("network", "cidr")
 	if cidr == "" && cluster == nil {
-		cidr, path = first(s.Network.CIDR, DefaultNetworkCIDR), envPath("network", "cidr")
+		cidr, path = cmp.Or(s.Network.CIDR, DefaultNetworkCIDR), envPath("network", "cidr")
 	}
 	if cidr != "" {
 		pfx, err := xr.ParseCIDR(cidr)
@@ -342,45 +349,29 @@ func (p *Plan) Removal(id string) platform.Removal {
 // price is left out and named in the environment's missing keys.
 func (p *Plan) Estimate(env *envcfg.Env, s Settings) float64 {
 	i := p.Instance
-	hours := env.Int(730, "prices", "hoursPerMonth")
+	hours := env.Shared().HoursPerMonth()
 	usd := 0.0
 	if perHour, ok := s.Prices.Tiers[i.Tier]; ok {
 		n := 1.0
 		if i.HighAvailability {
 			n = 2
 		}
-		usd += perHour * n * float64(hours)
+		usd += perHour * n * hours
 	} else {
-		env.Need("database", "prices", "tiers", i.Tier)
+		env.Need(SettingsKey, "prices", "tiers", i.Tier)
 	}
 	if s.Prices.StorageGBMonth != nil {
 		usd += *s.Prices.StorageGBMonth * float64(i.StorageGB)
 	} else {
-		env.Need("database", "prices", "storageGbMonth")
+		env.Need(SettingsKey, "prices", "storageGbMonth")
 	}
 	return float64(int64(usd*100+0.5)) / 100
 }
 
 func envPath(keys ...string) *field.Path {
-	p := field.NewPath("environment", "database")
+	p := field.NewPath("environment", SettingsKey)
 	for _, k := range keys {
 		p = p.Child(k)
 	}
 	return p
-}
-
-func first(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-func deref[T any](p *T, def T) T {
-	if p == nil {
-		return def
-	}
-	return *p
 }
