@@ -320,9 +320,9 @@ func (s *scenarios) database(example, clusterCloud string) error {
 	if clusterCloud != "" {
 		req.Extra = map[string][]fntest.Object{}
 		for _, o := range fntest.MustLoad(filepath.Join(s.examples, clusterCloud, "required", "cluster.yaml")) {
-			key := database.RequirementCluster
+			key := database.Clusters.Requirement
 			if n := fntest.CompositionResourceName(o); n != "" {
-				key = "database-cluster-" + n
+				key = database.Clusters.ResourceRequirement(n)
 			}
 			req.Extra[key] = append(req.Extra[key], o)
 		}

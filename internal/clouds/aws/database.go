@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
@@ -60,7 +61,7 @@ func init() {
 	registry.Implement(Cloud, dbSchema)
 	registry.Check(Cloud, checkDBInstance)
 	// The EKS cluster, whose security group the database admits.
-	database.Reads(Name, database.Read{Resource: rCluster, Kind: clusterKind})
+	database.Clusters.Reads(Name, clusterref.Read{Resource: rCluster, Kind: clusterKind})
 }
 
 // dbNetwork renders where the RDS instance lives and who reaches it: a

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
@@ -48,7 +49,7 @@ func init() {
 	registry.Check(Cloud, checkDBInstance)
 	// The Cluster's virtual network, whose address space the database's
 	// delegated subnet is carved from.
-	database.Reads(Name, database.Read{Resource: rNetwork, Kind: vnetKind})
+	database.Clusters.Reads(Name, clusterref.Read{Resource: rNetwork, Kind: vnetKind})
 }
 
 func dbTags(name string) map[string]any {

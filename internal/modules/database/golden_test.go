@@ -46,7 +46,7 @@ func clusterFixture(cloud string) []fntest.Object {
 	meta := x["metadata"].(map[string]any)
 	out := []fntest.Object{x}
 	observed := fntest.ObservedFile(filepath.Join(examples, cloud, "observed", "cluster.yaml"))
-	for _, r := range database.ReadsOf(cloud) {
+	for _, r := range database.Clusters.ReadsOf(cloud) {
 		o := overlay.DeepCopy(observed[r.Resource])
 		m := o["metadata"].(map[string]any)
 		m["namespace"] = meta["namespace"]
@@ -65,11 +65,11 @@ func required(cloud string, x fntest.Object) map[string][]fntest.Object {
 	out := map[string][]fntest.Object{}
 	for _, o := range fntest.MustLoad(filepath.Join(examples, cloud, "required", "cluster.yaml")) {
 		if o["kind"] == xr.ClusterKind && o["apiVersion"] == xr.ClusterAPIVersion {
-			out[database.RequirementCluster] = append(out[database.RequirementCluster], o)
+			out[database.Clusters.Requirement] = append(out[database.Clusters.Requirement], o)
 			continue
 		}
 		name := fntest.CompositionResourceName(o)
-		out["database-cluster-"+name] = append(out["database-cluster-"+name], o)
+		out[database.Clusters.ResourceRequirement(name)] = append(out[database.Clusters.ResourceRequirement(name)], o)
 	}
 	return out
 }

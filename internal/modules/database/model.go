@@ -16,9 +16,9 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -98,48 +98,6 @@ func SettingsOf(env *envcfg.Env) *Settings { return envcfg.Section[Settings](env
 // SettingsKey is the environment key of the database settings.
 const SettingsKey = "database"
 
-// Cluster is what a Database knows of the Cluster it joins.
-type Cluster struct {
-	// Ref is the name spec.parameters.clusterRef gives.
-	Ref string
-	// Labels select the Cluster's composed resources (with the resource
-	// label added): the composite's name, or a claim's name and namespace.
-	Labels map[string]string
-	// CloudName is the name the Cluster's cloud resources derive from.
-	CloudName string
-	// Location is the Cluster's region.
-	Location string
-	// Observed are the Cluster's composed resources the cloud reads (see
-	// Reads), by composition-resource name, as far as they were delivered.
-	Observed map[string]*structpb.Struct
-}
-
-// Selector selects one of the Cluster's composed resources by its
-// composition-resource name, as a cross-resource reference of a managed
-// resource: by labels, not by controller (the database does not control
-// the Cluster's resources).
-func (c *Cluster) Selector(resource string) map[string]any {
-	labels := make(map[string]any, len(c.Labels)+1)
-	for k, v := range c.Labels {
-		labels[k] = v
-	}
-	labels["platform.example.org/resource"] = resource
-	return map[string]any{"matchLabels": labels}
-}
-
-// Match selects the Cluster's composed resources that carry the supplied
-// labels too, such as its private subnets.
-func (c *Cluster) Match(labels map[string]string) map[string]any {
-	ml := make(map[string]any, len(c.Labels)+len(labels))
-	for k, v := range c.Labels {
-		ml[k] = v
-	}
-	for k, v := range labels {
-		ml[k] = v
-	}
-	return map[string]any{"matchLabels": ml}
-}
-
 // Network is how clients reach the database: privately, on the Cluster's
 // network (Cluster set) or on a network of its own.
 type Network struct {
@@ -148,7 +106,7 @@ type Network struct {
 	Location string
 	// Cluster is the Cluster whose network the database joins; nil for a
 	// network of its own.
-	Cluster *Cluster
+	Cluster *clusterref.Cluster
 	// CIDR is the range of a network of its own; on Azure, when joining a
 	// Cluster, the range of the database's delegated subnet in it (zero:
 	// the cloud derives one).
@@ -236,7 +194,7 @@ type Plan struct {
 // Build plans a Database. cluster is the Cluster it joins, nil without
 // clusterRef. Every error names a field path: of the XR for bad input, of
 // the environment for bad configuration.
-func Build(x *xr.Database, s Settings, cluster *Cluster) (*Plan, field.ErrorList) {
+func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster) (*Plan, field.ErrorList) {
 	var errs field.ErrorList
 	par := x.Parameters
 	inst := &Instance{

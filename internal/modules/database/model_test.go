@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -25,11 +26,11 @@ func settings() Settings {
 }
 
 func TestBuild(t *testing.T) {
-	cluster := &Cluster{Ref: "prod", Location: "cluster-region", Labels: map[string]string{"crossplane.io/composite": "prod"}}
+	cluster := &clusterref.Cluster{Ref: "prod", Location: "cluster-region", Labels: map[string]string{"crossplane.io/composite": "prod"}}
 	type args struct {
 		params   xr.DatabaseParameters
 		settings func(*Settings)
-		cluster  *Cluster
+		cluster  *clusterref.Cluster
 	}
 	type want struct {
 		instance *Instance

@@ -85,7 +85,7 @@ func TestScenarios(t *testing.T) {
 				fntest.IsReady(false), fntest.TTL(ttlConverging),
 				func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 					t.Helper()
-					if rsp.GetRequirements().GetResources()[database.RequirementCluster].GetMatchName() != "prod-cluster" {
+					if rsp.GetRequirements().GetResources()[database.Clusters.Requirement].GetMatchName() != "prod-cluster" {
 						t.Errorf("the function did not ask for Cluster prod-cluster: %v", rsp.GetRequirements())
 					}
 					if n := len(rsp.GetDesired().GetResources()); n != 0 {

@@ -1,0 +1,193 @@
+// Package clusterref finds the Cluster XR that another module's XR names in
+// spec.parameters.clusterRef (a Database joins its network, an application
+// environment runs on it), with the Cluster's composed resources its cloud
+// implementations read. What it finds arrives as required resources, which
+// depend on the XR, so they cannot be step-level: an XR with a clusterRef
+// costs Crossplane two calls per reconcile.
+package clusterref
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// A Read is one of a Cluster's composed resources that a module's cloud
+// implementations read, such as the EKS cluster whose security group may
+// reach a database.
+type Read struct {
+	// Resource is its composition-resource name in the Cluster.
+	Resource string
+	Kind     *registry.Kind
+}
+
+// A Reader is one module's access to the Clusters its XRs name: the
+// requirement names it asks Crossplane with, and what each cloud reads.
+type Reader struct {
+	// Requirement is the requirement name of the Cluster; each read
+	// resource's is Requirement + "-" + its composition-resource name.
+	Requirement string
+
+	mu    sync.RWMutex
+	reads map[string][]Read
+}
+
+// Reads registers what the named cloud's implementations of the module
+// read of the Cluster. Cloud packages call it from init.
+func (r *Reader) Reads(cloud string, rs ...Read) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reads == nil {
+		r.reads = map[string][]Read{}
+	}
+	r.reads[cloud] = append(r.reads[cloud], rs...)
+}
+
+// ReadsOf returns what the named cloud reads of a Cluster.
+func (r *Reader) ReadsOf(cloud string) []Read {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return slices.Clone(r.reads[cloud])
+}
+
+// ResourceRequirement is the requirement name of a read resource.
+func (r *Reader) ResourceRequirement(resource string) string {
+	return r.Requirement + "-" + resource
+}
+
+// Cluster is what an XR knows of the Cluster it names.
+type Cluster struct {
+	// Ref is the name spec.parameters.clusterRef gives.
+	Ref string
+	// XR is the Cluster XR, decoded; Name is its own name (for a claim,
+	// the XCluster's generated one).
+	XR *xr.Cluster
+	// Labels select the Cluster's composed resources (with the resource
+	// label added): the composite's name, or a claim's name and namespace.
+	Labels map[string]string
+	// CloudName is the name the Cluster's cloud resources derive from.
+	CloudName string
+	// Location is the Cluster's region.
+	Location string
+	// Observed are the Cluster's composed resources the cloud reads (see
+	// Reads), by composition-resource name, as far as they were delivered.
+	Observed map[string]*structpb.Struct
+}
+
+// Find asks Crossplane for the Cluster that x names and for the Cluster's
+// composed resources its cloud reads, and returns what was delivered. It
+// reports false until the Cluster itself is there. The requirements are
+// returned on every call, so that they stay stable.
+func (r *Reader) Find(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Composite, ref string) (*Cluster, bool) {
+	sel, labels := selector(x, ref)
+	module.Require(rsp, r.Requirement, sel)
+	items := req.GetRequiredResources()[r.Requirement].GetItems()
+	if len(items) == 0 {
+		return nil, false
+	}
+	cx, _ := xr.Decode(items[0].GetResource())
+	c := &Cluster{Ref: ref, XR: cx, Labels: labels, CloudName: cx.CloudName, Location: Region(x.Cloud, cx.Parameters.Location), Observed: map[string]*structpb.Struct{}}
+
+	for _, rd := range r.ReadsOf(x.Cloud) {
+		name := r.ResourceRequirement(rd.Resource)
+		ml := make(map[string]string, len(labels)+1)
+		maps.Copy(ml, labels)
+		ml[registry.LabelResource] = rd.Resource
+		rsel := &fnv1.ResourceSelector{
+			ApiVersion: rd.Kind.APIVersion(x.Scope),
+			Kind:       rd.Kind.Kind,
+			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: ml}},
+		}
+		if x.Namespace != "" {
+			rsel.Namespace = &x.Namespace
+		}
+		module.Require(rsp, name, rsel)
+		if got := req.GetRequiredResources()[name].GetItems(); len(got) > 0 {
+			c.Observed[rd.Resource] = got[0].GetResource()
+		}
+	}
+	return c, true
+}
+
+// selector selects the Cluster named ref for x, and the labels of that
+// Cluster's composed resources: in x's namespace for a namespaced XR; for
+// an XR of a claim, the Cluster claim of that name in the claim's
+// namespace; otherwise the cluster-scoped XCluster ref.
+func selector(x *xr.Composite, ref string) (*fnv1.ResourceSelector, map[string]string) {
+	if x.Scope == xr.Namespaced {
+		ns := x.Namespace
+		return &fnv1.ResourceSelector{
+			ApiVersion: xr.ClusterAPIVersion, Kind: xr.ClusterKind,
+			Match: &fnv1.ResourceSelector_MatchName{MatchName: ref}, Namespace: &ns,
+		}, map[string]string{xr.LabelComposite: ref}
+	}
+	if ns := x.Labels[xr.LabelClaimNamespace]; ns != "" {
+		labels := map[string]string{xr.LabelClaimName: ref, xr.LabelClaimNamespace: ns}
+		return &fnv1.ResourceSelector{
+			ApiVersion: xr.LegacyClusterAPIVersion, Kind: xr.LegacyClusterKind,
+			Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}},
+		}, labels
+	}
+	return &fnv1.ResourceSelector{
+		ApiVersion: xr.LegacyClusterAPIVersion, Kind: xr.LegacyClusterKind,
+		Match: &fnv1.ResourceSelector_MatchName{MatchName: ref},
+	}, map[string]string{xr.LabelComposite: ref}
+}
+
+// Check refuses a Cluster on another cloud or in another project, account
+// or subscription than x, whose kind is what (say, "Database") and which
+// needs the Cluster's own: why is completed by "of its own cloud", as in
+// "a database joins a network".
+func (c *Cluster) Check(x *xr.Composite, what, why string) field.ErrorList {
+	p := xr.ParametersPath("clusterRef", "name")
+	var errs field.ErrorList
+	if c.XR.Cloud != x.Cloud {
+		errs = append(errs, field.Invalid(p, c.Ref, fmt.Sprintf("Cluster %q runs on cloud %q, this %s on %q: %s of its own cloud", c.Ref, c.XR.Cloud, what, x.Cloud, why)))
+	}
+	if c.XR.PlaneID != x.PlaneID {
+		errs = append(errs, field.Invalid(p, c.Ref, fmt.Sprintf("Cluster %q is in %q (planeId), this %s in %q: %s of its own project, account or subscription", c.Ref, c.XR.PlaneID, what, x.PlaneID, why)))
+	}
+	return errs
+}
+
+// Selector selects one of the Cluster's composed resources by its
+// composition-resource name, as a cross-resource reference of a managed
+// resource: by labels, not by controller (the XR does not control the
+// Cluster's resources).
+func (c *Cluster) Selector(resource string) map[string]any {
+	return c.Match(map[string]string{registry.LabelResource: resource})
+}
+
+// Match selects the Cluster's composed resources that carry the supplied
+// labels too, such as its private subnets.
+func (c *Cluster) Match(labels map[string]string) map[string]any {
+	ml := make(map[string]any, len(c.Labels)+len(labels))
+	for k, v := range c.Labels {
+		ml[k] = v
+	}
+	for k, v := range labels {
+		ml[k] = v
+	}
+	return map[string]any{"matchLabels": ml}
+}
+
+// Region is the region of a Cluster's location: a GKE zone's region.
+func Region(cloud, location string) string {
+	if cloud != "gcp" {
+		return location
+	}
+	if i := strings.LastIndex(location, "-"); i > 0 && strings.Count(location, "-") == 2 {
+		return location[:i]
+	}
+	return location
+}

@@ -1,0 +1,149 @@
+package clusterref
+
+import (
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestFind(t *testing.T) {
+	eks := &registry.Kind{Kind: "Cluster", Namespaced: "eks.aws.m.upbound.io/v1beta1", Cluster: "eks.aws.upbound.io/v1beta1"}
+	r := &Reader{Requirement: "test-cluster"}
+	r.Reads("aws", Read{Resource: "cluster", Kind: eks})
+	ns := "team-a"
+	cluster := map[string]any{
+		"apiVersion": xr.ClusterAPIVersion, "kind": xr.ClusterKind,
+		"metadata": map[string]any{"name": "prod", "namespace": ns, "labels": map[string]any{"cloud": "aws", "planeId": "123456789012"}},
+		"spec":     map[string]any{"parameters": map[string]any{"location": "eu-west-1"}},
+	}
+	type want struct {
+		found    bool
+		location string
+		labels   map[string]string
+		reqs     map[string]*fnv1.ResourceSelector
+		observed []string
+	}
+	cases := map[string]struct {
+		reason   string
+		x        xr.Composite
+		required map[string]*fnv1.Resources
+		want     want
+	}{
+		"NamespacedWaiting": {
+			reason: "A namespaced XR asks for the Cluster by name in its namespace, and for what its cloud reads by the composite label; it reports false until the Cluster is there.",
+			x:      xr.Composite{Name: "app", Namespace: ns, Scope: xr.Namespaced, Cloud: "aws"},
+			want: want{
+				reqs: map[string]*fnv1.ResourceSelector{
+					"test-cluster": {ApiVersion: xr.ClusterAPIVersion, Kind: xr.ClusterKind, Match: &fnv1.ResourceSelector_MatchName{MatchName: "prod"}, Namespace: &ns},
+				},
+			},
+		},
+		"NamespacedFound": {
+			reason: "Once the Cluster is delivered, what its cloud reads is asked for too, and delivered resources are kept by composition-resource name.",
+			x:      xr.Composite{Name: "app", Namespace: ns, Scope: xr.Namespaced, Cloud: "aws"},
+			required: map[string]*fnv1.Resources{
+				"test-cluster":         {Items: []*fnv1.Resource{{Resource: mustStruct(t, cluster)}}},
+				"test-cluster-cluster": {Items: []*fnv1.Resource{{Resource: mustStruct(t, map[string]any{"kind": "Cluster"})}}},
+			},
+			want: want{
+				found: true, location: "eu-west-1", labels: map[string]string{xr.LabelComposite: "prod"}, observed: []string{"cluster"},
+				reqs: map[string]*fnv1.ResourceSelector{
+					"test-cluster": {ApiVersion: xr.ClusterAPIVersion, Kind: xr.ClusterKind, Match: &fnv1.ResourceSelector_MatchName{MatchName: "prod"}, Namespace: &ns},
+					"test-cluster-cluster": {ApiVersion: eks.Namespaced, Kind: "Cluster", Namespace: &ns,
+						Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{xr.LabelComposite: "prod", registry.LabelResource: "cluster"}}}},
+				},
+			},
+		},
+		"Claim": {
+			reason: "The XR of a claim asks for the Cluster claim of that name in the claim's namespace, by the claim labels.",
+			x:      xr.Composite{Name: "app-x1", Scope: xr.ClusterScoped, Cloud: "gcp", Labels: map[string]string{xr.LabelClaimNamespace: ns}},
+			want: want{
+				reqs: map[string]*fnv1.ResourceSelector{
+					"test-cluster": {ApiVersion: xr.LegacyClusterAPIVersion, Kind: xr.LegacyClusterKind,
+						Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{xr.LabelClaimName: "prod", xr.LabelClaimNamespace: ns}}}},
+				},
+			},
+		},
+		"ClusterScoped": {
+			reason: "A cluster-scoped XR without a claim asks for the XCluster by name.",
+			x:      xr.Composite{Name: "app", Scope: xr.ClusterScoped, Cloud: "gcp"},
+			want: want{
+				reqs: map[string]*fnv1.ResourceSelector{
+					"test-cluster": {ApiVersion: xr.LegacyClusterAPIVersion, Kind: xr.LegacyClusterKind, Match: &fnv1.ResourceSelector_MatchName{MatchName: "prod"}},
+				},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := &fnv1.RunFunctionRequest{RequiredResources: tc.required}
+			rsp := &fnv1.RunFunctionResponse{}
+			c, found := r.Find(req, rsp, &tc.x, "prod")
+			if found != tc.want.found {
+				t.Fatalf("%s\nFind(...): found %t, want %t", tc.reason, found, tc.want.found)
+			}
+			if diff := cmp.Diff(tc.want.reqs, rsp.GetRequirements().GetResources(), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nFind(...) requirements: -want, +got:\n%s", tc.reason, diff)
+			}
+			if !found {
+				return
+			}
+			var observed []string
+			for k := range c.Observed {
+				observed = append(observed, k)
+			}
+			got := want{found: found, location: c.Location, labels: c.Labels, reqs: tc.want.reqs, observed: observed}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nFind(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	c := &Cluster{Ref: "prod", XR: &xr.Cluster{Composite: xr.Composite{Cloud: "aws", PlaneID: "111111111111"}}}
+	cases := map[string]struct {
+		reason string
+		x      xr.Composite
+		want   []string
+	}{
+		"Same": {
+			reason: "A Cluster on the XR's cloud and plane is accepted.",
+			x:      xr.Composite{Cloud: "aws", PlaneID: "111111111111"},
+		},
+		"Elsewhere": {
+			reason: "Another cloud and another account are both named, on clusterRef.",
+			x:      xr.Composite{Cloud: "gcp", PlaneID: "my-project"},
+			want: []string{
+				`spec.parameters.clusterRef.name: Invalid value: "prod": Cluster "prod" runs on cloud "aws", this Widget on "gcp": a widget lives of its own cloud`,
+				`spec.parameters.clusterRef.name: Invalid value: "prod": Cluster "prod" is in "111111111111" (planeId), this Widget in "my-project": a widget lives of its own project, account or subscription`,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, err := range c.Check(&tc.x, "Widget", "a widget lives") {
+				got = append(got, err.Error())
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nCheck(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
