@@ -171,7 +171,7 @@ func TestRunFunctionFatal(t *testing.T) {
 		"UnsupportedModule": {
 			reason: "An input module the function does not know is a Fatal.",
 			args:   args{req: fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: envs, Input: fntest.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": "queue"}}},
-			want:   want{rsp: fatal(`input module "queue" is not supported; supported modules: budget, cluster, database`)},
+			want:   want{rsp: fatal(`input module "queue" is not supported; supported modules: budget, cluster, database, environment`)},
 		},
 	}
 	for name, tc := range cases {

@@ -17,6 +17,9 @@ const (
 	// ModuleDatabase renders a private managed PostgreSQL server from a
 	// Database XR.
 	ModuleDatabase = "database"
+	// ModuleEnvironment renders an application's environment on a
+	// Cluster from an AppEnvironment XR.
+	ModuleEnvironment = "environment"
 )
 
 // Input configures a pipeline step of function-cluster-platform.
@@ -29,8 +32,10 @@ type Input struct {
 
 	// Module selects what the step renders: cluster (a cluster platform
 	// from a Cluster XR), database (a private managed database from a
-	// Database XR) or budget (a spend guardrail for Deployments).
-	// +kubebuilder:validation:Enum=cluster;database;budget
+	// Database XR), environment (an application's environment on a Cluster
+	// from an AppEnvironment XR) or budget (a spend guardrail for
+	// Deployments).
+	// +kubebuilder:validation:Enum=cluster;database;environment;budget
 	// +kubebuilder:default=cluster
 	// +optional
 	Module string `json:"module,omitempty"`

@@ -105,7 +105,7 @@ func (r *Reader) Find(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 		ml[registry.LabelResource] = rd.Resource
 		rsel := &fnv1.ResourceSelector{
 			ApiVersion: rd.Kind.APIVersion(x.Scope),
-			Kind:       rd.Kind.Kind,
+			Kind:       rd.Kind.Name(x.Scope),
 			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: ml}},
 		}
 		if x.Namespace != "" {

@@ -193,8 +193,8 @@ func isUsage(obs *structpb.Struct) bool {
 	return (k == "Usage" || k == "ClusterUsage") && strings.HasPrefix(object.String(obs, "apiVersion"), "protection.crossplane.io/")
 }
 
-// allReady reports whether everything is composed and ready.
-func (st *State) allReady() bool {
+// Ready reports whether everything is composed and ready.
+func (st *State) Ready() bool {
 	if len(st.held) > 0 {
 		return false
 	}

@@ -189,7 +189,7 @@ func (c *Call) Finish(st *State, status map[string]any, conds []module.Condition
 		return err
 	}
 	module.SetConditions(c.Rsp, c.XR.Conditions, conds)
-	c.Rsp.Meta.Ttl = durationpb.New(c.Opts.TTL(st.allReady()))
+	c.Rsp.Meta.Ttl = durationpb.New(c.Opts.TTL(st.Ready()))
 	return nil
 }
 

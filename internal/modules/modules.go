@@ -11,6 +11,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 )
@@ -34,5 +35,6 @@ type Module struct {
 var All = []Module{
 	{Name: v1beta1.ModuleCluster, Run: cluster.Run, Kinds: platform.Kinds, Settings: &envcfg.Known{Type: platform.Settings{}}},
 	{Name: v1beta1.ModuleDatabase, Run: database.Run, Kinds: database.Kinds, Settings: &envcfg.Known{Path: []string{database.SettingsKey}, Type: database.Settings{}}},
+	{Name: v1beta1.ModuleEnvironment, Run: environment.Run, Kinds: environment.Kinds, Settings: &envcfg.Known{Path: []string{environment.SettingsKey}, Type: environment.Settings{}}},
 	{Name: v1beta1.ModuleBudget, Run: workloadbudget.Run},
 }

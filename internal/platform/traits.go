@@ -10,4 +10,8 @@ type Traits struct {
 	// PodRange says whether pods take addresses from a range of their own
 	// (network.podsCidr), which must then not overlap the others.
 	PodRange bool
+	// WorkloadIdentityPodLabels are the labels a pod needs to run as its
+	// ServiceAccount's cloud identity (Azure's workload identity webhook
+	// acts only on labelled pods).
+	WorkloadIdentityPodLabels map[string]string
 }

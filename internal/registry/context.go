@@ -81,14 +81,17 @@ func (c *Context) Selector(name string) object.Object {
 // SecretNamespace is the namespace connection secrets are written to: the
 // XR's own for namespaced XRs; environment key connectionSecretNamespace
 // (default crossplane-system) for cluster-scoped ones.
-func (c *Context) SecretNamespace() string {
-	if c.Namespaced() {
-		return c.XR.Namespace
+func (c *Context) SecretNamespace() string { return SecretNamespace(c.XR, c.Env) }
+
+// SecretNamespace is the namespace an XR's connection secrets are written
+// to: its own for a namespaced XR; environment key
+// connectionSecretNamespace (default crossplane-system) for a
+// cluster-scoped one.
+func SecretNamespace(x *xr.Composite, env *envcfg.Env) string {
+	if x.Scope == xr.Namespaced {
+		return x.Namespace
 	}
-	if ns := c.Env.Shared().ConnectionSecretNamespace; ns != "" {
-		return ns
-	}
-	return DefaultConnectionSecretNamespace
+	return cmp.Or(env.Shared().ConnectionSecretNamespace, DefaultConnectionSecretNamespace)
 }
 
 // ConnectionSecretRef is a writeConnectionSecretToRef for the scope: a name
@@ -170,4 +173,7 @@ type Outputs struct {
 	Host          string
 	Port          int64
 	EngineVersion string
+
+	// An AppEnvironment's: where its bucket is.
+	BucketURL string
 }

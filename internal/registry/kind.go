@@ -24,6 +24,9 @@ const (
 type Kind struct {
 	// Kind is the Kubernetes kind, e.g. "Subnetwork".
 	Kind string
+	// ClusterKind is the kind composed by cluster-scoped XRs when it is
+	// not Kind: a legacy XR's kind (XDatabase for Database).
+	ClusterKind string
 	// Namespaced is the apiVersion composed by namespaced XRs (a .m.
 	// group), e.g. "compute.gcp.m.upbound.io/v1beta1".
 	Namespaced string
@@ -74,6 +77,14 @@ func (k *Kind) APIVersion(s xr.Scope) string {
 		return k.Namespaced
 	}
 	return k.Cluster
+}
+
+// Name returns the kind's name for the supplied scope.
+func (k *Kind) Name(s xr.Scope) string {
+	if s != xr.Namespaced && k.ClusterKind != "" {
+		return k.ClusterKind
+	}
+	return k.Kind
 }
 
 // Managed reports whether the kind is a Crossplane managed resource, which

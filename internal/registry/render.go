@@ -222,7 +222,7 @@ func envelope(ctx *Context, comp platform.Component, r *Resource) *Rendered {
 		o = object.Object{}
 	}
 	o["apiVersion"] = r.Kind.APIVersion(ctx.XR.Scope)
-	o["kind"] = r.Kind.Kind
+	o["kind"] = r.Kind.Name(ctx.XR.Scope)
 	meta, _ := o["metadata"].(map[string]any)
 	if meta == nil {
 		meta = map[string]any{}
@@ -539,7 +539,7 @@ func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*R
 func usageRef(ctx *Context, rd *Rendered) map[string]any {
 	return map[string]any{
 		"apiVersion":       rd.Kind.APIVersion(ctx.XR.Scope),
-		"kind":             rd.Kind.Kind,
+		"kind":             rd.Kind.Name(ctx.XR.Scope),
 		"resourceSelector": ctx.Selector(rd.Name),
 	}
 }

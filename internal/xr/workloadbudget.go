@@ -17,12 +17,17 @@ type WorkloadBudget struct {
 	Conditions []object.Condition
 	Status     *structpb.Struct
 
-	LimitUSD       float64
-	Enforcement    string
-	Thresholds     []float64
-	SpendRef       *SpendRef
-	Targets        []Target
-	ProviderConfig ProviderConfigRef
+	LimitUSD    float64
+	Enforcement string
+	Thresholds  []float64
+	SpendRef    *SpendRef
+	Targets     []Target
+	// TargetNamespace is the targets' namespace, on the cluster the
+	// provider config reaches: the WorkloadBudget's own unless set (an
+	// AppEnvironment's WorkloadBudget scales its backend on a workload
+	// cluster).
+	TargetNamespace string
+	ProviderConfig  ProviderConfigRef
 }
 
 // Target is a Deployment a WorkloadBudget scales.
@@ -62,6 +67,7 @@ func DecodeWorkloadBudget(s *structpb.Struct) (*WorkloadBudget, field.ErrorList)
 		}
 	}
 	b.SpendRef = d.spendRef(spec["spendRef"], sp.Child("spendRef"))
+	b.TargetNamespace = d.str(spec["targetNamespace"], sp.Child("targetNamespace"))
 	gp := sp.Child("targets")
 	for i, t := range d.list(spec["targets"], gp) {
 		ip := gp.Index(i)
@@ -108,6 +114,11 @@ func (b *WorkloadBudget) validate() field.ErrorList {
 		seen[t.Name] = true
 		if t.Replicas < 0 {
 			errs = append(errs, field.Invalid(ip.Child("replicas"), t.Replicas, "must be zero or more"))
+		}
+	}
+	if ns := b.TargetNamespace; ns != "" {
+		for _, msg := range validation.IsDNS1123Label(ns) {
+			errs = append(errs, field.Invalid(sp.Child("targetNamespace"), ns, msg))
 		}
 	}
 	return append(errs, validateSpendRef(b.SpendRef, sp.Child("spendRef"))...)

@@ -41,6 +41,21 @@ const (
 	LegacyClusterKind       = "XCluster"
 )
 
+// The APIs of the kinds other modules compose: the Database (nested in an
+// AppEnvironment) and the AppEnvironment, namespaced and legacy.
+const (
+	DatabaseAPIVersion             = "platform.example.org/v1alpha1"
+	DatabaseKind                   = "Database"
+	LegacyDatabaseAPIVersion       = "legacy.platform.example.org/v1alpha1"
+	LegacyDatabaseKind             = "XDatabase"
+	AppEnvironmentAPIVersion       = "platform.example.org/v1alpha1"
+	AppEnvironmentKind             = "AppEnvironment"
+	LegacyAppEnvironmentAPIVersion = "legacy.platform.example.org/v1alpha1"
+	LegacyAppEnvironmentKind       = "XAppEnvironment"
+	WorkloadBudgetAPIVersion       = "platform.example.org/v1alpha1"
+	WorkloadBudgetKind             = "WorkloadBudget"
+)
+
 // Scope is where an XR lives, which decides the API groups it composes.
 type Scope string
 
@@ -236,6 +251,15 @@ var (
 		"backupRetentionDays", "deletionProtection", "location", "clusterRef", "databases", "network"}, commonParameters...)
 	fieldsClusterRef      = []string{"name"}
 	fieldsDatabaseNetwork = []string{"cidr"}
+
+	fieldsAppParameters = append([]string{"clusterRef", "namespace", "backend", "database", "bucket", "ingress",
+		"budget", "deletionPolicy"}, commonParameters...)
+	fieldsBackend     = []string{"image", "port", "replicas", "env", "resources"}
+	fieldsResources   = []string{"requests", "limits"}
+	fieldsAppDatabase = []string{"size", "engine", "version", "storageGb"}
+	fieldsAppBucket   = []string{"name", "public", "website"}
+	fieldsAppIngress  = []string{"host", "tls"}
+	fieldsAppBudget   = []string{"limitUsd", "enforcement", "thresholds", "spendRef"}
 )
 
 // Fields are the fields the decoders know, by XR kind and by the field path
@@ -252,11 +276,23 @@ var Fields = map[string]map[string][]string{
 		"spec.parameters.budget.spendRef":  fieldsSpendRef,
 		"spec.parameters.import":           fieldsImport,
 	},
-	"Database": {
+	DatabaseKind: {
 		"spec.parameters":            fieldsDatabaseParameters,
 		"spec.parameters.clusterRef": fieldsClusterRef,
 		"spec.parameters.network":    fieldsDatabaseNetwork,
 		"spec.parameters.import":     fieldsImport,
+	},
+	AppEnvironmentKind: {
+		"spec.parameters":                   fieldsAppParameters,
+		"spec.parameters.clusterRef":        fieldsClusterRef,
+		"spec.parameters.backend":           fieldsBackend,
+		"spec.parameters.backend.resources": fieldsResources,
+		"spec.parameters.database":          fieldsAppDatabase,
+		"spec.parameters.bucket":            fieldsAppBucket,
+		"spec.parameters.ingress":           fieldsAppIngress,
+		"spec.parameters.budget":            fieldsAppBudget,
+		"spec.parameters.budget.spendRef":   fieldsSpendRef,
+		"spec.parameters.import":            fieldsImport,
 	},
 }
 

@@ -20,8 +20,9 @@ func TestXRDs(t *testing.T) {
 		kind string
 		dirs []string
 	}{
-		"Cluster":  {kind: ClusterKind, dirs: []string{"cluster", "cluster-legacy"}},
-		"Database": {kind: "Database", dirs: []string{"database", "database-legacy"}},
+		"Cluster":        {kind: ClusterKind, dirs: []string{"cluster", "cluster-legacy"}},
+		"Database":       {kind: DatabaseKind, dirs: []string{"database", "database-legacy"}},
+		"AppEnvironment": {kind: AppEnvironmentKind, dirs: []string{"appenvironment", "appenvironment-legacy"}},
 	}
 	for name, tc := range cases {
 		for _, dir := range tc.dirs {

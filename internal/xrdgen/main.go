@@ -38,6 +38,7 @@ type API struct {
 var APIs = []API{
 	{Dir: "cluster", LegacyKind: "XCluster", LegacyPlural: "xclusters", ClaimKind: "Cluster", ClaimPlural: "clusters", Composition: "cluster-platform-legacy"},
 	{Dir: "database", LegacyKind: "XDatabase", LegacyPlural: "xdatabases", ClaimKind: "Database", ClaimPlural: "databases", Composition: "database-platform-legacy"},
+	{Dir: "appenvironment", LegacyKind: "XAppEnvironment", LegacyPlural: "xappenvironments", ClaimKind: "AppEnvironment", ClaimPlural: "appenvironments", Composition: "appenvironment-platform-legacy"},
 }
 
 func main() {

@@ -170,7 +170,7 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resource, error) {
 	family := i.Engine + i.Version
 	params := rParamGroupPrefix + family
-	password := object.Object{"name": i.PasswordSecret, "key": "password"}
+	password := object.Object{"name": i.PasswordSecret, "key": database.PasswordKey}
 	if !ctx.Namespaced() {
 		password["namespace"] = ctx.SecretNamespace()
 	}

@@ -62,20 +62,26 @@ func attachments(roleName string) []string {
 	return nil
 }
 
+// assumeRolePolicy lets a service assume a role; with tag, it may also tag
+// its session (EKS and EKS Pod Identity need that).
+func assumeRolePolicy(service string, tag bool) string {
+	actions := `"sts:AssumeRole"`
+	if tag {
+		actions = `"sts:AssumeRole","sts:TagSession"`
+	}
+	return fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":%q},"Action":[%s]}]}`, service, actions)
+}
+
 // identity renders the IAM roles and their policy attachments.
 func identity(ctx *registry.Context, _ platform.Identity) ([]*registry.Resource, error) {
 	var out []*registry.Resource
 	for _, r := range roles {
-		actions := `"sts:AssumeRole"`
-		if r.tag {
-			actions = `"sts:AssumeRole","sts:TagSession"`
-		}
 		out = append(out, &registry.Resource{
 			Name:         r.name,
 			Kind:         roleKind,
 			ExternalName: names.Join(maxRoleName, base(ctx), r.suffix),
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"assumeRolePolicy": fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":%q},"Action":[%s]}]}`, r.service, actions),
+				"assumeRolePolicy": assumeRolePolicy(r.service, r.tag),
 				"description":      fmt.Sprintf("Role of %s for EKS cluster %s", r.service, base(ctx)),
 				"tags":             tags(ctx, base(ctx)+"-"+r.suffix),
 			}}},

@@ -22,6 +22,7 @@ var Cloud = &registry.Cloud{
 		InternalLoadBalancerAnnotations: map[string]string{
 			"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
 		},
+		WorkloadIdentityPodLabels: map[string]string{"azure.workload.identity/use": "true"},
 	},
 	Validate: validate,
 	Settings: settings{},

@@ -190,7 +190,7 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 	if storage != i.StorageGB {
 		ctx.Warn("Flexible Server offers storage of 32, 64, 128, ... GiB: the database gets %d GiB for storageGb %d", storage, i.StorageGB)
 	}
-	password := object.Object{"name": i.PasswordSecret, "key": "password"}
+	password := object.Object{"name": i.PasswordSecret, "key": database.PasswordKey}
 	if !ctx.Namespaced() {
 		password["namespace"] = ctx.SecretNamespace()
 	}

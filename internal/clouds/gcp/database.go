@@ -139,7 +139,7 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 			"userLabels":        map[string]any{"managed-by": "crossplane", "database": i.Name},
 		},
 	}
-	password := object.Object{"name": i.PasswordSecret, "key": "password"}
+	password := object.Object{"name": i.PasswordSecret, "key": database.PasswordKey}
 	if !ctx.Namespaced() {
 		password["namespace"] = ctx.SecretNamespace()
 	}

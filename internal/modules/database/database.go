@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -39,7 +40,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		var found bool
 		cluster, found = Clusters.Find(req, rsp, &x.Composite, ref.Name)
 		if !found {
-			return c.Wait(status(req, x, nil, nil, 0), waitingFor(x, ref.Name))
+			return c.Wait(status(req, x, c.Env, nil, nil, 0), waitingFor(x, ref.Name))
 		}
 		c.Errs = append(c.Errs, cluster.Check(&x.Composite, "Database", "a database joins a network")...)
 	}
@@ -55,12 +56,12 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		return err
 	}
 	conds := append(st.Conditions([]string{ConditionNetworkReady, ConditionDatabaseReady}, notRequested), st.RemovalsCondition())
-	return c.Finish(st, status(req, x, plan, st, estimate), conds)
+	return c.Finish(st, status(req, x, c.Env, plan, st, estimate), conds)
 }
 
 // status returns the Database's own status fields. A field the observed
 // resources cannot fill this time keeps its last value.
-func status(req *fnv1.RunFunctionRequest, x *xr.Database, plan *Plan, st *engine.State, estimate float64) map[string]any {
+func status(req *fnv1.RunFunctionRequest, x *xr.Database, env *envcfg.Env, plan *Plan, st *engine.State, estimate float64) map[string]any {
 	out := map[string]any{}
 	var o registry.Outputs
 	if st != nil {
@@ -81,6 +82,8 @@ func status(req *fnv1.RunFunctionRequest, x *xr.Database, plan *Plan, st *engine
 	}
 	if plan != nil {
 		out["connectionSecret"] = plan.Instance.ConnectionSecret
+		out["username"] = plan.Instance.Username
+		out["passwordSecret"] = map[string]any{"name": plan.Instance.PasswordSecret, "namespace": registry.SecretNamespace(&x.Composite, env), "key": PasswordKey}
 		out["estimatedMonthlyUsd"] = map[string]any{"min": estimate, "max": estimate}
 	}
 	return out

@@ -14,8 +14,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
-	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files, the examples' observed files and the Cluster fixtures in examples/<cloud>/required")
@@ -37,43 +36,6 @@ func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	return rsp
 }
 
-// clusterFixture is what a Database of the cloud reads of the example
-// Cluster prod-cluster: the XR, and the composed resources the cloud's
-// database implementations read, as Crossplane labels them in the XR's
-// namespace.
-func clusterFixture(cloud string) []fntest.Object {
-	x := fntest.MustLoad(filepath.Join(examples, cloud, "cluster.yaml"))[0]
-	meta := x["metadata"].(map[string]any)
-	out := []fntest.Object{x}
-	observed := fntest.ObservedFile(filepath.Join(examples, cloud, "observed", "cluster.yaml"))
-	for _, r := range database.Clusters.ReadsOf(cloud) {
-		o := overlay.DeepCopy(observed[r.Resource])
-		m := o["metadata"].(map[string]any)
-		m["namespace"] = meta["namespace"]
-		m["labels"].(map[string]any)[xr.LabelComposite] = meta["name"]
-		out = append(out, o)
-	}
-	return out
-}
-
-// required delivers the Cluster a Database joins, as Crossplane does once
-// the function asked for it, from the cloud's fixture.
-func required(cloud string, x fntest.Object) map[string][]fntest.Object {
-	if x["spec"].(map[string]any)["parameters"].(map[string]any)["clusterRef"] == nil {
-		return nil
-	}
-	out := map[string][]fntest.Object{}
-	for _, o := range fntest.MustLoad(filepath.Join(examples, cloud, "required", "cluster.yaml")) {
-		if o["kind"] == xr.ClusterKind && o["apiVersion"] == xr.ClusterAPIVersion {
-			out[database.Clusters.Requirement] = append(out[database.Clusters.Requirement], o)
-			continue
-		}
-		name := fntest.CompositionResourceName(o)
-		out[database.Clusters.ResourceRequirement(name)] = append(out[database.Clusters.ResourceRequirement(name)], o)
-	}
-	return out
-}
-
 // TestGolden renders every example Database twice, first render and
 // converged, and compares the whole response with a reviewed golden file.
 // With -update it first writes the Cluster fixtures and regenerates each
@@ -88,11 +50,7 @@ func TestGolden(t *testing.T) {
 	}
 	if *update {
 		for _, cloud := range []string{"gcp", "aws", "azure"} {
-			b, err := fntest.YAMLList(clusterFixture(cloud))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := fntest.Golden(filepath.Join(examples, cloud, "required", "cluster.yaml"), b, true); err != nil {
+			if err := fntest.WriteClusterFixtures(examples, cloud, database.Clusters, environment.Clusters); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -147,4 +105,14 @@ func TestGolden(t *testing.T) {
 			})
 		}
 	}
+}
+
+// required delivers the Cluster a Database names, as Crossplane does once
+// the function asked for it.
+func required(cloud string, x fntest.Object) map[string][]fntest.Object {
+	out, err := fntest.Required(examples, cloud, x, database.Clusters)
+	if err != nil {
+		panic(err)
+	}
+	return out
 }

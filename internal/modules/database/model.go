@@ -95,6 +95,10 @@ type Settings struct {
 // SettingsOf returns the environment's database keys, decoded once per Env.
 func SettingsOf(env *envcfg.Env) *Settings { return envcfg.Section[Settings](env, SettingsKey) }
 
+// PasswordKey is the key of the administrator's password in its Secret
+// (Instance.PasswordSecret).
+const PasswordKey = "password"
+
 // SettingsKey is the environment key of the database settings.
 const SettingsKey = "database"
 

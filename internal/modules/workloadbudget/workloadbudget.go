@@ -4,6 +4,7 @@
 package workloadbudget
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -85,7 +86,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 				"forProvider": map[string]any{"manifest": map[string]any{
 					"apiVersion": "apps/v1",
 					"kind":       "Deployment",
-					"metadata":   map[string]any{"name": t.Name, "namespace": b.Namespace},
+					"metadata":   map[string]any{"name": t.Name, "namespace": cmp.Or(b.TargetNamespace, b.Namespace)},
 					"spec":       map[string]any{"replicas": replicas},
 				}},
 			},

@@ -1,0 +1,207 @@
+package azure
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// Kinds of an application environment on Azure.
+var (
+	storageAccountKind = registry.Upjet(Name, "storage", "Account", "v1beta2", "spec.forProvider.location", "spec.forProvider.accountTier", "spec.forProvider.accountReplicationType")
+	containerKind      = registry.Upjet(Name, "storage", "Container", "v1beta1")
+	federationKind     = registry.Upjet(Name, "managedidentity", "FederatedIdentityCredential", "v1beta1", "spec.forProvider.issuer", "spec.forProvider.subject", "spec.forProvider.audience")
+)
+
+// Composition-resource names of an application environment on Azure.
+const (
+	rAppResourceGroup = "resource-group"
+	rAppIdentity      = "identity"
+	rAppFederation    = "identity-federation"
+	rAppBucket        = "bucket"
+	rAppContainer     = "bucket-container"
+	rAppBucketAccess  = "bucket-access"
+)
+
+// Workload identity on AKS.
+const (
+	// tokenAudience is the audience of the tokens AKS's workload identity
+	// exchanges for Entra ID tokens.
+	tokenAudience = "api://AzureADTokenExchange" //nolint:gosec // an audience, not a credential
+	// annotationClientID tells the workload identity webhook which
+	// identity a ServiceAccount acts as.
+	annotationClientID = "azure.workload.identity/client-id"
+	// appContainer is the bucket's blob container.
+	appContainer = "assets"
+	// roleBlobContributor lets the backend read and write blobs.
+	roleBlobContributor = "Storage Blob Data Contributor"
+)
+
+// reAccount is Azure's rule for storage account names.
+var reAccount = regexp.MustCompile(`^[a-z0-9]{3,24}$`)
+
+func init() {
+	kube.ImplementApp(Cloud)
+	registry.Implement(Cloud, appIdentity)
+	registry.Implement(Cloud, appBucket)
+	registry.Check(Cloud, checkAppBucket)
+	// The AKS cluster, whose OIDC issuer the backend's identity trusts.
+	environment.Clusters.Reads(Name, clusterref.Read{Resource: rCluster, Kind: clusterKind})
+}
+
+func appTags(a *environment.App) map[string]any {
+	return map[string]any{"environment": a.Name, "cluster": a.Cluster.CloudName, "managed-by": "crossplane"}
+}
+
+// accountName is the storage account's name: the bucket's, without '-'.
+func accountName(b environment.Bucket) string {
+	if b.Named {
+		return b.Name
+	}
+	n := strings.ReplaceAll(b.Name, "-", "")
+	return n[:min(len(n), 24)]
+}
+
+// appIdentity renders the environment's resource group, the backend's
+// user-assigned identity, its federation with the AKS cluster's OIDC issuer
+// for the backend's ServiceAccount (workload identity: no secret exists),
+// and the ServiceAccount, annotated with the identity's client ID. The
+// federation waits for the issuer, the ServiceAccount for the client ID.
+func appIdentity(ctx *registry.Context, id environment.Identity) ([]*registry.Resource, error) {
+	name := id.Name + "-backend"
+	fed := &registry.Resource{Name: rAppFederation, Kind: federationKind, ExternalName: name, DependsOn: []string{rAppIdentity}}
+	if issuer := object.String(id.Cluster.Observed[rCluster], "status", "atProvider", "oidcIssuerUrl"); issuer == "" {
+		fed.Pending = fmt.Sprintf("waits for Cluster %q's AKS cluster to report its OIDC issuer", id.Cluster.Ref)
+	} else {
+		fed.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"resourceGroupNameSelector": ctx.Selector(rAppResourceGroup),
+			"parentIdSelector":          ctx.Selector(rAppIdentity),
+			"audience":                  []any{tokenAudience},
+			"issuer":                    issuer,
+			"subject":                   "system:serviceaccount:" + id.Namespace + ":" + environment.ServiceAccount,
+		}}}
+	}
+	sa := kube.ServiceAccount(ctx, id.App, nil, rAppFederation)
+	if client := object.String(ctx.Observed(rAppIdentity), "status", "atProvider", "clientId"); client == "" {
+		sa = &registry.Resource{Name: sa.Name, Kind: sa.Kind, Pending: "waits for the client ID of " + rAppIdentity}
+	} else {
+		sa = kube.ServiceAccount(ctx, id.App, map[string]any{annotationClientID: client}, rAppFederation)
+	}
+	return []*registry.Resource{
+		{
+			Name:         rAppResourceGroup,
+			Kind:         resourceGroupKind,
+			ExternalName: id.Name + "-app-rg",
+			Body:         object.Object{"spec": map[string]any{"forProvider": map[string]any{"location": id.Location, "tags": appTags(id.App)}}},
+		},
+		{
+			Name:         rAppIdentity,
+			Kind:         identityKind,
+			ExternalName: name,
+			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+				"resourceGroupNameSelector": ctx.Selector(rAppResourceGroup),
+				"location":                  id.Location,
+				"name":                      name,
+				"tags":                      appTags(id.App),
+			}}},
+			DependsOn: []string{rAppResourceGroup},
+		},
+		fed,
+		sa,
+	}, nil
+}
+
+// appBucket renders a storage account (TLS 1.2, HTTPS only, blobs public
+// only when public, a static website when asked for) with one blob
+// container, and the role that lets the backend's identity read and write
+// that container's blobs, and nothing else. The role assignment takes the
+// identity's principal ID and the account's ID as values, so it waits until
+// both are observed.
+func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resource, error) {
+	fp := map[string]any{
+		"resourceGroupNameSelector":  ctx.Selector(rAppResourceGroup),
+		"location":                   b.Location,
+		"accountKind":                "StorageV2",
+		"accountTier":                "Standard",
+		"accountReplicationType":     "ZRS",
+		"minTlsVersion":              "TLS1_2",
+		"httpsTrafficOnlyEnabled":    true,
+		"allowNestedItemsToBePublic": b.Public,
+		"tags":                       appTags(b.App),
+	}
+	if b.Website {
+		fp["staticWebsite"] = map[string]any{"indexDocument": "index.html", "error404Document": "404.html"}
+	}
+	access := "private"
+	if b.Public {
+		access = "blob"
+	}
+	ra := &registry.Resource{Name: rAppBucketAccess, Kind: roleAssignKind, DependsOn: []string{rAppContainer, rAppIdentity}}
+	principal := object.String(ctx.Observed(rAppIdentity), "status", "atProvider", "principalId")
+	account := object.String(ctx.Observed(rAppBucket), "status", "atProvider", "id")
+	switch {
+	case principal == "":
+		ra.Pending = "waits for the principal ID of " + rAppIdentity
+	case account == "":
+		ra.Pending = "waits for the ID of " + rAppBucket
+	default:
+		ra.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"principalId":                  principal,
+			"principalType":                "ServicePrincipal",
+			"scope":                        account + "/blobServices/default/containers/" + appContainer,
+			"roleDefinitionName":           roleBlobContributor,
+			"skipServicePrincipalAadCheck": true,
+			"description":                  "The backend of environment " + b.App.Name + " reads and writes its blobs",
+		}}}
+	}
+	return []*registry.Resource{
+		{
+			Name:         rAppBucket,
+			Kind:         storageAccountKind,
+			ExternalName: accountName(b),
+			Orphan:       b.Orphan,
+			Body:         object.Object{"spec": map[string]any{"forProvider": fp}},
+			DependsOn:    []string{rAppResourceGroup},
+			Outputs: func(obs *structpb.Struct, _ map[string][]byte, o *registry.Outputs) {
+				if ep := object.String(obs, "status", "atProvider", "primaryBlobEndpoint"); ep != "" {
+					o.BucketURL = strings.TrimSuffix(ep, "/") + "/" + appContainer
+				}
+			},
+		},
+		{
+			Name:         rAppContainer,
+			Kind:         containerKind,
+			ExternalName: appContainer,
+			Orphan:       b.Orphan,
+			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+				"storageAccountIdSelector": ctx.Selector(rAppBucket),
+				"containerAccessType":      access,
+			}}},
+			DependsOn: []string{rAppBucket},
+		},
+		ra,
+	}, nil
+}
+
+// checkAppBucket refuses storage account names Azure refuses.
+func checkAppBucket(_ *registry.Context, b environment.Bucket) field.ErrorList {
+	name := accountName(b)
+	if reAccount.MatchString(name) {
+		return nil
+	}
+	p := xr.ParametersPath("bucket", "name")
+	if !b.Named {
+		p = field.NewPath("metadata", "name")
+	}
+	return field.ErrorList{field.Invalid(p, name, "an Azure storage account name has 3 to 24 lower-case letters and digits (a derived name drops '-' and keeps 24)")}
+}

@@ -1,0 +1,441 @@
+package environment
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// Kinds of Component of an application environment.
+const (
+	KindNamespace  platform.Kind = "AppNamespace"
+	KindIdentity   platform.Kind = "AppIdentity"
+	KindBucket     platform.Kind = "AppBucket"
+	KindDatabase   platform.Kind = "AppDatabase"
+	KindConnection platform.Kind = "AppConnection"
+	KindBackend    platform.Kind = "AppBackend"
+	KindIngress    platform.Kind = "AppIngress"
+	KindBudget     platform.Kind = "AppBudget"
+)
+
+// Kinds lists the environment module's Component kinds: every cloud
+// implements each of them (the cloud-independent ones through
+// kube.ImplementApp).
+var Kinds = []platform.Kind{KindNamespace, KindIdentity, KindBucket, KindDatabase, KindConnection, KindBackend, KindIngress, KindBudget}
+
+// Condition types of an AppEnvironment.
+const (
+	ConditionNamespaceReady = "NamespaceReady"
+	ConditionIdentityReady  = "IdentityReady"
+	ConditionBucketReady    = "BucketReady"
+	ConditionDatabaseReady  = "DatabaseReady"
+	ConditionBackendReady   = "BackendReady"
+)
+
+// ConditionTypes are the AppEnvironment's conditions, in order.
+var ConditionTypes = []string{ConditionNamespaceReady, ConditionIdentityReady, ConditionBucketReady, ConditionDatabaseReady, ConditionBackendReady}
+
+// Composition-resource names of the resources that are the same on every
+// cloud (kube.ImplementApp renders them).
+const (
+	ResourceNamespace      = "namespace"
+	ResourceServiceAccount = "service-account"
+	ResourceDatabase       = "database"
+	ResourceConnection     = "database-connection"
+	ResourceDeployment     = "deployment"
+	ResourceService        = "service"
+	ResourceIngress        = "ingress"
+	ResourceBudget         = "budget"
+)
+
+// Names on the workload cluster.
+const (
+	// ServiceAccount is the backend's Kubernetes ServiceAccount, bound to
+	// the cloud identity.
+	ServiceAccount = "backend"
+	// BackendName names the backend's Deployment, Service and Ingress.
+	BackendName = "backend"
+	// ConnectionSecret is the Secret the backend reads the database's
+	// connection details from, through envFrom.
+	ConnectionSecret = "db-connection-details"
+)
+
+// Defaults of the environment's keys.
+const (
+	DefaultIngressClass  = "nginx"
+	DefaultClusterIssuer = "letsencrypt"
+	// DefaultSize is a database's size class when the XR names none.
+	DefaultSize = "medium"
+)
+
+// DefaultResources are the backend's requests and limits unless the
+// environment or the XR says otherwise.
+var DefaultResources = xr.Resources{
+	Requests: map[string]string{"cpu": "100m", "memory": "128Mi"},
+	Limits:   map[string]string{"memory": "512Mi"},
+}
+
+// SystemNamespaces are namespaces no environment may take; the namespaces
+// of the Cluster's add-ons (its chart catalog) are refused too.
+var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease", "crossplane-system"}
+
+// SettingsKey is the environment key of the module's settings.
+const SettingsKey = "appEnvironment"
+
+// Settings are the environment's keys of application environments, under
+// data.appEnvironment, decoded once per call (SettingsOf). Every key is
+// optional.
+type Settings struct {
+	// IngressClass is the Ingress class of the Cluster's ingress
+	// controller.
+	IngressClass string `json:"ingressClass"`
+	// ClusterIssuer is the cert-manager ClusterIssuer that signs the
+	// certificates of Ingresses with TLS.
+	ClusterIssuer string `json:"clusterIssuer"`
+	// Resources are the backend's default requests and limits.
+	Resources struct {
+		Requests map[string]string `json:"requests"`
+		Limits   map[string]string `json:"limits"`
+	} `json:"resources"`
+}
+
+// SettingsOf returns the environment's keys of application environments,
+// decoded once per Env.
+func SettingsOf(env *envcfg.Env) *Settings { return envcfg.Section[Settings](env, SettingsKey) }
+
+// App is what every part of an environment knows: where it runs and what
+// it is called.
+type App struct {
+	// Name is the name the environment's cloud resources derive from.
+	Name string
+	// Namespace is the namespace on the workload cluster.
+	Namespace string
+	// Cluster is the Cluster the environment runs on.
+	Cluster *clusterref.Cluster
+	// ProviderConfig names the Cluster's Kubernetes and Helm provider
+	// configs: its XR's name.
+	ProviderConfig string
+	// Location is the Cluster's region.
+	Location string
+	// Labels select the cloud layer and the EnvironmentConfigs of the
+	// nested XRs: the AppEnvironment's cloud, planeId and planeType.
+	Labels map[string]string
+}
+
+// Namespace is the environment's namespace on the workload cluster.
+type Namespace struct{ *App }
+
+// Identity is the backend's ServiceAccount, bound to a cloud identity
+// without keys. The identity may use the bucket, if any, and nothing else:
+// the bucket's component grants that.
+type Identity struct{ *App }
+
+// Bucket is the environment's object storage, with the grant that lets the
+// backend's identity (and, when public, anyone) use it.
+type Bucket struct {
+	*App
+	// Name is the bucket's (on Azure, the storage account's) cloud name.
+	Name string
+	// Named is set when the XR chose Name (spec.parameters.bucket.name).
+	Named   bool
+	Public  bool
+	Website bool
+	// Orphan leaves the bucket in the cloud when the XR is deleted.
+	Orphan bool
+}
+
+// Database is the environment's database: a Database XR on the Cluster.
+type Database struct {
+	*App
+	Size      string
+	Engine    string
+	Version   string
+	StorageGB *int64
+	// Schema is the database created in the server for the backend.
+	Schema string
+	// DeletionProtection refuses the server's deletion (deletionPolicy
+	// Orphan).
+	DeletionProtection bool
+}
+
+// Connection is the Secret db-connection-details in the environment's
+// namespace, filled by the provider from the database's status and its
+// password Secret: the function never reads the password.
+type Connection struct {
+	*App
+	Database *Database
+}
+
+// Backend is the backend's Deployment and Service.
+type Backend struct {
+	*App
+	Image string
+	Port  int64
+	// Replicas is nil when a budget owns the replica count.
+	Replicas  *int64
+	Env       map[string]string
+	Resources xr.Resources
+	// Database is set when the backend reads db-connection-details.
+	Database bool
+}
+
+// Ingress exposes the backend at Host.
+type Ingress struct {
+	*App
+	Host string
+	Port int64
+	TLS  bool
+	// Class and Issuer come from the environment.
+	Class  string
+	Issuer string
+}
+
+// Budget is the backend's spend guardrail: a WorkloadBudget that scales
+// the backend's Deployment.
+type Budget struct {
+	*App
+	Budget   xr.Budget
+	Replicas int64
+}
+
+// Kind implements platform.Component.
+func (Namespace) Kind() platform.Kind { return KindNamespace }
+
+// ID implements platform.Component.
+func (Namespace) ID() string { return "namespace" }
+
+// Condition implements platform.Component.
+func (Namespace) Condition() string { return ConditionNamespaceReady }
+
+// Kind implements platform.Component.
+func (Identity) Kind() platform.Kind { return KindIdentity }
+
+// ID implements platform.Component.
+func (Identity) ID() string { return "identity" }
+
+// Condition implements platform.Component.
+func (Identity) Condition() string { return ConditionIdentityReady }
+
+// Kind implements platform.Component.
+func (Bucket) Kind() platform.Kind { return KindBucket }
+
+// ID implements platform.Component.
+func (Bucket) ID() string { return "bucket" }
+
+// Condition implements platform.Component.
+func (Bucket) Condition() string { return ConditionBucketReady }
+
+// Kind implements platform.Component.
+func (Database) Kind() platform.Kind { return KindDatabase }
+
+// ID implements platform.Component.
+func (Database) ID() string { return "database" }
+
+// Condition implements platform.Component.
+func (Database) Condition() string { return ConditionDatabaseReady }
+
+// Kind implements platform.Component.
+func (Connection) Kind() platform.Kind { return KindConnection }
+
+// ID implements platform.Component.
+func (Connection) ID() string { return "connection" }
+
+// Condition implements platform.Component.
+func (Connection) Condition() string { return ConditionDatabaseReady }
+
+// Kind implements platform.Component.
+func (Backend) Kind() platform.Kind { return KindBackend }
+
+// ID implements platform.Component.
+func (Backend) ID() string { return "backend" }
+
+// Condition implements platform.Component.
+func (Backend) Condition() string { return ConditionBackendReady }
+
+// Kind implements platform.Component.
+func (Ingress) Kind() platform.Kind { return KindIngress }
+
+// ID implements platform.Component.
+func (Ingress) ID() string { return "ingress" }
+
+// Condition implements platform.Component.
+func (Ingress) Condition() string { return ConditionBackendReady }
+
+// Kind implements platform.Component.
+func (Budget) Kind() platform.Kind { return KindBudget }
+
+// ID implements platform.Component.
+func (Budget) ID() string { return "budget" }
+
+// Condition implements platform.Component.
+func (Budget) Condition() string { return ConditionBackendReady }
+
+// Plan is the agnostic description of an application environment.
+type Plan struct {
+	App        *App
+	Components []platform.Component
+	Bucket     *Bucket
+	Database   *Database
+	Backend    Backend
+	Ingress    *Ingress
+	Budget     *Budget
+}
+
+// MaxName bounds an AppEnvironment's cloud name: its resources' names and
+// its nested Database's (the name and a generated suffix) derive from it.
+const MaxName = 40
+
+// Build plans an application environment on cluster. Every error names a
+// field path: of the XR for bad input, of the environment for bad
+// configuration.
+func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster) (*Plan, field.ErrorList) {
+	var errs field.ErrorList
+	par := x.Parameters
+	s := SettingsOf(env)
+	errs = append(errs, xr.ValidateCloudName(&x.Composite, MaxName, "AppEnvironment", "its cloud resources' names derive from it")...)
+	app := &App{
+		Name:           x.CloudName,
+		Namespace:      x.AppNamespace(),
+		Cluster:        cluster,
+		ProviderConfig: cluster.XR.Name,
+		Location:       cluster.Location,
+		Labels: map[string]string{
+			xr.LabelCloud: x.Cloud, xr.LabelPlaneID: x.PlaneID, xr.LabelPlaneType: x.PlaneType,
+		},
+	}
+	if x.PlaneType == "" {
+		delete(app.Labels, xr.LabelPlaneType)
+	}
+	errs = append(errs, checkNamespace(x, env)...)
+	p := &Plan{App: app}
+	p.Components = append(p.Components, Namespace{app})
+	orphan := par.DeletionPolicy == xr.DeletionOrphan
+
+	if b := par.Bucket; b != nil {
+		p.Bucket = &Bucket{App: app, Name: cmp.Or(b.Name, app.Name+"-assets"), Named: b.Name != "", Public: b.Public, Website: b.Website, Orphan: orphan}
+	}
+	p.Components = append(p.Components, Identity{app})
+	if p.Bucket != nil {
+		p.Components = append(p.Components, *p.Bucket)
+	}
+
+	if d := par.Database; d != nil {
+		p.Database = &Database{App: app, Size: cmp.Or(d.Size, DefaultSize), Engine: d.Engine, Version: d.Version, StorageGB: d.StorageGB,
+			Schema: SchemaName(app.Namespace), DeletionProtection: orphan}
+		tiers := database.SettingsOf(env).Tiers
+		if _, ok := tiers[p.Database.Size]; !ok && len(tiers) > 0 {
+			errs = append(errs, field.NotSupported(xr.ParametersPath("database", "size"), p.Database.Size, slices.Sorted(maps.Keys(tiers))))
+		}
+		p.Components = append(p.Components, *p.Database, Connection{App: app, Database: p.Database})
+	}
+
+	be := par.Backend
+	p.Backend = Backend{
+		App:       app,
+		Image:     be.Image,
+		Port:      envcfg.Or(be.Port, xr.DefaultBackendPort),
+		Replicas:  new(envcfg.Or(be.Replicas, xr.DefaultBackendReplicas)),
+		Env:       be.Env,
+		Resources: resources(be.Resources, s),
+		Database:  p.Database != nil,
+	}
+	if b := par.Budget; b != nil {
+		if x.Scope != xr.Namespaced {
+			errs = append(errs, field.Forbidden(xr.ParametersPath("budget"), "a budget needs a namespaced AppEnvironment: its WorkloadBudget is namespaced and scales the backend through the Cluster's namespaced provider config, which a legacy Cluster does not compose"))
+		}
+		p.Budget = &Budget{App: app, Budget: *b, Replicas: *p.Backend.Replicas}
+		// The budget's WorkloadBudget owns the replica count.
+		p.Backend.Replicas = nil
+	}
+	p.Components = append(p.Components, p.Backend)
+
+	if i := par.Ingress; i != nil {
+		domain := cluster.XR.Parameters.Domain
+		hp := xr.ParametersPath("ingress", "host")
+		switch {
+		case domain == "":
+			errs = append(errs, field.Invalid(hp, i.Host, fmt.Sprintf("Cluster %q has no domain (spec.parameters.domain): an environment's host must be under its Cluster's domain", cluster.Ref)))
+		case i.Host != domain && !strings.HasSuffix(i.Host, "."+domain):
+			errs = append(errs, field.Invalid(hp, i.Host, fmt.Sprintf("must be %s or a name under it, the domain of Cluster %q", domain, cluster.Ref)))
+		}
+		p.Ingress = &Ingress{App: app, Host: i.Host, Port: p.Backend.Port, TLS: i.TLS,
+			Class: cmp.Or(s.IngressClass, DefaultIngressClass), Issuer: cmp.Or(s.ClusterIssuer, DefaultClusterIssuer)}
+		p.Components = append(p.Components, *p.Ingress)
+	}
+	if p.Budget != nil {
+		p.Components = append(p.Components, *p.Budget)
+	}
+	return p, errs
+}
+
+// checkNamespace refuses the namespaces of the system and of the Cluster's
+// add-ons: an environment owns its namespace, and deleting the environment
+// deletes it.
+func checkNamespace(x *xr.AppEnvironment, env *envcfg.Env) field.ErrorList {
+	ns := x.AppNamespace()
+	reserved := slices.Clone(SystemNamespaces)
+	for name, c := range platform.Catalog(platform.SettingsOf(env)) {
+		reserved = append(reserved, cmp.Or(c.Namespace, name))
+	}
+	if !slices.Contains(reserved, ns) && !strings.HasPrefix(ns, "kube-") {
+		return nil
+	}
+	p := xr.ParametersPath("namespace")
+	if x.Parameters.Namespace == "" {
+		p = field.NewPath("metadata", "name")
+	}
+	slices.Sort(reserved)
+	return field.ErrorList{field.Forbidden(p, fmt.Sprintf("namespace %q belongs to the system or to the Cluster's add-ons (%s, kube-*); an environment owns its namespace and deletes it with itself, so choose another (spec.parameters.namespace)", ns, strings.Join(slices.Compact(reserved), ", ")))}
+}
+
+// resources are the backend's requests and limits: the XR's, else the
+// environment's, else DefaultResources, resource by resource.
+func resources(r xr.Resources, s *Settings) xr.Resources {
+	merge := func(xrs, envs, defs map[string]string) map[string]string {
+		out := maps.Clone(defs)
+		if out == nil {
+			out = map[string]string{}
+		}
+		maps.Copy(out, envs)
+		maps.Copy(out, xrs)
+		return out
+	}
+	return xr.Resources{
+		Requests: merge(r.Requests, s.Resources.Requests, DefaultResources.Requests),
+		Limits:   merge(r.Limits, s.Resources.Limits, DefaultResources.Limits),
+	}
+}
+
+// SchemaName is the database created for the backend: the namespace,
+// with '-' as '_'.
+func SchemaName(namespace string) string { return strings.ReplaceAll(namespace, "-", "_") }
+
+// Removal says why a component of the environment no longer renders a
+// composed resource: only the XR's spec removes the database, the bucket,
+// the ingress and the budget.
+func (p *Plan) Removal(id string) platform.Removal {
+	bySpec := map[string]struct {
+		there bool
+		field string
+	}{
+		"bucket":     {p.Bucket != nil, "bucket"},
+		"database":   {p.Database != nil, "database"},
+		"connection": {p.Database != nil, "database"},
+		"ingress":    {p.Ingress != nil, "ingress"},
+		"budget":     {p.Budget != nil, "budget"},
+	}
+	if r, ok := bySpec[id]; ok && !r.there {
+		return platform.Removal{BySpec: true, Why: fmt.Sprintf("spec.parameters.%s was removed", r.field)}
+	}
+	return platform.Removal{Why: fmt.Sprintf("its component %s is still composed, but no longer with this resource (an input other than the spec changed, such as the environment or the Cluster)", id)}
+}
