@@ -15,9 +15,11 @@ import (
 	"cmp"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -106,8 +108,12 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 		if !ok {
 			continue // not an XR, e.g. a supporting object
 		}
-		cloud := filepath.Base(filepath.Dir(xr))
-		name := cloud + "-" + strings.TrimSuffix(filepath.Base(xr), ".yaml")
+		// The cloud of an example under examples/<cloud>, or of one
+		// elsewhere (examples/seeds) by its label.
+		folder := filepath.Base(filepath.Dir(xr))
+		labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
+		cloud := cmp.Or(str(labels, "cloud"), folder)
+		name := folder + "-" + strings.TrimSuffix(filepath.Base(xr), ".yaml")
 		observed := filepath.Join(filepath.Dir(xr), "observed", filepath.Base(xr))
 		stages := map[string]string{"first-render": ""}
 		if _, err := os.Stat(observed); err == nil {
@@ -149,7 +155,9 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 			if !validate {
 				continue
 			}
-			if !validateOne(crossplane, append(dirs(crds), xrds[ref]), dst, cache, image, fmt.Sprintf("%-28s %-13s", name, stage)) {
+			// Every XRD: an XR of one module may compose another's (an
+			// AppEnvironment its Database and WorkloadBudget).
+			if !validateOne(crossplane, append(dirs(crds), slices.Compact(slices.Sorted(maps.Values(xrds)))...), dst, cache, image, fmt.Sprintf("%-28s %-13s", name, stage)) {
 				failed++
 			}
 		}

@@ -81,6 +81,9 @@ func Status(o map[string]any) map[string]any {
 		}
 		status["atProvider"] = at
 	}
+	for k, v := range composite(o, name) {
+		status[k] = v
+	}
 	if !conditionless(o) {
 		status["conditions"] = []any{
 			condition("Synced", "ReconcileSuccess"),
@@ -197,6 +200,44 @@ func outputs(o map[string]any, name string) map[string]any {
 		}
 	case "dbforpostgresql.azure.upbound.io/FlexibleServer":
 		return map[string]any{"fqdn": external(o, name) + ".postgres.database.azure.com"}
+	case "storage.gcp.upbound.io/Bucket":
+		return map[string]any{"url": "gs://" + external(o, name), "selfLink": "https://www.googleapis.com/storage/v1/b/" + external(o, name)}
+	case "s3.aws.upbound.io/Bucket":
+		fp, _ := o["spec"].(map[string]any)["forProvider"].(map[string]any)
+		region, _ := fp["region"].(string)
+		return map[string]any{
+			"arn":                      "arn:aws:s3:::" + external(o, name),
+			"bucketRegionalDomainName": external(o, name) + ".s3." + region + ".amazonaws.com",
+		}
+	case "storage.azure.upbound.io/Account":
+		return map[string]any{
+			"id":                  "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.Storage/storageAccounts/" + external(o, name),
+			"primaryBlobEndpoint": "https://" + external(o, name) + ".blob.core.windows.net/",
+		}
+	}
+	return nil
+}
+
+// composite returns what the function writes into the status of an XR of
+// ours composed by another (an AppEnvironment's Database): where to
+// connect, and where the password is.
+func composite(o map[string]any, name string) map[string]any {
+	switch groupKind(o) {
+	case "platform.example.org/Database", "legacy.platform.example.org/XDatabase":
+		h := fnv.New32a()
+		_, _ = h.Write([]byte(name))
+		n := h.Sum32()
+		ns, _ := o["metadata"].(map[string]any)["namespace"].(string)
+		if ns == "" {
+			ns = "crossplane-system"
+		}
+		return map[string]any{
+			"host":             fmt.Sprintf("10.%d.%d.%d", 64+n%32, (n>>8)%256, 2+(n>>16)%250),
+			"port":             5432,
+			"username":         "dbadmin",
+			"connectionSecret": name + "-connection",
+			"passwordSecret":   map[string]any{"name": name + "-password", "namespace": ns, "key": "password"},
+		}
 	}
 	return nil
 }

@@ -190,7 +190,7 @@ func backend(ctx *registry.Context, b environment.Backend) ([]*registry.Resource
 		"env":             env,
 		"resources":       map[string]any{"requests": stringMap(b.Resources.Requests), "limits": stringMap(b.Resources.Limits)},
 		"readinessProbe":  map[string]any{"tcpSocket": map[string]any{"port": "http"}, "periodSeconds": 10},
-		"securityContext": map[string]any{"allowPrivilegeEscalation": false, "runAsNonRoot": true, "capabilities": map[string]any{"drop": []any{"ALL"}}},
+		"securityContext": map[string]any{"allowPrivilegeEscalation": false, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
 	}
 	deps := []string{environment.ResourceServiceAccount}
 	if b.Database {

@@ -1,0 +1,132 @@
+package environment_test
+
+import (
+	"flag"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+
+	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files, the examples' observed files and the Cluster fixtures in examples/<cloud>/required")
+
+const (
+	examples      = "../../../examples"
+	ttlConverging = 15 * time.Second
+	ttlReady      = 5 * time.Minute
+)
+
+var envs = fntest.MustLoad(filepath.Join(examples, "envconfigs"))
+
+// run is what fn.go does for the environment module.
+func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	rsp := module.NewResponse(req, ttlConverging)
+	if err := environment.Run(req, rsp, module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
+		module.Fatal(rsp, err)
+	}
+	return rsp
+}
+
+// cloudOf is the cloud label of an example XR.
+func cloudOf(x fntest.Object) string {
+	return x["metadata"].(map[string]any)["labels"].(map[string]any)["cloud"].(string)
+}
+
+// required delivers the Cluster an AppEnvironment runs on, as Crossplane
+// does once the function asked for it.
+func required(x fntest.Object) map[string][]fntest.Object {
+	out, err := fntest.Required(examples, cloudOf(x), x, environment.Clusters)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// examplePaths are the example AppEnvironments: per cloud, and the seeds'.
+func examplePaths(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	for _, glob := range []string{"*/appenvironment*.yaml", "seeds/*.yaml"} {
+		p, err := filepath.Glob(filepath.Join(examples, glob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p...)
+	}
+	if len(paths) == 0 {
+		t.Fatal("no example AppEnvironment")
+	}
+	return paths
+}
+
+// TestGolden renders every example AppEnvironment twice, first render and
+// converged, and compares the whole response with a reviewed golden file.
+// With -update it first writes the Cluster fixtures and regenerates each
+// example's observed-resource file by converging it.
+func TestGolden(t *testing.T) {
+	if *update {
+		for _, cloud := range []string{"gcp", "aws", "azure"} {
+			if err := fntest.WriteClusterFixtures(examples, cloud, database.Clusters, environment.Clusters); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, path := range examplePaths(t) {
+		dir, file := filepath.Split(path)
+		example := filepath.Base(dir) + "-" + strings.TrimSuffix(file, ".yaml")
+		observedPath := filepath.Join(dir, "observed", file)
+		x := fntest.MustLoad(path)[0]
+		extra := required(x)
+
+		if *update {
+			_, observed, _, err := fntest.Converge(run, fntest.Request{XR: x, EnvironmentConfigs: envs, Extra: extra}, 20)
+			if err != nil {
+				t.Fatalf("%s: %v", example, err)
+			}
+			b, err := fntest.YAML(observed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := fntest.Golden(observedPath, b, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		for stage, observed := range map[string]string{"first-render": "", "converged": observedPath} {
+			t.Run(example+"/"+stage, func(t *testing.T) {
+				req := fntest.Request{XR: x, EnvironmentConfigs: envs, Extra: extra, Observed: map[string]fntest.Object{}}
+				if observed != "" {
+					req.Observed = fntest.ObservedFile(observed)
+				}
+				pr, err := req.Proto()
+				if err != nil {
+					t.Fatal(err)
+				}
+				rsp := run(pr)
+				if msg := fntest.Fatal(rsp); msg != "" {
+					t.Fatalf("%s %s: Fatal: %s", example, stage, msg)
+				}
+				got, err := fntest.ResponseYAML(rsp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := fntest.Golden(filepath.Join("testdata", "golden", example+"."+stage+".yaml"), got, *update)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(string(want), string(got)); diff != "" {
+					t.Errorf("%s %s: -golden +got (review, then go test ./internal/modules/environment -run TestGolden -update):\n%s", example, stage, diff)
+				}
+			})
+		}
+	}
+}
