@@ -422,3 +422,19 @@ func EnvDrop(config string) func(*World) {
 		w.Envs = out
 	}
 }
+
+// PlaneIDs are the example Clusters' projects, accounts and subscriptions,
+// by cloud.
+var PlaneIDs = map[string]string{"gcp": "my-project-123", "aws": "123456789012", "azure": "00000000-0000-0000-0000-000000000000"}
+
+// Status checks a field of the XR's status: set, and equal to want unless
+// want is nil.
+func Status(key string, want any) Check {
+	return func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+		t.Helper()
+		st, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+		if st[key] == nil || (want != nil && st[key] != want) {
+			t.Errorf("status.%s = %v, want %v", key, st[key], want)
+		}
+	}
+}

@@ -41,14 +41,16 @@ const (
 	// annotationClientID tells the workload identity webhook which
 	// identity a ServiceAccount acts as.
 	annotationClientID = "azure.workload.identity/client-id"
-	// appContainer is the bucket's blob container.
-	appContainer = "assets"
 	// roleBlobContributor lets the backend read and write blobs.
 	roleBlobContributor = "Storage Blob Data Contributor"
 )
 
-// reAccount is Azure's rule for storage account names.
-var reAccount = regexp.MustCompile(`^[a-z0-9]{3,24}$`)
+// reContainer is Azure's rule for blob container names, and reAccount
+// for storage account names.
+var (
+	reContainer = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$`)
+	reAccount   = regexp.MustCompile(`^[a-z0-9]{3,24}$`)
+)
 
 func init() {
 	kube.ImplementApp(Cloud)
@@ -63,11 +65,10 @@ func appTags(a *environment.App) map[string]any {
 	return map[string]any{"environment": a.Name, "cluster": a.Cluster.CloudName, "managed-by": "crossplane"}
 }
 
-// accountName is the storage account's name: the bucket's, without '-'.
+// accountName is the storage account's name: the bucket's without '-',
+// at most 24 characters. The bucket itself is the account's one blob
+// container, named as the bucket.
 func accountName(b environment.Bucket) string {
-	if b.Named {
-		return b.Name
-	}
 	n := strings.ReplaceAll(b.Name, "-", "")
 	return n[:min(len(n), 24)]
 }
@@ -121,9 +122,9 @@ func appIdentity(ctx *registry.Context, id environment.Identity) ([]*registry.Re
 	}, nil
 }
 
-// appBucket renders a storage account (TLS 1.2, HTTPS only, blobs public
-// only when public, a static website when asked for) with one blob
-// container, and the role that lets the backend's identity read and write
+// appBucket renders the bucket as a blob container of its name in a
+// storage account of its own (TLS 1.2, HTTPS only, blobs public only when
+// public, a static website when asked for), and the role that lets the backend's identity read and write
 // that container's blobs, and nothing else. The role assignment takes the
 // identity's principal ID and the account's ID as values, so it waits until
 // both are observed.
@@ -158,7 +159,7 @@ func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resourc
 		ra.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
 			"principalId":                  principal,
 			"principalType":                "ServicePrincipal",
-			"scope":                        account + "/blobServices/default/containers/" + appContainer,
+			"scope":                        account + "/blobServices/default/containers/" + b.Name,
 			"roleDefinitionName":           roleBlobContributor,
 			"skipServicePrincipalAadCheck": true,
 			"description":                  "The backend of environment " + b.App.Name + " reads and writes its blobs",
@@ -174,14 +175,14 @@ func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resourc
 			DependsOn:    []string{rAppResourceGroup},
 			Outputs: func(obs *structpb.Struct, _ map[string][]byte, o *registry.Outputs) {
 				if ep := object.String(obs, "status", "atProvider", "primaryBlobEndpoint"); ep != "" {
-					o.BucketURL = strings.TrimSuffix(ep, "/") + "/" + appContainer
+					o.BucketURL = strings.TrimSuffix(ep, "/") + "/" + b.Name
 				}
 			},
 		},
 		{
 			Name:         rAppContainer,
 			Kind:         containerKind,
-			ExternalName: appContainer,
+			ExternalName: b.Name,
 			Orphan:       b.Orphan,
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 				"storageAccountIdSelector": ctx.Selector(rAppBucket),
@@ -193,15 +194,18 @@ func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resourc
 	}, nil
 }
 
-// checkAppBucket refuses storage account names Azure refuses.
+// checkAppBucket refuses bucket names Azure refuses, as a container's and
+// (without '-') as a storage account's.
 func checkAppBucket(_ *registry.Context, b environment.Bucket) field.ErrorList {
-	name := accountName(b)
-	if reAccount.MatchString(name) {
-		return nil
-	}
 	p := xr.ParametersPath("bucket", "name")
 	if !b.Named {
 		p = field.NewPath("metadata", "name")
 	}
-	return field.ErrorList{field.Invalid(p, name, "an Azure storage account name has 3 to 24 lower-case letters and digits (a derived name drops '-' and keeps 24)")}
+	switch {
+	case !reContainer.MatchString(b.Name) || strings.Contains(b.Name, "--"):
+		return field.ErrorList{field.Invalid(p, b.Name, "an Azure blob container name has 3 to 63 lower-case letters, digits and single '-', starting and ending with a letter or digit")}
+	case !reAccount.MatchString(accountName(b)):
+		return field.ErrorList{field.Invalid(p, b.Name, fmt.Sprintf("its storage account's name, %q (without '-', at most 24 characters), needs at least 3 letters or digits", accountName(b)))}
+	}
+	return nil
 }

@@ -9,9 +9,6 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 )
 
-// planeIDs are the example Clusters' projects, accounts and subscriptions.
-var planeIDs = map[string]string{"gcp": "my-project-123", "aws": "123456789012", "azure": "00000000-0000-0000-0000-000000000000"}
-
 // dbXR is a namespaced Database that is not one of the examples: size
 // small, one database, in the namespace of the example Cluster it may join.
 func dbXR(cloud string, mutate ...func(fntest.Object)) fntest.Object {
@@ -21,7 +18,7 @@ func dbXR(cloud string, mutate ...func(fntest.Object)) fntest.Object {
 		"metadata": map[string]any{
 			"name":      "ledger",
 			"namespace": "platform",
-			"labels":    map[string]any{"cloud": cloud, "planeId": planeIDs[cloud], "planeType": "production"},
+			"labels":    map[string]any{"cloud": cloud, "planeId": fntest.PlaneIDs[cloud], "planeType": "production"},
 		},
 		"spec": map[string]any{"parameters": map[string]any{"size": "small", "databases": []any{"ledger"}}},
 	}
@@ -40,24 +37,13 @@ var converged = fntest.Step{Name: "converge", Converge: true, Check: fntest.All(
 	fntest.Condition(database.ConditionDatabaseReady, "TRUE", "Available"),
 )}
 
-// status checks a field of the XR's status.
-func status(key string, want any) fntest.Check {
-	return func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
-		t.Helper()
-		st, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
-		if st[key] == nil || (want != nil && st[key] != want) {
-			t.Errorf("status.%s = %v, want %v", key, st[key], want)
-		}
-	}
-}
-
 func TestScenarios(t *testing.T) {
 	scenarios := map[string]fntest.Scenario{}
 	for _, cloud := range []string{"gcp", "aws", "azure"} {
 		scenarios[cloud+"/OwnNetwork"] = fntest.Scenario{
 			Reason: "A Database without clusterRef converges on a private network of its own, and reports where to connect.",
 			XR:     dbXR(cloud),
-			Steps:  []fntest.Step{converged, {Name: "steady", Check: fntest.All(status("host", nil), status("port", 5432.0), status("connectionSecret", "ledger-connection"), status("engineVersion", nil))}},
+			Steps:  []fntest.Step{converged, {Name: "steady", Check: fntest.All(fntest.Status("host", nil), fntest.Status("port", 5432.0), fntest.Status("connectionSecret", "ledger-connection"), fntest.Status("engineVersion", nil))}},
 		}
 		scenarios[cloud+"/OnCluster"] = fntest.Scenario{
 			Reason: "A Database with clusterRef converges on the Cluster's network once Crossplane delivers the Cluster.",

@@ -1,0 +1,279 @@
+package environment_test
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+)
+
+// appXR is a namespaced AppEnvironment that is not one of the examples, on
+// the example Cluster prod-cluster: a backend with a database, a bucket
+// and an Ingress.
+func appXR(cloud string, mutate ...func(fntest.Object)) fntest.Object {
+	o := fntest.Object{
+		"apiVersion": "platform.example.org/v1alpha1",
+		"kind":       "AppEnvironment",
+		"metadata": map[string]any{
+			"name":      "wiki",
+			"namespace": "platform",
+			"labels":    map[string]any{"cloud": cloud, "planeId": fntest.PlaneIDs[cloud], "planeType": "production"},
+		},
+		"spec": map[string]any{"parameters": map[string]any{
+			"clusterRef": map[string]any{"name": "prod-cluster"},
+			"backend":    map[string]any{"image": "ghcr.io/acme/wiki:5.1.0", "replicas": 2.0},
+			"database":   map[string]any{"size": "small"},
+			"bucket":     map[string]any{"name": "acme-wiki-uploads"},
+			"ingress":    map[string]any{"host": "wiki.prod.example.com", "tls": true},
+		}},
+	}
+	for _, m := range mutate {
+		m(o)
+	}
+	return o
+}
+
+// sentinel is a password planted where a careless function could copy it
+// from: the nested Database's observed status and connection details. It
+// must never appear in a response.
+const sentinel = "s3ntinel-Pa55word-9f2c"
+
+// plant puts the sentinel into what the function observes of the nested
+// Database.
+func plant(w *fntest.World) {
+	db := w.Observed[environment.ResourceDatabase]
+	if db == nil {
+		return
+	}
+	db = maps.Clone(db)
+	st := maps.Clone(db["status"].(map[string]any))
+	st["password"] = sentinel
+	db["status"] = st
+	w.Observed = maps.Clone(w.Observed)
+	w.Observed[environment.ResourceDatabase] = db
+	w.Connections = maps.Clone(w.Connections)
+	if w.Connections == nil {
+		w.Connections = map[string]map[string][]byte{}
+	}
+	w.Connections[environment.ResourceDatabase] = map[string][]byte{"password": []byte(sentinel), "username": []byte("dbadmin")}
+}
+
+// noSentinel checks that the whole response, desired state, status and
+// results, holds no trace of the planted password.
+func noSentinel(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+	t.Helper()
+	b, err := protojson.Marshal(rsp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), sentinel) {
+		t.Errorf("the response holds the database's password")
+	}
+}
+
+// bucketResources are each cloud's resources of the bucket component.
+var bucketResources = map[string][]string{
+	"gcp":   {"bucket", "bucket-access"},
+	"aws":   {"bucket", "bucket-public-access-block", "bucket-encryption", "bucket-ownership", "bucket-access"},
+	"azure": {"bucket", "bucket-container", "bucket-access"},
+}
+
+var converged = fntest.Step{Name: "converge", Converge: true, Check: fntest.All(
+	fntest.IsReady(true), fntest.TTL(ttlReady),
+	fntest.Condition(environment.ConditionNamespaceReady, "TRUE", "Available"),
+	fntest.Condition(environment.ConditionIdentityReady, "TRUE", "Available"),
+	fntest.Condition(environment.ConditionBucketReady, "TRUE", "Available"),
+	fntest.Condition(environment.ConditionDatabaseReady, "TRUE", "Available"),
+	fntest.Condition(environment.ConditionBackendReady, "TRUE", "Available"),
+	fntest.Status("ready", true), fntest.Status("namespace", "wiki"), fntest.Status("url", "https://wiki.prod.example.com"),
+	fntest.Status("databaseHost", nil), fntest.Status("bucketName", "acme-wiki-uploads"), fntest.Status("bucketUrl", nil),
+)}
+
+func TestScenarios(t *testing.T) {
+	scenarios := map[string]fntest.Scenario{}
+	for _, cloud := range []string{"gcp", "aws", "azure"} {
+		scenarios[cloud+"/Converges"] = fntest.Scenario{
+			Reason: "An AppEnvironment on a Cluster converges: namespace, identity, bucket, database, backend and Ingress, and the status says where everything is. The database's password never shows, wherever it is planted.",
+			XR:     appXR(cloud),
+			Extra:  required(appXR(cloud)),
+			Steps: []fntest.Step{
+				converged,
+				{Name: "password planted", World: plant, Check: fntest.All(noSentinel, fntest.IsReady(true))},
+			},
+		}
+		scenarios[cloud+"/BucketRemoved"] = fntest.Scenario{
+			Reason: "Removing spec.parameters.bucket removes the bucket and its grant, and nothing else; the identity stays.",
+			XR:     appXR(cloud),
+			Extra:  required(appXR(cloud)),
+			Steps: []fntest.Step{
+				converged,
+				{Name: "bucket removed", Spec: fntest.Edit("spec.parameters.bucket", nil), Removes: bucketResources[cloud], Check: fntest.Desires("identity", "service-account", "deployment")},
+				fntest.ConvergeStep("settles"),
+			},
+		}
+		scenarios[cloud+"/WaitsForCluster"] = fntest.Scenario{
+			Reason: "An AppEnvironment whose Cluster is not there yet asks for it and composes nothing, saying why; once delivered, it converges; if the Cluster goes, nothing is withdrawn.",
+			XR:     appXR(cloud),
+			Steps: []fntest.Step{
+				{Name: "no Cluster yet", Hold: true, Check: fntest.All(
+					fntest.Condition(environment.ConditionBackendReady, "FALSE", "Waiting"),
+					fntest.ConditionMentions(environment.ConditionNamespaceReady, `Cluster "prod-cluster"`),
+					fntest.IsReady(false), fntest.TTL(ttlConverging),
+					func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+						t.Helper()
+						if rsp.GetRequirements().GetResources()[environment.Clusters.Requirement].GetMatchName() != "prod-cluster" {
+							t.Errorf("the function did not ask for Cluster prod-cluster: %v", rsp.GetRequirements())
+						}
+						if n := len(rsp.GetDesired().GetResources()); n != 0 {
+							t.Errorf("%d resources desired while waiting, want none", n)
+						}
+					},
+				)},
+				{Name: "Cluster delivered", World: func(w *fntest.World) { w.Extra = required(w.XR) }, Converge: true, Check: fntest.IsReady(true)},
+				{Name: "Cluster gone again", World: func(w *fntest.World) { w.Extra = nil }, Check: fntest.All(fntest.Desires("deployment", "database", "bucket"), fntest.Condition(environment.ConditionBackendReady, "FALSE", "Waiting"))},
+			},
+		}
+	}
+	scenarios["gcp/Ordering"] = fntest.Scenario{
+		Reason: "The Deployment waits for db-connection-details, which waits until the nested Database says where its password is; every edge is a Usage, so that deletion runs in reverse.",
+		XR:     appXR("gcp"),
+		Extra:  required(appXR("gcp")),
+		Steps: []fntest.Step{
+			{Name: "first", Check: fntest.All(
+				fntest.Desires("namespace", "database", "identity", "bucket"),
+				fntest.Lacks("database-connection", "deployment", "service-account"),
+				fntest.ConditionMentions(environment.ConditionDatabaseReady, "status.passwordSecret"),
+			)},
+			{Name: "second", Check: fntest.All(fntest.Desires("database-connection", "database-connection-uses-database"), fntest.Lacks("deployment"))},
+			{Name: "the rest", Converge: true, Check: fntest.All(fntest.Desires("deployment", "deployment-uses-database-connection", "deployment-uses-service-account", "service-account-uses-identity-workload-user"),
+				fntest.Field("deployment", "spec.readiness.policy", "DeriveFromCelQuery"))},
+		},
+	}
+	scenarios["gcp/DatabaseRemoved"] = fntest.Scenario{
+		Reason: "Removing spec.parameters.database removes the Database and db-connection-details; the backend stops reading them.",
+		XR:     appXR("gcp"),
+		Extra:  required(appXR("gcp")),
+		Steps: []fntest.Step{
+			converged,
+			{Name: "database removed", Spec: fntest.Edit("spec.parameters.database", nil), Removes: []string{"database", "database-connection"},
+				Check: fntest.Condition(environment.ConditionDatabaseReady, "TRUE", "NotRequested")},
+		},
+	}
+	scenarios["aws/BudgetAddedThenRemoved"] = fntest.Scenario{
+		Reason: "A budget is a nested WorkloadBudget that owns the backend's replicas; removing it gives them back to the Deployment.",
+		XR:     appXR("aws"),
+		Extra:  required(appXR("aws")),
+		Steps: []fntest.Step{
+			converged,
+			{Name: "budget", Spec: fntest.Edit("spec.parameters.budget", map[string]any{"limitUsd": 200.0, "enforcement": "enabled"}), Converge: true, Check: fntest.All(
+				fntest.Field("budget", "spec.targets", []any{map[string]any{"name": "backend", "replicas": 2.0}}),
+				fntest.Field("budget", "spec.targetNamespace", "wiki"),
+				fntest.Field("budget", "spec.providerConfigRef", map[string]any{"kind": "ProviderConfig", "name": "prod-cluster"}),
+				fntest.Field("deployment", "spec.forProvider.manifest.spec.replicas", nil),
+			)},
+			{Name: "budget removed", Spec: fntest.Edit("spec.parameters.budget", nil), Removes: []string{"budget"}, Check: fntest.Field("deployment", "spec.forProvider.manifest.spec.replicas", 2.0)},
+		},
+	}
+	scenarios["azure/EnvironmentChanges"] = fntest.Scenario{
+		Reason: "An environment that changes the ingress class and the backend's default resources updates in place; it withdraws nothing.",
+		XR:     appXR("azure"),
+		Extra:  required(appXR("azure")),
+		Steps: []fntest.Step{
+			converged,
+			{Name: "class", World: fntest.EnvEdit("cluster-platform-baseline", "appEnvironment.ingressClass", "traefik"), Check: fntest.Field("ingress", "spec.forProvider.manifest.spec.ingressClassName", "traefik")},
+			{Name: "wrongly typed", World: fntest.EnvEdit("cluster-platform-baseline", "appEnvironment.resources", "big"), Fatal: `environment.appEnvironment.resources: Invalid value: "big": must be an object`},
+		},
+	}
+	scenarios["aws/Orphan"] = fntest.Scenario{
+		Reason: "deletionPolicy Orphan leaves the bucket in the cloud and protects the database from deletion.",
+		XR:     appXR("aws", fntest.Set("spec.parameters.deletionPolicy", "Orphan")),
+		Extra:  required(appXR("aws")),
+		Steps: []fntest.Step{{Name: "first", Check: fntest.All(
+			fntest.Field("bucket", "spec.managementPolicies", []any{"Observe", "Create", "Update", "LateInitialize"}),
+			fntest.Field("database", "spec.parameters.deletionProtection", true),
+		)}},
+	}
+	refusals := map[string]struct {
+		cloud string
+		set   func(fntest.Object)
+		fatal []string
+	}{
+		"SystemNamespace":   {"gcp", fntest.Set("spec.parameters.namespace", "kube-system"), []string{`spec.parameters.namespace: Forbidden: namespace "kube-system" belongs to the system or to the Cluster's add-ons`}},
+		"AddonNamespace":    {"gcp", fntest.Set("spec.parameters.namespace", "cert-manager"), []string{`namespace "cert-manager" belongs to the system or to the Cluster's add-ons`}},
+		"HostOutsideDomain": {"aws", fntest.Set("spec.parameters.ingress.host", "wiki.example.net"), []string{`spec.parameters.ingress.host: Invalid value: "wiki.example.net": must be prod.example.com or a name under it, the domain of Cluster "prod-cluster"`}},
+		"CredentialInEnv":   {"azure", fntest.Set("spec.parameters.backend.env", map[string]any{"API_TOKEN": "abc123"}), []string{`spec.parameters.backend.env[API_TOKEN]: Forbidden: holds a plaintext credential`}},
+		"DatabaseVariable":  {"gcp", fntest.Set("spec.parameters.backend.env", map[string]any{"DB_HOST": "elsewhere"}), []string{`spec.parameters.backend.env[DB_HOST]: Forbidden: DB_ variables are the database's`}},
+		"AWSPublicBucket":   {"aws", fntest.Set("spec.parameters.bucket.public", true), []string{`spec.parameters.bucket.public: Forbidden: a public bucket needs an S3 bucket policy`}},
+		"AzureBucketName":   {"azure", fntest.Set("spec.parameters.bucket.name", "Acme_Wiki"), []string{`spec.parameters.bucket.name: Invalid value: "Acme_Wiki": an Azure blob container name`}},
+		"GCPBucketName":     {"gcp", fntest.Set("spec.parameters.bucket.name", "google-wiki"), []string{`spec.parameters.bucket.name: Invalid value: "google-wiki": a Cloud Storage bucket name`}},
+		"UnknownSize":       {"aws", fntest.Set("spec.parameters.database.size", "huge"), []string{`spec.parameters.database.size: Unsupported value: "huge": supported values: "large", "medium", "small"`}},
+		"EveryBadFieldAtOnce": {"gcp", fntest.Set("spec.parameters.backend", map[string]any{"port": 0.0, "replicas": 500.0, "resources": map[string]any{"requests": map[string]any{"cpu": "lots", "gpu": "1"}}}), []string{
+			`spec.parameters.backend.image: Required value`,
+			`spec.parameters.backend.port: Invalid value: 0: must be a port, 1 to 65535`,
+			`spec.parameters.backend.replicas: Invalid value: 500: must be between 0 and 100`,
+			`spec.parameters.backend.resources.requests[cpu]: Invalid value: "lots"`,
+			`spec.parameters.backend.resources.requests[gpu]: Unsupported value: "gpu"`,
+		}},
+		"TenantMovesTheDeployment":      {"gcp", fntest.Set("spec.parameters.overrides", map[string]any{"deployment": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"manifest": map[string]any{"metadata": map[string]any{"namespace": "kube-system"}}}}}}), []string{`spec.parameters.overrides.deployment.spec.forProvider.manifest.metadata.namespace: Forbidden`}},
+		"TenantReconfiguresTheDatabase": {"gcp", fntest.Set("spec.parameters.overrides", map[string]any{"database": map[string]any{"spec": map[string]any{"parameters": map[string]any{"deletionProtection": true}}}}), []string{`spec.parameters.overrides.database.spec.parameters.deletionProtection: Forbidden: an XR's overrides reach spec.forProvider`}},
+	}
+	for name, r := range refusals {
+		x := appXR(r.cloud, r.set)
+		scenarios[r.cloud+"/Refuses"+name] = fntest.Scenario{
+			Reason: "Bad input is a Fatal naming the field, before anything is composed.",
+			XR:     x,
+			Extra:  required(appXR(r.cloud)),
+			Steps:  []fntest.Step{{Name: "first", Fatal: r.fatal[0], Check: fntest.FatalHas(r.fatal...)}},
+		}
+	}
+	scenarios["gcp/RefusesOtherCloudsCluster"] = fntest.Scenario{
+		Reason: "An environment runs on a Cluster of its own cloud and project.",
+		XR:     appXR("aws"),
+		Extra:  required(appXR("gcp")),
+		Steps:  []fntest.Step{{Name: "first", Fatal: `spec.parameters.clusterRef.name: Invalid value: "prod-cluster": Cluster "prod-cluster" runs on cloud "gcp", this AppEnvironment on "aws"`}},
+	}
+	scenarios["gcp/RefusesBudgetOnClaim"] = fntest.Scenario{
+		Reason: "A budget needs a namespaced AppEnvironment: the legacy Cluster composes no namespaced provider config for its WorkloadBudget.",
+		XR:     legacyXR(fntest.Set("spec.parameters.budget", map[string]any{"limitUsd": 100.0})),
+		Extra:  required(legacyXR()),
+		Steps:  []fntest.Step{{Name: "first", Fatal: `spec.parameters.budget: Forbidden: a budget needs a namespaced AppEnvironment`}},
+	}
+	scenarios["gcp/Claim"] = fntest.Scenario{
+		Reason: "The XR of a claim runs on the Cluster claim of its namespace and converges, with a cluster-scoped XDatabase.",
+		XR:     legacyXR(),
+		Extra:  required(legacyXR()),
+		Steps: []fntest.Step{{Name: "converge", Converge: true, Check: fntest.All(fntest.IsReady(true),
+			fntest.Field("database", "kind", "XDatabase"),
+			fntest.Field("deployment", "spec.providerConfigRef.name", "legacy-prod-x7k2p"),
+		)}},
+	}
+	fntest.RunAll(t, "AppEnvironment scenarios", run, envs, scenarios)
+}
+
+// legacyXR is the XR of a claim "AppEnvironment docs" in namespace team-a,
+// on the legacy Cluster claim legacy-prod there.
+func legacyXR(mutate ...func(fntest.Object)) fntest.Object {
+	o := fntest.Object{
+		"apiVersion": "legacy.platform.example.org/v1alpha1",
+		"kind":       "XAppEnvironment",
+		"metadata": map[string]any{
+			"name": "docs-k2j4x",
+			"labels": map[string]any{"cloud": "gcp", "planeId": "my-project-123", "planeType": "production",
+				"crossplane.io/claim-name": "docs", "crossplane.io/claim-namespace": "team-a"},
+		},
+		"spec": map[string]any{"parameters": map[string]any{
+			"clusterRef": map[string]any{"name": "legacy-prod"},
+			"backend":    map[string]any{"image": "ghcr.io/acme/docs:1.0.0"},
+			"database":   map[string]any{},
+		}},
+	}
+	for _, m := range mutate {
+		m(o)
+	}
+	return o
+}
