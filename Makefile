@@ -32,7 +32,7 @@ FUZZTIME      ?= 10s
 XPKG          := $(OUT)/function-cluster-platform.xpkg
 ARCH          ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all build generate check-generated test lint fuzz bench bench-go render validate redteam xpkg e2e tools clean
+.PHONY: all build generate check-generated test lint fuzz bench bench-go render validate redteam converge xpkg e2e tools clean
 
 all: build test
 
@@ -139,6 +139,13 @@ validate: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready
 redteam: $(CROSSPLANE)
 	mkdir -p $(OUT)
 	$(call with-function,-redteam)
+
+# Converge XRs that are not the examples (internal/examples/testdata/converge)
+# through the crossplane CLI until Ready: nothing withdrawn, no credential,
+# the converged render validated (internal/examples/converge.go).
+converge: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready
+	mkdir -p $(OUT)
+	$(call with-function,-converge=internal/examples/testdata/converge)
 
 clean:
 	rm -rf $(BIN) $(OUT)

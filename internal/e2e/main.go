@@ -12,6 +12,9 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 )
 
 func main() {
@@ -35,6 +38,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "e2e: FAILED:", err)
 		os.Exit(1)
 	}
+}
+
+// removeBucket removes an AppEnvironment's bucket from its spec, which
+// removes the bucket's resources (those whose names start with bucket).
+func removeBucket(xr object) []string {
+	delete(xr["spec"].(map[string]any)["parameters"].(map[string]any), "bucket")
+	return []string{"bucket", "bucket-access", "bucket-public-access-block", "bucket-encryption", "bucket-ownership", "bucket-container", "bucket-public-read"}
 }
 
 // paths of the minimum node count of a node pool, per cloud.
@@ -62,15 +72,21 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 	start := time.Now()
 	count := 0
 	for _, cl := range clouds {
-		fmt.Printf("scenario: %s namespaced XR (create, Ready, a Database on it, resize a pool, remove a pool, delete)\n", cl)
-		db := func() error { return s.database(cl+"/database.yaml", cl) }
-		if err := s.lifecycle(cl+"/cluster.yaml", "default", "batch", minPath[cl], db); err != nil {
+		fmt.Printf("scenario: %s namespaced XR (create, Ready, a Database and an AppEnvironment on it, resize a pool, remove a pool, delete)\n", cl)
+		during := func() error {
+			if err := s.onCluster(cl+"/database.yaml", cl, runDatabase, database.Clusters, []string{"host", "connectionSecret"}, nil); err != nil {
+				return err
+			}
+			return s.onCluster(cl+"/appenvironment.yaml", cl, runEnvironment, environment.Clusters,
+				[]string{"namespace", "url", "databaseHost", "bucketName", "bucketUrl"}, removeBucket)
+		}
+		if err := s.lifecycle(cl+"/cluster.yaml", "default", "batch", minPath[cl], during); err != nil {
 			return fmt.Errorf("%s: %w", cl, err)
 		}
-		count += 2
+		count += 3
 	}
 	fmt.Println("scenario: gcp legacy Database on a network of its own (create, Ready, delete)")
-	if err := s.database("gcp/database-legacy.yaml", ""); err != nil {
+	if err := s.onCluster("gcp/database-legacy.yaml", "", runDatabase, database.Clusters, []string{"host", "connectionSecret"}, nil); err != nil {
 		return fmt.Errorf("gcp legacy database: %w", err)
 	}
 	count++

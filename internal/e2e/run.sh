@@ -155,9 +155,10 @@ log "function serving over mTLS and registered"
 for d in gcp aws azure helm kubernetes sql; do kubectl apply --server-side -f "$WORK/crds/$d" >/dev/null; done
 established
 log "provider CRDs installed"
-kubectl apply -f apis/cluster/ -f apis/cluster-legacy/ -f apis/database/ -f apis/database-legacy/ >/dev/null
+kubectl apply -f apis/cluster/ -f apis/cluster-legacy/ -f apis/database/ -f apis/database-legacy/ -f apis/appenvironment/ -f apis/appenvironment-legacy/ -f apis/budget/ >/dev/null
 kubectl wait xrd --all --for condition=Established --timeout=120s >/dev/null
-for crd in clusters.platform.example.org xclusters.legacy.platform.example.org databases.platform.example.org xdatabases.legacy.platform.example.org; do
+for crd in clusters.platform.example.org xclusters.legacy.platform.example.org databases.platform.example.org xdatabases.legacy.platform.example.org \
+  appenvironments.platform.example.org xappenvironments.legacy.platform.example.org workloadbudgets.platform.example.org; do
   for _ in $(seq 1 120); do kubectl get crd "$crd" >/dev/null 2>&1 && break; sleep 0.5; done
 done
 established

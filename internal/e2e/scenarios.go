@@ -11,9 +11,11 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/bench"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
@@ -209,7 +211,7 @@ func (s *scenarios) lifecycle(example string, resize, remove string, minPath []s
 		return err
 	}
 	fmt.Printf("  %s: deleted, all %d composed resources gone, in %.1f s\n", example, len(composed), took.Seconds())
-	s.results = append(s.results, fmt.Sprintf("%-22s Ready in %5.1f s, %3d composed resources", example, readyIn.Seconds(), len(composed)))
+	s.results = append(s.results, fmt.Sprintf("%-30s Ready in %5.1f s, %3d composed resources", example, readyIn.Seconds(), len(composed)))
 	return nil
 }
 
@@ -305,29 +307,28 @@ func checkStatus(xr object) error {
 	return nil
 }
 
-// database creates an example Database and takes it through its life:
-// Ready with exactly the stack the function converges to in process (with
-// the Cluster it joins, for clusterCloud's example Cluster, which must be
-// Ready), owned by the XR, with its host in the status; then deleted,
-// taking everything it composed. The real Crossplane delivers the Cluster
-// and its composed resources to the function by the selectors the Database
-// asks with, which is what this proves beyond a render.
-func (s *scenarios) database(example, clusterCloud string) error {
+// onCluster creates an example XR of a module that runs on, or joins, the
+// example Cluster of clusterCloud (which must be Ready; "" for none) and
+// takes it through its life: Ready with exactly the stack the module's run
+// converges to in process, owned by the XR, with the status fields it must
+// fill; when change is set, a spec change whose removals (the names change
+// returns) go, and only they; then deleted, taking everything it composed.
+// The real Crossplane delivers the Cluster and its composed resources to
+// the function by the selectors the XR asks with, which is what this
+// proves beyond a render.
+func (s *scenarios) onCluster(example, clusterCloud string, run fntest.Runner, reader *clusterref.Reader, fields []string, change func(xr object) []string) error {
 	xr := fntest.MustLoad(filepath.Join(s.examples, example))[0]
 	name, ns := str(xr, "metadata", "name"), str(xr, "metadata", "namespace")
 	apiVersion, kind := xr["apiVersion"].(string), xr["kind"].(string)
 	req := fntest.Request{XR: overlay.DeepCopy(xr), EnvironmentConfigs: fntest.MustLoad(filepath.Join(s.examples, "envconfigs"))}
 	if clusterCloud != "" {
-		req.Extra = map[string][]fntest.Object{}
-		for _, o := range fntest.MustLoad(filepath.Join(s.examples, clusterCloud, "required", "cluster.yaml")) {
-			key := database.Clusters.Requirement
-			if n := fntest.CompositionResourceName(o); n != "" {
-				key = database.Clusters.ResourceRequirement(n)
-			}
-			req.Extra[key] = append(req.Extra[key], o)
+		extra, err := fntest.Required(s.examples, clusterCloud, xr, reader)
+		if err != nil {
+			return err
 		}
+		req.Extra = extra
 	}
-	rsp, _, _, err := fntest.Converge(runDatabase, req, 30)
+	rsp, _, _, err := fntest.Converge(run, req, 30)
 	if err != nil {
 		return fmt.Errorf("cannot converge %s in process: %w", example, err)
 	}
@@ -355,11 +356,47 @@ func (s *scenarios) database(example, clusterCloud string) error {
 	if err != nil {
 		return err
 	}
-	host := str(live, "status", "host")
-	if host == "" || str(live, "status", "connectionSecret") == "" {
-		return fmt.Errorf("%s: status lacks host or connectionSecret: %v", example, live["status"])
+	var got []string
+	for _, f := range fields {
+		v := str(live, "status", f)
+		if v == "" {
+			return fmt.Errorf("%s: status.%s is empty: %v", example, f, live["status"])
+		}
+		got = append(got, f+" "+v)
 	}
-	fmt.Printf("  %s: created -> Ready in %.1f s, %d composed resources as expected, host %s\n", example, readyIn.Seconds(), len(composed), host)
+	fmt.Printf("  %s: created -> Ready in %.1f s, %d composed resources as expected; %s\n", example, readyIn.Seconds(), len(composed), strings.Join(got, ", "))
+
+	if change != nil {
+		gone := map[string]bool{}
+		for _, r := range change(xr) {
+			for crname := range composed {
+				if crname == r || strings.HasPrefix(crname, r+"-uses-") || strings.HasSuffix(crname, "-uses-"+r) {
+					gone[crname] = true
+				}
+			}
+		}
+		if err := s.k.apply(xr); err != nil {
+			return err
+		}
+		took, err := s.waitFor(example+" spec change", func() (bool, error) {
+			for crname := range gone {
+				r := composed[crname]
+				if _, err := s.k.get(r.apiVersion, r.kind, ns, r.name); err == nil {
+					return false, fmt.Errorf("%s still exists", crname)
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			return err
+		}
+		for crname, r := range composed {
+			if _, err := s.k.get(r.apiVersion, r.kind, ns, r.name); err != nil && !gone[crname] {
+				return fmt.Errorf("the spec change took %s (%s %s) with it: %w", crname, r.kind, r.name, err)
+			}
+		}
+		fmt.Printf("  %s: the spec removed %d resources, the other %d kept, in %.1f s\n", example, len(gone), len(composed)-len(gone), took.Seconds())
+	}
 
 	if err := s.k.delete(apiVersion, kind, ns, name); err != nil {
 		return err
@@ -379,14 +416,23 @@ func (s *scenarios) database(example, clusterCloud string) error {
 		return err
 	}
 	fmt.Printf("  %s: deleted, all %d composed resources gone, in %.1f s\n", example, len(composed), took.Seconds())
-	s.results = append(s.results, fmt.Sprintf("%-22s Ready in %5.1f s, %3d composed resources", example, readyIn.Seconds(), len(composed)))
+	s.results = append(s.results, fmt.Sprintf("%-30s Ready in %5.1f s, %3d composed resources", example, readyIn.Seconds(), len(composed)))
 	return nil
 }
 
-// runDatabase is what fn.go does for the database module.
+// runDatabase and runEnvironment are what fn.go does for the database and
+// environment modules.
 func runDatabase(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	return runModule(database.Run, req)
+}
+
+func runEnvironment(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	return runModule(environment.Run, req)
+}
+
+func runModule(f module.Func, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	rsp := module.NewResponse(req, bench.Options.TTLConverging)
-	if err := database.Run(req, rsp, bench.Options); err != nil {
+	if err := f(req, rsp, bench.Options); err != nil {
 		module.Fatal(rsp, err)
 	}
 	return rsp

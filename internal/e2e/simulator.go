@@ -7,14 +7,15 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/simulate"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
 // cloud stands in for provider-upjet-gcp/aws/azure, provider-helm and
 // provider-kubernetes, which cannot reach real clouds here: it finds the
-// managed resources our XRs compose (those labelled with
-// platform.example.org/cloud, of kinds served by the providers' CRDs) and
+// managed resources our XRs compose (those Crossplane labels with their
+// composite, of kinds served by the providers' CRDs: the WorkloadBudget an
+// AppEnvironment nests composes Objects outside the registry) and
 // writes the status a provider would once the resource exists: Synced and
 // Ready conditions and status.atProvider with plausible outputs (endpoint,
 // CA, OIDC issuer, name servers). It touches nothing else.
@@ -83,7 +84,7 @@ func (c *cloud) run(ctx context.Context, interval time.Duration) {
 // once marks every composed managed resource that is not ready yet.
 func (c *cloud) once() error {
 	for _, kr := range c.kinds {
-		items, err := c.k.list(kr.apiVersion, kr.kind, "", registry.LabelCloud)
+		items, err := c.k.list(kr.apiVersion, kr.kind, "", xr.LabelComposite)
 		if err != nil {
 			return err
 		}

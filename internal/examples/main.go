@@ -36,8 +36,16 @@ func main() {
 		validate   = flag.Bool("validate", false, "validate every render")
 		static     = flag.String("static", "examples/install", "comma-separated folders of manifests validated as they are")
 		red        = flag.Bool("redteam", false, "instead of rendering the examples, replay the red-team attacks on the trust boundary against the converged examples")
+		conv       = flag.String("converge", "", "instead of rendering the examples, converge the XRs of these comma-separated folders through the CLI and validate them")
 	)
 	flag.Parse()
+	if *conv != "" {
+		if err := converge(*crossplane, filepath.Join(filepath.Dir(*out), "converge"), *crds, *cache, *image, strings.Split(*conv, ",")); err != nil {
+			fmt.Fprintln(os.Stderr, "converge:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *red {
 		if err := redteam(*crossplane, filepath.Join(filepath.Dir(*out), "redteam")); err != nil {
 			fmt.Fprintln(os.Stderr, "redteam:", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -45,38 +46,73 @@ func dig(schema map[string]any, path ...string) map[string]any {
 	return cur
 }
 
-// TestBackstageForm checks that every field of the Backstage template's
-// form exists in the XRD with the same type, enum, pattern and bounds, and
+// TestBackstageForm checks that every field of each Backstage template's
+// form exists in its XRD with the same type, enum, pattern and bounds, and
 // that fields the XRD cannot constrain (labels) offer only what the function
 // accepts.
 func TestBackstageForm(t *testing.T) {
-	xrd := load(t, "apis/cluster/definition.yaml")
-	schema := xrd["spec"].(map[string]any)["versions"].([]any)[0].(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)
 	params := []string{"spec", "parameters"}
-	// Where each form field goes in the XR.
-	xrdPath := map[string][]string{
-		"location":    append(params, "location"),
-		"version":     append(params, "version"),
-		"domain":      append(params, "domain"),
-		"size":        append(params, "pools", "*", "size"),
-		"minNodes":    append(params, "pools", "*", "minNodes"),
-		"maxNodes":    append(params, "pools", "*", "maxNodes"),
-		"limitUsd":    append(params, "budget", "limitUsd"),
-		"enforcement": append(params, "budget", "enforcement"),
+	cases := map[string]struct {
+		template, xrd string
+		// paths say where each form field goes in the XR.
+		paths map[string][]string
+		// sizes checks the size classes a field offers.
+		sizes map[string]func(t *testing.T, field, xrd map[string]any)
+	}{
+		"Cluster": {
+			template: "examples/gitops/backstage/template.yaml", xrd: "apis/cluster/definition.yaml",
+			paths: map[string][]string{
+				"location":    append(params, "location"),
+				"version":     append(params, "version"),
+				"domain":      append(params, "domain"),
+				"size":        append(params, "pools", "*", "size"),
+				"minNodes":    append(params, "pools", "*", "minNodes"),
+				"maxNodes":    append(params, "pools", "*", "maxNodes"),
+				"limitUsd":    append(params, "budget", "limitUsd"),
+				"enforcement": append(params, "budget", "enforcement"),
+			},
+			sizes: map[string]func(t *testing.T, field, xrd map[string]any){"size": checkSizes("sizes")},
+		},
+		"AppEnvironment": {
+			template: "examples/gitops/backstage/appenvironment-template.yaml", xrd: "apis/appenvironment/definition.yaml",
+			paths: map[string][]string{
+				"cluster":      append(params, "clusterRef", "name"),
+				"image":        append(params, "backend", "image"),
+				"port":         append(params, "backend", "port"),
+				"replicas":     append(params, "backend", "replicas"),
+				"host":         append(params, "ingress", "host"),
+				"databaseSize": append(params, "database", "size"),
+				"bucket":       nil, // present or not: an empty object
+				"limitUsd":     append(params, "budget", "limitUsd"),
+				"enforcement":  append(params, "budget", "enforcement"),
+			},
+			sizes: map[string]func(t *testing.T, field, xrd map[string]any){"databaseSize": checkSizes("database", "tiers")},
+		},
 	}
-	labels := map[string]bool{"cloud": true, "planeId": true, "planeType": true}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			xrd := load(t, tc.xrd)
+			schema := xrd["spec"].(map[string]any)["versions"].([]any)[0].(map[string]any)["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any)
+			checkForm(t, load(t, tc.template), schema, tc.paths, tc.sizes)
+		})
+	}
+}
 
-	tmpl := load(t, "examples/gitops/backstage/template.yaml")
+// checkForm checks a template's form against an XRD's schema.
+func checkForm(t *testing.T, tmpl, schema map[string]any, paths map[string][]string, sizes map[string]func(t *testing.T, field, xrd map[string]any)) {
+	t.Helper()
+	labels := map[string]bool{"cloud": true, "planeId": true, "planeType": true}
 	seen := map[string]bool{}
 	for _, page := range tmpl["spec"].(map[string]any)["parameters"].([]any) {
 		for name, f := range page.(map[string]any)["properties"].(map[string]any) {
 			field := f.(map[string]any)
 			seen[name] = true
+			p, mapped := paths[name]
 			switch {
 			case name == "name":
 				// metadata.name, the cloud name every cloud layer checks.
 				if field["pattern"] != "^[a-z]([-a-z0-9]*[a-z0-9])?$" || field["maxLength"] != 40.0 {
-					t.Errorf("form field name: pattern %v, maxLength %v; want the cluster name rule of every cloud (^[a-z]([-a-z0-9]*[a-z0-9])?$, 40)", field["pattern"], field["maxLength"])
+					t.Errorf("form field name: pattern %v, maxLength %v; want the name rule of every cloud (^[a-z]([-a-z0-9]*[a-z0-9])?$, 40)", field["pattern"], field["maxLength"])
 				}
 			case name == "cloud":
 				if diff := cmp.Diff(registry.Clouds(), strings.Fields(strings.Trim(fmt.Sprint(field["enum"]), "[]"))); diff != "" {
@@ -84,12 +120,11 @@ func TestBackstageForm(t *testing.T) {
 				}
 			case labels[name]:
 				// A label the XRD does not constrain.
+			case !mapped:
+				t.Errorf("form field %s has no place in the XRD", name)
+			case p == nil:
+				// A switch for a part the XRD takes as an empty object.
 			default:
-				p, ok := xrdPath[name]
-				if !ok {
-					t.Errorf("form field %s has no place in the XRD", name)
-					continue
-				}
 				x := draft07(dig(schema, p...))
 				if x == nil {
 					t.Errorf("form field %s: %s is not in the XRD", name, strings.Join(p, "."))
@@ -103,13 +138,13 @@ func TestBackstageForm(t *testing.T) {
 						t.Errorf("form field %s: %s differs from the XRD's %s: -xrd, +form:\n%s", name, k, strings.Join(p, "."), diff)
 					}
 				}
-				if name == "size" {
-					checkSizes(t, field, x)
+				if check, ok := sizes[name]; ok {
+					check(t, field, x)
 				}
 			}
 		}
 	}
-	for name := range xrdPath {
+	for name := range paths {
 		if !seen[name] {
 			t.Errorf("the form lacks field %s", name)
 		}
@@ -129,20 +164,25 @@ func draft07(s map[string]any) map[string]any {
 	return out
 }
 
-// checkSizes checks that every size the form offers matches the XRD's
-// pattern and is a size class of every cloud's example EnvironmentConfig.
-func checkSizes(t *testing.T, field, xrd map[string]any) {
-	t.Helper()
-	re := regexp.MustCompile(xrd["pattern"].(string))
-	for _, s := range field["enum"].([]any) {
-		if !re.MatchString(s.(string)) {
-			t.Errorf("form size %q does not match the XRD's pattern %s", s, re)
-		}
-		for _, cloud := range registry.Clouds() {
-			env := load(t, "examples/envconfigs/cloud-"+cloud+".yaml")
-			sizes := env["data"].(map[string]any)["sizes"].(map[string]any)
-			if _, ok := sizes[s.(string)]; !ok {
-				t.Errorf("form size %q is not a size class of cloud %s (%v)", s, cloud, slices.Sorted(maps.Keys(sizes)))
+// checkSizes checks that every size a form offers matches the XRD's
+// pattern and is a size class of every cloud's example EnvironmentConfig at
+// the supplied key.
+func checkSizes(key ...string) func(t *testing.T, field, xrd map[string]any) {
+	return func(t *testing.T, field, xrd map[string]any) {
+		t.Helper()
+		re := regexp.MustCompile(xrd["pattern"].(string))
+		for _, s := range field["enum"].([]any) {
+			if !re.MatchString(s.(string)) {
+				t.Errorf("form size %q does not match the XRD's pattern %s", s, re)
+			}
+			for _, cloud := range registry.Clouds() {
+				sizes := load(t, "examples/envconfigs/cloud-"+cloud+".yaml")["data"]
+				for _, k := range key {
+					sizes = sizes.(map[string]any)[k]
+				}
+				if _, ok := sizes.(map[string]any)[s.(string)]; !ok {
+					t.Errorf("form size %q is not a size class of cloud %s (%s: %v)", s, cloud, strings.Join(key, "."), slices.Sorted(maps.Keys(sizes.(map[string]any))))
+				}
 			}
 		}
 	}
@@ -181,13 +221,13 @@ func TestArgoApplications(t *testing.T) {
 			waves[src["path"].(string)] = w
 		}
 	}
-	want := []string{"examples/install", "apis", "examples/envconfigs", "examples/gitops/clusters"}
+	want := []string{"examples/install", "apis", "examples/envconfigs", "examples/gitops/clusters", "examples/gitops/environments"}
 	got := slices.SortedFunc(maps.Keys(waves), func(a, b string) int { return waves[a] - waves[b] })
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("sync order of the synced paths: -want, +got:\n%s", diff)
 	}
 	for _, a := range apps {
-		if a["spec"].(map[string]any)["source"].(map[string]any)["path"] != "examples/gitops/clusters" {
+		if p := a["spec"].(map[string]any)["source"].(map[string]any)["path"]; p != "examples/gitops/clusters" && p != "examples/gitops/environments" {
 			continue
 		}
 		opts := fmt.Sprint(a["spec"].(map[string]any)["syncPolicy"].(map[string]any)["syncOptions"])
@@ -255,4 +295,57 @@ func scaffold(s string, values map[string]string) string {
 		return g[2]
 	})
 	return reValue.ReplaceAllStringFunc(s, func(m string) string { return values[reValue.FindStringSubmatch(m)[1]] })
+}
+
+// TestScaffoldedEnvironments renders the AppEnvironments of the GitOps
+// folder and what the Backstage skeleton scaffolds, from the form's
+// defaults and with every part, on each cloud's example Cluster: each must
+// render without a Fatal.
+func TestScaffoldedEnvironments(t *testing.T) {
+	envs := fntest.MustLoad(filepath.Join(root, "examples/envconfigs"))
+	xrs := fntest.MustLoad(filepath.Join(root, "examples/gitops/environments"))
+	skeleton, err := os.ReadFile(filepath.Join(root, "examples/gitops/backstage/appenvironment-skeleton/${{ values.name }}.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cloud := range registry.Clouds() {
+		for variant, extra := range map[string]map[string]string{
+			"defaults": {},
+			"all":      {"host": "scaffolded.prod.example.com", "databaseSize": "small", "bucket": "true", "limitUsd": "300", "enforcement": "enabled"},
+		} {
+			values := map[string]string{
+				"name": "scaffolded-" + variant, "cloud": cloud, "planeType": "production", "cluster": "prod-cluster",
+				"image": "ghcr.io/acme/app:1.0.0", "port": "8000", "replicas": "1",
+				"planeId": fntest.PlaneIDs[cloud],
+			}
+			maps.Copy(values, extra)
+			objs, err := fntest.Parse([]byte(scaffold(string(skeleton), values)))
+			if err != nil {
+				t.Fatalf("the skeleton for %s does not render YAML: %v", cloud, err)
+			}
+			xrs = append(xrs, objs...)
+		}
+	}
+	examples := filepath.Join(root, "examples")
+	for _, xr := range xrs {
+		labels := xr["metadata"].(map[string]any)["labels"].(map[string]any)
+		name := fmt.Sprintf("%s/%s", labels["cloud"], xr["metadata"].(map[string]any)["name"])
+		t.Run(name, func(t *testing.T) {
+			extra, err := fntest.Required(examples, labels["cloud"].(string), xr, environment.Clusters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, err := fntest.Request{XR: xr, EnvironmentConfigs: envs, Extra: extra}.Proto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rsp := module.NewResponse(req, 0)
+			if err := environment.Run(req, rsp, module.Options{}); err != nil {
+				t.Fatalf("%s does not render: %v", name, err)
+			}
+			if len(rsp.GetDesired().GetResources()) == 0 {
+				t.Errorf("%s renders nothing", name)
+			}
+		})
+	}
 }

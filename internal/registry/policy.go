@@ -182,6 +182,11 @@ func tenant(k *Kind, path []string) string {
 // minNodes and maxNodes, where bounds and budget enforcement apply.
 const WhyNodeCounts = "node counts come from spec.parameters.pools (minNodes, maxNodes), where the bounds and budget enforcement apply"
 
+// WhyIdentity is why identities, trusts and grants are guarded: an XR's
+// author who could edit them could make its workloads act as anyone, or
+// anyone act as them.
+const WhyIdentity = "who may act as an identity, and what it may do, is the platform's: an XR's overrides may not widen a role, a grant or a trust"
+
 // WhyPrivate is why a database's network exposure is guarded: it is
 // reachable only privately, whoever asks.
 const WhyPrivate = "a database is reachable only privately: public access is not the XR author's to open"

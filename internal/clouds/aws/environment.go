@@ -22,7 +22,7 @@ var (
 	bucketBlockKind      = registry.Upjet(Name, "s3", "BucketPublicAccessBlock", "v1beta1", "spec.forProvider.region")
 	bucketEncryptionKind = registry.Upjet(Name, "s3", "BucketServerSideEncryptionConfiguration", "v1beta2", "spec.forProvider.region", "spec.forProvider.rule")
 	bucketOwnershipKind  = registry.Upjet(Name, "s3", "BucketOwnershipControls", "v1beta2", "spec.forProvider.region", "spec.forProvider.rule")
-	rolePolicyKind       = registry.Upjet(Name, "iam", "RolePolicy", "v1beta1", "spec.forProvider.policy")
+	rolePolicyKind       = registry.Upjet(Name, "iam", "RolePolicy", "v1beta1", "spec.forProvider.policy").WithGuarded(registry.WhyIdentity, "spec.forProvider.policy", "spec.forProvider.role", "spec.forProvider.roleSelector", "spec.forProvider.roleRef", "spec.initProvider.policy")
 )
 
 // Composition-resource names of an application environment on AWS.

@@ -51,7 +51,7 @@ var (
 	natSubnetKind     = registry.Upjet(Name, "network", "SubnetNATGatewayAssociation", "v1beta1")
 	natIPKind         = registry.Upjet(Name, "network", "NATGatewayPublicIPAssociation", "v1beta1")
 	identityKind      = registry.Upjet(Name, "managedidentity", "UserAssignedIdentity", "v1beta1", "spec.forProvider.location", "spec.forProvider.name")
-	roleAssignKind    = registry.Upjet(Name, "authorization", "RoleAssignment", "v1beta1", "spec.forProvider.principalId", "spec.forProvider.scope")
+	roleAssignKind    = registry.Upjet(Name, "authorization", "RoleAssignment", "v1beta1", "spec.forProvider.principalId", "spec.forProvider.scope").WithGuarded(registry.WhyIdentity, "spec.forProvider.principalId", "spec.forProvider.scope", "spec.forProvider.roleDefinitionName", "spec.forProvider.roleDefinitionId", "spec.forProvider.roleDefinitionIdSelector", "spec.forProvider.roleDefinitionIdRef", "spec.forProvider.condition", "spec.forProvider.delegatedManagedIdentityResourceId", "spec.initProvider.principalId", "spec.initProvider.scope", "spec.initProvider.roleDefinitionName")
 	clusterKind       = registry.Upjet(Name, "containerservice", "KubernetesCluster", "v1beta2", "spec.forProvider.location", "spec.forProvider.defaultNodePool").
 				WithImmutable("spec.forProvider.networkProfile.podCidr", "spec.forProvider.networkProfile.serviceCidr", "spec.forProvider.networkProfile.dnsServiceIp", "spec.forProvider.networkProfile.networkPlugin", "spec.forProvider.networkProfile.networkPluginMode").
 				WithGuarded(registry.WhyNodeCounts, "spec.forProvider.defaultNodePool.minCount", "spec.forProvider.defaultNodePool.maxCount", "spec.forProvider.defaultNodePool.nodeCount")

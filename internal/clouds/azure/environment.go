@@ -20,7 +20,7 @@ import (
 var (
 	storageAccountKind = registry.Upjet(Name, "storage", "Account", "v1beta2", "spec.forProvider.location", "spec.forProvider.accountTier", "spec.forProvider.accountReplicationType")
 	containerKind      = registry.Upjet(Name, "storage", "Container", "v1beta1")
-	federationKind     = registry.Upjet(Name, "managedidentity", "FederatedIdentityCredential", "v1beta1", "spec.forProvider.issuer", "spec.forProvider.subject", "spec.forProvider.audience")
+	federationKind     = registry.Upjet(Name, "managedidentity", "FederatedIdentityCredential", "v1beta1", "spec.forProvider.issuer", "spec.forProvider.subject", "spec.forProvider.audience").WithGuarded(registry.WhyIdentity, "spec.forProvider.issuer", "spec.forProvider.subject", "spec.forProvider.audience", "spec.forProvider.parentId", "spec.forProvider.parentIdSelector", "spec.forProvider.parentIdRef", "spec.initProvider.issuer", "spec.initProvider.subject")
 )
 
 // Composition-resource names of an application environment on Azure.

@@ -19,9 +19,12 @@ import (
 // Kinds of an application environment on GCP.
 var (
 	bucketKind          = registry.Upjet(Name, "storage", "Bucket", "v1beta2", "spec.forProvider.location").WithImmutable("spec.forProvider.project")
-	bucketIAMMemberKind = registry.Upjet(Name, "storage", "BucketIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role")
-	saIAMMemberKind     = registry.Upjet(Name, "cloudplatform", "ServiceAccountIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role")
+	bucketIAMMemberKind = registry.Upjet(Name, "storage", "BucketIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role").WithGuarded(registry.WhyIdentity, append(identityGrant, "spec.forProvider.bucket", "spec.forProvider.bucketSelector", "spec.forProvider.bucketRef")...)
+	saIAMMemberKind     = registry.Upjet(Name, "cloudplatform", "ServiceAccountIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role").WithGuarded(registry.WhyIdentity, append(identityGrant, "spec.forProvider.serviceAccountId", "spec.forProvider.serviceAccountIdSelector", "spec.forProvider.serviceAccountIdRef")...)
 )
+
+// identityGrant are the fields of an IAM member that say who gets what.
+var identityGrant = []string{"spec.forProvider.member", "spec.forProvider.role", "spec.forProvider.condition", "spec.forProvider.project", "spec.initProvider.member", "spec.initProvider.role"}
 
 // Composition-resource names of an application environment on GCP.
 const (

@@ -47,7 +47,7 @@ var (
 	routerKind    = registry.Upjet(Name, "compute", "Router", "v1beta2", "spec.forProvider.region")
 	routerNATKind = registry.Upjet(Name, "compute", "RouterNAT", "v1beta2", "spec.forProvider.region", "spec.forProvider.sourceSubnetworkIpRangesToNat")
 	saKind        = registry.Upjet(Name, "cloudplatform", "ServiceAccount", "v1beta1")
-	iamMemberKind = registry.Upjet(Name, "cloudplatform", "ProjectIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role")
+	iamMemberKind = registry.Upjet(Name, "cloudplatform", "ProjectIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role").WithGuarded(registry.WhyIdentity, identityGrant...)
 	clusterKind   = registry.Upjet(Name, "container", "Cluster", "v1beta2", "spec.forProvider.location").
 			WithImmutable("spec.forProvider.networkingMode", "spec.forProvider.ipAllocationPolicy", "spec.forProvider.privateClusterConfig.masterIpv4CidrBlock")
 	nodePoolKind = registry.Upjet(Name, "container", "NodePool", "v1beta2", "spec.forProvider.location").
