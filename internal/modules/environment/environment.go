@@ -13,6 +13,7 @@ import (
 	"fmt"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
@@ -27,6 +28,11 @@ import (
 // environment-cluster-<resource>. Cloud packages register what they read
 // of it (Clusters.Reads) from init.
 var Clusters = &clusterref.Reader{Requirement: "environment-cluster"}
+
+// RequirementSiblings is the requirement name of the other AppEnvironments
+// of the XR's namespace (for a claim, of its cloud), among which no other
+// may own the same namespace of the same Cluster.
+const RequirementSiblings = "environment-siblings"
 
 // notRequested explains empty condition groups.
 var notRequested = map[string]string{
@@ -51,10 +57,12 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	}
 	ref := x.Parameters.ClusterRef.Name
 	cluster, found := Clusters.Find(req, rsp, &x.Composite, ref)
+	siblings := findSiblings(req, rsp, x)
 	if !found {
 		return c.Wait(status(req, x, nil, nil), waitingFor(x, ref))
 	}
 	c.Errs = append(c.Errs, cluster.Check(&x.Composite, "AppEnvironment", "an environment runs on a Cluster")...)
+	c.Errs = append(c.Errs, checkNamespaceOwner(x, siblings)...)
 	plan, perrs := Build(x, c.Env, cluster)
 	c.Errs = append(c.Errs, perrs...)
 	if err := c.Invalid(); err != nil {
@@ -119,4 +127,58 @@ func waitingFor(x *xr.AppEnvironment, ref string) []module.Condition {
 		out = append(out, module.Condition{Type: t, Status: module.StatusFalse, Reason: engine.ReasonWaiting, Message: msg})
 	}
 	return out
+}
+
+// findSiblings asks Crossplane for the other AppEnvironments that could run
+// on the same Cluster: those of the XR's namespace (a Cluster is referenced
+// from its own namespace), or for a cluster-scoped XR those of its cloud.
+func findSiblings(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.AppEnvironment) []*xr.AppEnvironment {
+	sel := &fnv1.ResourceSelector{
+		ApiVersion: x.APIVersion,
+		Kind:       x.Kind,
+		Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{xr.LabelCloud: x.Cloud}}},
+	}
+	if x.Namespace != "" {
+		sel.Namespace = &x.Namespace
+	}
+	module.Require(rsp, RequirementSiblings, sel)
+	var out []*xr.AppEnvironment
+	for _, item := range req.GetRequiredResources()[RequirementSiblings].GetItems() {
+		// A sibling that does not decode has no namespace to claim.
+		if s, errs := xr.DecodeAppEnvironment(item.GetResource()); len(errs) == 0 && s.Name != x.Name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// checkNamespaceOwner refuses a namespace of the Cluster that an older
+// AppEnvironment owns: the namespace, and everything in it, belongs to one
+// environment, which deletes it with itself. Among environments created at
+// the same second, the name decides.
+func checkNamespaceOwner(x *xr.AppEnvironment, siblings []*xr.AppEnvironment) field.ErrorList {
+	for _, s := range siblings {
+		if !sameCluster(x, s) || s.AppNamespace() != x.AppNamespace() {
+			continue
+		}
+		older := s.CreationTimestamp.Before(x.CreationTimestamp) ||
+			s.CreationTimestamp.Equal(x.CreationTimestamp) && s.Name < x.Name
+		if !older {
+			continue
+		}
+		p := xr.ParametersPath("namespace")
+		if x.Parameters.Namespace == "" {
+			p = field.NewPath("metadata", "name")
+		}
+		return field.ErrorList{field.Forbidden(p, fmt.Sprintf("namespace %q of Cluster %q belongs to AppEnvironment %q, which owns it and deletes it with itself; choose another (spec.parameters.namespace)", x.AppNamespace(), x.Parameters.ClusterRef.Name, s.Name))}
+	}
+	return nil
+}
+
+// sameCluster reports whether two AppEnvironments name the same Cluster:
+// the same name in the same namespace, or for claims in the same claim
+// namespace.
+func sameCluster(a, b *xr.AppEnvironment) bool {
+	return a.Parameters.ClusterRef.Name == b.Parameters.ClusterRef.Name &&
+		a.Namespace == b.Namespace && a.Labels[xr.LabelClaimNamespace] == b.Labels[xr.LabelClaimNamespace]
 }

@@ -252,6 +252,29 @@ func TestScenarios(t *testing.T) {
 			fntest.Field("deployment", "spec.providerConfigRef.name", "legacy-prod-x7k2p"),
 		)}},
 	}
+	// sibling is another AppEnvironment of the namespace, created at ts,
+	// whose workload namespace is ns.
+	sibling := func(name, ts, ns string) fntest.Object {
+		return appXR("gcp", fntest.Set("metadata.name", name), fntest.Set("metadata.creationTimestamp", ts), fntest.Set("spec.parameters.namespace", ns))
+	}
+	withSiblings := func(sibs ...fntest.Object) map[string][]fntest.Object {
+		e := required(appXR("gcp"))
+		e[environment.RequirementSiblings] = sibs
+		return e
+	}
+	me := fntest.Set("metadata.creationTimestamp", "2026-06-01T00:00:00Z")
+	scenarios["gcp/NamespaceOwned"] = fntest.Scenario{
+		Reason: "A namespace of a Cluster belongs to the oldest AppEnvironment that asks for it: a younger one is refused, naming the owner, rather than take it over (and delete it with itself).",
+		XR:     appXR("gcp", me),
+		Extra:  withSiblings(sibling("old-wiki", "2026-01-01T00:00:00Z", "wiki")),
+		Steps:  []fntest.Step{{Name: "first", Fatal: `metadata.name: Forbidden: namespace "wiki" of Cluster "prod-cluster" belongs to AppEnvironment "old-wiki"`}},
+	}
+	scenarios["gcp/NamespaceOwnedByMe"] = fntest.Scenario{
+		Reason: "The oldest owner keeps its namespace when a younger AppEnvironment asks for it too, and AppEnvironments in other namespaces of the Cluster do not matter.",
+		XR:     appXR("gcp", me),
+		Extra:  withSiblings(sibling("new-wiki", "2026-09-01T00:00:00Z", "wiki"), sibling("blog", "2026-01-01T00:00:00Z", "blog")),
+		Steps:  []fntest.Step{converged},
+	}
 	fntest.RunAll(t, "AppEnvironment scenarios", run, envs, scenarios)
 }
 
