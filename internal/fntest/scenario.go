@@ -9,6 +9,8 @@ import (
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
@@ -433,8 +435,20 @@ func Status(key string, want any) Check {
 	return func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 		t.Helper()
 		st, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
-		if st[key] == nil || (want != nil && st[key] != want) {
+		if st[key] == nil || (want != nil && !cmp.Equal(st[key], want)) {
 			t.Errorf("status.%s = %v, want %v", key, st[key], want)
+		}
+	}
+}
+
+// ConnectionKeys checks the keys of the XR's connection details in the
+// response: exactly want, none when want is empty.
+func ConnectionKeys(want ...string) Check {
+	return func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+		t.Helper()
+		got := slices.Sorted(maps.Keys(rsp.GetDesired().GetComposite().GetConnectionDetails()))
+		if diff := cmp.Diff(slices.Sorted(slices.Values(want)), got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("XR connection detail keys: -want +got:\n%s", diff)
 		}
 	}
 }

@@ -94,6 +94,16 @@ func SecretNamespace(x *xr.Composite, env *envcfg.Env) string {
 	return cmp.Or(env.Shared().ConnectionSecretNamespace, DefaultConnectionSecretNamespace)
 }
 
+// KubeconfigKey is the key of the kubeconfig in the connection secret of a
+// Cluster's managed cluster, and in the connection details of a legacy
+// Cluster XR.
+const KubeconfigKey = "kubeconfig"
+
+// KubeconfigSecretName is the name of the connection secret that holds the
+// kubeconfig of a Cluster XR's managed cluster, in the XR's secret
+// namespace (SecretNamespace).
+func KubeconfigSecretName(x *xr.Composite) string { return x.Name + "-kubeconfig" }
+
 // ConnectionSecretRef is a writeConnectionSecretToRef for the scope: a name
 // for namespaced managed resources, a name and namespace for legacy ones.
 func (c *Context) ConnectionSecretRef(name string) object.Object {
@@ -167,6 +177,10 @@ type Outputs struct {
 	ClusterCA       string
 	OIDCIssuer      string
 	DNSNameServers  []string
+	// Kubeconfig is the cluster's kubeconfig, read from the connection
+	// details of the resource that writes it. It is only ever returned as
+	// the XR's connection details, never as status.
+	Kubeconfig []byte
 
 	// A Database's: where clients connect, and the engine version the
 	// cloud runs.

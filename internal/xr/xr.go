@@ -118,11 +118,21 @@ type Composite struct {
 	// spec.forProvider (the seed-compatible escape hatch of a Cluster).
 	ForProvider map[string]any
 
+	// ConnectionSecret is a legacy XR's spec.writeConnectionSecretToRef,
+	// which Crossplane sets; empty for Crossplane v2 XRs.
+	ConnectionSecret SecretRef
+
 	// Conditions are the XR's observed status conditions.
 	Conditions []object.Condition
 
 	// Status is the XR's observed status, as sent by Crossplane.
 	Status *structpb.Struct
+}
+
+// SecretRef names a Secret.
+type SecretRef struct {
+	Name      string
+	Namespace string
 }
 
 // Cluster is the observed Cluster XR.
@@ -309,6 +319,10 @@ func decodeComposite(s *structpb.Struct) Composite {
 		Deleting:   object.String(s, "metadata", "deletionTimestamp") != "",
 		Conditions: object.Conditions(s),
 		Status:     object.Get(s, "status").GetStructValue(),
+		ConnectionSecret: SecretRef{
+			Name:      object.String(s, "spec", "writeConnectionSecretToRef", "name"),
+			Namespace: object.String(s, "spec", "writeConnectionSecretToRef", "namespace"),
+		},
 	}
 	if ts := object.String(s, "metadata", "creationTimestamp"); ts != "" {
 		if t, err := time.Parse(time.RFC3339, ts); err == nil {

@@ -32,11 +32,20 @@ type API struct {
 	ClaimPlural string
 	// Composition is the name of the legacy Composition.
 	Composition string
+	// ConnectionSecretKeys are the connection details the legacy XR
+	// publishes, which Crossplane copies to the Secret its claim names in
+	// spec.writeConnectionSecretToRef. Crossplane v2 XRs have none.
+	ConnectionSecretKeys []string
 }
+
+// ConnectionSecretNamespace is where a legacy Composition writes the
+// connection secrets of its XRs, for Crossplane to copy to the claims'.
+const ConnectionSecretNamespace = "crossplane-system" //nolint:gosec // a namespace name, not a credential
 
 // APIs are the XR kinds with a legacy API.
 var APIs = []API{
-	{Dir: "cluster", LegacyKind: "XCluster", LegacyPlural: "xclusters", ClaimKind: "Cluster", ClaimPlural: "clusters", Composition: "cluster-platform-legacy"},
+	{Dir: "cluster", LegacyKind: "XCluster", LegacyPlural: "xclusters", ClaimKind: "Cluster", ClaimPlural: "clusters", Composition: "cluster-platform-legacy",
+		ConnectionSecretKeys: []string{"kubeconfig", "endpoint", "clusterCA"}},
 	{Dir: "database", LegacyKind: "XDatabase", LegacyPlural: "xdatabases", ClaimKind: "Database", ClaimPlural: "databases", Composition: "database-platform-legacy"},
 	{Dir: "appenvironment", LegacyKind: "XAppEnvironment", LegacyPlural: "xappenvironments", ClaimKind: "AppEnvironment", ClaimPlural: "appenvironments", Composition: "appenvironment-platform-legacy"},
 }
@@ -110,6 +119,14 @@ func Generate(dir string, api API) (map[string][]byte, error) {
 	cspec["compositeTypeRef"] = map[string]any{
 		"apiVersion": LegacyGroup + "/" + versionOf(spec),
 		"kind":       api.LegacyKind,
+	}
+	if len(api.ConnectionSecretKeys) > 0 {
+		keys := make([]any, 0, len(api.ConnectionSecretKeys))
+		for _, k := range api.ConnectionSecretKeys {
+			keys = append(keys, k)
+		}
+		legacy["spec"].(map[string]any)["connectionSecretKeys"] = keys
+		cspec["writeConnectionSecretsToNamespace"] = ConnectionSecretNamespace
 	}
 	comp["metadata"].(map[string]any)["name"] = api.Composition
 

@@ -85,6 +85,9 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 				"writeConnectionSecretToRef": ctx.ConnectionSecretRef(kube.KubeconfigSecretName(ctx)),
 			}},
 			DependsOn: []string{rCluster},
+			Outputs: func(_ *structpb.Struct, conn map[string][]byte, o *registry.Outputs) {
+				o.Kubeconfig = conn[kube.KubeconfigKey]
+			},
 		},
 	}
 

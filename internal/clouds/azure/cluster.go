@@ -88,6 +88,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		}},
 		DependsOn: deps,
 		Outputs: func(obs *structpb.Struct, conn map[string][]byte, o *registry.Outputs) {
+			o.Kubeconfig = conn[kube.KubeconfigKey]
 			fqdn := object.String(obs, "status", "atProvider", "fqdn")
 			if private {
 				fqdn = object.String(obs, "status", "atProvider", "privateFqdn")

@@ -57,7 +57,8 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 			"writeConnectionSecretToRef": ctx.ConnectionSecretRef(kube.KubeconfigSecretName(ctx)),
 		}},
 		DependsOn: []string{rNetwork, rSubnet, rServiceAccount},
-		Outputs: func(obs *structpb.Struct, _ map[string][]byte, o *registry.Outputs) {
+		Outputs: func(obs *structpb.Struct, conn map[string][]byte, o *registry.Outputs) {
+			o.Kubeconfig = conn[kube.KubeconfigKey]
 			ep := object.String(obs, "status", "atProvider", "endpoint")
 			if ep == "" {
 				return

@@ -55,13 +55,11 @@ var (
 )
 
 // KubeconfigKey is the key of the kubeconfig in a connection secret.
-const KubeconfigKey = "kubeconfig"
+const KubeconfigKey = registry.KubeconfigKey
 
 // KubeconfigSecretName is the name of the connection secret that holds the
 // new cluster's kubeconfig.
-func KubeconfigSecretName(ctx *registry.Context) string {
-	return ctx.XR.Name + "-kubeconfig"
-}
+func KubeconfigSecretName(ctx *registry.Context) string { return registry.KubeconfigSecretName(ctx.XR) }
 
 // Credentials says where the kubeconfig of the new cluster is.
 type Credentials struct {

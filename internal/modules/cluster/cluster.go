@@ -55,7 +55,14 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	if eval != nil {
 		conds = append(conds, budgetCondition(*eval, st))
 	}
-	return c.Finish(st, status(req, x, plan, st, estimate, eval), conds)
+	out := st.Outputs(req)
+	if err := c.Finish(st, status(x, out, plan, st, estimate, eval), conds); err != nil {
+		return err
+	}
+	if cd := connectionDetails(x, out); cd != nil {
+		rsp.GetDesired().GetComposite().ConnectionDetails = cd
+	}
+	return nil
 }
 
 // evaluateBudget measures the XR's spend against its budget, asking for the

@@ -53,6 +53,23 @@ func TestScenarios(t *testing.T) {
 				converged,
 			},
 		},
+		"KubeconfigToClaimOwner": {
+			Reason: "A claim's XR returns the kubeconfig, endpoint and CA as connection details, which Crossplane copies to the claim's Secret, and its status says so; nothing before the cluster writes one.",
+			XR: fntest.GCPXR(fntest.Legacy, func(o fntest.Object) {
+				o["metadata"].(map[string]any)["labels"].(map[string]any)["crossplane.io/claim-namespace"] = "team-a"
+			}),
+			Steps: []fntest.Step{
+				{Name: "first", Hold: true, Check: fntest.ConnectionKeys()},
+				{Name: "converged", Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.ConnectionKeys("kubeconfig", "endpoint", "clusterCA"),
+					fntest.Status("kubeconfigSecret", map[string]any{"namespace": "team-a", "key": "kubeconfig", "via": "Claim"}))},
+			},
+		},
+		"KubeconfigInNamespace": {
+			Reason: "A namespaced XR has no connection details: its status names the kubeconfig Secret the managed resource writes in the XR's namespace.",
+			XR:     fntest.AWSXR(),
+			Steps: []fntest.Step{{Name: "converged", Converge: true, Check: fntest.All(fntest.ConnectionKeys(),
+				fntest.Status("kubeconfigSecret", map[string]any{"name": "edge-kubeconfig", "namespace": "team-edge", "key": "kubeconfig", "via": "ManagedResource"}))}},
+		},
 		"EnvironmentLost": {
 			Reason: "With the EnvironmentConfigs gone from context and requirements, the function asks for them and keeps everything.",
 			XR:     fntest.GCPXR(),

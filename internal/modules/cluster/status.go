@@ -3,13 +3,12 @@ package cluster
 import (
 	"strings"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-
 	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -41,8 +40,7 @@ func budgetCondition(e budget.Evaluation, st *engine.State) module.Condition {
 // status returns the Cluster's own status fields. A field the observed
 // resources cannot fill this time keeps its last value, so that a flapping
 // provider does not blank the XR's status.
-func status(req *fnv1.RunFunctionRequest, x *xr.Cluster, plan *platform.Plan, st *engine.State, estimate platform.Estimate, eval *budget.Evaluation) map[string]any {
-	out := st.Outputs(req)
+func status(x *xr.Cluster, out registry.Outputs, plan *platform.Plan, st *engine.State, estimate platform.Estimate, eval *budget.Evaluation) map[string]any {
 	status := map[string]any{}
 	setStr := func(key, v string) {
 		if v == "" {
@@ -76,6 +74,7 @@ func status(req *fnv1.RunFunctionRequest, x *xr.Cluster, plan *platform.Plan, st
 		})
 	}
 	status["nodePools"] = pools
+	status["kubeconfigSecret"] = kubeconfigSecret(x)
 	status["estimatedMonthlyUsd"] = map[string]any{"min": estimate.Min, "max": estimate.Max}
 	if eval != nil {
 		status["budget"] = eval.Status()
@@ -95,4 +94,58 @@ func poolReadiness(st *engine.State) map[string]bool {
 		out[rd.Component] = (ok || !seen) && st.Composed(rd.Name)
 	}
 	return out
+}
+
+// Ways the kubeconfig reaches the XR's owner, in status.kubeconfigSecret.via.
+const (
+	// viaManagedResource: the managed resource writes it to the Secret
+	// named in status, in the namespaced XR's own namespace.
+	viaManagedResource = "ManagedResource"
+	// viaClaim: the legacy XR's connection details, which Crossplane copies
+	// to the Secret the claim names in spec.writeConnectionSecretToRef, in
+	// the claim's namespace.
+	viaClaim = "Claim"
+	// viaComposite: the connection secret of a legacy XR without a claim.
+	viaComposite = "Composite"
+)
+
+// Connection details of a legacy Cluster XR (the legacy XRD's
+// connectionSecretKeys).
+const (
+	connKubeconfig = registry.KubeconfigKey
+	connEndpoint   = "endpoint"
+	connClusterCA  = "clusterCA"
+)
+
+// kubeconfigSecret says where the XR's owner finds the cluster's kubeconfig.
+func kubeconfigSecret(x *xr.Cluster) map[string]any {
+	if x.Scope == xr.Namespaced {
+		return map[string]any{"name": registry.KubeconfigSecretName(&x.Composite), "namespace": x.Namespace, "key": connKubeconfig, "via": viaManagedResource}
+	}
+	if ns := x.Labels[xr.LabelClaimNamespace]; ns != "" {
+		return map[string]any{"namespace": ns, "key": connKubeconfig, "via": viaClaim}
+	}
+	out := map[string]any{"key": connKubeconfig, "via": viaComposite}
+	if x.ConnectionSecret.Name != "" {
+		out["name"], out["namespace"] = x.ConnectionSecret.Name, x.ConnectionSecret.Namespace
+	}
+	return out
+}
+
+// connectionDetails are the legacy XR's connection details: the kubeconfig
+// its managed cluster published, the endpoint and the CA. Crossplane v2 XRs
+// have no connection details; their owners read the managed resource's
+// Secret in their namespace.
+func connectionDetails(x *xr.Cluster, out registry.Outputs) map[string][]byte {
+	if x.Scope == xr.Namespaced || len(out.Kubeconfig) == 0 {
+		return nil
+	}
+	cd := map[string][]byte{connKubeconfig: out.Kubeconfig}
+	if out.ClusterEndpoint != "" {
+		cd[connEndpoint] = []byte(out.ClusterEndpoint)
+	}
+	if out.ClusterCA != "" {
+		cd[connClusterCA] = []byte(out.ClusterCA)
+	}
+	return cd
 }
