@@ -246,11 +246,12 @@ func TestRunFunction(t *testing.T) {
 			args:   args{req: fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: envs}},
 			want: want{summary: summary{
 				Desired: []string{
+					"dns-identity ServiceAccount cloudplatform.gcp.m.upbound.io/v1beta1",
 					"network Network compute.gcp.m.upbound.io/v1beta1",
 					"node-service-account ServiceAccount cloudplatform.gcp.m.upbound.io/v1beta1",
 					"public-dns-zone ManagedZone dns.gcp.m.upbound.io/v1beta1",
 				},
-				NotReady: []string{"network", "node-service-account", "public-dns-zone"},
+				NotReady: []string{"dns-identity", "network", "node-service-account", "public-dns-zone"},
 				Conditions: map[string]string{
 					"NetworkReady": "FALSE/Waiting", "ClusterReady": "FALSE/Waiting", "NodePoolsReady": "FALSE/Waiting",
 					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld",
@@ -267,11 +268,12 @@ func TestRunFunction(t *testing.T) {
 			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Legacy), EnvironmentConfigs: envs}},
 			want: want{summary: summary{
 				Desired: []string{
+					"dns-identity ServiceAccount cloudplatform.gcp.upbound.io/v1beta1",
 					"network Network compute.gcp.upbound.io/v1beta1",
 					"node-service-account ServiceAccount cloudplatform.gcp.upbound.io/v1beta1",
 					"public-dns-zone ManagedZone dns.gcp.upbound.io/v1beta2",
 				},
-				NotReady: []string{"network", "node-service-account", "public-dns-zone"},
+				NotReady: []string{"dns-identity", "network", "node-service-account", "public-dns-zone"},
 				Conditions: map[string]string{
 					"NetworkReady": "FALSE/Waiting", "ClusterReady": "FALSE/Waiting", "NodePoolsReady": "FALSE/Waiting",
 					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld",
@@ -302,11 +304,12 @@ func TestRunFunction(t *testing.T) {
 			}}}},
 			want: want{summary: summary{
 				Desired: []string{
+					"dns-identity ServiceAccount cloudplatform.gcp.m.upbound.io/v1beta1",
 					"network Network compute.gcp.m.upbound.io/v1beta1",
 					"node-service-account ServiceAccount cloudplatform.gcp.m.upbound.io/v1beta1",
 					"public-dns-zone ManagedZone dns.gcp.m.upbound.io/v1beta1",
 				},
-				NotReady: []string{"network", "node-service-account", "public-dns-zone"},
+				NotReady: []string{"dns-identity", "network", "node-service-account", "public-dns-zone"},
 				Conditions: map[string]string{
 					"NetworkReady": "FALSE/Waiting", "ClusterReady": "FALSE/Waiting", "NodePoolsReady": "FALSE/Waiting",
 					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld",
@@ -381,6 +384,9 @@ var addons = []entry{
 	{"release-cert-manager", "Release", "helm.m.crossplane.io/v1beta1", "helm.crossplane.io/v1beta1"},
 	{"release-ingress-nginx", "Release", "helm.m.crossplane.io/v1beta1", "helm.crossplane.io/v1beta1"},
 	{"release-kube-prometheus-stack", "Release", "helm.m.crossplane.io/v1beta1", "helm.crossplane.io/v1beta1"},
+	{"release-external-dns", "Release", "helm.m.crossplane.io/v1beta1", "helm.crossplane.io/v1beta1"},
+	{"cluster-issuer", "Object", "kubernetes.m.crossplane.io/v1alpha1", "kubernetes.crossplane.io/v1alpha2"},
+	{"domain-certificate", "Object", "kubernetes.m.crossplane.io/v1alpha1", "kubernetes.crossplane.io/v1alpha2"},
 }
 
 var gcpInventory = append([]entry{
@@ -396,6 +402,11 @@ var gcpInventory = append([]entry{
 	upjet("nodepool-gpu", "NodePool", "container.gcp", "v1beta2"),
 	upjet("public-dns-zone", "ManagedZone", "dns.gcp", "v1beta2"),
 	upjet("private-dns-zone", "ManagedZone", "dns.gcp", "v1beta2"),
+	upjet("dns-identity", "ServiceAccount", "cloudplatform.gcp", "v1beta1"),
+	upjet("dns-zone-admin", "ManagedZoneIAMMember", "dns.gcp", "v1beta2"),
+	upjet("dns-zone-reader", "ProjectIAMMember", "cloudplatform.gcp", "v1beta2"),
+	upjet("dns-workload-user-cert-manager", "ServiceAccountIAMMember", "cloudplatform.gcp", "v1beta2"),
+	upjet("dns-workload-user-external-dns", "ServiceAccountIAMMember", "cloudplatform.gcp", "v1beta2"),
 }, addons...)
 
 var awsInventory = func() []entry {
@@ -430,6 +441,10 @@ var awsInventory = func() []entry {
 		upjet("nodepool-gpu", "NodeGroup", "eks.aws", "v1beta2"),
 		upjet("public-dns-zone", "Zone", "route53.aws", "v1beta1"),
 		upjet("private-dns-zone", "Zone", "route53.aws", "v1beta1"),
+		upjet("dns-identity", "Role", "iam.aws", "v1beta1"),
+		upjet("dns-zone-access", "RolePolicy", "iam.aws", "v1beta1"),
+		upjet("dns-pod-identity-cert-manager", "PodIdentityAssociation", "eks.aws", "v1beta1"),
+		upjet("dns-pod-identity-external-dns", "PodIdentityAssociation", "eks.aws", "v1beta1"),
 	}
 	for _, z := range []string{"a", "b", "c"} {
 		for _, tier := range []string{"public", "private"} {
@@ -456,6 +471,11 @@ var azureInventory = append([]entry{
 	upjet("public-dns-zone", "DNSZone", "network.azure", "v1beta2"),
 	upjet("private-dns-zone", "PrivateDNSZone", "network.azure", "v1beta2"),
 	upjet("private-dns-zone-link", "PrivateDNSZoneVirtualNetworkLink", "network.azure", "v1beta1"),
+	upjet("dns-identity", "UserAssignedIdentity", "managedidentity.azure", "v1beta1"),
+	upjet("dns-federation-cert-manager", "FederatedIdentityCredential", "managedidentity.azure", "v1beta1"),
+	upjet("dns-federation-external-dns", "FederatedIdentityCredential", "managedidentity.azure", "v1beta1"),
+	upjet("dns-zone-contributor", "RoleAssignment", "authorization.azure", "v1beta1"),
+	{"external-dns-azure-config", "Object", "kubernetes.m.crossplane.io/v1alpha1", "kubernetes.crossplane.io/v1alpha2"},
 }, addons...)
 
 // TestConverge drives XRs that are not in examples/ through repeated

@@ -10,6 +10,8 @@ import (
 	"unicode"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Kind names a kind of Component. Each cloud registers one implementation
@@ -27,11 +29,15 @@ const (
 	KindClusterAccess Kind = "ClusterAccess"
 	KindRelease       Kind = "Release"
 	KindBudget        Kind = "Budget"
+	KindDNSIdentity   Kind = "DNSIdentity"
+	KindCertificates  Kind = "Certificates"
+	KindDNSDelegation Kind = "DNSDelegation"
 )
 
 // Kinds lists the cluster module's Component kinds: every cloud implements
 // each of them.
-var Kinds = []Kind{KindNetwork, KindEgress, KindIdentity, KindCluster, KindNodePool, KindDNSZone, KindClusterAccess, KindRelease, KindBudget}
+var Kinds = []Kind{KindNetwork, KindEgress, KindIdentity, KindCluster, KindNodePool, KindDNSZone, KindClusterAccess, KindRelease, KindBudget,
+	KindDNSIdentity, KindCertificates, KindDNSDelegation}
 
 // Condition types of the XR. Every Component reports into one of them.
 const (
@@ -138,6 +144,67 @@ type DNSZone struct {
 	Private bool
 }
 
+// DNSIdentity is the keyless cloud identity that external-dns and
+// cert-manager run as: allowed to change the records of the cluster's
+// public zone and nothing else, bound to their Kubernetes ServiceAccounts
+// through the cloud's workload identity.
+type DNSIdentity struct {
+	Domain string
+	// Subjects are the ServiceAccounts that act as the identity.
+	Subjects []ServiceAccount
+}
+
+// ServiceAccount is a Kubernetes ServiceAccount of the new cluster.
+type ServiceAccount struct {
+	Namespace string
+	Name      string
+}
+
+// Certificates are TLS for the platform's domain: a cert-manager
+// ClusterIssuer that solves ACME DNS01 challenges in the public zone as
+// the DNS identity, and a certificate for the domain and *.domain that the
+// ingress controller serves by default.
+type Certificates struct {
+	Domain string
+	// Issuer is the ClusterIssuer's name, Server and Email its ACME
+	// directory and account e-mail (optional).
+	Issuer string
+	Server string
+	Email  string
+	// Namespace and Secret locate the wildcard certificate's Secret: the
+	// ingress controller's namespace.
+	Namespace string
+	Secret    string
+	// SolverNamespace is cert-manager's namespace, whose ServiceAccount
+	// solves the challenges.
+	SolverNamespace string
+}
+
+// DNSDelegation publishes the public zone's name servers as NS records of
+// the domain in a parent zone, so that the domain resolves.
+type DNSDelegation struct {
+	Domain string
+	// ParentZone is the parent zone as the cloud names it: a Cloud DNS
+	// managed zone name, a Route53 hosted zone ID, an Azure DNS zone name.
+	ParentZone string
+	// ParentDomain is the parent zone's domain, which the domain is under
+	// (Azure names records relative to it).
+	ParentDomain string
+	// ParentGroup is where the parent zone lives when the cloud needs it:
+	// a GCP project or an Azure resource group; empty means the XR's own.
+	ParentGroup string
+	// FromEnvironment is set when the environment named the parent zone.
+	FromEnvironment bool
+}
+
+// Path is the field path of the parent zone, for messages.
+func (d DNSDelegation) Path() *field.Path {
+	if d.FromEnvironment {
+		return envPath("dns", "parentZone")
+	}
+	return xr.ParametersPath("parentZone")
+}
+
 // ClusterAccess is how Crossplane reaches the new cluster: the Helm and
 // Kubernetes provider configs built from the cluster's credentials.
 type ClusterAccess struct {
@@ -156,6 +223,10 @@ type Release struct {
 	Version        string
 	Namespace      string
 	Values         map[string]any
+	// RunsAs, when set, is the DNS identity the release's ServiceAccount
+	// (named ServiceAccount) acts as: the cloud adds what binds the two.
+	RunsAs         *DNSIdentity
+	ServiceAccount string
 }
 
 // Budget is a cost guardrail for the cluster.
@@ -252,6 +323,33 @@ func (Budget) ID() string { return "budget" }
 
 // Condition implements Component.
 func (Budget) Condition() string { return ConditionBudgetOK }
+
+// Kind implements Component.
+func (DNSIdentity) Kind() Kind { return KindDNSIdentity }
+
+// ID implements Component.
+func (DNSIdentity) ID() string { return "dns/identity" }
+
+// Condition implements Component.
+func (DNSIdentity) Condition() string { return ConditionDNSReady }
+
+// Kind implements Component.
+func (Certificates) Kind() Kind { return KindCertificates }
+
+// ID implements Component.
+func (Certificates) ID() string { return "dns/certificates" }
+
+// Condition implements Component.
+func (Certificates) Condition() string { return ConditionDNSReady }
+
+// Kind implements Component.
+func (DNSDelegation) Kind() Kind { return KindDNSDelegation }
+
+// ID implements Component.
+func (DNSDelegation) ID() string { return "dns/delegation" }
+
+// Condition implements Component.
+func (DNSDelegation) Condition() string { return ConditionDNSReady }
 
 // PoolID is the component ID of the pool with the supplied name.
 func PoolID(name string) string { return "pool/" + name }

@@ -26,6 +26,19 @@ const (
 
 	// ChartMonitoring is the chart that monitoring.enabled switches.
 	ChartMonitoring = "kube-prometheus-stack"
+	// ChartCertManager, ChartExternalDNS and ChartIngress are the charts
+	// of TLS and DNS: the first two run as the DNS identity, the third
+	// serves the domain's wildcard certificate.
+	ChartCertManager = "cert-manager"
+	ChartExternalDNS = "external-dns"
+	ChartIngress     = "ingress-nginx"
+
+	// DefaultIssuer is the ClusterIssuer's name, DefaultACMEServer its ACME
+	// directory (Let's Encrypt's production one) and
+	// DefaultCertificateSecret the Secret of the domain's certificate.
+	DefaultIssuer            = "letsencrypt"
+	DefaultACMEServer        = "https://acme-v02.api.letsencrypt.org/directory"
+	DefaultCertificateSecret = "wildcard-tls"
 )
 
 // ChartSpec is one entry of the chart catalog.
@@ -53,6 +66,17 @@ prometheus:
   enabled: {{ .Monitoring.Enabled }}
 `,
 	},
+	"external-dns": {
+		Repository: "https://kubernetes-sigs.github.io/external-dns/",
+		Chart:      "external-dns",
+		Version:    "1.19.0",
+		Namespace:  "external-dns",
+		Values: `domainFilters: [{{ .Cluster.Domain }}]
+txtOwnerId: {{ .Cluster.Name }}
+policy: sync
+sources: [ingress, service]
+`,
+	},
 	"ingress-nginx": {
 		Repository: "https://kubernetes.github.io/ingress-nginx",
 		Chart:      "ingress-nginx",
@@ -64,6 +88,10 @@ prometheus:
     annotations: {{ toJson .Ingress.ServiceAnnotations }}
   metrics:
     enabled: {{ .Monitoring.Enabled }}
+{{- if .DNS.CertificateSecret }}
+  extraArgs:
+    default-ssl-certificate: {{ .DNS.CertificateSecret }}
+{{- end }}
 `,
 	},
 	"kube-prometheus-stack": {

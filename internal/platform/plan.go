@@ -51,6 +51,8 @@ type Plan struct {
 	// chartsOff say why each catalog chart without a release is off: the
 	// environment disabled it, or it lacks a repository.
 	chartsOff map[string]string
+	// dns is set when the XR has a domain and its zones.
+	dns bool
 }
 
 // Build plans the platform of an XR. Every error names a field path: of the
@@ -89,7 +91,8 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 		p.Components = append(p.Components, np)
 	}
 
-	if par.DNSZones() && par.Domain != "" {
+	p.dns = par.DNSZones() && par.Domain != ""
+	if p.dns {
 		p.Components = append(p.Components, DNSZone{Domain: par.Domain})
 		if private {
 			p.Components = append(p.Components, DNSZone{Domain: par.Domain, Private: true})
@@ -101,9 +104,11 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 
 	releases, rerrs := p.releases(env, s, traits)
 	errs = append(errs, rerrs...)
+	dns := p.dnsAutomation(releases, s)
 	for _, r := range releases {
 		p.Components = append(p.Components, r)
 	}
+	p.Components = append(p.Components, dns...)
 
 	if b := par.Budget; b != nil {
 		p.Budget = &Budget{
@@ -330,20 +335,35 @@ func (p *Plan) releases(env *envcfg.Env, s *Settings, traits Traits) ([]Release,
 		Monitoring: mon,
 	}
 
-	var out []Release
-	for _, name := range slices.Sorted(maps.Keys(catalog)) {
-		spec := catalog[name]
+	on := map[string]bool{}
+	for name, spec := range catalog {
 		xc := p.x.Parameters.Charts[name]
 		switch {
 		case xc.Disabled:
-			continue
 		case spec.Disabled:
 			p.chartsOff[name] = fmt.Sprintf("the environment disables chart %q (charts.%s.disabled)", name, name)
-			continue
 		case name == ChartMonitoring && !mon.Enabled:
 			p.chartsOff[name] = fmt.Sprintf("the environment turns monitoring off (monitoring.enabled), which disables chart %q", name)
+		case name == ChartExternalDNS && !p.dns:
+			p.chartsOff[name] = fmt.Sprintf("chart %q publishes records of the XR's domain, and the XR has no domain with zones (spec.parameters.domain, createDnsZones)", name)
+		case spec.Repository == "":
+			env.Need("charts", name, "repository")
+			p.chartsOff[name] = fmt.Sprintf("the environment's chart catalog has no repository for %q", name)
+		default:
+			on[name] = true
+		}
+	}
+	if p.dns && on[ChartCertManager] && on[ChartIngress] {
+		data.DNS.CertificateSecret = cmp.Or(catalog[ChartIngress].Namespace, ChartIngress) + "/" + cmp.Or(s.DNS.CertificateSecret, DefaultCertificateSecret)
+	}
+
+	var out []Release
+	for _, name := range slices.Sorted(maps.Keys(catalog)) {
+		if !on[name] {
 			continue
 		}
+		spec := catalog[name]
+		xc := p.x.Parameters.Charts[name]
 		values, err := RenderValues(name, spec.Values, data)
 		if err != nil {
 			errs = append(errs, field.Invalid(envPath("charts", name, "values"), "(template)", err.Error()))
@@ -368,14 +388,57 @@ func (p *Plan) releases(env *envcfg.Env, s *Settings, traits Traits) ([]Release,
 		if r.Version == "" {
 			env.Need("charts", name, "version")
 		}
-		if r.Repository == "" {
-			env.Need("charts", name, "repository")
-			p.chartsOff[name] = fmt.Sprintf("the environment's chart catalog has no repository for %q", name)
-			continue
-		}
 		out = append(out, r)
 	}
 	return out, errs
+}
+
+// dnsAutomation makes the domain work: the DNS identity that cert-manager
+// and external-dns run as (their releases name their ServiceAccounts and
+// say so), the certificates when cert-manager and the ingress controller
+// both run, and the delegation from a parent zone when the XR or the
+// environment names one. Nothing without a domain and its zones.
+func (p *Plan) dnsAutomation(releases []Release, s *Settings) []Component {
+	if !p.dns {
+		return nil
+	}
+	par := p.x.Parameters
+	id := &DNSIdentity{Domain: par.Domain}
+	byName := map[string]*Release{}
+	for i := range releases {
+		r := &releases[i]
+		byName[r.Name] = r
+		if r.Name != ChartCertManager && r.Name != ChartExternalDNS {
+			continue
+		}
+		r.RunsAs, r.ServiceAccount = id, r.Name
+		overlay.Merge(r.Values, map[string]any{"serviceAccount": map[string]any{"create": true, "name": r.Name}})
+		id.Subjects = append(id.Subjects, ServiceAccount{Namespace: r.Namespace, Name: r.Name})
+	}
+	var out []Component
+	if len(id.Subjects) > 0 {
+		out = append(out, *id)
+	}
+	if cm, ing := byName[ChartCertManager], byName[ChartIngress]; cm != nil && ing != nil {
+		iss := s.DNS.Issuer
+		out = append(out, Certificates{
+			Domain:          par.Domain,
+			Issuer:          cmp.Or(iss.Name, DefaultIssuer),
+			Server:          cmp.Or(iss.Server, DefaultACMEServer),
+			Email:           iss.Email,
+			Namespace:       ing.Namespace,
+			Secret:          cmp.Or(s.DNS.CertificateSecret, DefaultCertificateSecret),
+			SolverNamespace: cm.Namespace,
+		})
+	}
+	parent, fromEnv := par.ParentZone, false
+	if parent.Name == "" {
+		parent, fromEnv = s.DNS.ParentZone, true
+	}
+	if parent.Name != "" {
+		out = append(out, DNSDelegation{Domain: par.Domain, ParentZone: parent.Name, ParentGroup: parent.Group, FromEnvironment: fromEnv})
+	}
+	return out
 }
 
 // Removal is what the plan says of a composed resource that exists but is
@@ -423,7 +486,11 @@ func (p *Plan) Removal(id string) Removal {
 			return Removal{BySpec: true, Why: "spec.parameters.privateCluster is false"}
 		}
 		return Removal{Why: "the environment's privateCluster is false", Confirm: "set spec.parameters.privateCluster to false"}
-	case id == "dns/public" || id == "dns/private":
+	case id == "release/"+ChartExternalDNS && zonesOff:
+		return Removal{BySpec: true, Why: "spec.parameters.createDnsZones is false"}
+	case id == "dns/certificates" && p.x.Parameters.Charts[ChartCertManager].Disabled:
+		return Removal{BySpec: true, Why: fmt.Sprintf("chart %q is disabled in spec.parameters.charts", ChartCertManager)}
+	case strings.HasPrefix(id, "dns/"):
 		switch {
 		case zonesOff:
 			return Removal{BySpec: true, Why: "spec.parameters.createDnsZones is false"}

@@ -124,12 +124,14 @@ func TestBuildReleases(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		params xr.Parameters
+		noDNS  bool
 		env    map[string]any
 		want   map[string]Release
 		errs   []string
 	}{
 		"CatalogTemplated": {
-			reason: "The catalog's values templates see the environment and the cloud's internal load-balancer annotations; XR values merge on top.",
+			reason: "The catalog's values templates see the environment and the cloud's internal load-balancer annotations; XR values merge on top; without a domain, external-dns is off and nothing runs as a DNS identity.",
+			noDNS:  true,
 			params: xr.Parameters{Location: "x", Charts: map[string]xr.Chart{
 				"ingress-nginx": {Version: "4.14.0", Values: map[string]any{"controller": map[string]any{"replicaCount": 5.0}}},
 			}},
@@ -149,17 +151,44 @@ func TestBuildReleases(t *testing.T) {
 				},
 			},
 		},
+		"DNSAndTLS": {
+			reason: "With a domain and its zones, cert-manager and external-dns name their ServiceAccounts and run as the DNS identity, and the ingress controller serves the domain's certificate by default.",
+			params: xr.Parameters{Location: "x"},
+			env:    map[string]any{"sizes": gcpSizes, "monitoring": map[string]any{"enabled": false}},
+			want: map[string]Release{
+				"cert-manager": {
+					Name: "cert-manager", ProviderConfig: "prod", Repository: "https://charts.jetstack.io", Chart: "cert-manager", Version: "v1.19.1", Namespace: "cert-manager",
+					Values: map[string]any{"crds": map[string]any{"enabled": true}, "prometheus": map[string]any{"enabled": false}, "serviceAccount": map[string]any{"create": true, "name": "cert-manager"}},
+					RunsAs: dnsIdentity, ServiceAccount: "cert-manager",
+				},
+				"external-dns": {
+					Name: "external-dns", ProviderConfig: "prod", Repository: "https://kubernetes-sigs.github.io/external-dns/", Chart: "external-dns", Version: "1.19.0", Namespace: "external-dns",
+					Values: map[string]any{"domainFilters": []any{"prod.example.com"}, "txtOwnerId": "prod", "policy": "sync", "sources": []any{"ingress", "service"}, "serviceAccount": map[string]any{"create": true, "name": "external-dns"}},
+					RunsAs: dnsIdentity, ServiceAccount: "external-dns",
+				},
+				"ingress-nginx": {
+					Name: "ingress-nginx", ProviderConfig: "prod", Repository: "https://kubernetes.github.io/ingress-nginx", Chart: "ingress-nginx", Version: "4.13.3", Namespace: "ingress-nginx",
+					Values: map[string]any{"controller": map[string]any{
+						"replicaCount": 2.0,
+						"service":      map[string]any{"annotations": map[string]any{"lb": "internal"}},
+						"metrics":      map[string]any{"enabled": false},
+						"extraArgs":    map[string]any{"default-ssl-certificate": "ingress-nginx/wildcard-tls"},
+					}},
+				},
+			},
+		},
 		"EnvironmentChart": {
 			reason: "The environment can add a chart and disable a default one; the XR can disable another.",
 			params: xr.Parameters{Location: "x", Charts: map[string]xr.Chart{"ingress-nginx": {Disabled: true}}},
 			env: map[string]any{"sizes": gcpSizes, "charts": map[string]any{
 				"cert-manager": map[string]any{"disabled": true},
-				"external-dns": map[string]any{"repository": "https://kubernetes-sigs.github.io/external-dns", "version": "1.19.0", "values": "domainFilters: [{{ .Cluster.Domain }}]\n"},
+				"external-dns": map[string]any{"disabled": true},
+				"reloader":     map[string]any{"repository": "https://stakater.github.io/stakater-charts", "version": "2.2.5", "values": "reloader:\n  watchGlobally: {{ .Cluster.Private }}\n"},
 			}},
 			want: map[string]Release{
-				"external-dns": {
-					Name: "external-dns", ProviderConfig: "prod", Repository: "https://kubernetes-sigs.github.io/external-dns", Chart: "external-dns", Version: "1.19.0", Namespace: "external-dns",
-					Values: map[string]any{"domainFilters": []any{"prod.example.com"}},
+				"reloader": {
+					Name: "reloader", ProviderConfig: "prod", Repository: "https://stakater.github.io/stakater-charts", Chart: "reloader", Version: "2.2.5", Namespace: "reloader",
+					Values: map[string]any{"reloader": map[string]any{"watchGlobally": true}},
 				},
 				"kube-prometheus-stack": {},
 			},
@@ -168,7 +197,7 @@ func TestBuildReleases(t *testing.T) {
 			reason: "A chart that is not in the catalog is named, with the catalog.",
 			params: xr.Parameters{Location: "x", Charts: map[string]xr.Chart{"istio": {}}},
 			env:    map[string]any{"sizes": gcpSizes},
-			errs:   []string{`spec.parameters.charts[istio]: Unsupported value: "istio": supported values: "cert-manager", "ingress-nginx", "kube-prometheus-stack"`},
+			errs:   []string{`spec.parameters.charts[istio]: Unsupported value: "istio": supported values: "cert-manager", "external-dns", "ingress-nginx", "kube-prometheus-stack"`},
 		},
 		"PlaintextPassword": {
 			reason: "A plaintext credential in values is refused.",
@@ -188,7 +217,9 @@ func TestBuildReleases(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			x := composite(tc.params)
-			x.Parameters.Domain = "prod.example.com"
+			if !tc.noDNS {
+				x.Parameters.Domain = "prod.example.com"
+			}
 			p, errs := Build(x, envcfg.New(tc.env), traits)
 			if diff := cmp.Diff(tc.errs, errStrings(errs), cmpopts.EquateEmpty()); diff != "" {
 				t.Fatalf("%s\nBuild(...) errors: -want, +got:\n%s", tc.reason, diff)
@@ -212,6 +243,75 @@ func TestBuildReleases(t *testing.T) {
 				if diff := cmp.Diff(w, got[name]); diff != "" {
 					t.Errorf("%s\nrelease %s: -want, +got:\n%s", tc.reason, name, diff)
 				}
+			}
+		})
+	}
+}
+
+// dnsIdentity is the DNS identity of a GCP XR "prod" with domain
+// prod.example.com and the default charts.
+var dnsIdentity = &DNSIdentity{Domain: "prod.example.com", Subjects: []ServiceAccount{{Namespace: "cert-manager", Name: "cert-manager"}, {Namespace: "external-dns", Name: "external-dns"}}}
+
+func TestBuildDNS(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		params xr.Parameters
+		env    map[string]any
+		want   []Component
+	}{
+		"NoDomain": {
+			reason: "Without a domain there is nothing to publish or certify.",
+			params: xr.Parameters{Location: "x"},
+		},
+		"Domain": {
+			reason: "A domain with zones gets the DNS identity and certificates; no parent zone, no delegation.",
+			params: xr.Parameters{Location: "x", Domain: "prod.example.com"},
+			want: []Component{
+				*dnsIdentity,
+				Certificates{Domain: "prod.example.com", Issuer: DefaultIssuer, Server: DefaultACMEServer, Namespace: "ingress-nginx", Secret: DefaultCertificateSecret, SolverNamespace: "cert-manager"},
+			},
+		},
+		"EnvironmentIssuerAndParent": {
+			reason: "The environment names the issuer, the certificate's Secret and the parent zone; the XR's parent zone wins over it.",
+			params: xr.Parameters{Location: "x", Domain: "prod.example.com", ParentZone: xr.ParentZone{Name: "example-com", Group: "dns-project"}},
+			env: map[string]any{"dns": map[string]any{
+				"parentZone":        map[string]any{"name": "env-zone"},
+				"issuer":            map[string]any{"name": "le-staging", "server": "https://acme-staging-v02.api.letsencrypt.org/directory", "email": "ops@example.com"},
+				"certificateSecret": "prod-tls",
+			}},
+			want: []Component{
+				*dnsIdentity,
+				Certificates{Domain: "prod.example.com", Issuer: "le-staging", Server: "https://acme-staging-v02.api.letsencrypt.org/directory", Email: "ops@example.com", Namespace: "ingress-nginx", Secret: "prod-tls", SolverNamespace: "cert-manager"},
+				DNSDelegation{Domain: "prod.example.com", ParentZone: "example-com", ParentGroup: "dns-project"},
+			},
+		},
+		"CertManagerOff": {
+			reason: "Without cert-manager there is no certificate, and only external-dns runs as the DNS identity.",
+			params: xr.Parameters{Location: "x", Domain: "prod.example.com", Charts: map[string]xr.Chart{"cert-manager": {Disabled: true}}},
+			want:   []Component{DNSIdentity{Domain: "prod.example.com", Subjects: []ServiceAccount{{Namespace: "external-dns", Name: "external-dns"}}}},
+		},
+		"ZonesOff": {
+			reason: "createDnsZones: false leaves the domain to someone else: nothing is published or certified.",
+			params: xr.Parameters{Location: "x", Domain: "prod.example.com", CreateDNSZones: new(bool)},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			env := map[string]any{"sizes": gcpSizes}
+			maps.Copy(env, tc.env)
+			p, errs := Build(composite(tc.params), envcfg.New(env), Traits{})
+			if len(errs) > 0 {
+				t.Fatalf("%s\nBuild(...): %v", tc.reason, errs)
+			}
+			var got []Component
+			for _, c := range p.Components {
+				switch c.(type) {
+				case DNSIdentity, Certificates, DNSDelegation:
+					got = append(got, c)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nBuild(...) DNS components: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -1,6 +1,9 @@
 package platform
 
-import "github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+import (
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
 
 // Settings are the environment's cluster keys, at the top level of data,
 // decoded once per call (see SettingsOf). Every key is optional; the
@@ -41,6 +44,16 @@ type Settings struct {
 		Replicas *int64 `json:"replicas"`
 		Internal *bool  `json:"internal"`
 	} `json:"ingress"`
+	// DNS configures the domain's delegation and certificates.
+	DNS struct {
+		ParentZone xr.ParentZone `json:"parentZone"`
+		Issuer     struct {
+			Name   string `json:"name"`
+			Server string `json:"server"`
+			Email  string `json:"email"`
+		} `json:"issuer"`
+		CertificateSecret string `json:"certificateSecret"`
+	} `json:"dns"`
 	Prices struct {
 		ControlPlanePerHour *float64           `json:"controlPlanePerHour"`
 		MachineTypes        map[string]float64 `json:"machineTypes"`

@@ -19,6 +19,14 @@ type ValuesData struct {
 	Cloud      ValuesCloud
 	Ingress    ValuesIngress
 	Monitoring ValuesMonitoring
+	DNS        ValuesDNS
+}
+
+// ValuesDNS describes DNS and TLS to a values template.
+type ValuesDNS struct {
+	// CertificateSecret is "<namespace>/<name>" of the domain's wildcard
+	// certificate, empty when the platform issues none.
+	CertificateSecret string
 }
 
 // ValuesCluster describes the cluster to a values template.

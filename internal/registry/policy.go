@@ -187,6 +187,10 @@ const WhyNodeCounts = "node counts come from spec.parameters.pools (minNodes, ma
 // anyone act as them.
 const WhyIdentity = "who may act as an identity, and what it may do, is the platform's: an XR's overrides may not widen a role, a grant or a trust"
 
+// WhyDelegation is why a delegation record's zone, name and values are
+// guarded: the parent zone is shared.
+const WhyDelegation = "a delegation lives in a parent zone other teams share: its zone, name and name servers come from spec.parameters.domain and parentZone, so that no XR can take over another's domain"
+
 // WhyPrivate is why a database's network exposure is guarded: it is
 // reachable only privately, whoever asks.
 const WhyPrivate = "a database is reachable only privately: public access is not the XR author's to open"

@@ -8,6 +8,7 @@
 package simulate
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"hash/fnv"
@@ -75,7 +76,7 @@ func Status(o map[string]any) map[string]any {
 	spec, _ := o["spec"].(map[string]any)
 	if fp, ok := spec["forProvider"].(map[string]any); ok {
 		at := overlay.DeepCopy(fp)
-		at["id"] = name
+		at["id"] = identifier(o, name)
 		for k, v := range outputs(o, name) {
 			at[k] = v
 		}
@@ -147,6 +148,7 @@ func outputs(o map[string]any, name string) map[string]any {
 	case "eks.aws.upbound.io/Cluster":
 		spec, _ := o["spec"].(map[string]any)
 		fp, _ := spec["forProvider"].(map[string]any)
+		region, _ := fp["region"].(string)
 		vpc, _ := overlay.DeepCopyValue(fp["vpcConfig"]).(map[string]any)
 		if vpc == nil {
 			vpc = map[string]any{}
@@ -157,24 +159,28 @@ func outputs(o map[string]any, name string) map[string]any {
 		vpc["vpcId"] = fmt.Sprintf("vpc-%08x%09x", n>>1, n)
 		return map[string]any{
 			"vpcConfig":            vpc,
-			"endpoint":             "https://" + strings.ToUpper(fmt.Sprintf("%08x", n)) + ".gr7.eu-west-1.eks.amazonaws.com",
+			"endpoint":             "https://" + strings.ToUpper(fmt.Sprintf("%08x", n)) + ".gr7." + region + ".eks.amazonaws.com",
 			"certificateAuthority": []any{map[string]any{"data": fakeCA}},
-			"identity":             []any{map[string]any{"oidc": []any{map[string]any{"issuer": fmt.Sprintf("https://oidc.eks.eu-west-1.amazonaws.com/id/%08X", n)}}}},
-			"arn":                  "arn:aws:eks:eu-west-1:123456789012:cluster/" + name,
+			"identity":             []any{map[string]any{"oidc": []any{map[string]any{"issuer": fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%08X", region, n)}}}},
+			"arn":                  "arn:aws:eks:" + region + ":" + AWSAccount + ":cluster/" + external(o, name),
 		}
 	case "route53.aws.upbound.io/Zone":
 		return map[string]any{"nameServers": nameServers("ns-%d.awsdns-00.org.", 4), "zoneId": fmt.Sprintf("Z%08X", n)}
 	case "iam.aws.upbound.io/Role":
 		return map[string]any{"arn": "arn:aws:iam::123456789012:role/" + name}
 	case "containerservice.azure.upbound.io/KubernetesCluster":
+		fp, _ := o["spec"].(map[string]any)["forProvider"].(map[string]any)
+		loc, _ := fp["location"].(string)
 		return map[string]any{
-			"fqdn":          name + ".hcp.westeurope.azmk8s.io",
-			"oidcIssuerUrl": "https://westeurope.oic.prod-aks.azure.com/00000000-0000-0000-0000-000000000000/" + name + "/",
+			"fqdn":          fmt.Sprintf("%s-%08x.hcp.%s.azmk8s.io", external(o, name), n, loc),
+			"privateFqdn":   fmt.Sprintf("%s-%08x.privatelink.%s.azmk8s.io", external(o, name), n, loc),
+			"oidcIssuerUrl": fmt.Sprintf("https://%s.oic.prod-aks.azure.com/%s/%08x-2222-4000-8000-%012x/", loc, AzureTenant, n, n),
 		}
 	case "managedidentity.azure.upbound.io/UserAssignedIdentity":
 		return map[string]any{
 			"principalId": fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n),
 			"clientId":    fmt.Sprintf("%08x-1111-4000-8000-%012x", n, n),
+			"tenantId":    AzureTenant,
 		}
 	case "network.azure.upbound.io/DNSZone":
 		return map[string]any{"nameServers": nameServers("ns%d-01.azure-dns.com.", 4)}
@@ -210,10 +216,7 @@ func outputs(o map[string]any, name string) map[string]any {
 			"bucketRegionalDomainName": external(o, name) + ".s3." + region + ".amazonaws.com",
 		}
 	case "storage.azure.upbound.io/Account":
-		return map[string]any{
-			"id":                  "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.Storage/storageAccounts/" + external(o, name),
-			"primaryBlobEndpoint": "https://" + external(o, name) + ".blob.core.windows.net/",
-		}
+		return map[string]any{"primaryBlobEndpoint": "https://" + external(o, name) + ".blob.core.windows.net/"}
 	}
 	return nil
 }
@@ -240,6 +243,55 @@ func composite(o map[string]any, name string) map[string]any {
 		}
 	}
 	return nil
+}
+
+// The examples' AWS account, Azure subscription and Azure tenant.
+const (
+	AWSAccount        = "123456789012"
+	AzureSubscription = "00000000-0000-0000-0000-000000000000"
+	AzureTenant       = "72f988bf-0000-4000-8000-000000000001"
+)
+
+// azureTypes are the ARM resource types of the Azure kinds we compose.
+var azureTypes = map[string]string{
+	"network.azure.upbound.io/VirtualNetwork":                      "Microsoft.Network/virtualNetworks",
+	"network.azure.upbound.io/PublicIP":                            "Microsoft.Network/publicIPAddresses",
+	"network.azure.upbound.io/NATGateway":                          "Microsoft.Network/natGateways",
+	"network.azure.upbound.io/DNSZone":                             "Microsoft.Network/dnszones",
+	"network.azure.upbound.io/PrivateDNSZone":                      "Microsoft.Network/privateDnsZones",
+	"network.azure.upbound.io/PrivateDNSZoneVirtualNetworkLink":    "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
+	"network.azure.upbound.io/DNSNSRecord":                         "Microsoft.Network/dnszones/NS",
+	"managedidentity.azure.upbound.io/UserAssignedIdentity":        "Microsoft.ManagedIdentity/userAssignedIdentities",
+	"managedidentity.azure.upbound.io/FederatedIdentityCredential": "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
+	"containerservice.azure.upbound.io/KubernetesCluster":          "Microsoft.ContainerService/managedClusters",
+	"containerservice.azure.upbound.io/KubernetesClusterNodePool":  "Microsoft.ContainerService/managedClusters/agentPools",
+	"storage.azure.upbound.io/Account":                             "Microsoft.Storage/storageAccounts",
+	"dbforpostgresql.azure.upbound.io/FlexibleServer":              "Microsoft.DBforPostgreSQL/flexibleServers",
+	"dbforpostgresql.azure.upbound.io/FlexibleServerDatabase":      "Microsoft.DBforPostgreSQL/flexibleServers/databases",
+	"authorization.azure.upbound.io/RoleAssignment":                "Microsoft.Authorization/roleAssignments",
+}
+
+// identifier is the ID a provider reports in status.atProvider.id: an ARM
+// resource ID on Azure (in the resource group the resource names, else the
+// composite's "<name>-rg"), the external name elsewhere.
+func identifier(o map[string]any, name string) string {
+	gk := groupKind(o)
+	if !strings.Contains(gk, ".azure.upbound.io/") {
+		return external(o, name)
+	}
+	sub := "/subscriptions/" + AzureSubscription
+	if gk == "azure.upbound.io/ResourceGroup" {
+		return sub + "/resourceGroups/" + external(o, name)
+	}
+	fp, _ := o["spec"].(map[string]any)["forProvider"].(map[string]any)
+	rg, _ := fp["resourceGroupName"].(string)
+	if rg == "" {
+		labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
+		xr, _ := labels["crossplane.io/composite"].(string)
+		rg = cmp.Or(xr, "platform") + "-rg"
+	}
+	typ := cmp.Or(azureTypes[gk], "Microsoft.Resources/"+strings.ToLower(gk[strings.Index(gk, "/")+1:])+"s")
+	return sub + "/resourceGroups/" + rg + "/providers/" + typ + "/" + external(o, name)
 }
 
 // external is a resource's external name, or its name.

@@ -153,6 +153,20 @@ type Parameters struct {
 	Pools          []Pool
 	Charts         map[string]Chart
 	Budget         *Budget
+	// ParentZone, when set, is the zone the domain is delegated from.
+	ParentZone ParentZone
+}
+
+// ParentZone is the zone a Cluster's domain is delegated from, as the
+// cloud names it (spec.parameters.parentZone, or environment key
+// dns.parentZone).
+type ParentZone struct {
+	// Name is a Cloud DNS managed zone's name, a Route53 hosted zone's ID
+	// or an Azure DNS zone's name (its domain).
+	Name string `json:"name"`
+	// Group is the GCP project or Azure resource group of the parent zone;
+	// empty means the XR's project, or on Azure is required.
+	Group string `json:"group"`
 }
 
 // Network is spec.parameters.network.
@@ -249,7 +263,8 @@ var (
 	fieldsImport     = []string{"enabled", "mode", "resources", "only", "release"}
 
 	fieldsClusterParameters = append([]string{"location", "version", "domain", "createDnsZones", "privateCluster",
-		"network", "pools", "charts", "budget"}, commonParameters...)
+		"network", "pools", "charts", "budget", "parentZone"}, commonParameters...)
+	fieldsParentZone     = []string{"name", "group"}
 	fieldsClusterNetwork = []string{"cidr", "podsCidr", "servicesCidr"}
 	fieldsPool           = []string{"size", "machineType", "minNodes", "maxNodes", "spot", "diskSizeGb", "labels", "taints"}
 	fieldsTaint          = []string{"key", "value", "effect"}
@@ -404,6 +419,9 @@ func (d *decoder) parameters(f map[string]*structpb.Value, p *field.Path) Parame
 		CreateDNSZones: d.boolean(f["createDnsZones"], p.Child("createDnsZones")),
 		PrivateCluster: d.boolean(f["privateCluster"], p.Child("privateCluster")),
 	}
+	zp := p.Child("parentZone")
+	zf := d.fields(f["parentZone"], zp, fieldsParentZone...)
+	out.ParentZone = ParentZone{Name: d.str(zf["name"], zp.Child("name")), Group: d.str(zf["group"], zp.Child("group"))}
 
 	np := p.Child("network")
 	nf := d.fields(f["network"], np, fieldsClusterNetwork...)

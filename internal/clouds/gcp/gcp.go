@@ -34,7 +34,7 @@ func init() {
 	registry.Implement(Cloud, nodePool)
 	registry.Implement(Cloud, dnsZone)
 	registry.Implement(Cloud, access)
-	registry.Implement(Cloud, kube.Release)
+	registry.Implement(Cloud, kube.BoundRelease(bindDNS))
 	registry.Implement(Cloud, budget)
 	registry.Register(Cloud)
 }

@@ -197,7 +197,7 @@ func TestTrustBoundary(t *testing.T) {
 			XR: fntest.GCPXR(fntest.Set("spec.parameters.import", map[string]any{
 				"enabled": true, "resources": map[string]any{"clustr": "existing-gke"},
 			})),
-			Steps: []fntest.Step{{Name: "first", Fatal: `spec.parameters.import.resources[clustr]: Invalid value: "clustr": names no managed resource this XR composes; importable names: cluster, nat, network`}},
+			Steps: []fntest.Step{{Name: "first", Fatal: `spec.parameters.import.resources[clustr]: Invalid value: "clustr": names no managed resource this XR composes; importable names: cluster, cluster-issuer, dns-identity`}},
 		},
 		"OverrideKeyTypo": {
 			Reason: "An XR's override key that names nothing is a Fatal: a typo is never silently ignored.",

@@ -72,8 +72,10 @@ const (
 
 // Defaults of the environment's keys.
 const (
-	DefaultIngressClass  = "nginx"
-	DefaultClusterIssuer = "letsencrypt"
+	DefaultIngressClass = "nginx"
+	// DefaultClusterIssuer is the ClusterIssuer a Cluster composes by
+	// default (environment key dns.issuer.name names another).
+	DefaultClusterIssuer = platform.DefaultIssuer
 	// DefaultSize is a database's size class when the XR names none.
 	DefaultSize = "medium"
 )
@@ -369,7 +371,7 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster) (
 			errs = append(errs, field.Invalid(hp, i.Host, fmt.Sprintf("must be %s or a name under it, the domain of Cluster %q", domain, cluster.Ref)))
 		}
 		p.Ingress = &Ingress{App: app, Host: i.Host, Port: p.Backend.Port, TLS: i.TLS,
-			Class: cmp.Or(s.IngressClass, DefaultIngressClass), Issuer: cmp.Or(s.ClusterIssuer, DefaultClusterIssuer)}
+			Class: cmp.Or(s.IngressClass, DefaultIngressClass), Issuer: cmp.Or(s.ClusterIssuer, platform.SettingsOf(env).DNS.Issuer.Name, DefaultClusterIssuer)}
 		p.Components = append(p.Components, *p.Ingress)
 	}
 	if p.Budget != nil {

@@ -82,7 +82,7 @@ func TestBuild(t *testing.T) {
 			par:    xr.AppParameters{Backend: image, Namespace: "observability", Ingress: &xr.AppIngress{Host: "shop.example.net"}},
 			env:    map[string]any{"charts": map[string]any{"grafana": map[string]any{"namespace": "observability"}}},
 			want: want{kinds: []platform.Kind{KindNamespace, KindIdentity, KindBackend, KindIngress}, errs: []string{
-				`spec.parameters.namespace: Forbidden: namespace "observability" belongs to the system or to the Cluster's add-ons (cert-manager, crossplane-system, default, ingress-nginx, kube-node-lease, kube-public, kube-system, monitoring, observability, kube-*); an environment owns its namespace and deletes it with itself, so choose another (spec.parameters.namespace)`,
+				`spec.parameters.namespace: Forbidden: namespace "observability" belongs to the system or to the Cluster's add-ons (cert-manager, crossplane-system, default, external-dns, ingress-nginx, kube-node-lease, kube-public, kube-system, monitoring, observability, kube-*); an environment owns its namespace and deletes it with itself, so choose another (spec.parameters.namespace)`,
 				`spec.parameters.ingress.host: Invalid value: "shop.example.net": must be example.com or a name under it, the domain of Cluster "prod"`,
 			}},
 		},

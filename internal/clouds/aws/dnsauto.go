@@ -1,0 +1,138 @@
+package aws
+
+import (
+	"fmt"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/names"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+)
+
+// recordKind is a Route53 record.
+var recordKind = registry.Upjet(Name, "route53", "Record", "v1beta2", "spec.forProvider.name", "spec.forProvider.type").
+	WithImmutable("spec.forProvider.name", "spec.forProvider.type").
+	WithGuarded(registry.WhyDelegation, "spec.forProvider.zoneId", "spec.forProvider.zoneIdSelector", "spec.forProvider.zoneIdRef", "spec.forProvider.name", "spec.forProvider.type", "spec.forProvider.records", "spec.forProvider.alias", "spec.forProvider.allowOverwrite", "spec.forProvider.setIdentifier", "spec.initProvider")
+
+// Composition-resource names of the domain's automation on AWS.
+const (
+	rDNSIdentity    = "dns-identity"
+	rDNSPolicy      = "dns-zone-access"
+	rDNSPodIdentity = "dns-pod-identity-"
+	rDNSDelegation  = "dns-delegation"
+	delegationTTL   = 300
+)
+
+func init() {
+	registry.Implement(Cloud, dnsIdentity)
+	registry.Implement(Cloud, certificates)
+	registry.Implement(Cloud, dnsDelegation)
+}
+
+// publicZoneID is the Route53 ID of the cluster's public zone, once
+// observed.
+func publicZoneID(ctx *registry.Context) string {
+	return object.String(ctx.Observed(rPublicZone), "status", "atProvider", "zoneId")
+}
+
+// dnsIdentity renders the IAM role external-dns and cert-manager assume
+// through EKS Pod Identity (no key exists), an inline policy that lets it
+// change the records of the cluster's public zone only (and list zones and
+// read changes, which Route53 cannot scope), and a Pod Identity association
+// per Kubernetes ServiceAccount. The policy waits for the zone's ID.
+func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Resource, error) {
+	role := names.Join(maxRoleName, base(ctx), "dns")
+	policy := &registry.Resource{Name: rDNSPolicy, Kind: rolePolicyKind, DependsOn: []string{rDNSIdentity, rPublicZone}}
+	if zone := publicZoneID(ctx); zone == "" {
+		policy.Pending = "waits for the ID of " + rPublicZone
+	} else {
+		arn := "arn:" + partition(region(ctx)) + ":route53:::"
+		policy.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"roleSelector": ctx.Selector(rDNSIdentity),
+			"policy": fmt.Sprintf(`{"Version":"2012-10-17","Statement":[`+
+				`{"Effect":"Allow","Action":["route53:ChangeResourceRecordSets","route53:ListResourceRecordSets","route53:ListTagsForResource"],"Resource":%q},`+
+				`{"Effect":"Allow","Action":["route53:GetChange"],"Resource":%q},`+
+				`{"Effect":"Allow","Action":["route53:ListHostedZones","route53:ListHostedZonesByName"],"Resource":"*"}]}`,
+				arn+"hostedzone/"+zone, arn+"change/*"),
+		}}}
+	}
+	out := []*registry.Resource{
+		{
+			Name:         rDNSIdentity,
+			Kind:         roleKind,
+			ExternalName: role,
+			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+				"assumeRolePolicy": assumeRolePolicy("pods.eks.amazonaws.com", true),
+				"description":      fmt.Sprintf("external-dns and cert-manager of EKS cluster %s: records of zone %s only", base(ctx), id.Domain),
+				"tags":             tags(ctx, role),
+			}}},
+		},
+		policy,
+	}
+	for _, sa := range id.Subjects {
+		out = append(out, &registry.Resource{
+			Name: rDNSPodIdentity + sa.Name,
+			Kind: podIdentityKind,
+			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+				"region":              region(ctx),
+				"clusterNameSelector": ctx.Selector(rCluster),
+				"namespace":           sa.Namespace,
+				"serviceAccount":      sa.Name,
+				"roleArnSelector":     ctx.Selector(rDNSIdentity),
+				"tags":                tags(ctx, role),
+			}}},
+			DependsOn: []string{rDNSIdentity, rCluster, addonName(addonPodIdentity)},
+		})
+	}
+	return out, nil
+}
+
+// bindDNS waits for the release's Pod Identity association (which needs
+// no annotation) and points external-dns at Route53's public zone of the
+// cluster.
+func bindDNS(ctx *registry.Context, r platform.Release) (map[string]any, []string, string) {
+	v := map[string]any{}
+	if r.Name == platform.ChartExternalDNS {
+		zone := publicZoneID(ctx)
+		if zone == "" {
+			return nil, nil, "waits for the ID of " + rPublicZone
+		}
+		v["provider"] = map[string]any{"name": "aws"}
+		v["env"] = []any{map[string]any{"name": "AWS_DEFAULT_REGION", "value": region(ctx)}}
+		v["extraArgs"] = []any{"--aws-zone-type=public", "--zone-id-filter=" + zone}
+	}
+	return v, []string{rDNSPodIdentity + r.ServiceAccount, rDNSPolicy}, ""
+}
+
+// certificates renders the ClusterIssuer with a Route53 solver that uses
+// cert-manager's ambient (Pod Identity) credentials, and the domain's
+// certificate. The issuer waits for the zone's ID.
+func certificates(ctx *registry.Context, c platform.Certificates) ([]*registry.Resource, error) {
+	zone := publicZoneID(ctx)
+	out := kube.Certificates(ctx, c, map[string]any{"route53": map[string]any{"region": region(ctx), "hostedZoneID": zone}}, rDNSPolicy)
+	if zone == "" {
+		out[0] = &registry.Resource{Name: out[0].Name, Kind: out[0].Kind, Pending: "waits for the ID of " + rPublicZone}
+	}
+	return out, nil
+}
+
+// dnsDelegation renders the NS record of the domain in the parent hosted
+// zone, with the name servers Route53 gave the public zone.
+func dnsDelegation(ctx *registry.Context, d platform.DNSDelegation) ([]*registry.Resource, error) {
+	r := &registry.Resource{Name: rDNSDelegation, Kind: recordKind, DependsOn: []string{rPublicZone}}
+	ns := object.Strings(ctx.Observed(rPublicZone), "status", "atProvider", "nameServers")
+	if len(ns) == 0 {
+		r.Pending = "waits for the name servers of " + rPublicZone
+		return []*registry.Resource{r}, nil
+	}
+	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
+		"region":  region(ctx),
+		"zoneId":  d.ParentZone,
+		"name":    d.Domain,
+		"type":    "NS",
+		"ttl":     delegationTTL,
+		"records": object.FromStrings(ns),
+	}}}
+	return []*registry.Resource{r}, nil
+}
