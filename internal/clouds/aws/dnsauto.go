@@ -127,7 +127,6 @@ func dnsDelegation(ctx *registry.Context, d platform.DNSDelegation) ([]*registry
 		return []*registry.Resource{r}, nil
 	}
 	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
-		"region":  region(ctx),
 		"zoneId":  d.ParentZone,
 		"name":    d.Domain,
 		"type":    "NS",
