@@ -75,7 +75,7 @@ func TestRunFunctionFatal(t *testing.T) {
 		"MissingLocation": {
 			reason: "The location is required.",
 			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("spec.parameters.location", nil)), EnvironmentConfigs: envs}},
-			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.location: Required value: the region (or, on GCP, zone) of the cluster`)},
+			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.location: Required value: the region (or, on GCP, zone) of the cluster; or environment key location`)},
 		},
 		"MinAboveMax": {
 			reason: "A pool whose minimum exceeds its maximum is bad input.",

@@ -176,8 +176,17 @@ func (n *keyNode) walk(v any, p *field.Path, out *[]string) {
 // fieldByTag is the field of a struct whose json name is key.
 func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
 	for i := range t.NumField() {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name == key {
-			return t.Field(i), true
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			// An embedded struct's keys are the outer object's.
+			if sf, ok := fieldByTag(f.Type, key); ok {
+				return sf, true
+			}
+			continue
+		}
+		if name == key {
+			return f, true
 		}
 	}
 	return reflect.StructField{}, false

@@ -82,6 +82,11 @@ func (e *Env) decode(src any, dst reflect.Value, p *field.Path) {
 		t := dst.Type()
 		for i := range t.NumField() {
 			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if name == "" && t.Field(i).Anonymous {
+				// An embedded struct's keys are the outer object's.
+				e.decode(src, dst.Field(i), p)
+				continue
+			}
 			if name == "" || name == "-" {
 				continue
 			}

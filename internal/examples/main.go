@@ -13,6 +13,7 @@ package main
 import (
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"maps"
@@ -23,6 +24,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -90,6 +93,17 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 	// cloud what they read of other XRs there (examples/<cloud>/required:
 	// the Cluster a Database joins).
 	requiredOf := map[string]string{}
+	// The original platform's claims (examples/compat) get their original
+	// EnvironmentConfigs through the context, as the compat Composition's
+	// function-environment-configs step gives them; nothing else.
+	compatDir := filepath.Join(filepath.Dir(out), "required", "compat")
+	if err := gather(compatDir, "examples/spend"); err != nil {
+		return err
+	}
+	compatEnvs, err := fntest.Load("examples/compat/envconfigs")
+	if err != nil {
+		return err
+	}
 	for _, cloud := range []string{"", "gcp", "aws", "azure"} {
 		dir := filepath.Join(filepath.Dir(out), "required", cmp.Or(cloud, "common"))
 		srcs := []string{"examples/envconfigs", "examples/spend"}
@@ -111,6 +125,36 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 		if err != nil {
 			return err
 		}
+		folder := filepath.Base(filepath.Dir(xr))
+		name := folder + "-" + strings.TrimSuffix(filepath.Base(xr), ".yaml")
+		observed := filepath.Join(filepath.Dir(xr), "observed", filepath.Base(xr))
+		input, context := xr, ""
+		if ctx := filepath.Join(filepath.Dir(xr), "context", filepath.Base(xr)); exists(ctx) {
+			b, err := os.ReadFile(ctx) //nolint:gosec // path under examples
+			if err != nil {
+				return err
+			}
+			context = strings.TrimSpace(string(b))
+		}
+		if folder == "compat" {
+			// A claim of the original platform: render the XR Crossplane
+			// creates for it, with the original EnvironmentConfigs in the
+			// context, as the compat Composition's first step gives them.
+			o = fntest.ClaimComposite(o)
+			labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
+			b, err := json.Marshal(fntest.MergeEnvironment(compatEnvs, str(labels, "cloud"), str(labels, "planeType"), nil)[envcfg.ContextKey])
+			if err != nil {
+				return err
+			}
+			context = string(b)
+			if b, err = yaml.Marshal(o); err != nil {
+				return err
+			}
+			input = filepath.Join(out, name+".xr.yaml")
+			if err := os.WriteFile(input, b, 0o600); err != nil {
+				return err
+			}
+		}
 		ref := typeRef{str(o, "apiVersion"), str(o, "kind")}
 		comp, ok := comps[ref]
 		if !ok {
@@ -118,11 +162,8 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 		}
 		// The cloud of an example under examples/<cloud>, or of one
 		// elsewhere (examples/seeds) by its label.
-		folder := filepath.Base(filepath.Dir(xr))
 		labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
 		cloud := cmp.Or(str(labels, "cloud"), folder)
-		name := folder + "-" + strings.TrimSuffix(filepath.Base(xr), ".yaml")
-		observed := filepath.Join(filepath.Dir(xr), "observed", filepath.Base(xr))
 		stages := map[string]string{"first-render": ""}
 		if _, err := os.Stat(observed); err == nil {
 			stages["converged"] = observed
@@ -136,17 +177,16 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 			if !ok {
 				required = requiredOf[""]
 			}
-			args := []string{"render", xr, comp, "examples/functions.yaml",
+			if folder == "compat" {
+				required = compatDir
+			}
+			args := []string{"render", input, comp, "examples/functions.yaml",
 				"--required-resources=" + required, "--include-full-xr"}
 			if obs != "" {
 				args = append(args, "--observed-resources="+obs)
 			}
-			if ctx := filepath.Join(filepath.Dir(xr), "context", filepath.Base(xr)); exists(ctx) {
-				b, err := os.ReadFile(ctx) //nolint:gosec // path under examples
-				if err != nil {
-					return err
-				}
-				args = append(args, "--context-values=apiextensions.crossplane.io/environment="+strings.TrimSpace(string(b)))
+			if context != "" {
+				args = append(args, "--context-values=apiextensions.crossplane.io/environment="+context)
 			}
 			dst := filepath.Join(out, name+"."+stage+".yaml")
 			var stdout, stderr bytes.Buffer

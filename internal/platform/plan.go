@@ -223,6 +223,8 @@ func nodePools(pools []xr.Pool, env *envcfg.Env, s *Settings) ([]NodePool, field
 		case pool.MachineType != "":
 			// An explicit machine type wins over the size class.
 			np.MachineType = pool.MachineType
+		case pool.Size == "" && nd.MachineType != "":
+			np.MachineType = nd.MachineType
 		default:
 			size := cmp.Or(pool.Size, nd.Size, DefaultPoolSize)
 			mt, ok := sizes[size]

@@ -32,7 +32,7 @@ func FuzzDecodeValidate(f *testing.F) {
 		if len(errs) > 0 {
 			return
 		}
-		if len(Validate(x, clouds)) > 0 {
+		if len(Validate(x, clouds)) > 0 || len(RequireLocation(x)) > 0 {
 			return
 		}
 		seen := map[string]bool{}

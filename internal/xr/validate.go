@@ -75,15 +75,21 @@ func ValidateComposite(x *Composite, clouds []string) field.ErrorList {
 	return append(errs, validateConfirmRemovals(x.ConfirmRemovals)...)
 }
 
+// RequireLocation refuses a Cluster without a location once the
+// environment's default (key location) applied.
+func RequireLocation(x *Cluster) field.ErrorList {
+	if x.Parameters.Location != "" {
+		return nil
+	}
+	return field.ErrorList{field.Required(ParametersPath("location"), "the region (or, on GCP, zone) of the cluster; or environment key location")}
+}
+
 // Validate checks the cloud-independent rules of a Cluster XR. clouds lists
 // the registered cloud labels. Every error names its field path and, for
 // enumerations, the allowed values.
 func Validate(xr *Cluster, clouds []string) field.ErrorList {
 	errs := ValidateComposite(&xr.Composite, clouds)
 	p := xr.Parameters
-	if p.Location == "" {
-		errs = append(errs, field.Required(ParametersPath("location"), "the region (or, on GCP, zone) of the cluster"))
-	}
 	if p.Version != "" && !reVersion.MatchString(p.Version) {
 		errs = append(errs, field.Invalid(ParametersPath("version"), p.Version, "must be a Kubernetes minor version such as \"1.33\""))
 	}

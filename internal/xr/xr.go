@@ -35,6 +35,8 @@ const (
 // The Cluster's API: namespaced (Crossplane v2) and legacy (cluster-scoped
 // XCluster with the claim Cluster).
 const (
+	// LegacyGroup is the API group of every legacy XR and claim.
+	LegacyGroup             = "legacy.platform.example.org"
 	ClusterAPIVersion       = "platform.example.org/v1alpha1"
 	ClusterKind             = "Cluster"
 	LegacyClusterAPIVersion = "legacy.platform.example.org/v1alpha1"
@@ -139,6 +141,9 @@ type SecretRef struct {
 type Cluster struct {
 	Composite
 	Parameters Parameters
+	// Renamed are the original platform's fields the XR uses, read under
+	// their new names (see compat).
+	Renamed []Renamed
 }
 
 // Parameters is spec.parameters of a Cluster, but for the parameters every
@@ -407,6 +412,7 @@ func Decode(s *structpb.Struct) (*Cluster, field.ErrorList) {
 	x.ForProvider = d.anyMap(sf["forProvider"], sp.Child("forProvider"))
 	f := d.fields(sf["parameters"], pathParameters, fieldsClusterParameters...)
 	x.Parameters = d.parameters(f, pathParameters)
+	d.compat(x, sf)
 	d.decodeCommon(&x.Composite, f, pathParameters)
 	return x, d.errs
 }

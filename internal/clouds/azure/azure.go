@@ -86,9 +86,12 @@ const (
 type settings struct {
 	// SystemPool is AKS's default node pool, which runs system pods.
 	SystemPool struct {
-		Size     string `json:"size"`
-		MinNodes *int64 `json:"minNodes"`
-		MaxNodes *int64 `json:"maxNodes"`
+		// MachineType wins over Size; without either mapped, the
+		// environment's nodeDefaults.machineType applies.
+		MachineType string `json:"machineType"`
+		Size        string `json:"size"`
+		MinNodes    *int64 `json:"minNodes"`
+		MaxNodes    *int64 `json:"maxNodes"`
 	} `json:"systemPool"`
 	SKUTier string `json:"skuTier"`
 	// NATPublicIPAssociation composes the NAT gateway's public IP

@@ -32,8 +32,8 @@ const (
 func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, error) {
 	n := ctx.Plan.Network
 	sys := settingsOf(ctx.Env).SystemPool
-	// validate made sure the system pool's size class is mapped.
-	vmSize := platform.SettingsOf(ctx.Env).Sizes[cmp.Or(sys.Size, defaultSystemSize)]
+	// validate made sure the system pool has a VM size.
+	vmSize := systemVMSize(ctx.Env)
 	outbound := "loadBalancer"
 	deps := []string{rSubnet, rIdentity, rRoleAssignment}
 	if c.Private {

@@ -38,9 +38,9 @@ var (
 // pools), subscription ID, location and budget notifications.
 func validate(x *xr.Cluster, env *envcfg.Env, plan *platform.Plan) field.ErrorList {
 	var errs field.ErrorList
-	sizes := platform.SettingsOf(env).Sizes
-	if sys := cmp.Or(settingsOf(env).SystemPool.Size, defaultSystemSize); sizes[sys] == "" {
-		errs = append(errs, field.NotSupported(field.NewPath("environment", Name, envSystemPool, "size"), sys, slices.Sorted(maps.Keys(sizes))))
+	if systemVMSize(env) == "" {
+		sys := cmp.Or(settingsOf(env).SystemPool.Size, defaultSystemSize)
+		errs = append(errs, field.NotSupported(field.NewPath("environment", Name, envSystemPool, "size"), sys, slices.Sorted(maps.Keys(platform.SettingsOf(env).Sizes))))
 	}
 	errs = append(errs, xr.ValidateCloudName(&x.Composite, maxClusterName, "AKS cluster", "the resource group and DNS prefix derive from it")...)
 	if x.PlaneID != "" && !reSubscription.MatchString(x.PlaneID) {
@@ -87,4 +87,13 @@ func inGroup(ctx *registry.Context, located bool) map[string]any {
 		fp["tags"] = tags(ctx)
 	}
 	return fp
+}
+
+// systemVMSize is the VM size of AKS's system node pool: azure.systemPool's
+// machineType, else the machine type of its size class, else the
+// environment's nodeDefaults.machineType; empty when none is set.
+func systemVMSize(env *envcfg.Env) string {
+	sys := settingsOf(env).SystemPool
+	s := platform.SettingsOf(env)
+	return cmp.Or(sys.MachineType, s.Sizes[cmp.Or(sys.Size, defaultSystemSize)], s.NodeDefaults.MachineType)
 }

@@ -28,6 +28,18 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		return err
 	}
 
+	// The original platform's fields and keys are read under their new
+	// names, each said once in a Warning.
+	s := platform.SettingsOf(c.Env)
+	for _, r := range x.Renamed {
+		c.Warnings = append(c.Warnings, r.Warning())
+	}
+	c.Warnings = append(c.Warnings, s.Renamed()...)
+	if x.Parameters.Location == "" {
+		x.Parameters.Location = s.Location
+	}
+	c.Errs = append(c.Errs, xr.RequireLocation(x)...)
+
 	// Plan and check the cloud's rules even when the XR has errors, so
 	// that one Fatal names every bad field.
 	plan, perrs := platform.Build(x, c.Env, c.Cloud.Traits)

@@ -28,6 +28,8 @@ const (
 var (
 	envs  = fntest.MustLoad(filepath.Join(examples, "envconfigs"))
 	spend = fntest.MustLoad(filepath.Join(examples, "spend"))
+	// compatEnvs are the original platform's EnvironmentConfigs.
+	compatEnvs = fntest.MustLoad(filepath.Join(examples, "compat", "envconfigs"))
 )
 
 // run is what fn.go does for the cluster module.
@@ -59,9 +61,18 @@ func TestGolden(t *testing.T) {
 		if xr["kind"] != "Cluster" && xr["kind"] != "XCluster" {
 			continue // not a Cluster XR: the budget module's example, install manifests
 		}
+		// The shipped Composition's way to the environment, or, for the
+		// original platform's claims, the compat Composition's: its
+		// original EnvironmentConfigs merged into the context.
+		base := fntest.Request{XR: xr, EnvironmentConfigs: envs, Spend: spend}
+		if filepath.Base(dir) == "compat" {
+			labels := xr["metadata"].(map[string]any)["labels"].(map[string]any)
+			base = fntest.Request{XR: fntest.ClaimComposite(xr), Spend: spend,
+				Context: fntest.MergeEnvironment(compatEnvs, labels["cloud"].(string), labels["planeType"].(string), nil)}
+		}
 
 		if *update {
-			_, observed, _, err := fntest.Converge(run, fntest.Request{XR: xr, EnvironmentConfigs: envs, Spend: spend}, 20)
+			_, observed, _, err := fntest.Converge(run, base, 20)
 			if err != nil {
 				t.Fatalf("%s: %v", example, err)
 			}
@@ -76,7 +87,8 @@ func TestGolden(t *testing.T) {
 
 		for stage, observed := range map[string]string{"first-render": "", "converged": observedPath} {
 			t.Run(example+"/"+stage, func(t *testing.T) {
-				req := fntest.Request{XR: xr, EnvironmentConfigs: envs, Spend: spend, Observed: map[string]fntest.Object{}}
+				req := base
+				req.Observed = map[string]fntest.Object{}
 				if observed != "" {
 					for _, o := range fntest.MustLoad(observed) {
 						req.Observed[o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/composition-resource-name"].(string)] = o

@@ -2,8 +2,6 @@ package cluster_test
 
 import (
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -11,7 +9,6 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
 // environmentConfigsStep is what the first step of the two-step Composition
@@ -21,29 +18,7 @@ import (
 // merges their data, later over earlier.
 func environmentConfigsStep(configs []fntest.Object, xr fntest.Object) fntest.Object {
 	labels := xr["metadata"].(map[string]any)["labels"].(map[string]any)
-	env := map[string]any{}
-	for _, sel := range []struct{ key, value string }{
-		{"baseline", "default"},
-		{"cloud", labels["cloud"].(string)},
-		{"planeType", labels["planeType"].(string)},
-	} {
-		var matched []fntest.Object
-		for _, c := range configs {
-			l := c["metadata"].(map[string]any)["labels"].(map[string]any)
-			if l["platform.example.org/environment"] == "cluster-platform" && l[sel.key] == sel.value {
-				matched = append(matched, c)
-			}
-		}
-		slices.SortFunc(matched, func(a, b fntest.Object) int {
-			return strings.Compare(a["metadata"].(map[string]any)["name"].(string), b["metadata"].(map[string]any)["name"].(string))
-		})
-		for _, c := range matched {
-			overlay.Merge(env, overlay.DeepCopy(c["data"].(map[string]any)))
-		}
-	}
-	env["apiVersion"] = "internal.crossplane.io/v1alpha1"
-	env["kind"] = "Environment"
-	return fntest.Object{envcfg.ContextKey: env}
+	return fntest.MergeEnvironment(configs, labels["cloud"].(string), labels["planeType"].(string), map[string]string{envcfg.SelectorLabel: envcfg.SelectorValue})
 }
 
 // TestCompositionVariants renders every example Cluster both ways, first and
