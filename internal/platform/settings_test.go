@@ -53,7 +53,9 @@ func TestSettingsOriginalKeys(t *testing.T) {
 			env := envcfg.New(tc.data)
 			s := SettingsOf(env)
 			// A second read decodes and warns nothing more.
-			s = SettingsOf(env)
+			if again := SettingsOf(env); again != s || len(again.Renamed()) != len(tc.want.warnings) {
+				t.Errorf("%s\na second SettingsOf decoded again or warned again: %q", tc.reason, again.Renamed())
+			}
 			got := want{machineType: s.NodeDefaults.MachineType, location: s.Location, replicas: s.Ingress.Replicas, minNodes: s.NodeDefaults.MinNodes, diskSizeGB: s.NodeDefaults.DiskSizeGB, warnings: s.Renamed()}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nSettingsOf(...): -want, +got:\n%s", tc.reason, diff)
