@@ -785,42 +785,42 @@ func TestClusterBudget(t *testing.T) {
 			reason: "Spend below every threshold: running, pools untouched.",
 			xr:     fntest.AWSXR(withBudget("enabled")),
 			spend:  []fntest.Object{spendCM("120")},
-			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 120.0, "ratio": 0.12, "paused": false, "cause": "running"}, condition: "TRUE/WithinBudget", pool: [2]float64{2, 4}},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 120.0, "ratio": 12.0, "paused": false, "cause": "running"}, condition: "TRUE/WithinBudget", pool: [2]float64{2, 4}},
 		},
 		"ThresholdCrossed": {
 			reason: "Spend past a threshold but below the limit: running, reported.",
 			xr:     fntest.AWSXR(withBudget("enabled")),
 			spend:  []fntest.Object{spendCM("910.5")},
-			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 910.5, "ratio": 0.9105, "paused": false, "cause": "running"}, condition: "TRUE/ThresholdCrossed", pool: [2]float64{2, 4}},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 910.5, "ratio": 91.05, "paused": false, "cause": "running"}, condition: "TRUE/ThresholdCrossed", pool: [2]float64{2, 4}},
 		},
 		"ExhaustedEnforced": {
 			reason: "Spend at or over the limit with enforcement enabled: paused, pools held at their floor.",
 			xr:     fntest.AWSXR(withBudget("enabled")),
 			spend:  []fntest.Object{spendCM("1000")},
-			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 1000.0, "ratio": 1.0, "paused": true, "cause": "budget-exhausted"}, condition: "FALSE/BudgetExhausted", pool: [2]float64{2, 2}},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 1000.0, "ratio": 100.0, "paused": true, "cause": "budget-exhausted"}, condition: "FALSE/BudgetExhausted", pool: [2]float64{2, 2}},
 		},
 		"ExhaustedMonitorOnly": {
 			reason: "Spend over the limit with monitor-only: reported, nothing scaled.",
 			xr:     fntest.AWSXR(withBudget("monitor-only")),
 			spend:  []fntest.Object{spendCM("1500")},
-			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 1500.0, "ratio": 1.5, "paused": false, "cause": "running"}, condition: "FALSE/BudgetExhausted", pool: [2]float64{2, 4}},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 1500.0, "ratio": 150.0, "paused": false, "cause": "running"}, condition: "FALSE/BudgetExhausted", pool: [2]float64{2, 4}},
 		},
 		"SpendUnknown": {
-			reason: "No spend object: fail open, nothing scaled.",
+			reason: "The spend object is missing: the agent that writes it is unreachable; fail open, nothing scaled.",
 			xr:     fntest.AWSXR(withBudget("enabled")),
-			want:   want{budget: map[string]any{"limitUsd": 1000.0, "paused": false, "cause": "spend-unknown"}, condition: "UNKNOWN/SpendUnknown", pool: [2]float64{2, 4}},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "paused": false, "cause": "agent-unreachable"}, condition: "UNKNOWN/AgentUnreachable", pool: [2]float64{2, 4}},
 		},
 		"SpendUnreadable": {
 			reason: "A spend that is not a number: fail open.",
 			xr:     fntest.AWSXR(withBudget("enabled")),
 			spend:  []fntest.Object{spendCM("lots")},
-			want:   want{budget: map[string]any{"limitUsd": 1000.0, "paused": false, "cause": "spend-unknown"}, condition: "UNKNOWN/SpendUnknown", pool: [2]float64{2, 4}},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "paused": false, "cause": "unknown"}, condition: "UNKNOWN/SpendUnknown", pool: [2]float64{2, 4}},
 		},
 		"Deleting": {
 			reason: "An XR being deleted is never paused.",
 			xr:     fntest.AWSXR(withBudget("enabled"), fntest.Set("metadata.deletionTimestamp", "2026-11-21T10:00:00Z")),
 			spend:  []fntest.Object{spendCM("5000")},
-			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 5000.0, "ratio": 5.0, "paused": false, "cause": "running"}, condition: "FALSE/BudgetExhausted", pool: [2]float64{2, 4}},
+			want:   want{budget: map[string]any{"limitUsd": 1000.0, "spentUsd": 5000.0, "ratio": 500.0, "paused": false, "cause": "running"}, condition: "FALSE/BudgetExhausted", pool: [2]float64{2, 4}},
 		},
 	}
 	for name, tc := range cases {
@@ -906,7 +906,7 @@ func TestSpendRequested(t *testing.T) {
 		t.Errorf("the requirement must stay stable once answered: -want, +got:\n%s", diff)
 	}
 	st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["budget"]
-	if diff := cmp.Diff(map[string]any{"limitUsd": 100.0, "spentUsd": 250.0, "ratio": 2.5, "paused": true, "cause": "budget-exhausted"}, st); diff != "" {
+	if diff := cmp.Diff(map[string]any{"limitUsd": 100.0, "spentUsd": 250.0, "ratio": 250.0, "paused": true, "cause": "budget-exhausted"}, st); diff != "" {
 		t.Errorf("status.budget once the spend object is delivered: -want, +got:\n%s", diff)
 	}
 }
@@ -946,32 +946,32 @@ func TestWorkloadBudget(t *testing.T) {
 		"WithinBudget": {
 			reason: "Below every threshold the targets run at their stated replicas.",
 			xr:     wb("enabled"), spend: spend("40"),
-			want: want{status: map[string]any{"spentUsd": 40.0, "ratio": 0.2, "ratioPct": 20.0, "paused": false, "cause": "running"}, condition: "TRUE/WithinBudget", replicas: [2]float64{3, 2}},
+			want: want{status: map[string]any{"spentUsd": 40.0, "ratio": 20.0, "paused": false, "cause": "running"}, condition: "TRUE/WithinBudget", replicas: [2]float64{3, 2}},
 		},
 		"ThresholdCrossed": {
 			reason: "Past a threshold, still running, reported.",
 			xr:     wb("enabled"), spend: spend("160"),
-			want: want{status: map[string]any{"spentUsd": 160.0, "ratio": 0.8, "ratioPct": 80.0, "paused": false, "cause": "running"}, condition: "TRUE/ThresholdCrossed", replicas: [2]float64{3, 2}},
+			want: want{status: map[string]any{"spentUsd": 160.0, "ratio": 80.0, "paused": false, "cause": "running"}, condition: "TRUE/ThresholdCrossed", replicas: [2]float64{3, 2}},
 		},
 		"ExhaustedEnforced": {
 			reason: "Exhausted with enforcement: every target at zero.",
 			xr:     wb("enabled"), spend: spend("250"),
-			want: want{status: map[string]any{"spentUsd": 250.0, "ratio": 1.25, "ratioPct": 125.0, "paused": true, "cause": "budget-exhausted"}, condition: "FALSE/BudgetExhausted", replicas: [2]float64{0, 0}},
+			want: want{status: map[string]any{"spentUsd": 250.0, "ratio": 125.0, "paused": true, "cause": "budget-exhausted"}, condition: "FALSE/BudgetExhausted", replicas: [2]float64{0, 0}},
 		},
 		"ExhaustedMonitorOnly": {
 			reason: "Exhausted, monitor-only: reported, nothing scaled.",
 			xr:     wb("monitor-only"), spend: spend("250"),
-			want: want{status: map[string]any{"spentUsd": 250.0, "ratio": 1.25, "ratioPct": 125.0, "paused": false, "cause": "running"}, condition: "FALSE/BudgetExhausted", replicas: [2]float64{3, 2}},
+			want: want{status: map[string]any{"spentUsd": 250.0, "ratio": 125.0, "paused": false, "cause": "running"}, condition: "FALSE/BudgetExhausted", replicas: [2]float64{3, 2}},
 		},
 		"SpendUnknown": {
 			reason: "No spend object: fail open.",
 			xr:     wb("enabled"),
-			want:   want{status: map[string]any{"paused": false, "cause": "spend-unknown", "warnings": []any{"budget: spend object ConfigMap team-x/spend not found (yet): the spend is unknown; nothing is paused"}}, condition: "UNKNOWN/SpendUnknown", replicas: [2]float64{3, 2}},
+			want:   want{status: map[string]any{"paused": false, "cause": "agent-unreachable", "warnings": []any{"budget: spend object ConfigMap team-x/spend not found (yet): the spend is unknown; nothing is paused"}}, condition: "UNKNOWN/AgentUnreachable", replicas: [2]float64{3, 2}},
 		},
 		"Deleting": {
 			reason: "An XR being deleted never pauses.",
 			xr:     wb("enabled", fntest.Set("metadata.deletionTimestamp", "2026-11-21T10:00:00Z")), spend: spend("900"),
-			want: want{status: map[string]any{"spentUsd": 900.0, "ratio": 4.5, "ratioPct": 450.0, "paused": false, "cause": "running"}, condition: "FALSE/BudgetExhausted", replicas: [2]float64{3, 2}},
+			want: want{status: map[string]any{"spentUsd": 900.0, "ratio": 450.0, "paused": false, "cause": "running"}, condition: "FALSE/BudgetExhausted", replicas: [2]float64{3, 2}},
 		},
 	}
 	for name, tc := range cases {

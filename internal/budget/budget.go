@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -32,11 +33,18 @@ const (
 	LabelSpend = "platform.example.org/spend"
 )
 
-// Causes reported in status.budget.cause.
+// Causes reported in status.budget.cause: the budget agent's of the
+// original platform.
 const (
-	CauseRunning   = "running"
+	// CauseRunning: nothing is paused.
+	CauseRunning = "running"
+	// CauseExhausted: spend reached the limit and enforcement paused.
 	CauseExhausted = "budget-exhausted"
-	CauseUnknown   = "spend-unknown"
+	// CauseUnreachable: the spend source did not answer (the query failed
+	// or has not answered yet, the spend object is missing).
+	CauseUnreachable = "agent-unreachable"
+	// CauseUnknown: no spend source, or one whose answer is not a spend.
+	CauseUnknown = "unknown"
 )
 
 // Reasons of the BudgetOK condition.
@@ -45,6 +53,7 @@ const (
 	ReasonThresholdCrossed = "ThresholdCrossed"
 	ReasonBudgetExhausted  = "BudgetExhausted"
 	ReasonSpendUnknown     = "SpendUnknown"
+	ReasonUnreachable      = "AgentUnreachable"
 )
 
 // Spend is what the function found out about month-to-date spend.
@@ -57,6 +66,9 @@ type Spend struct {
 	Require *fnv1.ResourceSelector
 	// Warning explains an unknown spend.
 	Warning string
+	// Unreachable is set when the spend is unknown because its source did
+	// not answer.
+	Unreachable bool
 }
 
 // Find looks for the spend object ref names among the required resources of
@@ -96,6 +108,7 @@ func Find(req *fnv1.RunFunctionRequest, ref *xr.SpendRef, namespace string) Spen
 	}
 	if found == nil {
 		s.Warning = fmt.Sprintf("spend object %s %s not found (yet): the spend is unknown", ref.Kind, nsName(ns, ref.Name))
+		s.Unreachable = true
 		return s
 	}
 	r := read(found, ref)
@@ -130,7 +143,8 @@ func read(o *structpb.Struct, ref *xr.SpendRef) Spend {
 type Evaluation struct {
 	LimitUSD float64
 	SpentUSD float64
-	// Ratio is spend over limit; valid only when the spend is known.
+	// Ratio is spend over limit in percent (83.5 for $835 of $1000);
+	// valid only when the spend is known.
 	Ratio  float64
 	Known  bool
 	Paused bool
@@ -149,14 +163,17 @@ func Evaluate(limit float64, thresholds []float64, enforcement string, s Spend, 
 	e := Evaluation{LimitUSD: limit, Cause: CauseRunning}
 	if !s.Known {
 		e.Cause, e.Reason = CauseUnknown, ReasonSpendUnknown
+		if s.Unreachable {
+			e.Cause, e.Reason = CauseUnreachable, ReasonUnreachable
+		}
 		e.Message = "The spend is unknown, so nothing is paused (" + s.Warning + ")"
 		return e
 	}
 	e.Known, e.SpentUSD = true, s.USD
-	e.Ratio = round(s.USD/limit, 4)
-	pct := e.Ratio * 100
+	e.Ratio = round(s.USD/limit*100, 2)
+	pct := e.Ratio
 	switch {
-	case e.Ratio >= 1:
+	case pct >= 100:
 		e.Reason = ReasonBudgetExhausted
 		e.Message = fmt.Sprintf("Spent %s of %s (%.0f%%)", usd(s.USD), usd(limit), pct)
 		switch {
@@ -214,6 +231,49 @@ func nsName(ns, name string) string {
 	return ns + "/" + name
 }
 
+// Settings are the environment's budget keys, under data.budget.
+type Settings struct {
+	// Enforcement is the enforcement of a budget that names none.
+	Enforcement string `json:"enforcement"`
+	// Prometheus, when its URL is set, is where the spend of a budget
+	// without spendRef comes from.
+	Prometheus struct {
+		URL            string             `json:"url"`
+		Query          string             `json:"query"`
+		Label          string             `json:"label"`
+		TimeoutSeconds *float64           `json:"timeoutSeconds"`
+		CacheSeconds   *float64           `json:"cacheSeconds"`
+		Prices         map[string]float64 `json:"prices"`
+	} `json:"prometheus"`
+}
+
+// Query is the Prometheus query of an XR: the environment's, with $cluster,
+// $namespace and $name replaced, priced with the environment's
+// budget.prometheus.prices, else with prices (the cost estimate's machine
+// type prices). ok is false when no Prometheus is configured.
+func (s *Settings) Query(cluster, namespace, name string, prices map[string]float64) (PrometheusQuery, bool) {
+	p := s.Prometheus
+	if p.URL == "" {
+		return PrometheusQuery{}, false
+	}
+	q := PrometheusQuery{
+		URL:    p.URL,
+		Query:  strings.NewReplacer("$cluster", cluster, "$namespace", namespace, "$name", name).Replace(p.Query),
+		Label:  p.Label,
+		Prices: p.Prices,
+	}
+	if len(q.Prices) == 0 {
+		q.Prices = prices
+	}
+	if p.TimeoutSeconds != nil {
+		q.Timeout = time.Duration(*p.TimeoutSeconds * float64(time.Second))
+	}
+	if p.CacheSeconds != nil {
+		q.CacheFor = time.Duration(*p.CacheSeconds * float64(time.Second))
+	}
+	return q, true
+}
+
 // Defaults of a budget.
 const (
 	DefaultPeriod      = "Monthly"
@@ -234,7 +294,7 @@ func (e Evaluation) Condition() module.Condition {
 	switch {
 	case e.OK:
 		c.Status = module.StatusTrue
-	case e.Reason == ReasonSpendUnknown:
+	case e.Reason == ReasonSpendUnknown || e.Reason == ReasonUnreachable:
 		c.Status = module.StatusUnknown
 	}
 	return c

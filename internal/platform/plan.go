@@ -121,7 +121,10 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 		if len(p.Budget.Thresholds) == 0 {
 			p.Budget.Thresholds = budget.DefaultThresholds
 		}
-		p.BudgetEnforcement = cmp.Or(b.Enforcement, budget.DefaultEnforcement)
+		p.BudgetEnforcement = cmp.Or(b.Enforcement, s.Budget.Enforcement, budget.DefaultEnforcement)
+		if e := s.Budget.Enforcement; e != "" && e != xr.EnforcementEnabled && e != xr.EnforcementMonitorOnly {
+			errs = append(errs, field.NotSupported(envPath("budget", "enforcement"), e, []string{xr.EnforcementEnabled, xr.EnforcementMonitorOnly}))
+		}
 		p.Components = append(p.Components, *p.Budget)
 	}
 	return p, errs

@@ -454,3 +454,33 @@ func TestBounds(t *testing.T) {
 		})
 	}
 }
+
+func TestBudgetEnforcement(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		xr     string
+		env    any
+		want   string
+		errs   []string
+	}{
+		"BuiltIn":        {reason: "Without a word from the XR or the environment, a budget only monitors.", want: "monitor-only"},
+		"Environment":    {reason: "The environment's budget.enforcement applies to budgets that name none.", env: "enabled", want: "enabled"},
+		"XRWins":         {reason: "The XR's enforcement wins over the environment's.", xr: "monitor-only", env: "enabled", want: "monitor-only"},
+		"BadEnvironment": {reason: "An unknown enforcement in the environment is named with the allowed values.", env: "strict", errs: []string{`environment.budget.enforcement: Unsupported value: "strict": supported values: "enabled", "monitor-only"`}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			env := map[string]any{"sizes": gcpSizes}
+			if tc.env != nil {
+				env["budget"] = map[string]any{"enforcement": tc.env}
+			}
+			p, errs := Build(composite(xr.Parameters{Location: "x", Budget: &xr.Budget{LimitUSD: 100, Enforcement: tc.xr}}), envcfg.New(env), Traits{})
+			if diff := cmp.Diff(tc.errs, errStrings(errs), cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("%s\nBuild(...) errors: -want, +got:\n%s", tc.reason, diff)
+			}
+			if len(tc.errs) == 0 && p.BudgetEnforcement != tc.want {
+				t.Errorf("%s\nenforcement = %q, want %q", tc.reason, p.BudgetEnforcement, tc.want)
+			}
+		})
+	}
+}

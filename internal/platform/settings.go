@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -52,6 +53,9 @@ type Settings struct {
 		Replicas *int64 `json:"replicas"`
 		Internal *bool  `json:"internal"`
 	} `json:"ingress"`
+	// Budget configures budgets: the default enforcement, and where spend
+	// comes from when the XR names no spend object.
+	Budget budget.Settings `json:"budget"`
 	// DNS configures the domain's delegation and certificates.
 	DNS struct {
 		ParentZone xr.ParentZone `json:"parentZone"`

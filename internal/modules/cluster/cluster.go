@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -50,7 +51,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	if err := c.Invalid(); err != nil {
 		return err
 	}
-	eval, warning := evaluateBudget(req, rsp, x, plan)
+	eval, warning := evaluateBudget(req, rsp, x, c.Env, plan)
 	if warning != "" {
 		c.Warnings = append(c.Warnings, warning)
 	}
@@ -81,12 +82,18 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 // spend object when it was not delivered, and holds the plan's pools at their
 // floor when the budget is exhausted and enforced. It returns nil without a
 // budget, and a warning when the spend is unknown.
-func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Cluster, plan *platform.Plan) (*budget.Evaluation, string) {
+func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Cluster, env *envcfg.Env, plan *platform.Plan) (*budget.Evaluation, string) {
 	b := plan.Budget
 	if b == nil {
 		return nil, ""
 	}
-	sp := budget.Find(req, x.Parameters.Budget.SpendRef, x.Namespace)
+	s := platform.SettingsOf(env)
+	var sp budget.Spend
+	if q, ok := s.Budget.Query(x.CloudName, x.Namespace, x.Name, s.Prices.MachineTypes); ok && x.Parameters.Budget.SpendRef == nil {
+		sp = budget.Source.Spend(q)
+	} else {
+		sp = budget.Find(req, x.Parameters.Budget.SpendRef, x.Namespace)
+	}
 	if sp.Require != nil {
 		module.Require(rsp, budget.RequirementName, sp.Require)
 	}

@@ -6,7 +6,6 @@ package workloadbudget
 import (
 	"cmp"
 	"fmt"
-	"math"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -106,9 +105,6 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	module.Warn(rsp, object.Strings(b.Status, "warnings"), warnings)
 	status := e.Status()
 	delete(status, "limitUsd")
-	if e.Known {
-		status["ratioPct"] = int64(math.Round(e.Ratio * 100))
-	}
 	if len(warnings) > 0 {
 		status["warnings"] = object.FromStrings(warnings)
 	}
