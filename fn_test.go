@@ -314,7 +314,7 @@ func TestRunFunction(t *testing.T) {
 					"NetworkReady": "FALSE/Waiting", "ClusterReady": "FALSE/Waiting", "NodePoolsReady": "FALSE/Waiting",
 					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld",
 				},
-				Warnings: []string{"the environment lacks keys the platform needs: prices.controlPlanePerHour, prices.machineTypes.e2-standard-2, prices.machineTypes.g2-standard-8"},
+				Warnings: []string{"the environment lacks keys the platform needs: prices.controlPlanePerHour, prices.machineTypes.e2-standard-2, prices.machineTypes.g2-standard-8, prices.spotMachineTypes.g2-standard-8"},
 				TTL:      ttlConverging,
 			}},
 		},
@@ -865,10 +865,11 @@ func TestEstimate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// general: 2..4 × m6i.large (0.096); gpu: 0..2 × g5.xlarge (1.006).
+	// general: 2..4 × m6i.large (0.096); gpu: 0..2 spot g5.xlarge, at its
+	// spot price (0.400).
 	want := map[string]any{
 		"min": math.Round((0.10+2*0.096)*730*100) / 100,
-		"max": math.Round((0.10+4*0.096+2*1.006)*730*100) / 100,
+		"max": math.Round((0.10+4*0.096+2*0.400)*730*100) / 100,
 	}
 	got := run(req).GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["estimatedMonthlyUsd"]
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -106,6 +106,9 @@ type NodePool struct {
 	DiskSizeGB int64
 	Labels     map[string]string
 	Taints     []Taint
+	// Fixed is set for nodes the cloud composes with the cluster (see
+	// Traits.FixedPools): the estimate counts them as they are.
+	Fixed bool
 }
 
 // Bounds are the node counts to compose for the pool: its floor for both

@@ -3,6 +3,7 @@ package platform
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // Estimate is a monthly cost estimate in USD: the control plane plus every
-// pool at its minimum and at its maximum size.
+// pool at its minimum and at its maximum size, in every zone it spans, and
+// the nodes the cloud composes with the cluster (AKS's system pool).
 type Estimate struct {
 	Min float64
 	Max float64
@@ -20,10 +22,12 @@ type Estimate struct {
 }
 
 // Estimate prices the plan from environment key prices: hoursPerMonth
-// (default 730), controlPlanePerHour and machineTypes.<type> (USD per node
-// hour). A missing price is named in a Warning; with budget enforcement
-// enabled it is an error, because the function would otherwise enforce a
-// budget against a figure it made up.
+// (default 730), controlPlanePerHour, machineTypes.<type> (USD per node
+// hour) and spotMachineTypes.<type> (the same for spot nodes; a spot pool
+// without one is priced on demand, and the key is named in a Warning). A
+// missing price is named in a Warning; with budget enforcement enabled it is
+// an error, because the function would otherwise enforce a budget against a
+// figure it made up.
 func (p *Plan) Estimate(env *envcfg.Env) (Estimate, field.ErrorList) {
 	var e Estimate
 	var errs field.ErrorList
@@ -35,8 +39,21 @@ func (p *Plan) Estimate(env *envcfg.Env) (Estimate, field.ErrorList) {
 	}
 	e.Min, e.Max = cp*hours, cp*hours
 	seen := map[string]bool{}
-	for _, pool := range p.Pools {
+	pools := slices.Clone(p.Pools)
+	if p.traits.FixedPools != nil {
+		pools = append(pools, p.traits.FixedPools(env)...)
+	}
+	zones := int64(1)
+	if p.traits.PoolZones != nil {
+		zones = p.traits.PoolZones(p.Cluster.Location)
+	}
+	for _, pool := range pools {
 		price, ok := prices.MachineTypes[pool.MachineType]
+		if spot, ok := prices.SpotMachineTypes[pool.MachineType]; ok && pool.Spot {
+			price = spot
+		} else if pool.Spot {
+			env.Need("prices", "spotMachineTypes", pool.MachineType)
+		}
 		if !ok {
 			if !seen[pool.MachineType] {
 				seen[pool.MachineType] = true
@@ -49,8 +66,12 @@ func (p *Plan) Estimate(env *envcfg.Env) (Estimate, field.ErrorList) {
 			}
 			continue
 		}
-		e.Min += price * float64(pool.MinNodes) * hours
-		e.Max += price * float64(pool.MaxNodes) * hours
+		n := zones
+		if pool.Fixed {
+			n = 1
+		}
+		e.Min += price * float64(pool.MinNodes*n) * hours
+		e.Max += price * float64(pool.MaxNodes*n) * hours
 	}
 	e.Min, e.Max = math.Round(e.Min*100)/100, math.Round(e.Max*100)/100
 	return e, errs

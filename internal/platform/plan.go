@@ -53,13 +53,15 @@ type Plan struct {
 	chartsOff map[string]string
 	// dns is set when the XR has a domain and its zones.
 	dns bool
+	// traits are the cloud's.
+	traits Traits
 }
 
 // Build plans the platform of an XR. Every error names a field path: of the
 // XR for bad input, of the environment for bad configuration.
 func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorList) {
 	var errs field.ErrorList
-	p := &Plan{x: x, chartsOff: map[string]string{}}
+	p := &Plan{x: x, chartsOff: map[string]string{}, traits: traits}
 	defer p.index()
 	par := x.Parameters
 	s := SettingsOf(env)

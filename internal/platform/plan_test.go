@@ -14,8 +14,6 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 var gcpSizes = map[string]any{"small": "e2-standard-2", "medium": "e2-standard-4"}
 
 func composite(p xr.Parameters) *xr.Cluster {
@@ -484,3 +482,81 @@ func TestBudgetEnforcement(t *testing.T) {
 		})
 	}
 }
+
+func TestEstimatePools(t *testing.T) {
+	prices := map[string]any{"hoursPerMonth": 100.0, "controlPlanePerHour": 1.0,
+		"machineTypes": map[string]any{"std": 1.0, "big": 2.0}, "spotMachineTypes": map[string]any{"big": 0.5}}
+	perZone := func(location string) int64 {
+		if location == "region" {
+			return 3
+		}
+		return 1
+	}
+	fixed := func(*envcfg.Env) []NodePool {
+		return []NodePool{{Name: "system", Fixed: true, MachineType: "std", MinNodes: 1, MaxNodes: 2}}
+	}
+	pools := []xr.Pool{
+		{Key: "a", Name: "a", MachineType: "std", MinNodes: ptr(int64(1)), MaxNodes: ptr(int64(2))},
+		{Key: "b", Name: "b", MachineType: "big", Spot: true, MinNodes: ptr(int64(0)), MaxNodes: ptr(int64(4))},
+	}
+	cases := map[string]struct {
+		reason   string
+		location string
+		traits   Traits
+		noSpot   bool
+		want     Estimate
+		missing  []string
+	}{
+		"Total": {
+			reason:   "Bounds that count all nodes: control plane 100, pool a 100..200, spot pool b at its spot price 0..200.",
+			location: "region",
+			want:     Estimate{Min: 200, Max: 500},
+		},
+		"PerZone": {
+			reason:   "A regional cluster whose pool bounds count nodes per zone: three zones triple every pool.",
+			location: "region", traits: Traits{PoolZones: perZone},
+			want: Estimate{Min: 400, Max: 1300},
+		},
+		"Zonal": {
+			reason:   "A zonal cluster's pools span one zone.",
+			location: "zone", traits: Traits{PoolZones: perZone},
+			want: Estimate{Min: 200, Max: 500},
+		},
+		"FixedPool": {
+			reason:   "Nodes the cloud composes with the cluster (AKS's system pool) are counted once.",
+			location: "region", traits: Traits{PoolZones: perZone, FixedPools: fixed},
+			want: Estimate{Min: 500, Max: 1500},
+		},
+		"NoSpotPrice": {
+			reason:   "A spot pool without a spot price is priced on demand, and the missing key is named.",
+			location: "zone", noSpot: true,
+			want:    Estimate{Min: 200, Max: 1100},
+			missing: []string{"prices.spotMachineTypes.big"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pr := maps.Clone(prices)
+			if tc.noSpot {
+				delete(pr, "spotMachineTypes")
+			}
+			env := envcfg.New(map[string]any{"prices": pr})
+			p, errs := Build(composite(xr.Parameters{Location: tc.location, Pools: pools}), env, tc.traits)
+			if len(errs) > 0 {
+				t.Fatalf("%s\nBuild(...): %v", tc.reason, errs)
+			}
+			got, errs := p.Estimate(env)
+			if len(errs) > 0 {
+				t.Fatalf("%s\nEstimate(...): %v", tc.reason, errs)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nEstimate(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.missing, env.Missing(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nmissing keys: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

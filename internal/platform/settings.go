@@ -75,6 +75,8 @@ type Settings struct {
 	Prices struct {
 		ControlPlanePerHour *float64           `json:"controlPlanePerHour"`
 		MachineTypes        map[string]float64 `json:"machineTypes"`
+		// SpotMachineTypes are the prices of spot nodes.
+		SpotMachineTypes map[string]float64 `json:"spotMachineTypes"`
 	} `json:"prices"`
 }
 

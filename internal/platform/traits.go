@@ -1,5 +1,7 @@
 package platform
 
+import "github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+
 // Traits are the facts about a cloud that the agnostic layer needs, such as
 // how to make a Kubernetes Service load balancer internal. A cloud supplies
 // them when it registers.
@@ -14,4 +16,12 @@ type Traits struct {
 	// ServiceAccount's cloud identity (Azure's workload identity webhook
 	// acts only on labelled pods).
 	WorkloadIdentityPodLabels map[string]string
+	// PoolZones, when set, is how many zones a node pool of a cluster in
+	// location spans when the pool's bounds count nodes per zone (a
+	// regional GKE cluster's); unset, bounds count nodes in all.
+	PoolZones func(location string) int64
+	// FixedPools, when set, are the nodes the cloud composes with the
+	// cluster itself rather than as a pool of the plan (AKS's system
+	// pool): the estimate counts them.
+	FixedPools func(env *envcfg.Env) []NodePool
 }

@@ -23,6 +23,7 @@ var Cloud = &registry.Cloud{
 			"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
 		},
 		WorkloadIdentityPodLabels: map[string]string{"azure.workload.identity/use": "true"},
+		FixedPools:                systemPool,
 	},
 	Validate: validate,
 	Settings: settings{},
@@ -110,6 +111,8 @@ func settingsOf(env *envcfg.Env) *settings { return envcfg.Section[settings](env
 const (
 	defaultSKUTier       = "Standard"
 	defaultSystemSize    = "small"
+	defaultSystemMin     = 1
+	defaultSystemMax     = 3
 	defaultNetworkPolicy = "cilium"
 	systemPoolName       = "system"
 )

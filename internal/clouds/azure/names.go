@@ -97,3 +97,13 @@ func systemVMSize(env *envcfg.Env) string {
 	s := platform.SettingsOf(env)
 	return cmp.Or(sys.MachineType, s.Sizes[cmp.Or(sys.Size, defaultSystemSize)], s.NodeDefaults.MachineType)
 }
+
+// systemPool is AKS's system node pool, which the cluster resource
+// composes, for the estimate.
+func systemPool(env *envcfg.Env) []platform.NodePool {
+	sys := settingsOf(env).SystemPool
+	return []platform.NodePool{{
+		Name: systemPoolName, Key: systemPoolName, Fixed: true, MachineType: systemVMSize(env),
+		MinNodes: envcfg.Or(sys.MinNodes, defaultSystemMin), MaxNodes: envcfg.Or(sys.MaxNodes, defaultSystemMax),
+	}}
+}

@@ -21,6 +21,7 @@ var Cloud = &registry.Cloud{
 		InternalLoadBalancerAnnotations: map[string]string{
 			"networking.gke.io/load-balancer-type": "Internal",
 		},
+		PoolZones: poolZones,
 	},
 	Validate: validate,
 	Settings: settings{},

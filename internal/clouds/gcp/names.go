@@ -83,3 +83,18 @@ func accountID(ctx *registry.Context) string {
 func serviceAccountEmail(ctx *registry.Context) string {
 	return accountID(ctx) + "@" + ctx.XR.PlaneID + ".iam.gserviceaccount.com"
 }
+
+// regionalZones is how many zones GKE spreads a regional cluster's node
+// pools over by default.
+const regionalZones = 3
+
+// poolZones is how many zones a node pool's per-zone bounds apply to: a
+// regional cluster's pools autoscale between their bounds in each of its
+// zones (GKE's minNodeCount and maxNodeCount are per zone), a zonal
+// cluster's in its one zone.
+func poolZones(location string) int64 {
+	if region(location) == location {
+		return regionalZones
+	}
+	return 1
+}
