@@ -73,6 +73,9 @@ func converge(crossplane, out, crds, cache, image string, folders []string) erro
 		if !validateOne(crossplane, schemas, last, cache, image, fmt.Sprintf("%-34s converged", name)) {
 			return fmt.Errorf("%s: the converged render fails validation", f)
 		}
+		if err := dayOne(last); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
 		fmt.Printf("converged %-34s Ready in %d rounds through the CLI, %d composed resources, nothing withdrawn, no credential\n", name, rounds, composed)
 	}
 	fmt.Printf("converged %d XRs through the crossplane CLI\n", len(files))
@@ -152,4 +155,57 @@ func conditionStatus(o fntest.Object, typ string) string {
 		}
 	}
 	return ""
+}
+
+// dayOne checks what a team needs of a converged Cluster with a domain on
+// day one: status names where its kubeconfig is (in the XR's namespace, or
+// the claim's), and external-dns and cert-manager run bound to a cloud
+// identity with an issuer and a certificate for the domain.
+func dayOne(render string) error {
+	b, err := os.ReadFile(render) //nolint:gosec // our own render
+	if err != nil {
+		return err
+	}
+	docs, err := fntest.Parse(b)
+	if err != nil {
+		return err
+	}
+	composed := map[string]fntest.Object{}
+	var xr fntest.Object
+	for _, o := range docs {
+		if n := fntest.CompositionResourceName(o); n != "" {
+			composed[n] = o
+		} else if xr == nil {
+			xr = o
+		}
+	}
+	if k := str(xr, "kind"); k != "Cluster" && k != "XCluster" {
+		return nil
+	}
+	meta, _ := xr["metadata"].(map[string]any)
+	labels, _ := meta["labels"].(map[string]any)
+	st, _ := xr["status"].(map[string]any)
+	ks, _ := st["kubeconfigSecret"].(map[string]any)
+	wantNS := cmp.Or(str(meta, "namespace"), str(labels, "crossplane.io/claim-namespace"))
+	if str(ks, "namespace") != wantNS || str(ks, "key") != "kubeconfig" {
+		return fmt.Errorf("status.kubeconfigSecret = %v, want the kubeconfig in namespace %q", ks, wantNS)
+	}
+	for _, n := range []string{"dns-identity", "release-external-dns", "release-cert-manager", "cluster-issuer", "domain-certificate"} {
+		if composed[n] == nil {
+			return fmt.Errorf("day one: %s is not composed", n)
+		}
+	}
+	bound := 0
+	for n := range composed {
+		for _, binding := range []string{"dns-workload-user-", "dns-pod-identity-", "dns-federation-"} {
+			if strings.HasPrefix(n, binding) && !strings.Contains(n, "-uses-") {
+				bound++
+			}
+		}
+	}
+	if bound < 2 {
+		return fmt.Errorf("day one: %d workload identity bindings for external-dns and cert-manager, want 2", bound)
+	}
+	fmt.Printf("day one   kubeconfig in %s/%s, external-dns and cert-manager bound to the cloud identity dns-identity (%d bindings)\n", wantNS, cmp.Or(str(ks, "name"), "(the claim's Secret)"), bound)
+	return nil
 }
