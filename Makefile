@@ -22,7 +22,10 @@ OUT           := _output
 RENDER_OUT    := $(OUT)/render
 VALIDATE_CACHE := $(OUT)/validate-cache
 XP_IMAGE      := xpkg.crossplane.io/crossplane/crossplane:$(XP_VERSION)
-FN_ADDRESS    := 127.0.0.1:9443
+# The function listens on the first free port from 9443 up, so that a render
+# does not fail because another one (or anything else) holds 9443.
+FN_PORT       ?= $(shell for p in $$(seq 9443 9543); do (exec 3<>/dev/tcp/127.0.0.1/$$p) 2>/dev/null || { echo $$p; break; }; done)
+FN_ADDRESS    := 127.0.0.1:$(FN_PORT)
 
 # Fuzz targets: package and name. FUZZTIME bounds each.
 FUZZ_TARGETS  := ./internal/xr:FuzzDecodeValidate ./internal/overlay:FuzzMerge ./internal/modules/cluster:FuzzRun
@@ -32,7 +35,26 @@ FUZZTIME      ?= 10s
 XPKG          := $(OUT)/function-cluster-platform.xpkg
 ARCH          ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all build generate check-generated test lint fuzz bench bench-go render validate redteam converge xpkg e2e tools clean
+.PHONY: all help build generate check-generated test lint fuzz bench bench-go render validate redteam converge xpkg e2e tools clean
+
+# One line per target.
+help:
+	@echo "make render           render every example with the crossplane CLI, first and converged (via preview), into _output/render"
+	@echo "make test             run the tests (go test -race ./...)"
+	@echo "make validate         render, then validate every render against ../shared/crds and Crossplane's schemas"
+	@echo "make lint             golangci-lint"
+	@echo "make generate         regenerate the Input CRD and the legacy XRDs and Compositions"
+	@echo "make check-generated  fail if generated files are out of date"
+	@echo "make fuzz             run each fuzz target for FUZZTIME (default 10s)"
+	@echo "make redteam          replay the red-team attacks through the crossplane CLI"
+	@echo "make converge         converge XRs that are not the examples through the crossplane CLI, and validate them"
+	@echo "make bench            load benchmark over gRPC against the SDK floor (about 3 minutes)"
+	@echo "make bench-go         Go benchmarks: whole calls per cloud and the hot paths"
+	@echo "make xpkg             build the xpkg (runtime image embedded) without Docker"
+	@echo "make e2e              end to end on a real control plane (etcd, kube-apiserver, Crossplane core)"
+	@echo "make build            build bin/function-cluster-platform"
+	@echo "make tools            build the pinned crossplane CLI into bin/"
+	@echo "make clean            remove bin/ and _output/"
 
 all: build test
 
@@ -116,14 +138,13 @@ $(VALIDATE_CACHE)/.ready: internal/tools/go.mod
 # whatever happens.
 define with-function
 	$(MAKE) --no-print-directory build
-	if (exec 3<>/dev/tcp/127.0.0.1/9443) 2>/dev/null; then \
-		echo "something already listens on $(FN_ADDRESS); stop it first" >&2; exit 1; fi
+	if [ -z "$(FN_PORT)" ]; then echo "no free port from 9443 to 9543" >&2; exit 1; fi
 	$(FUNCTION) --insecure --address=$(FN_ADDRESS) --metrics-address= > $(OUT)/function.log 2>&1 & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null || true' EXIT; \
-	for i in $$(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/9443) 2>/dev/null && break; sleep 0.1; done; \
+	for i in $$(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/$(FN_PORT)) 2>/dev/null && break; sleep 0.1; done; \
 	kill -0 $$pid 2>/dev/null || { cat $(OUT)/function.log >&2; exit 1; }; \
 	$(GO) run ./internal/examples -crossplane=$(CROSSPLANE) -out=$(RENDER_OUT) -crds=$(CRDS) \
-		-cache-dir=$(VALIDATE_CACHE) -crossplane-image=$(XP_IMAGE) $(1)
+		-cache-dir=$(VALIDATE_CACHE) -crossplane-image=$(XP_IMAGE) -address=$(FN_ADDRESS) -function=$(FUNCTION) $(1)
 endef
 
 render: $(CROSSPLANE)

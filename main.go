@@ -15,8 +15,15 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 )
 
-// CLI of this function.
+// CLI of this function: it serves RunFunction over gRPC by default, and
+// previews XRs in process.
 type CLI struct {
+	Serve   ServeCmd   `cmd:"" default:"withargs" help:"Serve the function over gRPC (the default command)."`
+	Preview PreviewCmd `cmd:"" help:"Show the stack an XR converges to, its plan against observed resources, or the fleet impact of an environment change, in process."`
+}
+
+// ServeCmd serves the function.
+type ServeCmd struct {
 	Debug bool `help:"Emit debug logs in addition to info logs." short:"d"`
 
 	Network            string `default:"tcp"   help:"Network on which to listen for gRPC connections."`
@@ -31,7 +38,7 @@ type CLI struct {
 }
 
 // Run this function.
-func (c *CLI) Run() error {
+func (c *ServeCmd) Run() error {
 	log, err := function.NewLogger(c.Debug)
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ const maxRounds = 20
 // render is validated against the provider CRDs and every XRD. These XRs
 // are not the examples: they show that XRs nobody tuned converge too.
 func converge(crossplane, out, crds, cache, image string, folders []string) error {
-	available, err := functions("examples/functions.yaml")
+	available, err := functions(functionsFile)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func convergeOne(crossplane, xr, comp, required, dir string) (int, string, int, 
 	observed := map[string]fntest.Object{}
 	obsFile := filepath.Join(dir, "observed.yaml")
 	for round := 1; round <= maxRounds; round++ {
-		args := []string{"render", xr, comp, "examples/functions.yaml", "--required-resources=" + required, "--include-full-xr"}
+		args := []string{"render", xr, comp, functionsFile, "--required-resources=" + required, "--include-full-xr"}
 		if len(observed) > 0 {
 			b, err := fntest.YAML(observed)
 			if err != nil {

@@ -40,8 +40,15 @@ func main() {
 		static     = flag.String("static", "examples/install", "comma-separated folders of manifests validated as they are")
 		red        = flag.Bool("redteam", false, "instead of rendering the examples, replay the red-team attacks on the trust boundary against the converged examples")
 		conv       = flag.String("converge", "", "instead of rendering the examples, converge the XRs of these comma-separated folders through the CLI and validate them")
+		address    = flag.String("address", "127.0.0.1:9443", "where the function serves, for crossplane render")
+		function   = flag.String("function", "", "the function's binary: when set, the converged renders take their observed resources from its preview command rather than from the examples' observed files")
 	)
 	flag.Parse()
+	if err := functionsFor(*address, filepath.Dir(*out)); err != nil {
+		fmt.Fprintln(os.Stderr, "examples:", err)
+		os.Exit(1)
+	}
+	previewer = *function
 	if *conv != "" {
 		if err := converge(*crossplane, filepath.Join(filepath.Dir(*out), "converge"), *crds, *cache, *image, strings.Split(*conv, ",")); err != nil {
 			fmt.Fprintln(os.Stderr, "converge:", err)
@@ -71,8 +78,63 @@ func main() {
 
 type typeRef struct{ apiVersion, kind string }
 
+// functionsFile is the Functions file crossplane render reads: the
+// examples', or a copy that points crossplane render at another address.
+var functionsFile = "examples/functions.yaml"
+
+// previewer is the function's binary whose preview command converges the
+// examples for their converged renders; empty to use the examples'
+// observed files.
+var previewer string
+
+// functionsFor writes a copy of the examples' Functions file that points
+// crossplane render at address, unless that is the default.
+func functionsFor(address, dir string) error {
+	if address == "127.0.0.1:9443" || address == "localhost:9443" {
+		return nil
+	}
+	b, err := os.ReadFile(functionsFile)
+	if err != nil {
+		return err
+	}
+	o := map[string]any{}
+	if err := yaml.Unmarshal(b, &o); err != nil {
+		return err
+	}
+	meta := o["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+		meta["annotations"] = ann
+	}
+	ann["render.crossplane.io/runtime-development-target"] = address
+	if b, err = yaml.Marshal(o); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	functionsFile = filepath.Join(dir, "functions.yaml")
+	return os.WriteFile(functionsFile, b, 0o600)
+}
+
+// previewObserved converges an example with the function's preview command
+// and writes what the providers would report once it converged.
+func previewObserved(xr, required, dst string) error {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(previewer, "preview", "-o", "observed", "--env", "examples/envconfigs", "--required", required, xr) //nolint:gosec // our own binary and examples
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("preview %s: %w\n%s", xr, err, stderr.String())
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o750); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, stdout.Bytes(), 0o600)
+}
+
 func run(crossplane, out, crds, cache, image string, validate bool) error {
-	available, err := functions("examples/functions.yaml")
+	available, err := functions(functionsFile)
 	if err != nil {
 		return err
 	}
@@ -167,6 +229,19 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 		stages := map[string]string{"first-render": ""}
 		if _, err := os.Stat(observed); err == nil {
 			stages["converged"] = observed
+			if previewer != "" && folder != "compat" {
+				// The converged stack as preview shows it, which is the
+				// function's own convergence (TestPreviewExamples).
+				required, ok := requiredOf[cloud]
+				if !ok {
+					required = requiredOf[""]
+				}
+				dst := filepath.Join(out, "observed", name+".yaml")
+				if err := previewObserved(xr, required, dst); err != nil {
+					return err
+				}
+				stages["converged"] = dst
+			}
 		}
 		for _, stage := range []string{"first-render", "converged"} {
 			obs, ok := stages[stage]
@@ -180,7 +255,7 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 			if folder == "compat" {
 				required = compatDir
 			}
-			args := []string{"render", input, comp, "examples/functions.yaml",
+			args := []string{"render", input, comp, functionsFile,
 				"--required-resources=" + required, "--include-full-xr"}
 			if obs != "" {
 				args = append(args, "--observed-resources="+obs)

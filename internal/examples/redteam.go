@@ -146,7 +146,7 @@ var attacks = []attack{
 // the first attack that withdraws a resource, renders a forbidden value, or
 // is met otherwise than expected.
 func redteam(crossplane, out string) error {
-	available, err := functions("examples/functions.yaml")
+	available, err := functions(functionsFile)
 	if err != nil {
 		return err
 	}
@@ -214,7 +214,7 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 	}
 	observed := filepath.Join("examples", filepath.Dir(a.example), "observed", filepath.Base(a.example))
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(crossplane, "render", xrFile, comp, "examples/functions.yaml", //nolint:gosec // our own CLI and files
+	cmd := exec.Command(crossplane, "render", xrFile, comp, functionsFile, //nolint:gosec // our own CLI and files
 		"--required-resources="+req, "--observed-resources="+observed, "--include-full-xr")
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

@@ -6,6 +6,8 @@
 package modules
 
 import (
+	"slices"
+
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
@@ -14,13 +16,16 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
 // A Module is one XR kind the function serves.
 type Module struct {
 	// Name is the Input's module.
 	Name string
-	Run  module.Func
+	// XRKinds are the kinds of XR it serves: namespaced and legacy.
+	XRKinds []string
+	Run     module.Func
 	// Kinds are the Component kinds of its agnostic model, which every
 	// cloud implements; none for a module that composes without the
 	// registry's clouds.
@@ -33,8 +38,18 @@ type Module struct {
 
 // All are the function's modules.
 var All = []Module{
-	{Name: v1beta1.ModuleCluster, Run: cluster.Run, Kinds: platform.Kinds, Settings: &envcfg.Known{Type: platform.Settings{}}},
-	{Name: v1beta1.ModuleDatabase, Run: database.Run, Kinds: database.Kinds, Settings: &envcfg.Known{Path: []string{database.SettingsKey}, Type: database.Settings{}}},
-	{Name: v1beta1.ModuleEnvironment, Run: environment.Run, Kinds: environment.Kinds, Settings: &envcfg.Known{Path: []string{environment.SettingsKey}, Type: environment.Settings{}}},
-	{Name: v1beta1.ModuleBudget, Run: workloadbudget.Run},
+	{Name: v1beta1.ModuleCluster, XRKinds: []string{xr.ClusterKind, xr.LegacyClusterKind}, Run: cluster.Run, Kinds: platform.Kinds, Settings: &envcfg.Known{Type: platform.Settings{}}},
+	{Name: v1beta1.ModuleDatabase, XRKinds: []string{xr.DatabaseKind, xr.LegacyDatabaseKind}, Run: database.Run, Kinds: database.Kinds, Settings: &envcfg.Known{Path: []string{database.SettingsKey}, Type: database.Settings{}}},
+	{Name: v1beta1.ModuleEnvironment, XRKinds: []string{xr.AppEnvironmentKind, xr.LegacyAppEnvironmentKind}, Run: environment.Run, Kinds: environment.Kinds, Settings: &envcfg.Known{Path: []string{environment.SettingsKey}, Type: environment.Settings{}}},
+	{Name: v1beta1.ModuleBudget, XRKinds: []string{xr.WorkloadBudgetKind}, Run: workloadbudget.Run},
+}
+
+// ForKind returns the module that serves XRs of the kind.
+func ForKind(kind string) (Module, bool) {
+	for _, m := range All {
+		if slices.Contains(m.XRKinds, kind) {
+			return m, true
+		}
+	}
+	return Module{}, false
 }

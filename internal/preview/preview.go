@@ -1,0 +1,448 @@
+// Package preview shows what an XR will become before Crossplane makes it:
+// it runs the function's own RunFunction in process, answering its
+// requirements from files and standing in for the providers with the
+// simulator (package simulate), round after round until the stack
+// converges. With observed resources it also plans one reconcile against
+// them: what would be added, changed, held or removed. Over a fleet, it
+// plans every XR under two environments and sums the impact of the change.
+package preview
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/simulate"
+)
+
+// MaxRounds bounds a convergence.
+const MaxRounds = 30
+
+// A Runner is RunFunction.
+type Runner func(*fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse
+
+// World is what the function may read besides the XR: the
+// EnvironmentConfigs, and every other object a requirement may name (spend
+// ConfigMaps, the Cluster a Database joins).
+type World struct {
+	Environment []fntest.Object
+	Objects     []fntest.Object
+}
+
+// Resource is one composed resource of a converged stack.
+type Resource struct {
+	Name         string
+	Kind         string
+	APIVersion   string
+	ExternalName string
+	// WaitsFor are the resources it is composed after (its Usages).
+	WaitsFor []string
+	// Created and Ready are the rounds it was first desired and first
+	// desired ready.
+	Created int
+	Ready   int
+}
+
+// Stack is an XR converged in process.
+type Stack struct {
+	// XR is the composite resource as the last response desires it, with
+	// its status.
+	XR fntest.Object
+	// Resources are the composed resources, by name.
+	Resources map[string]fntest.Object
+	// Table describes them, in name order.
+	Table []Resource
+	// Rounds is how many reconciles it took; Converged is false when it
+	// did not converge within MaxRounds or a Fatal stopped it.
+	Rounds    int
+	Converged bool
+	// Warnings and Fatal are the results as Crossplane surfaces them.
+	Warnings []string
+	Fatal    string
+	// Estimate is status.estimatedMonthlyUsd, when the XR reports one.
+	Estimate *Cost
+}
+
+// Cost is a monthly estimate in USD.
+type Cost struct {
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+// Composite returns the XR Crossplane reconciles for an object: a claim of
+// a legacy XRD becomes its cluster-scoped XR (see fntest.ClaimComposite).
+func Composite(o fntest.Object) fntest.Object { return fntest.ClaimComposite(o) }
+
+// request builds the request of a reconcile: the XR, what is observed, and
+// the required resources. The step-level requirements of the shipped
+// Compositions (the platform's EnvironmentConfigs, the spend ConfigMaps)
+// are always answered; every requirement the function returned before is
+// answered from the world.
+func (w World) request(x fntest.Object, observed map[string]fntest.Object, required map[string]*fnv1.ResourceSelector) (*fnv1.RunFunctionRequest, error) {
+	m, ok := modules.ForKind(fmt.Sprint(x["kind"]))
+	if !ok {
+		return nil, fmt.Errorf("%v %v is not a kind this function serves", x["apiVersion"], x["kind"])
+	}
+	req, err := fntest.Request{
+		XR:                 x,
+		Observed:           observed,
+		EnvironmentConfigs: w.Environment,
+		Spend:              w.Objects,
+		Input:              fntest.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": m.Name},
+	}.Proto()
+	if err != nil {
+		return nil, err
+	}
+	pool := append(slices.Clone(w.Objects), w.Environment...)
+	for name, sel := range required {
+		items := &fnv1.Resources{}
+		for _, o := range pool {
+			if matches(sel, o) {
+				r, err := structpb.NewStruct(o)
+				if err != nil {
+					return nil, err
+				}
+				items.Items = append(items.Items, &fnv1.Resource{Resource: r})
+			}
+		}
+		req.RequiredResources[name] = items
+	}
+	return req, nil
+}
+
+// matches reports whether an object is one a selector selects.
+func matches(sel *fnv1.ResourceSelector, o fntest.Object) bool {
+	meta, _ := o["metadata"].(map[string]any)
+	if o["apiVersion"] != sel.GetApiVersion() || o["kind"] != sel.GetKind() {
+		return false
+	}
+	if sel.Namespace != nil && meta["namespace"] != sel.GetNamespace() {
+		return false
+	}
+	if n := sel.GetMatchName(); n != "" {
+		return meta["name"] == n
+	}
+	labels, _ := meta["labels"].(map[string]any)
+	for k, v := range sel.GetMatchLabels().GetLabels() {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Converge reconciles the XR round after round, feeding the desired
+// resources back as observed and ready (as the simulator reports them),
+// until the set stops growing and everything is ready, a Fatal stops it, or
+// MaxRounds pass. observed, when not empty, is where it starts.
+func Converge(run Runner, w World, x fntest.Object, observed map[string]fntest.Object) (*Stack, error) {
+	x = Composite(x)
+	st := &Stack{}
+	required := map[string]*fnv1.ResourceSelector{}
+	created, ready := map[string]int{}, map[string]int{}
+	observed = maps.Clone(observed)
+	var conns map[string]map[string][]byte
+	prev := -1
+	var rsp *fnv1.RunFunctionResponse
+	for round := 1; round <= MaxRounds; round++ {
+		req, err := w.request(x, observed, required)
+		if err != nil {
+			return nil, err
+		}
+		for name, c := range conns {
+			if r := req.GetObserved().GetResources()[name]; r != nil {
+				r.ConnectionDetails = c
+			}
+		}
+		rsp = run(req)
+		st.Rounds = round
+		newRequirement := false
+		for name, sel := range rsp.GetRequirements().GetResources() {
+			if _, ok := required[name]; !ok {
+				newRequirement = true
+			}
+			required[name] = sel
+		}
+		if msg := fntest.Fatal(rsp); msg != "" {
+			st.Fatal = msg
+			break
+		}
+		for name, r := range rsp.GetDesired().GetResources() {
+			if _, ok := created[name]; !ok {
+				created[name] = round
+			}
+			if _, ok := ready[name]; !ok && r.GetReady() != fnv1.Ready_READY_FALSE {
+				ready[name] = round
+			}
+		}
+		n := len(rsp.GetDesired().GetResources())
+		if !newRequirement && n == prev && fntest.AllReady(rsp) {
+			st.Converged = true
+			break
+		}
+		prev = n
+		observed = fntest.ObserveAll(rsp, observed)
+		conns = fntest.Connections(rsp)
+	}
+	st.describe(rsp, created, ready)
+	st.XR = withStatus(x, st.XR)
+	return st, nil
+}
+
+// withStatus is the XR with the status a response desires for it.
+func withStatus(x, desired fntest.Object) fntest.Object {
+	out := maps.Clone(x)
+	if s, ok := desired["status"]; ok {
+		out["status"] = s
+	}
+	return out
+}
+
+// describe fills the stack from the last response.
+func (st *Stack) describe(rsp *fnv1.RunFunctionResponse, created, ready map[string]int) {
+	st.XR = rsp.GetDesired().GetComposite().GetResource().AsMap()
+	st.Resources = fntest.Desired(rsp)
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING {
+			st.Warnings = append(st.Warnings, r.GetMessage())
+		}
+	}
+	status, _ := st.XR["status"].(map[string]any)
+	for _, w := range object.Strings(structOf(status), "warnings") {
+		if !slices.Contains(st.Warnings, w) {
+			st.Warnings = append(st.Warnings, w)
+		}
+	}
+	if e, ok := status["estimatedMonthlyUsd"].(map[string]any); ok {
+		mn, _ := e["min"].(float64)
+		mx, _ := e["max"].(float64)
+		st.Estimate = &Cost{Min: mn, Max: mx}
+	} else if e, ok := status["estimatedMonthlyUsd"].(float64); ok {
+		st.Estimate = &Cost{Min: e, Max: e}
+	}
+	waits := map[string][]string{}
+	for name := range st.Resources {
+		if by, of, ok := strings.Cut(name, usageInfix); ok && st.Resources[by] != nil && st.Resources[of] != nil {
+			waits[by] = append(waits[by], of)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.Resources)) {
+		o := st.Resources[name]
+		meta, _ := o["metadata"].(map[string]any)
+		ann, _ := meta["annotations"].(map[string]any)
+		ext, _ := ann["crossplane.io/external-name"].(string)
+		slices.Sort(waits[name])
+		st.Table = append(st.Table, Resource{
+			Name: name, Kind: fmt.Sprint(o["kind"]), APIVersion: fmt.Sprint(o["apiVersion"]), ExternalName: ext,
+			WaitsFor: waits[name], Created: created[name], Ready: ready[name],
+		})
+	}
+}
+
+// usageInfix joins a Usage's user and the resource it uses in its name.
+const usageInfix = "-uses-"
+
+func structOf(m map[string]any) *structpb.Struct {
+	s, _ := structpb.NewStruct(m)
+	return s
+}
+
+// A Change is one field a reconcile would change on a composed resource.
+type Change struct {
+	Path     string
+	Old, New any
+}
+
+// Plan is what one reconcile against observed resources would do.
+type Plan struct {
+	Added   []string
+	Changed map[string][]Change
+	// Held are resources the trust rules keep although nothing renders
+	// them any more (only the XR's spec may remove them).
+	Held    []string
+	Removed []string
+	Fatal   string
+	// Warnings are the reconcile's, Estimate its cost estimate.
+	Warnings []string
+	Estimate *Cost
+}
+
+// reHeld finds the resources the function holds in its warnings.
+var reHeld = regexp.MustCompile(`holding composed resource "([^"]+)"`)
+
+// PlanOne reconciles the XR once against observed (converging first on
+// the requirements it returns, which Crossplane answers within the same
+// reconcile) and compares the desired resources with the observed ones.
+func PlanOne(run Runner, w World, x fntest.Object, observed map[string]fntest.Object) (*Plan, error) {
+	x = Composite(x)
+	required := map[string]*fnv1.ResourceSelector{}
+	var rsp *fnv1.RunFunctionResponse
+	for range 3 {
+		req, err := w.request(x, observed, required)
+		if err != nil {
+			return nil, err
+		}
+		rsp = run(req)
+		asked := false
+		for name, sel := range rsp.GetRequirements().GetResources() {
+			if _, ok := required[name]; !ok {
+				asked = true
+			}
+			required[name] = sel
+		}
+		if !asked {
+			break
+		}
+	}
+	p := &Plan{Changed: map[string][]Change{}, Fatal: fntest.Fatal(rsp)}
+	st := &Stack{}
+	st.describe(rsp, nil, nil)
+	p.Warnings, p.Estimate = st.Warnings, st.Estimate
+	if p.Fatal != "" {
+		return p, nil
+	}
+	desired := st.Resources
+	for _, name := range slices.Sorted(maps.Keys(desired)) {
+		obs, ok := observed[name]
+		if !ok {
+			p.Added = append(p.Added, name)
+			continue
+		}
+		if ch := diff("", desired[name], obs); len(ch) > 0 {
+			p.Changed[name] = ch
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(observed)) {
+		if _, ok := desired[name]; !ok {
+			p.Removed = append(p.Removed, name)
+		}
+	}
+	for _, w := range p.Warnings {
+		for _, m := range reHeld.FindAllStringSubmatch(w, -1) {
+			if !slices.Contains(p.Held, m[1]) {
+				p.Held = append(p.Held, m[1])
+			}
+		}
+	}
+	slices.Sort(p.Held)
+	return p, nil
+}
+
+// diff lists the leaves of desired whose value observed does not have:
+// what applying desired would change. Fields only observed has (status,
+// what the provider or the API server set) are not changes.
+func diff(path string, desired, observed any) []Change {
+	switch d := desired.(type) {
+	case map[string]any:
+		o, _ := observed.(map[string]any)
+		var out []Change
+		for _, k := range slices.Sorted(maps.Keys(d)) {
+			if path == "" && k == "status" {
+				continue
+			}
+			out = append(out, diff(join(path, k), d[k], o[k])...)
+		}
+		return out
+	case []any:
+		if o, ok := observed.([]any); ok && fmt.Sprint(o) == fmt.Sprint(d) {
+			return nil
+		}
+		return []Change{{Path: path, Old: observed, New: desired}}
+	default:
+		if fmt.Sprint(desired) == fmt.Sprint(observed) && observed != nil {
+			return nil
+		}
+		return []Change{{Path: path, Old: observed, New: desired}}
+	}
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// Impact is one XR's plan under a changed environment.
+type Impact struct {
+	File    string   `json:"file"`
+	XR      string   `json:"xr"`
+	Added   []string `json:"added,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+	Held    []string `json:"held,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	Fatal   string   `json:"fatal,omitempty"`
+	// CostDelta is the change of the monthly estimate, new minus old.
+	CostDelta *Cost `json:"costDelta,omitempty"`
+}
+
+// Fleet plans an XR under the new environment, against its observed
+// resources or, without them, against the stack it converges to under the
+// old environment: what the environment change would do to it.
+func Fleet(run Runner, old, updated World, file string, x fntest.Object, observed map[string]fntest.Object) (Impact, error) {
+	x = Composite(x)
+	meta, _ := x["metadata"].(map[string]any)
+	name := fmt.Sprint(meta["name"])
+	if ns, _ := meta["namespace"].(string); ns != "" {
+		name = ns + "/" + name
+	}
+	im := Impact{File: file, XR: fmt.Sprintf("%v %s", x["kind"], name)}
+	if len(observed) == 0 {
+		st, err := Converge(run, old, x, nil)
+		if err != nil {
+			return im, err
+		}
+		if st.Fatal != "" {
+			im.Fatal = "under the old environment: " + st.Fatal
+			return im, nil
+		}
+		observed = map[string]fntest.Object{}
+		for name, o := range st.Resources {
+			observed[name] = simulate.Observe(o, name)
+		}
+	}
+	before, err := PlanOne(run, old, x, observed)
+	if err != nil {
+		return im, err
+	}
+	after, err := PlanOne(run, updated, x, observed)
+	if err != nil {
+		return im, err
+	}
+	im.Added, im.Held, im.Removed, im.Fatal = after.Added, after.Held, after.Removed, after.Fatal
+	for _, name := range slices.Sorted(maps.Keys(after.Changed)) {
+		// What the old environment would change too is not the new
+		// environment's doing.
+		if fmt.Sprint(before.Changed[name]) != fmt.Sprint(after.Changed[name]) {
+			im.Changed = append(im.Changed, name)
+		}
+	}
+	if before.Estimate != nil && after.Estimate != nil {
+		im.CostDelta = &Cost{Min: round(after.Estimate.Min - before.Estimate.Min), Max: round(after.Estimate.Max - before.Estimate.Max)}
+	}
+	return im, nil
+}
+
+func round(v float64) float64 { return math.Round(v*100) / 100 }
+
+// Environment returns the EnvironmentConfigs among objects, and the rest.
+func Environment(objects []fntest.Object) (env, rest []fntest.Object) {
+	for _, o := range objects {
+		if o["kind"] == envcfg.Kind {
+			env = append(env, o)
+			continue
+		}
+		rest = append(rest, o)
+	}
+	return env, rest
+}

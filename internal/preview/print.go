@@ -1,0 +1,229 @@
+package preview
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/simulate"
+)
+
+// PrintTable writes the stack as a table: name, kind, external name, what
+// it waits for, and the rounds it was created and ready in; then the
+// warnings, the Fatal and the estimate.
+func PrintTable(out io.Writer, st *Stack) error {
+	w := &errWriter{w: out}
+	meta, _ := st.XR["metadata"].(map[string]any)
+	name := fmt.Sprint(meta["name"])
+	if ns, _ := meta["namespace"].(string); ns != "" {
+		name = ns + "/" + name
+	}
+	state := fmt.Sprintf("Ready after %d rounds", st.Rounds)
+	switch {
+	case st.Fatal != "":
+		state = fmt.Sprintf("Fatal in round %d", st.Rounds)
+	case !st.Converged:
+		state = fmt.Sprintf("not converged after %d rounds", st.Rounds)
+	}
+	w.printf("%v %s: %s, %d composed resources\n\n", st.XR["kind"], name, state, len(st.Resources))
+	tw := &errWriter{w: tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)}
+	tw.printf("NAME\tKIND\tEXTERNAL-NAME\tWAITS-FOR\tCREATED\tREADY\n")
+	for _, r := range st.Table {
+		if strings.Contains(r.Name, usageInfix) {
+			continue // Usages are the WAITS-FOR column
+		}
+		tw.printf("%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Kind, dash(r.ExternalName), dash(strings.Join(r.WaitsFor, ",")), roundOf(r.Created), roundOf(r.Ready))
+	}
+	if err := tw.flush(); err != nil {
+		return err
+	}
+	usages := 0
+	for _, r := range st.Table {
+		if strings.Contains(r.Name, usageInfix) {
+			usages++
+		}
+	}
+	w.printf("(and %d Usages, one per WAITS-FOR edge)\n", usages)
+	printResults(w, st.Warnings, st.Fatal, st.Estimate)
+	return w.err
+}
+
+func printResults(w *errWriter, warnings []string, fatal string, est *Cost) {
+	for _, m := range warnings {
+		w.printf("Warning: %s\n", m)
+	}
+	if fatal != "" {
+		w.printf("Fatal: %s\n", fatal)
+	}
+	if est != nil {
+		w.printf("Estimated monthly cost: $%.2f to $%.2f\n", est.Min, est.Max)
+	}
+}
+
+// PrintPlan writes what one reconcile would do to the observed resources.
+func PrintPlan(out io.Writer, p *Plan) error {
+	w := &errWriter{w: out}
+	w.printf("\nPlan against the observed resources: %d added, %d changed, %d held, %d removed\n", len(p.Added), len(p.Changed), len(p.Held), len(p.Removed))
+	for _, n := range p.Added {
+		w.printf("  + %s\n", n)
+	}
+	for _, n := range slices.Sorted(maps.Keys(p.Changed)) {
+		w.printf("  ~ %s\n", n)
+		for _, c := range p.Changed[n] {
+			w.printf("      %s: %s -> %s\n", c.Path, brief(c.Old), brief(c.New))
+		}
+	}
+	for _, n := range p.Held {
+		w.printf("  = %s (held: only the XR's spec may remove it)\n", n)
+	}
+	for _, n := range p.Removed {
+		w.printf("  - %s\n", n)
+	}
+	printResults(w, nil, p.Fatal, nil)
+	return w.err
+}
+
+// PrintYAML writes the converged stack: the XR with its status, then every
+// composed resource in name order.
+func PrintYAML(w io.Writer, st *Stack) error {
+	objs := []fntest.Object{st.XR}
+	for _, name := range slices.Sorted(maps.Keys(st.Resources)) {
+		objs = append(objs, st.Resources[name])
+	}
+	b, err := fntest.YAMLList(objs)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// PrintObserved writes the composed resources as the providers report them
+// once the stack converged (package simulate): what crossplane render takes
+// as --observed-resources to render the converged stack.
+func PrintObserved(w io.Writer, st *Stack) error {
+	observed := make(map[string]fntest.Object, len(st.Resources))
+	for name, o := range st.Resources {
+		observed[name] = simulate.Observe(o, name)
+	}
+	b, err := fntest.YAML(observed)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// FleetReport sums the impacts of an environment change.
+type FleetReport struct {
+	XRs   []Impact `json:"xrs"`
+	Total struct {
+		XRs     int  `json:"xrs"`
+		Added   int  `json:"added"`
+		Changed int  `json:"changed"`
+		Held    int  `json:"held"`
+		Removed int  `json:"removed"`
+		Fatals  int  `json:"fatals"`
+		Cost    Cost `json:"costDelta"`
+	} `json:"total"`
+}
+
+// Add records one XR's impact.
+func (r *FleetReport) Add(im Impact) {
+	r.XRs = append(r.XRs, im)
+	t := &r.Total
+	t.XRs++
+	t.Added += len(im.Added)
+	t.Changed += len(im.Changed)
+	t.Held += len(im.Held)
+	t.Removed += len(im.Removed)
+	if im.Fatal != "" {
+		t.Fatals++
+	}
+	if im.CostDelta != nil {
+		t.Cost.Min = round(t.Cost.Min + im.CostDelta.Min)
+		t.Cost.Max = round(t.Cost.Max + im.CostDelta.Max)
+	}
+}
+
+// PrintFleet writes the report as a table per XR and a total line, or as
+// JSON.
+func PrintFleet(w io.Writer, r *FleetReport, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	tw := &errWriter{w: tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)}
+	tw.printf("XR\tADDED\tCHANGED\tHELD\tREMOVED\tCOST-DELTA\tFATAL\n")
+	for _, im := range r.XRs {
+		cost := "-"
+		if im.CostDelta != nil {
+			cost = fmt.Sprintf("%+.2f..%+.2f", im.CostDelta.Min, im.CostDelta.Max)
+		}
+		fatal := "-"
+		if im.Fatal != "" {
+			fatal = brief(im.Fatal)
+		}
+		tw.printf("%s\t%d\t%d\t%d\t%d\t%s\t%s\n", im.XR, len(im.Added), len(im.Changed), len(im.Held), len(im.Removed), cost, fatal)
+	}
+	t := r.Total
+	tw.printf("TOTAL (%d XRs)\t%d\t%d\t%d\t%d\t%+.2f..%+.2f\t%d\n", t.XRs, t.Added, t.Changed, t.Held, t.Removed, t.Cost.Min, t.Cost.Max, t.Fatals)
+	return tw.flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func roundOf(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
+
+// brief prints a value in at most 80 characters.
+func brief(v any) string {
+	s := "<none>"
+	if v != nil {
+		b, err := json.Marshal(v)
+		if err != nil {
+			s = fmt.Sprint(v)
+		} else {
+			s = string(b)
+		}
+	}
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}
+
+// errWriter prints until the first error, which it keeps.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, a ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, a...)
+	}
+}
+
+// flush flushes a tabwriter underneath, and returns the first error.
+func (e *errWriter) flush() error {
+	if f, ok := e.w.(*tabwriter.Writer); ok && e.err == nil {
+		e.err = f.Flush()
+	}
+	return e.err
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/preview"
+)
+
+// PreviewCmd previews XRs in process (package preview).
+type PreviewCmd struct {
+	Files    []string `arg:"" optional:"" help:"XR or claim files (any module, namespaced or legacy)."`
+	Env      []string `help:"EnvironmentConfig files or folders." placeholder:"PATH"`
+	Required []string `help:"Other objects the XRs' requirements may name (spend ConfigMaps, the Cluster a Database joins): files or folders." placeholder:"PATH"`
+	Observed string   `help:"The observed composed resources of the (one) XR: also plan one reconcile against them." placeholder:"FILE"`
+	Output   string   `short:"o" enum:"table,yaml,observed" default:"table" help:"table: one line per composed resource; yaml: the converged stack; observed: the composed resources as the providers would report them once converged (for crossplane render --observed-resources)."`
+	Fleet    string   `help:"A folder of XRs (observed resources, when known, in <folder>/observed/<file>): plan each under --env and under --env-new." placeholder:"DIR"`
+	EnvNew   []string `help:"With --fleet: the changed EnvironmentConfigs." placeholder:"PATH"`
+	JSON     bool     `help:"With --fleet: print the report as JSON."`
+
+	out, progress io.Writer
+}
+
+// runner runs RunFunction in process.
+func runner() preview.Runner {
+	f := NewFunction(logging.NewNopLogger(), module.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute})
+	return func(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+		rsp, _ := f.RunFunction(context.Background(), req) // it reports errors as Fatal results
+		return rsp
+	}
+}
+
+// world loads the environment and the other objects.
+func world(env, required []string) (preview.World, error) {
+	e, err := fntest.Load(env...)
+	if err != nil {
+		return preview.World{}, fmt.Errorf("cannot read the EnvironmentConfigs: %w", err)
+	}
+	r, err := fntest.Load(required...)
+	if err != nil {
+		return preview.World{}, fmt.Errorf("cannot read the required objects: %w", err)
+	}
+	return preview.World{Environment: e, Objects: r}, nil
+}
+
+// Run previews.
+func (c *PreviewCmd) Run() error {
+	if c.out == nil {
+		c.out, c.progress = os.Stdout, os.Stderr
+	}
+	w, err := world(c.Env, c.Required)
+	if err != nil {
+		return err
+	}
+	run := runner()
+	if c.Fleet != "" {
+		return c.fleet(run, w)
+	}
+	if len(c.Files) == 0 {
+		return fmt.Errorf("name XR files, or a folder with --fleet")
+	}
+	if c.Observed != "" && len(c.Files) != 1 {
+		return fmt.Errorf("--observed plans one XR: name one file")
+	}
+	for i, f := range c.Files {
+		xrs, err := fntest.Load(f)
+		if err != nil {
+			return fmt.Errorf("cannot read %s: %w", f, err)
+		}
+		for _, x := range xrs {
+			if i > 0 || len(xrs) > 1 {
+				if _, err := fmt.Fprintln(c.out); err != nil {
+					return err
+				}
+			}
+			if err := c.one(run, w, x); err != nil {
+				return fmt.Errorf("%s: %w", f, err)
+			}
+		}
+	}
+	return nil
+}
+
+// one previews one XR.
+func (c *PreviewCmd) one(run preview.Runner, w preview.World, x fntest.Object) error {
+	var observed map[string]fntest.Object
+	if c.Observed != "" {
+		objs, err := fntest.Load(c.Observed)
+		if err != nil {
+			return fmt.Errorf("cannot read the observed resources: %w", err)
+		}
+		observed = observedByName(objs)
+	}
+	st, err := preview.Converge(run, w, x, observed)
+	if err != nil {
+		return err
+	}
+	switch {
+	case st.Fatal != "" && c.Output != "table":
+		return fmt.Errorf("fatal: %s", st.Fatal)
+	case c.Output == "yaml":
+		err = preview.PrintYAML(c.out, st)
+	case c.Output == "observed":
+		err = preview.PrintObserved(c.out, st)
+	default:
+		err = preview.PrintTable(c.out, st)
+	}
+	if err != nil || observed == nil {
+		return err
+	}
+	p, err := preview.PlanOne(run, w, x, observed)
+	if err != nil {
+		return err
+	}
+	return preview.PrintPlan(c.out, p)
+}
+
+// fleet plans every XR of the folder under both environments.
+func (c *PreviewCmd) fleet(run preview.Runner, old preview.World) error {
+	if len(c.EnvNew) == 0 {
+		return fmt.Errorf("--fleet needs --env-new, the changed EnvironmentConfigs")
+	}
+	updated, err := world(c.EnvNew, c.Required)
+	if err != nil {
+		return err
+	}
+	files, err := filepath.Glob(filepath.Join(c.Fleet, "*.yaml"))
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no XR in %s", c.Fleet)
+	}
+	bar := newProgress(c.progress, len(files))
+	var report preview.FleetReport
+	for i, f := range files {
+		xrs, err := fntest.Load(f)
+		if err != nil {
+			return fmt.Errorf("cannot read %s: %w", f, err)
+		}
+		var observed map[string]fntest.Object
+		if obs := filepath.Join(c.Fleet, "observed", filepath.Base(f)); exists(obs) {
+			objs, err := fntest.Load(obs)
+			if err != nil {
+				return fmt.Errorf("cannot read %s: %w", obs, err)
+			}
+			observed = observedByName(objs)
+		}
+		for _, x := range xrs {
+			im, err := preview.Fleet(run, old, updated, filepath.Base(f), x, observed)
+			if err != nil {
+				return fmt.Errorf("%s: %w", f, err)
+			}
+			report.Add(im)
+		}
+		bar.set(i + 1)
+	}
+	bar.done()
+	return preview.PrintFleet(c.out, &report, c.JSON)
+}
+
+func observedByName(objs []fntest.Object) map[string]fntest.Object {
+	out := map[string]fntest.Object{}
+	for _, o := range objs {
+		if n := fntest.CompositionResourceName(o); n != "" {
+			out[n] = o
+		}
+	}
+	return out
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// progress is a bar on a terminal, nothing elsewhere.
+type progress struct {
+	w     io.Writer
+	total int
+}
+
+func newProgress(w io.Writer, total int) *progress {
+	f, ok := w.(*os.File)
+	if !ok {
+		return &progress{total: total}
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return &progress{total: total}
+	}
+	return &progress{w: w, total: total}
+}
+
+func (p *progress) set(n int) {
+	if p.w == nil {
+		return
+	}
+	const width = 40
+	done := width * n / p.total
+	_, _ = fmt.Fprintf(p.w, "\r[%s%s] %d/%d XRs", strings.Repeat("=", done), strings.Repeat(" ", width-done), n, p.total)
+}
+
+func (p *progress) done() {
+	if p.w != nil {
+		_, _ = fmt.Fprintln(p.w)
+	}
+}
