@@ -19,14 +19,15 @@ import (
 
 // PreviewCmd previews XRs in process (package preview).
 type PreviewCmd struct {
-	Files    []string `arg:"" optional:"" help:"XR or claim files (any module, namespaced or legacy)."`
-	Env      []string `help:"EnvironmentConfig files or folders." placeholder:"PATH"`
-	Required []string `help:"Other objects the XRs' requirements may name (spend ConfigMaps, the Cluster a Database joins): files or folders." placeholder:"PATH"`
-	Observed string   `help:"The observed composed resources of the (one) XR: also plan one reconcile against them." placeholder:"FILE"`
-	Output   string   `short:"o" enum:"table,yaml,observed" default:"table" help:"table: one line per composed resource; yaml: the converged stack; observed: the composed resources as the providers would report them once converged (for crossplane render --observed-resources)."`
-	Fleet    string   `help:"A folder of XRs (observed resources, when known, in <folder>/observed/<file>): plan each under --env and under --env-new." placeholder:"DIR"`
-	EnvNew   []string `help:"With --fleet: the changed EnvironmentConfigs." placeholder:"PATH"`
-	JSON     bool     `help:"With --fleet: print the report as JSON."`
+	Files      []string `arg:"" optional:"" help:"XR or claim files (any module, namespaced or legacy)."`
+	Env        []string `help:"EnvironmentConfig files or folders." placeholder:"PATH"`
+	Required   []string `help:"Other objects the XRs' requirements may name (spend ConfigMaps, the Cluster a Database joins): files or folders." placeholder:"PATH"`
+	Observed   string   `help:"The observed composed resources of the (one) XR: also plan one reconcile against them." placeholder:"FILE"`
+	Output     string   `short:"o" enum:"table,yaml,observed" default:"table" help:"table: one line per composed resource; yaml: the converged stack; observed: the composed resources as the providers would report them once converged (for crossplane render --observed-resources)."`
+	Fleet      string   `help:"A folder of XRs (observed resources, when known, in <folder>/observed/<file>): plan each under --env and under --env-new." placeholder:"DIR"`
+	EnvNew     []string `help:"With --fleet: the changed EnvironmentConfigs." placeholder:"PATH"`
+	JSON       bool     `help:"With --fleet: print the report as JSON."`
+	EnvContext bool     `help:"Deliver the EnvironmentConfigs merged into the pipeline context, as function-environment-configs does for the two-step and compat Compositions (selected by the labels baseline, cloud and planeType alone)."`
 
 	out, progress io.Writer
 }
@@ -62,6 +63,7 @@ func (c *PreviewCmd) Run() error {
 	if err != nil {
 		return err
 	}
+	w.InContext = c.EnvContext
 	run := runner()
 	if c.Fleet != "" {
 		return c.fleet(run, w)
@@ -134,6 +136,7 @@ func (c *PreviewCmd) fleet(run preview.Runner, old preview.World) error {
 	if err != nil {
 		return err
 	}
+	updated.InContext = c.EnvContext
 	files, err := filepath.Glob(filepath.Join(c.Fleet, "*.yaml"))
 	if err != nil {
 		return err

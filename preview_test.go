@@ -16,36 +16,58 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/preview"
 )
 
-// TestPreviewExamples previews every example Cluster, Database and
-// AppEnvironment from nothing and checks that the converged stack is the
-// one the golden files hold for the example's converged render: preview
-// runs the same function, so what it shows is what Crossplane will get.
+// TestPreviewExamples previews every example XR (each module, each cloud,
+// namespaced and legacy, the seeds', the original platform's claims with
+// their EnvironmentConfigs in the context) from nothing and checks that the
+// converged stack is the one the golden files hold for the example's
+// converged render: preview runs the same function, so what it shows is
+// what Crossplane will get.
 func TestPreviewExamples(t *testing.T) {
 	run := runner()
-	for _, tc := range []struct{ example, golden string }{
-		{"gcp/cluster.yaml", "internal/modules/cluster/testdata/golden/gcp-cluster.converged.yaml"},
-		{"aws/legacy.yaml", "internal/modules/cluster/testdata/golden/aws-legacy.converged.yaml"},
-		{"azure/cluster.yaml", "internal/modules/cluster/testdata/golden/azure-cluster.converged.yaml"},
-		{"aws/database.yaml", "internal/modules/database/testdata/golden/aws-database.converged.yaml"},
-		{"gcp/appenvironment.yaml", "internal/modules/environment/testdata/golden/gcp-appenvironment.converged.yaml"},
-	} {
-		t.Run(tc.example, func(t *testing.T) {
-			cloud := filepath.Dir(tc.example)
-			w, err := world([]string{"examples/envconfigs"}, []string{"examples/spend", filepath.Join("examples", cloud, "required")})
+	goldens, err := filepath.Glob("internal/modules/*/testdata/golden/*.converged.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, golden := range goldens {
+		name := strings.TrimSuffix(filepath.Base(golden), ".converged.yaml")
+		folder, file, _ := strings.Cut(name, "-")
+		example := filepath.Join("examples", folder, file+".yaml")
+		if !exists(example) {
+			continue // a module's golden of no example file, e.g. the budget module's
+		}
+		n++
+		t.Run(example, func(t *testing.T) {
+			x := fntest.MustLoad(example)[0]
+			labels, _ := x["metadata"].(map[string]any)["labels"].(map[string]any)
+			cloud, _ := labels["cloud"].(string)
+			env := []string{"examples/envconfigs"}
+			if folder == "compat" {
+				env = []string{"examples/compat/envconfigs"}
+			}
+			required := []string{"examples/spend"}
+			if exists(filepath.Join("examples", cloud, "required")) {
+				required = append(required, filepath.Join("examples", cloud, "required"))
+			}
+			w, err := world(env, required)
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := preview.Converge(run, w, fntest.MustLoad(filepath.Join("examples", tc.example))[0], nil)
+			w.InContext = folder == "compat"
+			st, err := preview.Converge(run, w, x, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !st.Converged || st.Fatal != "" {
 				t.Fatalf("not converged after %d rounds: %s", st.Rounds, st.Fatal)
 			}
-			if diff := cmp.Diff(goldenDesired(t, tc.golden), st.Resources); diff != "" {
-				t.Errorf("preview of %s: -golden +preview:\n%s", tc.example, diff)
+			if diff := cmp.Diff(goldenDesired(t, golden), st.Resources); diff != "" {
+				t.Errorf("preview of %s: -golden +preview:\n%s", example, diff)
 			}
 		})
+	}
+	if n < 24 {
+		t.Errorf("previewed %d examples, want every one of the 24 example XRs", n)
 	}
 }
 

@@ -120,9 +120,10 @@ func functionsFor(address, dir string) error {
 
 // previewObserved converges an example with the function's preview command
 // and writes what the providers would report once it converged.
-func previewObserved(xr, required, dst string) error {
+func previewObserved(xr, required, dst string, env ...string) error {
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(previewer, "preview", "-o", "observed", "--env", "examples/envconfigs", "--required", required, xr) //nolint:gosec // our own binary and examples
+	args := append([]string{"preview", "-o", "observed", "--required", required}, env...)
+	cmd := exec.Command(previewer, append(args, xr)...) //nolint:gosec // our own binary and examples
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("preview %s: %w\n%s", xr, err, stderr.String())
@@ -229,15 +230,19 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 		stages := map[string]string{"first-render": ""}
 		if _, err := os.Stat(observed); err == nil {
 			stages["converged"] = observed
-			if previewer != "" && folder != "compat" {
+			if previewer != "" {
 				// The converged stack as preview shows it, which is the
 				// function's own convergence (TestPreviewExamples).
 				required, ok := requiredOf[cloud]
 				if !ok {
 					required = requiredOf[""]
 				}
+				env := []string{"--env", "examples/envconfigs"}
+				if folder == "compat" {
+					required, env = compatDir, []string{"--env", "examples/compat/envconfigs", "--env-context"}
+				}
 				dst := filepath.Join(out, "observed", name+".yaml")
-				if err := previewObserved(xr, required, dst); err != nil {
+				if err := previewObserved(xr, required, dst, env...); err != nil {
 					return err
 				}
 				stages["converged"] = dst

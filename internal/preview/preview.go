@@ -37,6 +37,11 @@ type Runner func(*fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse
 type World struct {
 	Environment []fntest.Object
 	Objects     []fntest.Object
+	// InContext delivers the EnvironmentConfigs merged into the pipeline
+	// context, as function-environment-configs does for the two-step and
+	// the compat Compositions (selected by their layer labels alone),
+	// rather than as the shipped Composition's required resources.
+	InContext bool
 }
 
 // Resource is one composed resource of a converged stack.
@@ -93,13 +98,20 @@ func (w World) request(x fntest.Object, observed map[string]fntest.Object, requi
 	if !ok {
 		return nil, fmt.Errorf("%v %v is not a kind this function serves", x["apiVersion"], x["kind"])
 	}
-	req, err := fntest.Request{
+	r := fntest.Request{
 		XR:                 x,
 		Observed:           observed,
 		EnvironmentConfigs: w.Environment,
 		Spend:              w.Objects,
 		Input:              fntest.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": m.Name},
-	}.Proto()
+	}
+	if w.InContext {
+		labels, _ := x["metadata"].(map[string]any)["labels"].(map[string]any)
+		cloud, _ := labels[envcfg.LabelCloud].(string)
+		planeType, _ := labels[envcfg.LabelPlaneType].(string)
+		r.EnvironmentConfigs, r.Context = nil, fntest.MergeEnvironment(w.Environment, cloud, planeType, nil)
+	}
+	req, err := r.Proto()
 	if err != nil {
 		return nil, err
 	}
