@@ -166,7 +166,7 @@ func TestRunFunctionFatal(t *testing.T) {
 		"EnvironmentMissingAfterFetch": {
 			reason: "When the fetched EnvironmentConfigs hold none for this XR, the desired state cannot be computed.",
 			args:   args{req: fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: []fntest.Object{}, Fetched: true}},
-			want:   want{rsp: fatal(`no EnvironmentConfig found: expected configs labelled platform.example.org/environment=cluster-platform with baseline=default, cloud=gcp or planeType=production, or an environment in the pipeline context key "apiextensions.crossplane.io/environment"`)},
+			want:   want{rsp: fatal(`no EnvironmentConfig found: expected configs labelled platform.example.org/environment=cluster-platform with baseline=default, cloud=gcp or planeType=production (or, as the original platform's, with those labels alone), or an environment in the pipeline context key "apiextensions.crossplane.io/environment"`)},
 		},
 		"UnsupportedModule": {
 			reason: "An input module the function does not know is a Fatal.",

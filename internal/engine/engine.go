@@ -90,6 +90,9 @@ func Begin(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts mod
 	if res.Require {
 		module.Require(rsp, envcfg.FallbackRequirementName, envcfg.Selector())
 	}
+	for _, name := range slices.Sorted(maps.Keys(res.Original)) {
+		module.Require(rsp, name, res.Original[name])
+	}
 	if res.Env == nil {
 		if len(errs) > 0 {
 			return nil, module.Invalid(x.Kind, x.Namespace, x.Name, errs)

@@ -99,6 +99,45 @@ type Resolution struct {
 	// empty when the environment came from the pipeline context alone,
 	// whose layers are not known.
 	Missing []Layer
+	// Original, when set, are requirements for the original platform's
+	// EnvironmentConfigs (selected by their layer label alone), by
+	// requirement name: asked for when no platform config exists.
+	Original map[string]*fnv1.ResourceSelector
+}
+
+// OriginalRequirementPrefix prefixes the requirements for the original
+// platform's EnvironmentConfigs, one per layer.
+const OriginalRequirementPrefix = "original-environment-"
+
+// originalSelectors select the original platform's EnvironmentConfigs of
+// each layer by its label alone, as its pipeline did.
+func originalSelectors(cloud, planeType string) map[string]*fnv1.ResourceSelector {
+	out := map[string]*fnv1.ResourceSelector{}
+	for label, value := range map[string]string{LabelBaseline: BaselineValue, LabelCloud: cloud, LabelPlaneType: planeType} {
+		if value == "" {
+			continue
+		}
+		out[OriginalRequirementPrefix+strings.ToLower(label)] = &fnv1.ResourceSelector{
+			ApiVersion: APIVersion,
+			Kind:       Kind,
+			Match:      &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{label: value}}},
+		}
+	}
+	return out
+}
+
+// originalItems returns the configs Crossplane delivered for the original
+// requirements, and whether it delivered any answer to them.
+func originalItems(req *fnv1.RunFunctionRequest) ([]*fnv1.Resource, bool) {
+	var out []*fnv1.Resource
+	asked := false
+	for name, rs := range req.GetRequiredResources() {
+		if strings.HasPrefix(name, OriginalRequirementPrefix) {
+			asked = true
+			out = append(out, rs.GetItems()...)
+		}
+	}
+	return out, asked
 }
 
 // A Layer is one layer of the environment: the label that selects its
@@ -152,8 +191,21 @@ func Resolve(req *fnv1.RunFunctionRequest, cloud, planeType string) (Resolution,
 		}
 	}
 
-	layers := selectLayers(items.GetItems(), cloud, planeType)
+	pool := items.GetItems()
+	layers := selectLayers(pool, cloud, planeType)
 	fromContext := len(env.Sources) > 0
+	if !fromContext && !anyConfig(layers) {
+		// No platform config: the original platform's, selected by their
+		// layer labels alone, may exist. Ask for them, and keep asking
+		// while they are used so that the requirements stay stable.
+		original, asked := originalItems(req)
+		res.Original = originalSelectors(cloud, planeType)
+		if !asked {
+			return res, nil
+		}
+		pool = original
+		layers = selectLayers(pool, cloud, planeType)
+	}
 	for _, l := range layers {
 		for _, c := range l.configs {
 			overlay.Merge(env.data, object.Get(c, "data").GetStructValue().AsMap())
@@ -166,11 +218,11 @@ func Resolve(req *fnv1.RunFunctionRequest, cloud, planeType string) (Resolution,
 		}
 	}
 	if len(env.Sources) == 0 {
-		return res, fmt.Errorf("no EnvironmentConfig found: expected configs labelled %s=%s with %s=%s, %s=%s or %s=%s, or an environment in the pipeline context key %q",
+		return res, fmt.Errorf("no EnvironmentConfig found: expected configs labelled %s=%s with %s=%s, %s=%s or %s=%s (or, as the original platform's, with those labels alone), or an environment in the pipeline context key %q",
 			SelectorLabel, SelectorValue, LabelBaseline, BaselineValue, LabelCloud, cloud, LabelPlaneType, planeType, ContextKey)
 	}
 	for _, l := range layers {
-		if len(l.configs) == 0 && len(items.GetItems()) > 0 {
+		if len(l.configs) == 0 && len(pool) > 0 {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("no EnvironmentConfig labelled %s=%s; that layer is skipped", l.label, l.value))
 		}
 		if len(l.configs) == 0 && !fromContext {
@@ -198,6 +250,16 @@ func (r Resolution) RequireLayers(why string, labels ...string) error {
 	}
 	return fmt.Errorf("no EnvironmentConfig labelled %s=%s and %s, but %s; restore the config (or correct the XR's labels): Crossplane changes nothing meanwhile",
 		SelectorLabel, SelectorValue, strings.Join(missing, ", "), why)
+}
+
+// anyConfig reports whether any layer has a config.
+func anyConfig(layers []layer) bool {
+	for _, l := range layers {
+		if len(l.configs) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 type layer struct {

@@ -1,11 +1,14 @@
 package envcfg
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
@@ -19,6 +22,14 @@ func config(name string, labels map[string]any, data map[string]any) *fnv1.Resou
 	if err != nil {
 		panic(err)
 	}
+	return &fnv1.Resource{Resource: s}
+}
+
+// unlabelled is a config without the platform label: the original
+// platform's.
+func unlabelled(r *fnv1.Resource) *fnv1.Resource {
+	s := proto.Clone(r.GetResource()).(*structpb.Struct)
+	delete(s.GetFields()["metadata"].GetStructValue().GetFields()["labels"].GetStructValue().GetFields(), SelectorLabel)
 	return &fnv1.Resource{Resource: s}
 }
 
@@ -51,6 +62,7 @@ func TestResolve(t *testing.T) {
 		layers   map[string][]string
 		missing  []Layer
 		err      bool
+		original []string
 	}
 	cases := map[string]struct {
 		reason string
@@ -83,6 +95,34 @@ func TestResolve(t *testing.T) {
 				missing:  []Layer{{Label: LabelPlaneType, Value: "staging"}},
 			},
 		},
+		"NoPlatformConfigAsksOriginal": {
+			reason: "The step delivered no platform config: the function asks for the original platform's, by their layer labels alone, and waits.",
+			args: args{
+				req:   &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{RequirementName: {}}},
+				cloud: "gcp", planeType: "production",
+			},
+			want: want{original: []string{OriginalRequirementPrefix + "baseline", OriginalRequirementPrefix + "cloud", OriginalRequirementPrefix + "planetype"}},
+		},
+		"OriginalConfigs": {
+			reason: "The original platform's configs, delivered for those requirements, are layered like platform ones; the requirements stay, so that they are stable.",
+			args: args{
+				req: &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{
+					RequirementName:                         {},
+					OriginalRequirementPrefix + "baseline":  {Items: []*fnv1.Resource{unlabelled(baseline)}},
+					OriginalRequirementPrefix + "cloud":     {Items: []*fnv1.Resource{unlabelled(gcp)}},
+					OriginalRequirementPrefix + "planetype": {},
+				}},
+				cloud: "gcp", planeType: "production",
+			},
+			want: want{
+				data:     map[string]any{"version": "1.33", "ingress": map[string]any{"replicas": 2.0, "internal": true}, "zones": []any{"c"}},
+				sources:  []string{"a-baseline", "b-gcp"},
+				layers:   map[string][]string{LabelBaseline: {"a-baseline"}, LabelCloud: {"b-gcp"}},
+				missing:  []Layer{{Label: LabelPlaneType, Value: "production"}},
+				warnings: []string{"no EnvironmentConfig labelled planeType=production; that layer is skipped"},
+				original: []string{OriginalRequirementPrefix + "baseline", OriginalRequirementPrefix + "cloud", OriginalRequirementPrefix + "planetype"},
+			},
+		},
 		"NothingYet": {
 			reason: "Without context or step-level configs, the function asks for them.",
 			args:   args{req: &fnv1.RunFunctionRequest{}, cloud: "gcp"},
@@ -108,10 +148,12 @@ func TestResolve(t *testing.T) {
 		"FetchedNone": {
 			reason: "Fetched, but no config matches: the desired state cannot be computed.",
 			args: args{
-				req:   &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{FallbackRequirementName: {}}},
+				req: &fnv1.RunFunctionRequest{RequiredResources: map[string]*fnv1.Resources{
+					FallbackRequirementName: {}, OriginalRequirementPrefix + "baseline": {}, OriginalRequirementPrefix + "cloud": {},
+				}},
 				cloud: "gcp",
 			},
-			want: want{require: true, err: true},
+			want: want{require: true, err: true, original: []string{OriginalRequirementPrefix + "baseline", OriginalRequirementPrefix + "cloud"}},
 		},
 		"Context": {
 			reason: "An environment in the context is used without a requirement; its apiVersion and kind are not data.",
@@ -157,6 +199,9 @@ func TestResolve(t *testing.T) {
 			res, err := Resolve(tc.args.req, tc.args.cloud, tc.args.planeType)
 			if (err != nil) != tc.want.err {
 				t.Fatalf("%s\nResolve(...): error %v, want error %t", tc.reason, err, tc.want.err)
+			}
+			if diff := cmp.Diff(tc.want.original, slices.Sorted(maps.Keys(res.Original)), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nResolve(...).Original: -want, +got:\n%s", tc.reason, diff)
 			}
 			if res.Require != tc.want.require {
 				t.Errorf("%s\nResolve(...).Require = %t, want %t", tc.reason, res.Require, tc.want.require)

@@ -170,6 +170,31 @@ func (r Request) Proto() (*fnv1.RunFunctionRequest, error) {
 			items.Items = append(items.Items, res)
 		}
 		req.RequiredResources[key] = items
+		if r.Fetched {
+			// Crossplane answers every requirement: the original
+			// platform's configs too (by their layer label alone).
+			labels, _ := r.XR["metadata"].(map[string]any)["labels"].(map[string]any)
+			for _, l := range []string{envcfg.LabelBaseline, envcfg.LabelCloud, envcfg.LabelPlaneType} {
+				value, _ := labels[l].(string)
+				if l == envcfg.LabelBaseline {
+					value = envcfg.BaselineValue
+				}
+				if value == "" {
+					continue
+				}
+				items := &fnv1.Resources{}
+				for _, o := range r.EnvironmentConfigs {
+					if ol, _ := o["metadata"].(map[string]any)["labels"].(map[string]any); ol[l] == value {
+						res, err := resource(o)
+						if err != nil {
+							return nil, err
+						}
+						items.Items = append(items.Items, res)
+					}
+				}
+				req.RequiredResources[envcfg.OriginalRequirementPrefix+strings.ToLower(l)] = items
+			}
+		}
 	}
 	if r.Spend != nil {
 		items := &fnv1.Resources{}
