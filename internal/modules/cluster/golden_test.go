@@ -8,7 +8,6 @@ import (
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/google/go-cmp/cmp"
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
@@ -71,45 +70,6 @@ func TestGolden(t *testing.T) {
 				Context: fntest.MergeEnvironment(compatEnvs, labels["cloud"].(string), labels["planeType"].(string), nil)}
 		}
 
-		if *update {
-			_, observed, _, err := fntest.Converge(run, base, 20)
-			if err != nil {
-				t.Fatalf("%s: %v", example, err)
-			}
-			b, err := fntest.YAML(observed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := fntest.Golden(observedPath, b, true); err != nil {
-				t.Fatal(err)
-			}
-		}
-
-		for stage, observed := range map[string]string{"first-render": "", "converged": observedPath} {
-			t.Run(example+"/"+stage, func(t *testing.T) {
-				req := base
-				req.Observed = map[string]fntest.Object{}
-				if observed != "" {
-					for _, o := range fntest.MustLoad(observed) {
-						req.Observed[o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/composition-resource-name"].(string)] = o
-					}
-				}
-				pr, err := req.Proto()
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := fntest.ResponseYAML(run(pr))
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := fntest.Golden(filepath.Join("testdata", "golden", example+"."+stage+".yaml"), got, *update)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(string(want), string(got)); diff != "" {
-					t.Errorf("%s %s: -golden +got (review, then go test ./internal/modules/cluster -run TestGolden -update):\n%s", example, stage, diff)
-				}
-			})
-		}
+		fntest.GoldenExample(t, run, example, base, observedPath, *update)
 	}
 }

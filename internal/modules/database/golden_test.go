@@ -8,7 +8,6 @@ import (
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/google/go-cmp/cmp"
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
@@ -63,47 +62,7 @@ func TestGolden(t *testing.T) {
 		x := fntest.MustLoad(path)[0]
 		extra := required(cloud, x)
 
-		if *update {
-			_, observed, _, err := fntest.Converge(run, fntest.Request{XR: x, EnvironmentConfigs: envs, Extra: extra}, 20)
-			if err != nil {
-				t.Fatalf("%s: %v", example, err)
-			}
-			b, err := fntest.YAML(observed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := fntest.Golden(observedPath, b, true); err != nil {
-				t.Fatal(err)
-			}
-		}
-
-		for stage, observed := range map[string]string{"first-render": "", "converged": observedPath} {
-			t.Run(example+"/"+stage, func(t *testing.T) {
-				req := fntest.Request{XR: x, EnvironmentConfigs: envs, Extra: extra, Observed: map[string]fntest.Object{}}
-				if observed != "" {
-					req.Observed = fntest.ObservedFile(observed)
-				}
-				pr, err := req.Proto()
-				if err != nil {
-					t.Fatal(err)
-				}
-				rsp := run(pr)
-				if msg := fntest.Fatal(rsp); msg != "" {
-					t.Fatalf("%s %s: Fatal: %s", example, stage, msg)
-				}
-				got, err := fntest.ResponseYAML(rsp)
-				if err != nil {
-					t.Fatal(err)
-				}
-				want, err := fntest.Golden(filepath.Join("testdata", "golden", example+"."+stage+".yaml"), got, *update)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if diff := cmp.Diff(string(want), string(got)); diff != "" {
-					t.Errorf("%s %s: -golden +got (review, then go test ./internal/modules/database -run TestGolden -update):\n%s", example, stage, diff)
-				}
-			})
-		}
+		fntest.GoldenExample(t, run, example, fntest.Request{XR: x, EnvironmentConfigs: envs, Extra: extra}, observedPath, *update)
 	}
 }
 
