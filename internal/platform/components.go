@@ -32,12 +32,13 @@ const (
 	KindDNSIdentity   Kind = "DNSIdentity"
 	KindCertificates  Kind = "Certificates"
 	KindDNSDelegation Kind = "DNSDelegation"
+	KindDNSBinding    Kind = "DNSBinding"
 )
 
 // Kinds lists the cluster module's Component kinds: every cloud implements
 // each of them.
 var Kinds = []Kind{KindNetwork, KindEgress, KindIdentity, KindCluster, KindNodePool, KindDNSZone, KindClusterAccess, KindRelease, KindBudget,
-	KindDNSIdentity, KindCertificates, KindDNSDelegation}
+	KindDNSIdentity, KindDNSBinding, KindCertificates, KindDNSDelegation}
 
 // Condition types of the XR. Every Component reports into one of them.
 const (
@@ -149,12 +150,19 @@ type DNSZone struct {
 
 // DNSIdentity is the keyless cloud identity that external-dns and
 // cert-manager run as: allowed to change the records of the cluster's
-// public zone and nothing else, bound to their Kubernetes ServiceAccounts
-// through the cloud's workload identity.
+// public zone and nothing else. A DNSBinding binds each of their
+// ServiceAccounts to it.
 type DNSIdentity struct {
 	Domain string
-	// Subjects are the ServiceAccounts that act as the identity.
-	Subjects []ServiceAccount
+}
+
+// DNSBinding lets the ServiceAccount of a chart's release act as the DNS
+// identity through the cloud's workload identity, without a key. It is a
+// component of its own so that disabling the chart in the XR, or its
+// zones, removes it, and nothing else does.
+type DNSBinding struct {
+	Chart          string
+	ServiceAccount ServiceAccount
 }
 
 // ServiceAccount is a Kubernetes ServiceAccount of the new cluster.
@@ -227,7 +235,8 @@ type Release struct {
 	Namespace      string
 	Values         map[string]any
 	// RunsAs, when set, is the DNS identity the release's ServiceAccount
-	// (named ServiceAccount) acts as: the cloud adds what binds the two.
+	// (named ServiceAccount) acts as, through the chart's DNSBinding: the
+	// cloud adds the values and dependencies that use it.
 	RunsAs         *DNSIdentity
 	ServiceAccount string
 }
@@ -335,6 +344,18 @@ func (DNSIdentity) ID() string { return "dns/identity" }
 
 // Condition implements Component.
 func (DNSIdentity) Condition() string { return ConditionDNSReady }
+
+// Kind implements Component.
+func (DNSBinding) Kind() Kind { return KindDNSBinding }
+
+// ID implements Component.
+func (b DNSBinding) ID() string { return DNSBindingID(b.Chart) }
+
+// Condition implements Component.
+func (DNSBinding) Condition() string { return ConditionDNSReady }
+
+// DNSBindingID is the component ID of a chart's DNSBinding.
+func DNSBindingID(chart string) string { return "dns/binding/" + chart }
 
 // Kind implements Component.
 func (Certificates) Kind() Kind { return KindCertificates }

@@ -411,6 +411,7 @@ func (p *Plan) dnsAutomation(releases []Release, s *Settings) []Component {
 	}
 	par := p.x.Parameters
 	id := &DNSIdentity{Domain: par.Domain}
+	var bindings []Component
 	byName := map[string]*Release{}
 	for i := range releases {
 		r := &releases[i]
@@ -420,12 +421,13 @@ func (p *Plan) dnsAutomation(releases []Release, s *Settings) []Component {
 		}
 		r.RunsAs, r.ServiceAccount = id, r.Name
 		overlay.Merge(r.Values, map[string]any{"serviceAccount": map[string]any{"create": true, "name": r.Name}})
-		id.Subjects = append(id.Subjects, ServiceAccount{Namespace: r.Namespace, Name: r.Name})
+		bindings = append(bindings, DNSBinding{Chart: r.Name, ServiceAccount: ServiceAccount{Namespace: r.Namespace, Name: r.Name}})
 	}
 	var out []Component
-	if len(id.Subjects) > 0 {
+	if len(bindings) > 0 {
 		out = append(out, *id)
 	}
+	out = append(out, bindings...)
 	if cm, ing := byName[ChartCertManager], byName[ChartIngress]; cm != nil && ing != nil {
 		iss := s.DNS.Issuer
 		out = append(out, Certificates{
@@ -495,6 +497,10 @@ func (p *Plan) Removal(id string) Removal {
 		return Removal{Why: "the environment's privateCluster is false", Confirm: "set spec.parameters.privateCluster to false"}
 	case id == "release/"+ChartExternalDNS && zonesOff:
 		return Removal{BySpec: true, Why: "spec.parameters.createDnsZones is false"}
+	case strings.HasPrefix(id, DNSBindingID("")) && p.x.Parameters.Charts[strings.TrimPrefix(id, DNSBindingID(""))].Disabled:
+		return Removal{BySpec: true, Why: fmt.Sprintf("chart %q is disabled in spec.parameters.charts", strings.TrimPrefix(id, DNSBindingID("")))}
+	case id == "dns/identity" && p.x.Parameters.Charts[ChartCertManager].Disabled && p.x.Parameters.Charts[ChartExternalDNS].Disabled:
+		return Removal{BySpec: true, Why: fmt.Sprintf("charts %q and %q, which run as the DNS identity, are disabled in spec.parameters.charts", ChartCertManager, ChartExternalDNS)}
 	case id == "dns/certificates" && p.x.Parameters.Charts[ChartCertManager].Disabled:
 		return Removal{BySpec: true, Why: fmt.Sprintf("chart %q is disabled in spec.parameters.charts", ChartCertManager)}
 	case strings.HasPrefix(id, "dns/"):

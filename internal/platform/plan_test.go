@@ -248,7 +248,13 @@ func TestBuildReleases(t *testing.T) {
 
 // dnsIdentity is the DNS identity of a GCP XR "prod" with domain
 // prod.example.com and the default charts.
-var dnsIdentity = &DNSIdentity{Domain: "prod.example.com", Subjects: []ServiceAccount{{Namespace: "cert-manager", Name: "cert-manager"}, {Namespace: "external-dns", Name: "external-dns"}}}
+var dnsIdentity = &DNSIdentity{Domain: "prod.example.com"}
+
+// bindings are the DNS bindings of cert-manager and external-dns.
+var bindings = []Component{
+	DNSBinding{Chart: "cert-manager", ServiceAccount: ServiceAccount{Namespace: "cert-manager", Name: "cert-manager"}},
+	DNSBinding{Chart: "external-dns", ServiceAccount: ServiceAccount{Namespace: "external-dns", Name: "external-dns"}},
+}
 
 func TestBuildDNS(t *testing.T) {
 	cases := map[string]struct {
@@ -265,7 +271,7 @@ func TestBuildDNS(t *testing.T) {
 			reason: "A domain with zones gets the DNS identity and certificates; no parent zone, no delegation.",
 			params: xr.Parameters{Location: "x", Domain: "prod.example.com"},
 			want: []Component{
-				*dnsIdentity,
+				*dnsIdentity, bindings[0], bindings[1],
 				Certificates{Domain: "prod.example.com", Issuer: DefaultIssuer, Server: DefaultACMEServer, Namespace: "ingress-nginx", Secret: DefaultCertificateSecret, SolverNamespace: "cert-manager"},
 			},
 		},
@@ -278,7 +284,7 @@ func TestBuildDNS(t *testing.T) {
 				"certificateSecret": "prod-tls",
 			}},
 			want: []Component{
-				*dnsIdentity,
+				*dnsIdentity, bindings[0], bindings[1],
 				Certificates{Domain: "prod.example.com", Issuer: "le-staging", Server: "https://acme-staging-v02.api.letsencrypt.org/directory", Email: "ops@example.com", Namespace: "ingress-nginx", Secret: "prod-tls", SolverNamespace: "cert-manager"},
 				DNSDelegation{Domain: "prod.example.com", ParentZone: "example-com", ParentGroup: "dns-project"},
 			},
@@ -286,7 +292,7 @@ func TestBuildDNS(t *testing.T) {
 		"CertManagerOff": {
 			reason: "Without cert-manager there is no certificate, and only external-dns runs as the DNS identity.",
 			params: xr.Parameters{Location: "x", Domain: "prod.example.com", Charts: map[string]xr.Chart{"cert-manager": {Disabled: true}}},
-			want:   []Component{DNSIdentity{Domain: "prod.example.com", Subjects: []ServiceAccount{{Namespace: "external-dns", Name: "external-dns"}}}},
+			want:   []Component{*dnsIdentity, bindings[1]},
 		},
 		"ZonesOff": {
 			reason: "createDnsZones: false leaves the domain to someone else: nothing is published or certified.",
@@ -304,7 +310,7 @@ func TestBuildDNS(t *testing.T) {
 			var got []Component
 			for _, c := range p.Components {
 				switch c.(type) {
-				case DNSIdentity, Certificates, DNSDelegation:
+				case DNSIdentity, DNSBinding, Certificates, DNSDelegation:
 					got = append(got, c)
 				}
 			}

@@ -26,6 +26,7 @@ const (
 
 func init() {
 	registry.Implement(Cloud, dnsIdentity)
+	registry.Implement(Cloud, dnsBinding)
 	registry.Implement(Cloud, certificates)
 	registry.Implement(Cloud, dnsDelegation)
 }
@@ -39,8 +40,8 @@ func publicZoneID(ctx *registry.Context) string {
 // dnsIdentity renders the IAM role external-dns and cert-manager assume
 // through EKS Pod Identity (no key exists), an inline policy that lets it
 // change the records of the cluster's public zone only (and list zones and
-// read changes, which Route53 cannot scope), and a Pod Identity association
-// per Kubernetes ServiceAccount. The policy waits for the zone's ID.
+// read changes, which Route53 cannot scope). Each release binds its
+// ServiceAccount to it (bindDNS). The policy waits for the zone's ID.
 func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Resource, error) {
 	role := names.Join(maxRoleName, base(ctx), "dns")
 	policy := &registry.Resource{Name: rDNSPolicy, Kind: rolePolicyKind, DependsOn: []string{rDNSIdentity, rPublicZone}}
@@ -70,39 +71,43 @@ func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Re
 		},
 		policy,
 	}
-	for _, sa := range id.Subjects {
-		out = append(out, &registry.Resource{
-			Name: rDNSPodIdentity + sa.Name,
-			Kind: podIdentityKind,
-			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"region":              region(ctx),
-				"clusterNameSelector": ctx.Selector(rCluster),
-				"namespace":           sa.Namespace,
-				"serviceAccount":      sa.Name,
-				"roleArnSelector":     ctx.Selector(rDNSIdentity),
-				"tags":                tags(ctx, role),
-			}}},
-			DependsOn: []string{rDNSIdentity, rCluster, addonName(addonPodIdentity)},
-		})
-	}
 	return out, nil
 }
 
-// bindDNS waits for the release's Pod Identity association (which needs
-// no annotation) and points external-dns at Route53's public zone of the
-// cluster.
-func bindDNS(ctx *registry.Context, r platform.Release) (map[string]any, []string, string) {
-	v := map[string]any{}
+// dnsBinding associates a chart's ServiceAccount with the DNS role through
+// EKS Pod Identity (no annotation needed).
+func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resource, error) {
+	return []*registry.Resource{{
+		Name: rDNSPodIdentity + b.Chart,
+		Kind: podIdentityKind,
+		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"region":              region(ctx),
+			"clusterNameSelector": ctx.Selector(rCluster),
+			"namespace":           b.ServiceAccount.Namespace,
+			"serviceAccount":      b.ServiceAccount.Name,
+			"roleArnSelector":     ctx.Selector(rDNSIdentity),
+			"tags":                tags(ctx, names.Join(maxRoleName, base(ctx), "dns")),
+		}}},
+		DependsOn: []string{rDNSIdentity, rCluster, addonName(addonPodIdentity)},
+	}}, nil
+}
+
+// bindDNS makes a release running as the DNS identity wait for its Pod
+// Identity association and points external-dns at the cluster's public
+// hosted zone, whose ID it waits for.
+func bindDNS(ctx *registry.Context, r platform.Release) kube.Bound {
+	b := kube.Bound{Values: map[string]any{}, DependsOn: []string{rDNSPodIdentity + r.Name, rDNSPolicy}}
 	if r.Name == platform.ChartExternalDNS {
 		zone := publicZoneID(ctx)
 		if zone == "" {
-			return nil, nil, "waits for the ID of " + rPublicZone
+			b.Pending = "waits for the ID of " + rPublicZone
+			return b
 		}
-		v["provider"] = map[string]any{"name": "aws"}
-		v["env"] = []any{map[string]any{"name": "AWS_DEFAULT_REGION", "value": region(ctx)}}
-		v["extraArgs"] = []any{"--aws-zone-type=public", "--zone-id-filter=" + zone}
+		b.Values["provider"] = map[string]any{"name": "aws"}
+		b.Values["env"] = []any{map[string]any{"name": "AWS_DEFAULT_REGION", "value": region(ctx)}}
+		b.Values["extraArgs"] = []any{"--aws-zone-type=public", "--zone-id-filter=" + zone}
 	}
-	return v, []string{rDNSPodIdentity + r.ServiceAccount, rDNSPolicy}, ""
+	return b
 }
 
 // certificates renders the ClusterIssuer with a Route53 solver that uses

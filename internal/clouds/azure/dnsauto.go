@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
@@ -37,6 +36,7 @@ const (
 
 func init() {
 	registry.Implement(Cloud, dnsIdentity)
+	registry.Implement(Cloud, dnsBinding)
 	registry.Implement(Cloud, certificates)
 	registry.Implement(Cloud, dnsDelegation)
 	registry.Check(Cloud, checkDelegation)
@@ -51,15 +51,12 @@ func dnsClientID(ctx *registry.Context) string {
 }
 
 // dnsIdentity renders the user-assigned identity external-dns and
-// cert-manager act as through AKS workload identity (no secret exists), its
-// federation with the cluster's OIDC issuer per Kubernetes ServiceAccount,
-// the DNS Zone Contributor role on the cluster's public zone only, and,
-// when external-dns runs, its azure.json (identifiers, no credential).
-// What takes an observed value (issuer, principal, zone ID, tenant) waits
-// for it.
+// cert-manager act as through AKS workload identity (no secret exists) and
+// the DNS Zone Contributor role on the cluster's public zone only; each
+// release binds its ServiceAccount to it (bindDNS). The role waits for the
+// principal and the zone's ID.
 func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Resource, error) {
 	identity := ctx.Observed(rDNSIdentity)
-	issuer := object.String(ctx.Observed(rCluster), "status", "atProvider", "oidcIssuerUrl")
 	out := []*registry.Resource{{
 		Name:         rDNSIdentity,
 		Kind:         identityKind,
@@ -72,24 +69,6 @@ func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Re
 		}}},
 		DependsOn: []string{rResourceGroup},
 	}}
-	for _, sa := range id.Subjects {
-		fed := &registry.Resource{Name: rDNSFederation + sa.Name, Kind: federationKind, ExternalName: base(ctx) + "-" + sa.Name, DependsOn: []string{rDNSIdentity, rCluster}}
-		if issuer == "" {
-			fed.Pending = "waits for the OIDC issuer of " + rCluster
-		} else {
-			fed.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"resourceGroupNameSelector": ctx.Selector(rResourceGroup),
-				"parentIdSelector":          ctx.Selector(rDNSIdentity),
-				"audience":                  []any{tokenAudience},
-				"issuer":                    issuer,
-				"subject":                   kube.SubjectName(sa),
-			}}}
-		}
-		out = append(out, fed)
-		if sa.Name == platform.ChartExternalDNS {
-			out = append(out, externalDNSConfig(ctx, sa, identity))
-		}
-	}
 	ra := &registry.Resource{Name: rDNSContributor, Kind: roleAssignKind, DependsOn: []string{rDNSIdentity, rPublicZone}}
 	principal := object.String(identity, "status", "atProvider", "principalId")
 	zone := object.String(ctx.Observed(rPublicZone), "status", "atProvider", "id")
@@ -115,9 +94,9 @@ func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Re
 // tenant, subscription and resource group of the zone, and workload
 // identity as the way to authenticate. It waits for the release (which
 // creates the namespace) and for the identity's tenant.
-func externalDNSConfig(ctx *registry.Context, sa platform.ServiceAccount, identity *structpb.Struct) *registry.Resource {
+func externalDNSConfig(ctx *registry.Context, namespace string) *registry.Resource {
 	name := rDNSConfig
-	tenant := object.String(identity, "status", "atProvider", "tenantId")
+	tenant := object.String(ctx.Observed(rDNSIdentity), "status", "atProvider", "tenantId")
 	if tenant == "" {
 		return &registry.Resource{Name: name, Kind: kube.ObjectKind, Pending: "waits for the tenant ID of " + rDNSIdentity}
 	}
@@ -130,29 +109,55 @@ func externalDNSConfig(ctx *registry.Context, sa platform.ServiceAccount, identi
 	r := kube.Object(ctx, name, ctx.Plan.Access, map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
-		"metadata":   map[string]any{"name": dnsConfigName, "namespace": sa.Namespace},
+		"metadata":   map[string]any{"name": dnsConfigName, "namespace": namespace},
 		"data":       map[string]any{"azure.json": string(cfg)},
 	})
 	r.DependsOn = append(r.DependsOn, kube.ReleaseName(platform.ChartExternalDNS))
 	return r
 }
 
+// dnsBinding federates a chart's ServiceAccount with the DNS identity on
+// the cluster's OIDC issuer (whose value it waits for); external-dns also
+// gets its azure.json in a ConfigMap.
+func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resource, error) {
+	fed := &registry.Resource{Name: rDNSFederation + b.Chart, Kind: federationKind, ExternalName: base(ctx) + "-" + b.Chart, DependsOn: []string{rDNSIdentity, rCluster}}
+	if issuer := object.String(ctx.Observed(rCluster), "status", "atProvider", "oidcIssuerUrl"); issuer == "" {
+		fed.Pending = "waits for the OIDC issuer of " + rCluster
+	} else {
+		fed.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"resourceGroupNameSelector": ctx.Selector(rResourceGroup),
+			"parentIdSelector":          ctx.Selector(rDNSIdentity),
+			"audience":                  []any{tokenAudience},
+			"issuer":                    issuer,
+			"subject":                   kube.SubjectName(b.ServiceAccount),
+		}}}
+	}
+	out := []*registry.Resource{fed}
+	if b.Chart == platform.ChartExternalDNS {
+		out = append(out, externalDNSConfig(ctx, b.ServiceAccount.Namespace))
+	}
+	return out, nil
+}
+
 // bindDNS annotates the ServiceAccount of a release running as the DNS
-// identity with its client ID and labels it and its pods for the workload
-// identity webhook; external-dns reads its azure.json from the ConfigMap.
-func bindDNS(ctx *registry.Context, r platform.Release) (map[string]any, []string, string) {
+// identity with the identity's client ID (which it waits for) and labels
+// it and its pods for the workload identity webhook; external-dns reads
+// its azure.json from the ConfigMap.
+func bindDNS(ctx *registry.Context, r platform.Release) kube.Bound {
+	b := kube.Bound{DependsOn: []string{rDNSFederation + r.Name, rDNSContributor}}
 	client := dnsClientID(ctx)
 	if client == "" {
-		return nil, nil, "waits for the client ID of " + rDNSIdentity
+		b.Pending = "waits for the client ID of " + rDNSIdentity
+		return b
 	}
 	use := map[string]any{labelUseWI: "true"}
-	v := kube.ServiceAccountValues(map[string]any{annotationClientID: client}, use, use)
+	b.Values = kube.ServiceAccountValues(map[string]any{annotationClientID: client}, use, use)
 	if r.Name == platform.ChartExternalDNS {
-		v["provider"] = map[string]any{"name": "azure"}
-		v["extraVolumes"] = []any{map[string]any{"name": "azure-config-file", "configMap": map[string]any{"name": dnsConfigName}}}
-		v["extraVolumeMounts"] = []any{map[string]any{"name": "azure-config-file", "mountPath": dnsConfigDir, "readOnly": true}}
+		b.Values["provider"] = map[string]any{"name": "azure"}
+		b.Values["extraVolumes"] = []any{map[string]any{"name": "azure-config-file", "configMap": map[string]any{"name": dnsConfigName}}}
+		b.Values["extraVolumeMounts"] = []any{map[string]any{"name": "azure-config-file", "mountPath": dnsConfigDir, "readOnly": true}}
 	}
-	return v, []string{rDNSFederation + r.ServiceAccount, rDNSContributor}, ""
+	return b
 }
 
 // certificates renders the ClusterIssuer with an Azure DNS solver that

@@ -35,6 +35,7 @@ const (
 
 func init() {
 	registry.Implement(Cloud, dnsIdentity)
+	registry.Implement(Cloud, dnsBinding)
 	registry.Implement(Cloud, certificates)
 	registry.Implement(Cloud, dnsDelegation)
 }
@@ -49,9 +50,9 @@ func publicZoneName(ctx *registry.Context) string { return base(ctx) + "-public"
 
 // dnsIdentity renders the Google service account external-dns and
 // cert-manager act as through GKE workload identity (no key exists): DNS
-// admin of the cluster's public zone only, DNS reader of the project (so
-// that external-dns can list the zones), and a workload identity user
-// binding per Kubernetes ServiceAccount.
+// admin of the cluster's public zone only, and DNS reader of the project
+// (so that external-dns can list the zones). Each release binds its
+// ServiceAccount to it (bindDNS).
 func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Resource, error) {
 	member := "serviceAccount:" + dnsAccountEmail(ctx)
 	out := []*registry.Resource{
@@ -87,31 +88,34 @@ func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Re
 			DependsOn: []string{rDNSIdentity},
 		},
 	}
-	for _, sa := range id.Subjects {
-		out = append(out, &registry.Resource{
-			Name: rDNSWorkloadUser + sa.Name,
-			Kind: saIAMMemberKind,
-			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"serviceAccountIdSelector": ctx.Selector(rDNSIdentity),
-				"role":                     roleWorkloadIdentityUser,
-				"member":                   fmt.Sprintf("serviceAccount:%s.svc.id.goog[%s/%s]", ctx.XR.PlaneID, sa.Namespace, sa.Name),
-			}}},
-			DependsOn: []string{rDNSIdentity, rCluster},
-		})
-	}
 	return out, nil
+}
+
+// dnsBinding lets a chart's ServiceAccount act as the DNS identity's Google
+// service account: a workload identity user binding.
+func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resource, error) {
+	return []*registry.Resource{{
+		Name: rDNSWorkloadUser + b.Chart,
+		Kind: saIAMMemberKind,
+		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"serviceAccountIdSelector": ctx.Selector(rDNSIdentity),
+			"role":                     roleWorkloadIdentityUser,
+			"member":                   fmt.Sprintf("serviceAccount:%s.svc.id.goog[%s/%s]", ctx.XR.PlaneID, b.ServiceAccount.Namespace, b.ServiceAccount.Name),
+		}}},
+		DependsOn: []string{rDNSIdentity, rCluster},
+	}}, nil
 }
 
 // bindDNS annotates the ServiceAccount of a release running as the DNS
 // identity with its Google service account, and points external-dns at
 // Cloud DNS in the XR's project.
-func bindDNS(ctx *registry.Context, r platform.Release) (map[string]any, []string, string) {
+func bindDNS(ctx *registry.Context, r platform.Release) kube.Bound {
 	v := kube.ServiceAccountValues(map[string]any{annotationGSA: dnsAccountEmail(ctx)}, nil, nil)
 	if r.Name == platform.ChartExternalDNS {
 		v["provider"] = map[string]any{"name": "google"}
 		v["extraArgs"] = []any{"--google-project=" + ctx.XR.PlaneID, "--google-zone-visibility=public"}
 	}
-	return v, []string{rDNSWorkloadUser + r.ServiceAccount, rDNSZoneAdmin}, ""
+	return kube.Bound{Values: v, DependsOn: []string{rDNSWorkloadUser + r.Name, rDNSZoneAdmin}}
 }
 
 // certificates renders the ClusterIssuer with a Cloud DNS solver that uses

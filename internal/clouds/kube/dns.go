@@ -12,12 +12,22 @@ const (
 	DomainCertificate = "domain-certificate"
 )
 
-// A Binding says how a cloud binds the ServiceAccount of a release that
-// runs as the DNS identity (platform.Release.RunsAs) to that identity:
-// values merged over the release's, the resources the release must wait
-// for, or, while a value only an observed resource will have is missing,
-// why the release cannot be rendered yet.
-type Binding func(ctx *registry.Context, r platform.Release) (values map[string]any, deps []string, pending string)
+// A Bound is what a release that runs as the DNS identity
+// (platform.Release.RunsAs) needs of its cloud, besides the binding itself
+// (platform.DNSBinding).
+type Bound struct {
+	// Values are merged over the release's values.
+	Values map[string]any
+	// DependsOn are what the release waits for besides its provider config.
+	DependsOn []string
+	// Pending, when set, says why the release cannot be rendered yet (a
+	// value only an observed resource will have).
+	Pending string
+}
+
+// A Binding says what a release running as the DNS identity needs of a
+// cloud.
+type Binding func(ctx *registry.Context, r platform.Release) Bound
 
 // BoundRelease returns the Release implementation of a cloud that binds the
 // releases running as the DNS identity with bind. Other releases render as
@@ -27,16 +37,16 @@ func BoundRelease(bind Binding) func(*registry.Context, platform.Release) ([]*re
 		if r.RunsAs == nil {
 			return Release(ctx, r)
 		}
-		values, deps, pending := bind(ctx, r)
-		if pending != "" {
-			return []*registry.Resource{{Name: ReleaseName(r.Name), Kind: ReleaseKind, Pending: pending}}, nil
+		b := bind(ctx, r)
+		if b.Pending != "" {
+			return []*registry.Resource{{Name: ReleaseName(r.Name), Kind: ReleaseKind, Pending: b.Pending}}, nil
 		}
-		r.Values = overlay.Merge(overlay.DeepCopy(r.Values), values)
+		r.Values = overlay.Merge(overlay.DeepCopy(r.Values), b.Values)
 		out, err := Release(ctx, r)
 		if err != nil {
 			return nil, err
 		}
-		out[0].DependsOn = append(out[0].DependsOn, deps...)
+		out[0].DependsOn = append(out[0].DependsOn, b.DependsOn...)
 		return out, nil
 	}
 }

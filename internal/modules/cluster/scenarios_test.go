@@ -170,6 +170,19 @@ func TestScenarios(t *testing.T) {
 					Check: fntest.All(fntest.Condition("DnsReady", "TRUE", "NotRequested"), fntest.Lacks("release-external-dns", "cluster-issuer"), fntest.Desires("release-cert-manager"))},
 			},
 		},
+		"DNSChartDisabledBySpec": {
+			Reason: "Disabling cert-manager in the XR removes its release, its binding to the DNS identity, the issuer and the certificate; external-dns and the identity stay. Disabling external-dns too removes the identity.",
+			XR:     fntest.AWSXR(),
+			Steps: []fntest.Step{
+				converged,
+				{Name: "cert-manager off", Spec: fntest.Edit("spec.parameters.charts", map[string]any{"cert-manager": map[string]any{"disabled": true}}),
+					Removes: []string{"release-cert-manager", "dns-pod-identity-cert-manager", "cluster-issuer", "domain-certificate"},
+					Check:   fntest.All(fntest.Lacks("dns-pod-identity-cert-manager", "cluster-issuer"), fntest.Desires("dns-identity", "dns-pod-identity-external-dns", "release-external-dns"))},
+				{Name: "external-dns off too", Spec: fntest.Edit("spec.parameters.charts", map[string]any{"cert-manager": map[string]any{"disabled": true}, "external-dns": map[string]any{"disabled": true}}),
+					Removes: []string{"release-external-dns", "dns-pod-identity-external-dns", "dns-identity", "dns-zone-access"},
+					Check:   fntest.All(fntest.Lacks("dns-identity", "dns-zone-access"), fntest.Condition("RemovalsSettled", "TRUE", "NothingHeld"))},
+			},
+		},
 		"PrivateClusterToggled": {
 			Reason: "Making the cluster public removes the NAT and the private zone; making it private again brings them back.",
 			XR:     fntest.GCPXR(),
