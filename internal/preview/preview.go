@@ -446,15 +446,3 @@ func Fleet(run Runner, old, updated World, file string, x fntest.Object, observe
 }
 
 func round(v float64) float64 { return math.Round(v*100) / 100 }
-
-// Environment returns the EnvironmentConfigs among objects, and the rest.
-func Environment(objects []fntest.Object) (env, rest []fntest.Object) {
-	for _, o := range objects {
-		if o["kind"] == envcfg.Kind {
-			env = append(env, o)
-			continue
-		}
-		rest = append(rest, o)
-	}
-	return env, rest
-}

@@ -42,9 +42,6 @@ func init() {
 	registry.Check(Cloud, checkDelegation)
 }
 
-// resourceGroupName is the name of the cluster's resource group.
-func resourceGroupName(ctx *registry.Context) string { return base(ctx) + "-rg" }
-
 // dnsClientID is the DNS identity's client ID, once observed.
 func dnsClientID(ctx *registry.Context) string {
 	return object.String(ctx.Observed(rDNSIdentity), "status", "atProvider", "clientId")

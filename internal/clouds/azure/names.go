@@ -107,3 +107,6 @@ func systemPool(env *envcfg.Env) []platform.NodePool {
 		MinNodes: envcfg.Or(sys.MinNodes, defaultSystemMin), MaxNodes: envcfg.Or(sys.MaxNodes, defaultSystemMax),
 	}}
 }
+
+// resourceGroupName is the name of the cluster's resource group.
+func resourceGroupName(ctx *registry.Context) string { return base(ctx) + "-rg" }

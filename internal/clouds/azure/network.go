@@ -24,7 +24,7 @@ func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, e
 		{
 			Name:         rResourceGroup,
 			Kind:         resourceGroupKind,
-			ExternalName: base(ctx) + "-rg",
+			ExternalName: resourceGroupName(ctx),
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 				"location": location(ctx),
 				"tags":     tags(ctx),
