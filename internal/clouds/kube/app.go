@@ -17,7 +17,7 @@ const LabelEnvironment = "platform.example.org/environment"
 
 // availableQuery makes a Deployment's Object ready once the Deployment is
 // available.
-const availableQuery = `object.?status.?conditions.orValue([]).exists(c, c.type == "Available" && c.status == "True")`
+const availableQuery = `has(object.status) && has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Available" && c.status == "True")`
 
 // Kinds an application environment composes on every cloud: other
 // modules' XRs.
