@@ -44,13 +44,24 @@ type ProviderConfigRef struct {
 	Kind string
 }
 
+// AnnotationDeletionAttempt is the annotation Crossplane's Usage webhook
+// puts on a resource whose deletion it refused because a Usage protects
+// it; a Usage with replayDeletion deletes the resource once it is gone.
+const AnnotationDeletionAttempt = "usage.crossplane.io/deletion-attempt-with-policy"
+
+// DeletionRequested reports whether an XR is being deleted, or its owner
+// asked to delete it and a Usage holds the deletion until the XR lets go.
+func DeletionRequested(s *structpb.Struct) bool {
+	return object.String(s, "metadata", "deletionTimestamp") != "" || object.String(s, "metadata", "annotations", AnnotationDeletionAttempt) != ""
+}
+
 // DecodeWorkloadBudget reads and validates a WorkloadBudget XR.
 func DecodeWorkloadBudget(s *structpb.Struct) (*WorkloadBudget, field.ErrorList) {
 	d := &decoder{}
 	b := &WorkloadBudget{
 		Name:       object.String(s, "metadata", "name"),
 		Namespace:  object.String(s, "metadata", "namespace"),
-		Deleting:   object.String(s, "metadata", "deletionTimestamp") != "",
+		Deleting:   DeletionRequested(s),
 		Conditions: object.Conditions(s),
 		Status:     object.Get(s, "status").GetStructValue(),
 	}

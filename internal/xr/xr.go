@@ -336,7 +336,7 @@ func decodeComposite(s *structpb.Struct) Composite {
 		Name:       object.String(s, "metadata", "name"),
 		Namespace:  object.String(s, "metadata", "namespace"),
 		Labels:     object.StringMap(s, "metadata", "labels"),
-		Deleting:   object.String(s, "metadata", "deletionTimestamp") != "",
+		Deleting:   DeletionRequested(s),
 		Conditions: object.Conditions(s),
 		Status:     object.Get(s, "status").GetStructValue(),
 		ConnectionSecret: SecretRef{

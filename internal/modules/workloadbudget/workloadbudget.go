@@ -19,8 +19,25 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
-// targetPrefix starts the composition-resource name of a target's Object.
-const targetPrefix = "deployment-"
+// Composition-resource names.
+const (
+	// targetPrefix starts the name of a target's Object.
+	targetPrefix = "deployment-"
+	// DeletionHold is the Usage that holds the WorkloadBudget's deletion
+	// while a target is scaled down.
+	DeletionHold = "deletion-hold"
+)
+
+// Deleting a WorkloadBudget must leave its Deployments running. Crossplane
+// runs no function once an XR is being deleted, and the Objects only
+// observe and update (deleting them leaves each Deployment as it is, at
+// zero replicas if paused). So while any target is, or may still be, scaled
+// down, the WorkloadBudget composes a Usage of itself with replayDeletion:
+// Crossplane's webhook refuses its deletion and records the attempt on it
+// (xr.AnnotationDeletionAttempt); the function, seeing the attempt, stops
+// pausing and restores the replicas; once every target's Object reports
+// its Deployment back at the stated replicas, the Usage is dropped, and
+// Crossplane replays the deletion.
 
 // Run is the budget module: it measures
 // spend against a WorkloadBudget and, once the budget is exhausted with
@@ -61,6 +78,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	}
 	observed := req.GetObserved().GetResources()
 	allReady := true
+	hold := e.Paused
 	if rsp.Desired == nil {
 		rsp.Desired = &fnv1.State{}
 	}
@@ -93,6 +111,9 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		if err != nil {
 			return fmt.Errorf("cannot encode the Object of target %q: %w", t.Name, err)
 		}
+		if applied, ok := object.Get(observed[name].GetResource(), "status", "atProvider", "manifest", "spec", "replicas").GetKind().(*structpb.Value_NumberValue); ok && int64(applied.NumberValue) != t.Replicas {
+			hold = true
+		}
 		ready := object.IsConditionTrue(observed[name].GetResource(), "Ready")
 		allReady = allReady && ready
 		r := fnv1.Ready_READY_FALSE
@@ -100,6 +121,12 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 			r = fnv1.Ready_READY_TRUE
 		}
 		rsp.Desired.Resources[name] = &fnv1.Resource{Resource: o, Ready: r}
+	}
+
+	if hold {
+		if err := holdDeletion(rsp, req.GetObserved().GetComposite().GetResource(), b.Name); err != nil {
+			return err
+		}
 	}
 
 	module.Warn(rsp, object.Strings(b.Status, "warnings"), warnings)
@@ -126,5 +153,31 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 
 	module.SetConditions(rsp, b.Conditions, []module.Condition{e.Condition()})
 	rsp.Meta.Ttl = durationpb.New(opts.TTL(allReady))
+	return nil
+}
+
+// holdDeletion composes the Usage of the WorkloadBudget itself that holds
+// its deletion until its targets run at their stated replicas.
+func holdDeletion(rsp *fnv1.RunFunctionResponse, oxr *structpb.Struct, name string) error {
+	u, err := structpb.NewStruct(object.Object{
+		"apiVersion": "protection.crossplane.io/v1beta1",
+		"kind":       "Usage",
+		"metadata": map[string]any{
+			"annotations": map[string]any{registry.AnnotationComponent: DeletionHold},
+		},
+		"spec": map[string]any{
+			"of": map[string]any{
+				"apiVersion":  object.String(oxr, "apiVersion"),
+				"kind":        object.String(oxr, "kind"),
+				"resourceRef": map[string]any{"name": name},
+			},
+			"reason":         "WorkloadBudget " + name + " has scaled Deployments down: it restores their replicas before it is deleted, and the deletion is replayed then",
+			"replayDeletion": true,
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("cannot encode the deletion hold: %w", err)
+	}
+	rsp.Desired.Resources[DeletionHold] = &fnv1.Resource{Resource: u, Ready: fnv1.Ready_READY_TRUE}
 	return nil
 }
