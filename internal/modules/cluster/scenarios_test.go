@@ -346,7 +346,7 @@ func TestScenarios(t *testing.T) {
 			},
 		},
 		"BudgetPausedAndUnpaused": {
-			Reason: "An exhausted budget with enforcement holds the pools at their floor without removing anything; spend back under the limit, or deleting the XR, releases them.",
+			Reason: "An exhausted budget with enforcement holds the pools at their floor without removing anything; spend back under the limit, the budget removed from the spec, or deleting the XR, releases them.",
 			XR: fntest.AzureXR(fntest.Set("spec.parameters.budget", map[string]any{
 				"limitUsd": 1000.0, "enforcement": "enabled",
 				"spendRef": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "spend", "fieldPath": "data.spentUsd"},
@@ -360,6 +360,15 @@ func TestScenarios(t *testing.T) {
 				)},
 				{Name: "spend back under", World: spendUSD("10"), Check: fntest.All(fntest.Field("nodepool-general", "spec.forProvider.maxCount", 4), fntest.Condition("BudgetOK", "TRUE", "WithinBudget"))},
 				{Name: "exhausted again", World: spendUSD("5000"), Check: fntest.Field("nodepool-general", "spec.forProvider.maxCount", 2)},
+				{Name: "budget removed from the spec", Spec: func(w *fntest.World) {
+					delete(w.XR["spec"].(map[string]any)["parameters"].(map[string]any), "budget")
+				}, Removes: []string{"budget"}, Check: fntest.Field("nodepool-general", "spec.forProvider.maxCount", 4)},
+				{Name: "budget back, exhausted", Spec: func(w *fntest.World) {
+					fntest.Set("spec.parameters.budget", map[string]any{
+						"limitUsd": 1000.0, "enforcement": "enabled",
+						"spendRef": map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "spend", "fieldPath": "data.spentUsd"},
+					})(w.XR)
+				}, Check: fntest.Field("nodepool-general", "spec.forProvider.maxCount", 2)},
 				{Name: "XR deleted", World: func(w *fntest.World) { fntest.Set("metadata.deletionTimestamp", "2026-11-21T10:00:00Z")(w.XR) }, Hold: true, Check: fntest.Field("nodepool-general", "spec.forProvider.maxCount", 4)},
 			},
 		},
