@@ -35,7 +35,7 @@ FUZZTIME      ?= 10s
 XPKG          := $(OUT)/function-cluster-platform.xpkg
 ARCH          ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all help build generate check-generated test lint fuzz bench bench-go render validate redteam converge xpkg e2e tools clean
+.PHONY: all help build generate check-generated test lint fuzz bench bench-go render validate redteam converge xpkg e2e fleet tools clean
 
 # One line per target.
 help:
@@ -51,7 +51,8 @@ help:
 	@echo "make bench            load benchmark over gRPC against the SDK floor (about 3 minutes)"
 	@echo "make bench-go         Go benchmarks: whole calls per cloud and the hot paths"
 	@echo "make xpkg             build the xpkg (runtime image embedded) without Docker"
-	@echo "make e2e              end to end on a real control plane (etcd, kube-apiserver, Crossplane core)"
+	@echo "make e2e              end to end on a real control plane (etcd, kube-apiserver, Crossplane core, provider-kubernetes)"
+	@echo "make fleet N=100      N mixed XRs at once on that control plane: time to Ready, CPU, RSS, latency, then three faults"
 	@echo "make build            build bin/function-cluster-platform"
 	@echo "make tools            build the pinned crossplane CLI into bin/"
 	@echo "make clean            remove bin/ and _output/"
@@ -112,12 +113,20 @@ xpkg: $(CROSSPLANE)
 		--embed-runtime-image-tarball=$(OUT)/xpkg/image.tar --package-file=$(XPKG)
 	cd internal/tools && $(GO) run ./xpkg check --package=../../$(XPKG)
 
-# End to end on a real control plane (etcd, kube-apiserver, Crossplane core)
-# on loopback, the function over mTLS: internal/e2e/run.sh. The control
-# plane binaries are built from the module proxy once and cached in
-# ~/.cache/function-cluster-platform/e2e (about 12 minutes cold).
+# End to end on a real control plane (etcd, kube-apiserver, Crossplane core,
+# provider-kubernetes) on loopback, the function over mTLS:
+# internal/e2e/run.sh. The binaries are built from the module proxy once and
+# cached in ~/.cache/function-cluster-platform/e2e (about 16 minutes cold).
+# FLEET_SMOKE=N runs a fleet of N after the scenarios, on the same stack.
 e2e:
-	CRDS=$(CRDS) internal/e2e/run.sh
+	CRDS=$(CRDS) FLEET=$(FLEET_SMOKE) SCENARIOS=1 internal/e2e/run.sh
+
+# The fleet: N mixed XRs applied at once, measured, then the faults (kill
+# the function, restart Crossplane core, drop the EnvironmentConfigs for a
+# minute). FLEET_TIMEOUT bounds each wait for the fleet to be Ready.
+N ?= 100
+fleet:
+	CRDS=$(CRDS) FLEET=$(N) FLEET_TIMEOUT=$(or $(FLEET_TIMEOUT),30m) internal/e2e/run.sh
 
 tools: $(CROSSPLANE)
 

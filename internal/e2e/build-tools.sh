@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the end-to-end control plane from the Go module proxy, in throwaway
 # modules, into $OUT: kube-apiserver, kube-controller-manager and kubectl
-# (Kubernetes $K8S_VERSION) and Crossplane core ($XP_VERSION) with its CRDs.
-# A binary that already exists for the same versions is kept: the cold build
-# takes about 12 minutes on two cores, a cached one nothing.
+# (Kubernetes $K8S_VERSION), Crossplane core ($XP_VERSION) with its CRDs and
+# provider-kubernetes ($PK_VERSION) with its package's CRDs. Binaries that
+# already exist for the same versions are kept: the cold build takes about
+# 14 minutes on two cores, a cached one nothing.
 #
 # Usage: OUT=~/.cache/function-cluster-platform/e2e ./build-tools.sh
 set -euo pipefail
@@ -11,17 +12,48 @@ OUT=${OUT:?where the binaries go}
 K8S=${K8S_VERSION:-v1.35.1}
 STAGING=${STAGING_VERSION:-v0.35.1}
 XPV=${XP_VERSION:-v2.2.1}
+PKV=${PK_VERSION:-v1.2.1}
 B=${BUILD_DIR:-$OUT/build}
-mkdir -p "$OUT" "$B/k8s" "$B/xp"
+mkdir -p "$OUT" "$B/k8s" "$B/xp" "$B/pk"
 stamp="$OUT/versions"
 want="kubernetes=$K8S crossplane=$XPV"
+t0=$(date +%s)
+
+# provider-kubernetes, the one provider that runs for real: the local API
+# server plays every workload cluster. Stamped on its own, so that adding it
+# does not rebuild the control plane.
+pkstamp="$OUT/provider-kubernetes.version"
+if ! { [ -f "$pkstamp" ] && [ "$(cat "$pkstamp")" = "$PKV" ] && [ -x "$OUT/provider-kubernetes" ] && [ -d "$OUT/provider-kubernetes-crds" ]; }; then
+  cd "$B/pk"
+  cat > go.mod <<MOD
+module e2epkbuild
+
+go 1.25.0
+
+require github.com/crossplane-contrib/provider-kubernetes $PKV
+MOD
+  cat > tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import _ "github.com/crossplane-contrib/provider-kubernetes/cmd/provider"
+GO
+  go mod tidy
+  go build -ldflags "-s -w" -o "$OUT/provider-kubernetes" github.com/crossplane-contrib/provider-kubernetes/cmd/provider
+  rm -rf "$OUT/provider-kubernetes-crds"
+  cp -r "$(go env GOMODCACHE)/github.com/crossplane-contrib/provider-kubernetes@$PKV/package/crds" "$OUT/provider-kubernetes-crds"
+  chmod -R u+w "$OUT/provider-kubernetes-crds"
+  echo "$PKV" > "$pkstamp"
+  echo "e2e tools: provider-kubernetes $PKV built ($(( $(date +%s) - t0 )) s)"
+fi
+
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$OUT/kube-apiserver" ] && [ -x "$OUT/kube-controller-manager" ] \
    && [ -x "$OUT/kubectl" ] && [ -x "$OUT/crossplane" ] && [ -d "$OUT/crossplane-crds" ]; then
-  echo "e2e tools: cached in $OUT ($want)"
+  echo "e2e tools: cached in $OUT ($want, provider-kubernetes=$PKV)"
   exit 0
 fi
 rm -f "$stamp"
-t0=$(date +%s)
 
 # Kubernetes: require k8s.io/kubernetes and replace every staging module
 # with its published release.

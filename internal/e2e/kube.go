@@ -30,7 +30,10 @@ type object = map[string]any
 type kube struct {
 	server string
 	token  string
-	http   *http.Client
+	// ca is the API server's CA certificate (PEM), which the kubeconfigs
+	// the simulator writes for the workload clusters carry.
+	ca   []byte
+	http *http.Client
 
 	mu        sync.Mutex
 	resources map[string]resourceInfo // by apiVersion + "/" + kind
@@ -79,6 +82,7 @@ func newKube(path string) (*kube, error) {
 	return &kube{
 		server:    kc.Clusters[0].Cluster.Server,
 		token:     kc.Users[0].User.Token,
+		ca:        ca,
 		http:      &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}},
 		resources: map[string]resourceInfo{},
 	}, nil
@@ -240,26 +244,59 @@ func (k *kube) patchStatus(apiVersion, kind, namespace, name string, status map[
 	return err
 }
 
+// post creates an object, or a subresource of one (a pod's binding).
+func (k *kube) post(apiVersion, kind, namespace, name, sub string, o object) error {
+	p, err := k.path(apiVersion, kind, namespace, name, sub)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	_, err = k.do(http.MethodPost, p, "application/json", b)
+	return err
+}
+
 func (k *kube) delete(apiVersion, kind, namespace, name string) error {
+	return k.deleteWith(apiVersion, kind, namespace, name, nil)
+}
+
+// deleteWith deletes with delete options (a grace period, a propagation
+// policy).
+func (k *kube) deleteWith(apiVersion, kind, namespace, name string, opts map[string]any) error {
 	p, err := k.path(apiVersion, kind, namespace, name, "")
 	if err != nil {
 		return err
 	}
-	_, err = k.do(http.MethodDelete, p, "", nil)
+	var body []byte
+	ct := ""
+	if opts != nil {
+		if body, err = json.Marshal(opts); err != nil {
+			return err
+		}
+		ct = "application/json"
+	}
+	_, err = k.do(http.MethodDelete, p, ct, body)
 	if errors.Is(err, errNotFound) {
 		return nil
 	}
 	return err
 }
 
-// str reads a string at a path of an object.
-func str(o object, path ...string) string {
+// at reads the value at a path of an object.
+func at(o object, path ...string) any {
 	var cur any = o
 	for _, p := range path {
 		m, _ := cur.(map[string]any)
 		cur = m[p]
 	}
-	s, _ := cur.(string)
+	return cur
+}
+
+// str reads a string at a path of an object.
+func str(o object, path ...string) string {
+	s, _ := at(o, path...).(string)
 	return s
 }
 

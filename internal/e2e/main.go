@@ -24,14 +24,25 @@ func main() {
 	timeout := flag.Duration("timeout", 5*time.Minute, "how long each step may take")
 	prepare := flag.String("prepare-crds", "", "copy the provider CRDs of this folder for installing without providers into -out, and exit")
 	out := flag.String("out", "", "where -prepare-crds writes")
+	fleet := flag.Int("fleet", 0, "instead of the scenarios, apply this many mixed XRs at once, measure, and inject faults (make fleet)")
+	work := flag.String("work", "", "run.sh's work folder (pid files, start scripts), for -fleet")
+	metrics := flag.String("metrics", "http://127.0.0.1:18090/metrics", "the function's metrics, for -fleet")
+	providers := flag.String("providers", "gcp,aws,azure,helm,kubernetes,sql", "the folders of -prepare-crds")
 	flag.Parse()
 	if *prepare != "" {
-		n, err := prepareCRDs(*prepare, *out, []string{"gcp", "aws", "azure", "helm", "kubernetes", "sql"})
+		n, err := prepareCRDs(*prepare, *out, strings.Split(*providers, ","))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "e2e:", err)
 			os.Exit(1)
 		}
 		fmt.Printf("prepared %d provider CRDs in %s\n", n, *out)
+		return
+	}
+	if *fleet > 0 {
+		if err := runFleet(*kubeconfig, *examples, *fleet, *work, *metrics, *timeout); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: FLEET FAILED:", err)
+			os.Exit(1)
+		}
 		return
 	}
 	if err := run(*kubeconfig, *examples, strings.Split(*clouds, ","), *timeout); err != nil {
@@ -54,31 +65,66 @@ var minPath = map[string][]string{
 	"azure": {"spec", "forProvider", "minCount"},
 }
 
-func run(kubeconfig, examples string, clouds []string, timeout time.Duration) error {
-	k, err := newKube(kubeconfig)
+// paths of the maximum node count of a node pool, per cloud.
+var maxPath = map[string][]string{
+	"gcp":   {"spec", "forProvider", "autoscaling", "maxNodeCount"},
+	"aws":   {"spec", "forProvider", "scalingConfig", "maxSize"},
+	"azure": {"spec", "forProvider", "maxCount"},
+}
+
+// runFleet starts the simulator and runs the fleet. The simulator looks
+// less often than in the scenarios: listing tens of thousands of objects
+// every 300 ms would be most of the load it measures.
+func runFleet(kubeconfig, examples string, n int, work, metrics string, timeout time.Duration) error {
+	k, c, stop, err := simulator(kubeconfig, 2*time.Second)
 	if err != nil {
 		return err
 	}
+	defer stop()
+	s := &scenarios{k: k, examples: examples, timeout: timeout}
+	return s.fleet(c, n, work, metrics)
+}
+
+// simulator connects to the API server and starts the cloud simulator,
+// which looks every interval until stop is called.
+func simulator(kubeconfig string, interval time.Duration) (*kube, *cloud, context.CancelFunc, error) {
+	k, err := newKube(kubeconfig)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	c := &cloud{k: k}
 	if err := c.discover(); err != nil {
-		return err
+		return nil, nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go c.run(ctx, 300*time.Millisecond)
+	go c.run(ctx, interval)
+	return k, c, cancel, nil
+}
+
+func run(kubeconfig, examples string, clouds []string, timeout time.Duration) error {
+	k, c, stop, err := simulator(kubeconfig, 300*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	fmt.Printf("cloud simulator: standing in for the providers of %d managed resource kinds\n", len(c.kinds))
 
 	s := &scenarios{k: k, examples: examples, timeout: timeout}
 	start := time.Now()
 	count := 0
+	fmt.Println("scenario: WorkloadBudget on real Deployments (within budget, over, back under, deleted while paused, monitor-only)")
+	if err := s.budget(); err != nil {
+		return fmt.Errorf("budget: %w", err)
+	}
+	count++
 	for _, cl := range clouds {
 		fmt.Printf("scenario: %s namespaced XR (create, Ready, a Database and an AppEnvironment on it, resize a pool, remove a pool, delete)\n", cl)
 		during := func() error {
-			if err := s.onCluster(cl+"/database.yaml", cl, runDatabase, database.Clusters, []string{"host", "connectionSecret"}, nil); err != nil {
+			if err := s.onCluster(cl+"/database.yaml", cl, runDatabase, database.Clusters, []string{"host", "connectionSecret"}, nil, nil); err != nil {
 				return err
 			}
 			return s.onCluster(cl+"/appenvironment.yaml", cl, runEnvironment, environment.Clusters,
-				[]string{"namespace", "url", "databaseHost", "bucketName", "bucketUrl"}, removeBucket)
+				[]string{"namespace", "url", "databaseHost", "bucketName", "bucketUrl"}, s.appWorkload, removeBucket)
 		}
 		if err := s.lifecycle(cl+"/cluster.yaml", "default", "batch", minPath[cl], during); err != nil {
 			return fmt.Errorf("%s: %w", cl, err)
@@ -86,7 +132,7 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 		count += 3
 	}
 	fmt.Println("scenario: gcp legacy Database on a network of its own (create, Ready, delete)")
-	if err := s.onCluster("gcp/database-legacy.yaml", "", runDatabase, database.Clusters, []string{"host", "connectionSecret"}, nil); err != nil {
+	if err := s.onCluster("gcp/database-legacy.yaml", "", runDatabase, database.Clusters, []string{"host", "connectionSecret"}, nil, nil); err != nil {
 		return fmt.Errorf("gcp legacy database: %w", err)
 	}
 	count++

@@ -7,7 +7,9 @@
 # is torn down by PID at the end, also on failure.
 #
 # Environment: E2E_CACHE (built control-plane binaries, kept between runs),
-# E2E_WORK (state and logs), CRDS (provider CRDs), KEEP=1 to leave it running.
+# E2E_WORK (state and logs), CRDS (provider CRDs), KEEP=1 to leave it running,
+# FLEET=N to run the fleet of N XRs and its faults instead of the scenarios
+# (make fleet), FLEET_TIMEOUT (30m) how long the fleet may take to be Ready.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/internal/e2e
@@ -15,6 +17,7 @@ CACHE=${E2E_CACHE:-$HOME/.cache/function-cluster-platform/e2e}
 WORK=${E2E_WORK:-$ROOT/_output/e2e}
 CRDS=${CRDS:-$ROOT/../shared/crds}
 KEEP=${KEEP:-}
+FN_PORT=19443 XP_WEBHOOK_PORT=19444
 export KUBECONFIG=$WORK/kubeconfig
 cd "$ROOT"
 t0=$(date +%s.%N)
@@ -50,11 +53,11 @@ cleanup() {
   rc=$?
   if [ -n "$KEEP" ]; then log "KEEP=1: left running; PIDs in $WORK/*.pid, KUBECONFIG=$KUBECONFIG"; return; fi
   if [ $rc -ne 0 ]; then
-    for f in function crossplane kube-apiserver; do
+    for f in function provider-kubernetes crossplane kube-apiserver; do
       [ -f "$WORK/$f.log" ] && { echo "---- last lines of $f.log"; tail -n 25 "$WORK/$f.log"; }
     done
   fi
-  for p in function crossplane kcm kube-apiserver etcd; do
+  for p in function provider-kubernetes crossplane kcm kube-apiserver etcd; do
     [ -f "$WORK/$p.pid" ] || continue
     pid=$(cat "$WORK/$p.pid"); kill "$pid" 2>/dev/null || continue
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -83,6 +86,10 @@ mkcert() { # dir cn ext
   cp ca.crt "$1/ca.crt"
 }
 mkcert fn function $'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth'
+# Crossplane's and provider-kubernetes's webhook servers, on loopback.
+mkdir -p xpw pk
+mkcert xpw crossplane-webhook $'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth'
+mkcert pk provider-kubernetes $'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth'
 mkcert xp crossplane $'subjectAltName=DNS:crossplane.crossplane-system\nextendedKeyUsage=clientAuth'
 cd "$ROOT"
 
@@ -119,6 +126,8 @@ contexts:
   context: {cluster: e2e, user: admin}
 current-context: e2e
 KC
+# The same API server as a workload cluster sees it: embedded CA.
+sed "s|certificate-authority: .*|certificate-authority-data: $(base64 -w0 "$P/ca.crt")|" "$KUBECONFIG" > "$WORK/workload-kubeconfig"
 for _ in $(seq 1 120); do kubectl get --raw /readyz >/dev/null 2>&1 && break; sleep 0.5; done
 kubectl get --raw /readyz >/dev/null
 log "control plane ready"
@@ -131,30 +140,87 @@ mkdir -p "$WORK/xpkg-cache" "$WORK/xfn-cache"
 # The cloud simulator compresses the minutes of provider status updates of
 # a whole stack into a second, far more watch events than an XR's circuit
 # breaker lets through by default (burst 100, 1 per second, 5 minutes open).
-crossplane core start --enable-webhooks=false --package-runtime=External \
-  --tls-client-certs-dir="$P/xp" --xpkg-cache-dir="$WORK/xpkg-cache" --xfn-cache-dir="$WORK/xfn-cache" \
-  --metrics-port=18080 --health-probe-port=18081 --poll-interval=10s \
-  --circuit-breaker-burst=2000 --circuit-breaker-refill-rate=50 --circuit-breaker-cooldown=5s \
-  >"$WORK/crossplane.log" 2>&1 </dev/null &
-echo $! > "$WORK/crossplane.pid"
+# Started by a script of its own, which the fleet's faults run again.
+cat > "$WORK/start-crossplane.sh" <<SH
+#!/usr/bin/env bash
+PATH=$CACHE:\$PATH crossplane core start --enable-webhooks --webhook-port=$XP_WEBHOOK_PORT --tls-server-certs-dir="$P/xpw" --package-runtime=External \\
+  --tls-client-certs-dir="$P/xp" --xpkg-cache-dir="$WORK/xpkg-cache" --xfn-cache-dir="$WORK/xfn-cache" \\
+  --metrics-port=18080 --health-probe-port=18081 --poll-interval=10s \\
+  --circuit-breaker-burst=2000 --circuit-breaker-refill-rate=50 --circuit-breaker-cooldown=5s \\
+  >>"$WORK/crossplane.log" 2>&1 </dev/null &
+echo \$! > "$WORK/crossplane.pid"
+SH
+chmod +x "$WORK/start-crossplane.sh"; "$WORK/start-crossplane.sh"
 for _ in $(seq 1 120); do curl -sf http://127.0.0.1:18081/readyz >/dev/null 2>&1 && break; sleep 0.5; done
 curl -sf http://127.0.0.1:18081/readyz >/dev/null
-log "crossplane core ready"
+# The one webhook of Crossplane's that matters here: deleting a resource
+# in use by a Usage is refused (and replayed once the Usage goes). The
+# Helm chart would point it at the webhook Service; here at loopback.
+cat <<WH | kubectl apply -f - >/dev/null
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: crossplane-no-usages
+webhooks:
+- name: nousages.protection.crossplane.io
+  admissionReviewVersions: [v1]
+  clientConfig:
+    url: https://127.0.0.1:$XP_WEBHOOK_PORT/validate-no-usages
+    caBundle: $(base64 -w0 "$P/ca.crt")
+  failurePolicy: Fail
+  objectSelector: {matchLabels: {crossplane.io/in-use: "true"}}
+  rules: [{apiGroups: ["*"], apiVersions: ["*"], operations: [DELETE], resources: ["*"]}]
+  sideEffects: None
+WH
+log "crossplane core ready, with its Usage webhook"
 
-# ---- the function, with mTLS (never --insecure), registered by hand
-"$WORK/function" --address=127.0.0.1:9443 --tls-certs-dir="$P/fn" --metrics-address=127.0.0.1:18090 \
-  >"$WORK/function.log" 2>&1 </dev/null &
-echo $! > "$WORK/function.pid"
+# ---- the function, with mTLS (never --insecure), registered by hand;
+# provider-kubernetes's webhook server holds 9443.
+cat > "$WORK/start-function.sh" <<SH
+#!/usr/bin/env bash
+"$WORK/function" --address=127.0.0.1:$FN_PORT --tls-certs-dir="$P/fn" --metrics-address=127.0.0.1:18090 \\
+  >>"$WORK/function.log" 2>&1 </dev/null &
+echo \$! > "$WORK/function.pid"
+SH
+chmod +x "$WORK/start-function.sh"; "$WORK/start-function.sh"
 kubectl apply -f "$HERE/manifests/functionrevision.yaml" >/dev/null
 kubectl patch functionrevision function-cluster-platform-e2e --subresource=status --type=merge \
-  -p '{"status":{"endpoint":"127.0.0.1:9443","capabilities":["composition"]}}' >/dev/null
+  -p "{\"status\":{\"endpoint\":\"127.0.0.1:$FN_PORT\",\"capabilities\":[\"composition\"]}}" >/dev/null
 log "function serving over mTLS and registered"
 
 # ---- provider CRDs, our APIs, the example environment
-"$WORK/e2e" -prepare-crds="$CRDS" -out="$WORK/crds"
+# provider-kubernetes runs, so its kinds come from its own package (which
+# has its ProviderConfigUsages too); the other providers' from ../shared/crds.
+"$WORK/e2e" -prepare-crds="$CRDS" -out="$WORK/crds" -providers=gcp,aws,azure,helm,sql
+mkdir -p "$WORK/pkcrds"; cp -r "$CACHE/provider-kubernetes-crds" "$WORK/pkcrds/kubernetes"
+"$WORK/e2e" -prepare-crds="$WORK/pkcrds" -out="$WORK/crds" -providers=kubernetes
 for d in gcp aws azure helm kubernetes sql; do kubectl apply --server-side -f "$WORK/crds/$d" >/dev/null; done
 established
 log "provider CRDs installed"
+
+# ---- provider-kubernetes for real, against this API server, which also
+# plays every workload cluster the XRs create.
+# It re-reads what it applied every PK_POLL: 5 s for the scenarios, which
+# wait on Deployments becoming available; 15 s for a fleet's thousands.
+PK_POLL=${PK_POLL:-$([ -n "${FLEET:-}" ] && [ -z "${SCENARIOS:-}" ] && echo 15s || echo 5s)}
+TLS_SERVER_CERTS_DIR="$P/pk" provider-kubernetes --health-probe-bind-addr=127.0.0.1:18083 --poll="$PK_POLL" \
+  >"$WORK/provider-kubernetes.log" 2>&1 </dev/null &
+echo $! > "$WORK/provider-kubernetes.pid"
+for _ in $(seq 1 120); do curl -sf http://127.0.0.1:18083/readyz >/dev/null 2>&1 && break; sleep 0.5; done
+curl -sf http://127.0.0.1:18083/readyz >/dev/null
+# The ProviderConfig a standalone WorkloadBudget uses by default.
+kubectl -n crossplane-system create secret generic local-kubeconfig --from-file=kubeconfig="$WORK/workload-kubeconfig" >/dev/null
+kubectl apply -f - >/dev/null <<PC
+apiVersion: kubernetes.m.crossplane.io/v1alpha1
+kind: ClusterProviderConfig
+metadata:
+  name: default
+spec:
+  credentials:
+    source: Secret
+    secretRef: {namespace: crossplane-system, name: local-kubeconfig, key: kubeconfig}
+PC
+log "provider-kubernetes $(cat "$CACHE/provider-kubernetes.version") ready"
 kubectl apply -f apis/cluster/ -f apis/cluster-legacy/ -f apis/database/ -f apis/database-legacy/ -f apis/appenvironment/ -f apis/appenvironment-legacy/ -f apis/budget/ >/dev/null
 kubectl wait xrd --all --for condition=Established --timeout=120s >/dev/null
 for crd in clusters.platform.example.org xclusters.legacy.platform.example.org databases.platform.example.org xdatabases.legacy.platform.example.org \
@@ -168,11 +234,18 @@ kubectl apply -f examples/spend/ >/dev/null
 log "XRDs, Compositions and EnvironmentConfigs installed"
 
 # kube-controller-manager garbage-collects composed resources of a deleted
-# XR; started after the XRs' kinds exist, so that it watches them at once.
-kube-controller-manager --kubeconfig="$KUBECONFIG" --controllers=garbagecollector,namespace \
+# XR, and runs the workload clusters' Deployments and ReplicaSets; started
+# after the XRs' kinds exist, so that it watches them at once.
+kube-controller-manager --kubeconfig="$KUBECONFIG" --controllers=garbagecollector,namespace,deployment,replicaset,serviceaccount \
   --leader-elect=false --secure-port=0 >"$WORK/kcm.log" 2>&1 </dev/null &
 echo $! > "$WORK/kcm.pid"
 log "stack up; running the scenarios"
 
-"$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples
+if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
+  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples
+fi
+if [ -n "${FLEET:-}" ]; then
+  log "the fleet: $FLEET XRs"
+  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -fleet="$FLEET" -work="$WORK" -timeout="${FLEET_TIMEOUT:-30m}"
+fi
 log "done"

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -130,9 +132,15 @@ func (s *scenarios) lifecycle(example string, resize, remove string, minPath []s
 		}
 	}
 
+	spec := xr["spec"].(map[string]any)["parameters"].(map[string]any)
+	if paused, _ := at(live, "status", "budget", "paused").(bool); paused {
+		if err := s.unbudget(xr, ns, composed, maxPath[cloudOf(example)]); err != nil {
+			return err
+		}
+	}
+
 	// Resize a pool: its node pool is updated in place.
 	pool := composed["nodepool-"+resize]
-	spec := xr["spec"].(map[string]any)["parameters"].(map[string]any)
 	p := spec["pools"].(map[string]any)[resize].(map[string]any)
 	newMin := p["minNodes"].(float64) + 1
 	p["minNodes"] = newMin
@@ -145,11 +153,7 @@ func (s *scenarios) lifecycle(example string, resize, remove string, minPath []s
 		if err != nil {
 			return false, err
 		}
-		var cur any = o
-		for _, seg := range minPath {
-			m, _ := cur.(map[string]any)
-			cur = m[seg]
-		}
+		cur := at(o, minPath...)
 		return cur == newMin, fmt.Errorf("%s = %v", strings.Join(minPath, "."), cur)
 	})
 	if err != nil {
@@ -192,17 +196,73 @@ func (s *scenarios) lifecycle(example string, resize, remove string, minPath []s
 		fmt.Printf("  %s: pool %s removed with its %d resources, the other %d kept, in %.1f s\n", example, remove, len(gone), len(composed)-len(gone), took.Seconds())
 	}
 
-	// Delete the XR: everything it composed goes.
+	// Delete the XR: everything it composed goes, in the order its Usages
+	// set: what provider-kubernetes and provider-helm apply before their
+	// ProviderConfigs.
 	if err := s.k.delete(apiVersion, kind, ns, name); err != nil {
 		return err
 	}
+	start := time.Now()
+	goneAt := map[string]time.Duration{}
 	took, err = s.waitFor(example+" deleted with its composed resources", func() (bool, error) {
+		left := 0
+		for crname, r := range composed {
+			if _, ok := goneAt[crname]; ok {
+				continue
+			}
+			if _, err := s.k.get(r.apiVersion, r.kind, ns, r.name); errors.Is(err, errNotFound) {
+				goneAt[crname] = time.Since(start)
+				continue
+			}
+			left++
+		}
 		if _, err := s.k.get(apiVersion, kind, ns, name); err == nil {
 			return false, fmt.Errorf("the XR still exists")
 		}
-		for crname, r := range composed {
-			if _, err := s.k.get(r.apiVersion, r.kind, ns, r.name); err == nil {
-				return false, fmt.Errorf("%s still exists", crname)
+		return left == 0, fmt.Errorf("%d composed resources left", left)
+	})
+	if err != nil {
+		return err
+	}
+	order, err := deletionOrder(composed, goneAt)
+	if err != nil {
+		return fmt.Errorf("%s: %w", example, err)
+	}
+	fmt.Printf("  %s: deleted, all %d composed resources gone, in %.1f s; %s\n", example, len(composed), took.Seconds(), order)
+	s.results = append(s.results, fmt.Sprintf("%-30s Ready in %5.1f s, %3d composed resources", example, readyIn.Seconds(), len(composed)))
+	return nil
+}
+
+// cloudOf is the cloud of an example, by its folder.
+func cloudOf(example string) string { return strings.Split(example, "/")[0] }
+
+// unbudget removes the budget of a Cluster its budget paused: every pool's
+// node pool returns to its maximum, and only the budget's resources go.
+func (s *scenarios) unbudget(xr object, ns string, composed map[string]composedRef, maxPath []string) error {
+	spec := xr["spec"].(map[string]any)["parameters"].(map[string]any)
+	pools := spec["pools"].(map[string]any)
+	floors := map[string]any{}
+	for name := range pools {
+		r := composed["nodepool-"+name]
+		o, err := s.k.get(r.apiVersion, r.kind, ns, r.name)
+		if err != nil {
+			return err
+		}
+		floors[name] = at(o, maxPath...)
+	}
+	delete(spec, "budget")
+	if err := s.k.apply(xr); err != nil {
+		return err
+	}
+	took, err := s.waitFor("pools back at their maximum", func() (bool, error) {
+		for name, p := range pools {
+			r := composed["nodepool-"+name]
+			o, err := s.k.get(r.apiVersion, r.kind, ns, r.name)
+			if err != nil {
+				return false, err
+			}
+			if got := at(o, maxPath...); got != p.(map[string]any)["maxNodes"] {
+				return false, fmt.Errorf("nodepool-%s %s = %v", name, strings.Join(maxPath, "."), got)
 			}
 		}
 		return true, nil
@@ -210,9 +270,47 @@ func (s *scenarios) lifecycle(example string, resize, remove string, minPath []s
 	if err != nil {
 		return err
 	}
-	fmt.Printf("  %s: deleted, all %d composed resources gone, in %.1f s\n", example, len(composed), took.Seconds())
-	s.results = append(s.results, fmt.Sprintf("%-30s Ready in %5.1f s, %3d composed resources", example, readyIn.Seconds(), len(composed)))
+	var back []string
+	for _, name := range slices.Sorted(maps.Keys(pools)) {
+		back = append(back, fmt.Sprintf("%s %v -> %v", name, floors[name], pools[name].(map[string]any)["maxNodes"]))
+	}
+	for crname := range composed {
+		if crname == "budget" || strings.HasPrefix(crname, "budget-uses-") || strings.HasSuffix(crname, "-uses-budget") {
+			delete(composed, crname)
+		}
+	}
+	fmt.Printf("  %s: paused by its budget; budget removed from the spec, pools back at their maximum (%s) in %.1f s\n", str(xr, "metadata", "name"), strings.Join(back, ", "), took.Seconds())
+	s.results = append(s.results, fmt.Sprintf("budget: %-28s %s node pools %s", "Cluster budget removed", str(xr, "metadata", "name"), strings.Join(back, ", ")))
 	return nil
+}
+
+// deletionOrder checks that every Object was gone before the Kubernetes
+// ProviderConfig and every Release before the Helm one: the Usages between
+// them, honoured by Crossplane's webhook, and the ProviderConfigs' own
+// usage tracking.
+func deletionOrder(composed map[string]composedRef, goneAt map[string]time.Duration) (string, error) {
+	var out []string
+	for pc, kind := range map[string]string{"kubernetes-provider-config": "Object", "helm-provider-config": "Release"} {
+		pcGone, ok := goneAt[pc]
+		if !ok {
+			continue
+		}
+		var last time.Duration
+		n := 0
+		for crname, r := range composed {
+			if r.kind != kind {
+				continue
+			}
+			n++
+			if goneAt[crname] > pcGone {
+				return "", fmt.Errorf("%s (%s) went at %.1f s, after %s at %.1f s", crname, kind, goneAt[crname].Seconds(), pc, pcGone.Seconds())
+			}
+			last = max(last, goneAt[crname])
+		}
+		out = append(out, fmt.Sprintf("%d %ss gone by %.1f s, their ProviderConfig at %.1f s", n, kind, last.Seconds(), pcGone.Seconds()))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", "), nil
 }
 
 // checkInventory checks that the XR composed exactly the expected stack, in
@@ -316,7 +414,7 @@ func checkStatus(xr object) error {
 // The real Crossplane delivers the Cluster and its composed resources to
 // the function by the selectors the XR asks with, which is what this
 // proves beyond a render.
-func (s *scenarios) onCluster(example, clusterCloud string, run fntest.Runner, reader *clusterref.Reader, fields []string, change func(xr object) []string) error {
+func (s *scenarios) onCluster(example, clusterCloud string, run fntest.Runner, reader *clusterref.Reader, fields []string, verify func(live object) error, change func(xr object) []string) error {
 	xr := fntest.MustLoad(filepath.Join(s.examples, example))[0]
 	name, ns := str(xr, "metadata", "name"), str(xr, "metadata", "namespace")
 	apiVersion, kind := xr["apiVersion"].(string), xr["kind"].(string)
@@ -365,6 +463,11 @@ func (s *scenarios) onCluster(example, clusterCloud string, run fntest.Runner, r
 		got = append(got, f+" "+v)
 	}
 	fmt.Printf("  %s: created -> Ready in %.1f s, %d composed resources as expected; %s\n", example, readyIn.Seconds(), len(composed), strings.Join(got, ", "))
+	if verify != nil {
+		if err := verify(live); err != nil {
+			return fmt.Errorf("%s: %w", example, err)
+		}
+	}
 
 	if change != nil {
 		gone := map[string]bool{}
@@ -417,6 +520,35 @@ func (s *scenarios) onCluster(example, clusterCloud string, run fntest.Runner, r
 	}
 	fmt.Printf("  %s: deleted, all %d composed resources gone, in %.1f s\n", example, len(composed), took.Seconds())
 	s.results = append(s.results, fmt.Sprintf("%-30s Ready in %5.1f s, %3d composed resources", example, readyIn.Seconds(), len(composed)))
+	return nil
+}
+
+// appWorkload checks what an AppEnvironment put on its cluster, as
+// provider-kubernetes applied it: the backend Deployment in the
+// environment's namespace, available, reading the database's connection
+// Secret through envFrom, and that Secret holding the database's host.
+func (s *scenarios) appWorkload(live object) error {
+	ns := str(live, "status", "namespace")
+	d, err := s.k.get("apps/v1", "Deployment", ns, environment.BackendName)
+	if err != nil {
+		return fmt.Errorf("the backend Deployment in namespace %s: %w", ns, err)
+	}
+	tmpl := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	c := tmpl["containers"].([]any)[0].(map[string]any)
+	envFrom, _ := c["envFrom"].([]any)
+	if len(envFrom) != 1 || str(envFrom[0].(map[string]any), "secretRef", "name") != environment.ConnectionSecret {
+		return fmt.Errorf("the backend's envFrom is %v, not the Secret %s", envFrom, environment.ConnectionSecret)
+	}
+	sec, err := s.k.get("v1", "Secret", ns, environment.ConnectionSecret)
+	if err != nil {
+		return fmt.Errorf("the connection Secret: %w", err)
+	}
+	host, _ := base64.StdEncoding.DecodeString(str(sec, "data", "DB_HOST"))
+	if string(host) != str(live, "status", "databaseHost") || str(sec, "data", "DB_PASSWORD") == "" {
+		return fmt.Errorf("the connection Secret has DB_HOST %q (want %q) and a password: %t", host, str(live, "status", "databaseHost"), str(sec, "data", "DB_PASSWORD") != "")
+	}
+	fmt.Printf("  %s: Deployment %s/%s available (%d/%d), envFrom Secret %s (DB_HOST %s, DB_PASSWORD set), ServiceAccount %s\n", str(live, "metadata", "name"), ns, environment.BackendName,
+		num(d, "status", "availableReplicas"), num(d, "spec", "replicas"), environment.ConnectionSecret, host, tmpl["serviceAccountName"])
 	return nil
 }
 

@@ -12,17 +12,20 @@ import (
 )
 
 // cloud stands in for provider-upjet-gcp/aws/azure, provider-helm and
-// provider-kubernetes, which cannot reach real clouds here: it finds the
-// managed resources our XRs compose (those Crossplane labels with their
-// composite, of kinds served by the providers' CRDs: the WorkloadBudget an
-// AppEnvironment nests composes Objects outside the registry) and
-// writes the status a provider would once the resource exists: Synced and
-// Ready conditions and status.atProvider with plausible outputs (endpoint,
-// CA, OIDC issuer, name servers). It touches nothing else.
+// provider-sql, which cannot reach real clouds here (provider-kubernetes
+// runs for real): it finds the managed resources our XRs compose (those
+// Crossplane labels with their composite, of kinds served by the providers'
+// CRDs) and writes the status a provider would once the resource exists:
+// Synced and Ready conditions and status.atProvider with plausible outputs
+// (endpoint, CA, OIDC issuer, name servers), and what the provider writes
+// besides (see workload.go): connection secrets, passwords, a release's
+// namespace and CRDs. It also plays the kubelet for the pods of the one
+// API server that is every workload cluster. It touches nothing else.
 type cloud struct {
 	k       *kube
 	kinds   []kindRef
 	patched atomic.Int64
+	node    bool
 }
 
 // kindRef is a served kind.
@@ -33,8 +36,7 @@ type kindRef struct{ apiVersion, kind string }
 func providerGroup(g string) bool {
 	return strings.HasSuffix(g, ".upbound.io") ||
 		g == "helm.crossplane.io" || g == "helm.m.crossplane.io" ||
-		g == "postgresql.sql.crossplane.io" || g == "postgresql.sql.m.crossplane.io" ||
-		g == "kubernetes.crossplane.io" || g == "kubernetes.m.crossplane.io"
+		g == "postgresql.sql.crossplane.io" || g == "postgresql.sql.m.crossplane.io"
 }
 
 // discover lists the providers' kinds that have a status subresource.
@@ -81,8 +83,12 @@ func (c *cloud) run(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// once marks every composed managed resource that is not ready yet.
+// once marks every composed managed resource that is not ready yet, and
+// runs the pods.
 func (c *cloud) once() error {
+	if err := c.kubelet(); err != nil {
+		return err
+	}
 	for _, kr := range c.kinds {
 		items, err := c.k.list(kr.apiVersion, kr.kind, "", xr.LabelComposite)
 		if err != nil {
@@ -97,6 +103,11 @@ func (c *cloud) once() error {
 			status := simulate.Status(o)
 			if status == nil {
 				continue
+			}
+			for _, f := range []func(object) error{c.passwords, c.install, c.connect} {
+				if err := f(o); err != nil {
+					return fmt.Errorf("cannot provide for %s %s: %w", kr.kind, str(o, "metadata", "name"), err)
+				}
 			}
 			if err := c.k.patchStatus(kr.apiVersion, kr.kind, str(o, "metadata", "namespace"), str(o, "metadata", "name"), status); err != nil {
 				return fmt.Errorf("cannot mark %s %s ready: %w", kr.kind, str(o, "metadata", "name"), err)

@@ -1,0 +1,466 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// The fleet: N mixed XRs (three clouds; Cluster, Database and
+// AppEnvironment; v2 and legacy) applied at once to the same stack as the
+// scenarios, then three faults. Every workload cluster is the one API
+// server, so cluster-scoped objects of the same name (a ClusterIssuer)
+// are shared by the fleet's clusters.
+
+// fleetPattern is one group of ten XRs: its clusters, then what runs on
+// them ("on" indexes the group's cluster an XR's clusterRef names).
+var fleetPattern = []struct {
+	example string
+	on      int
+}{
+	{"gcp/cluster.yaml", -1}, {"aws/cluster.yaml", -1}, {"azure/cluster.yaml", -1}, {"gcp/legacy.yaml", -1},
+	{"gcp/database.yaml", 0}, {"aws/database.yaml", 1}, {"azure/appenvironment.yaml", 2},
+	{"gcp/appenvironment.yaml", 0}, {"gcp/database-legacy.yaml", -1}, {"aws/appenvironment.yaml", 1},
+}
+
+// fleetXR is one XR of the fleet.
+type fleetXR struct {
+	apiVersion, kind, namespace, name string
+	obj                               object
+	readyAt                           time.Duration
+}
+
+// fleetXRs makes n XRs from the examples, each named apart.
+func fleetXRs(examples string, n int) []*fleetXR {
+	var out []*fleetXR
+	for i := 0; len(out) < n; i++ {
+		g, p := i/len(fleetPattern), fleetPattern[i%len(fleetPattern)]
+		o := overlay.DeepCopy(fntest.MustLoad(filepath.Join(examples, p.example))[0])
+		meta := o["metadata"].(map[string]any)
+		// The examples of the three clouds share names: the suffix says
+		// which cloud's and which group's.
+		suffix := fmt.Sprintf("-%s%d", strings.Split(p.example, "/")[0], g)
+		meta["name"] = meta["name"].(string) + suffix
+		delete(meta, "creationTimestamp")
+		if l, ok := meta["labels"].(map[string]any); ok {
+			delete(l, "crossplane.io/claim-name")
+			delete(l, "crossplane.io/claim-namespace")
+		}
+		spec := o["spec"].(map[string]any)
+		delete(spec, "claimRef")
+		if ref, ok := spec["writeConnectionSecretToRef"].(map[string]any); ok {
+			ref["name"] = ref["name"].(string) + suffix
+		}
+		if p.on >= 0 {
+			c := fntest.MustLoad(filepath.Join(examples, fleetPattern[p.on].example))[0]
+			on := fleetPattern[p.on].example
+			spec["parameters"].(map[string]any)["clusterRef"].(map[string]any)["name"] = fmt.Sprintf("%s-%s%d", str(c, "metadata", "name"), strings.Split(on, "/")[0], g)
+		}
+		out = append(out, &fleetXR{o["apiVersion"].(string), o["kind"].(string), str(o, "metadata", "namespace"), meta["name"].(string), o, 0})
+	}
+	return out
+}
+
+// proc is a process of the stack, found by its pid file.
+type proc struct{ name, pidFile string }
+
+var stackProcs = []proc{
+	{"function", "function.pid"}, {"crossplane", "crossplane.pid"}, {"kube-apiserver", "kube-apiserver.pid"},
+	{"etcd", "etcd.pid"}, {"provider-kubernetes", "provider-kubernetes.pid"}, {"kube-controller-manager", "kcm.pid"},
+}
+
+// usage is a process's CPU seconds and peak RSS.
+type usage struct {
+	cpu    float64
+	peakMB float64
+}
+
+// readUsage reads /proc for a pid.
+func readUsage(work string, p proc) (usage, error) {
+	b, err := os.ReadFile(filepath.Join(work, p.pidFile)) //nolint:gosec // run.sh's pid files
+	if err != nil {
+		return usage{}, err
+	}
+	pid := strings.TrimSpace(string(b))
+	stat, err := os.ReadFile("/proc/" + pid + "/stat") //nolint:gosec // a pid of ours
+	if err != nil {
+		return usage{}, err
+	}
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:])) // the fields after "(comm) "
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	u := usage{cpu: (ut + st) / 100}                   // USER_HZ
+	status, err := os.Open("/proc/" + pid + "/status") //nolint:gosec // a pid of ours
+	if err != nil {
+		return u, err
+	}
+	defer status.Close() //nolint:errcheck // read only
+	sc := bufio.NewScanner(status)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			u.peakMB = kb / 1024
+		}
+	}
+	return u, nil
+}
+
+// runFunctionLatency reads RunFunction's handling-time histogram from the
+// function's metrics: the call count and the p50 and p99, interpolated in
+// their buckets.
+func runFunctionLatency(metrics string) (count float64, p50, p99 time.Duration, err error) {
+	rsp, err := http.Get(metrics) //nolint:gosec,noctx // the function's own metrics, on loopback
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer rsp.Body.Close() //nolint:errcheck // read to the end
+	type bucket struct{ le, n float64 }
+	var buckets []bucket
+	sc := bufio.NewScanner(rsp.Body)
+	for sc.Scan() {
+		l := sc.Text()
+		if !strings.HasPrefix(l, "grpc_server_handling_seconds_bucket{") || !strings.Contains(l, `grpc_method="RunFunction"`) || !strings.Contains(l, "fn.proto.v1.") {
+			continue
+		}
+		i := strings.Index(l, `le="`)
+		j := strings.Index(l[i+4:], `"`)
+		le, n := l[i+4:i+4+j], l[strings.LastIndexByte(l, ' ')+1:]
+		b := bucket{le: math.Inf(1)}
+		if le != "+Inf" {
+			b.le, _ = strconv.ParseFloat(le, 64)
+		}
+		b.n, _ = strconv.ParseFloat(n, 64)
+		buckets = append(buckets, b)
+	}
+	if len(buckets) == 0 {
+		return 0, 0, 0, errors.New("no RunFunction histogram in the function's metrics")
+	}
+	slices.SortFunc(buckets, func(a, b bucket) int { return int(math.Copysign(1, a.le-b.le)) })
+	count = buckets[len(buckets)-1].n
+	q := func(f float64) time.Duration {
+		rank, lo, prev := f*count, 0.0, 0.0
+		for _, b := range buckets {
+			if b.n >= rank {
+				if math.IsInf(b.le, 1) {
+					return time.Duration(lo * float64(time.Second))
+				}
+				frac := 0.0
+				if b.n > prev {
+					frac = (rank - prev) / (b.n - prev)
+				}
+				return time.Duration((lo + (b.le-lo)*frac) * float64(time.Second))
+			}
+			lo, prev = b.le, b.n
+		}
+		return 0
+	}
+	return count, q(0.5), q(0.99), nil
+}
+
+// fleet applies n XRs at once, waits until all are Ready, measures, then
+// injects the faults.
+func (s *scenarios) fleet(c *cloud, n int, work, metrics string) error {
+	xrs := fleetXRs(s.examples, n)
+	before := map[string]usage{}
+	for _, p := range stackProcs {
+		u, err := readUsage(work, p)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
+		}
+		before[p.name] = u
+	}
+	calls0, _, _, err := runFunctionLatency(metrics)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(xrs))
+	sem := make(chan struct{}, 8)
+	for _, x := range xrs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := s.k.apply(x.obj); err != nil {
+				errs <- fmt.Errorf("cannot create %s %s: %w", x.kind, x.name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	fmt.Printf("fleet: %d XRs applied in %.1f s\n", len(xrs), time.Since(start).Seconds())
+	allReady, err := s.waitFleet(xrs, start, "Ready")
+	if err != nil {
+		return err
+	}
+	readies := make([]float64, 0, len(xrs))
+	for _, x := range xrs {
+		readies = append(readies, x.readyAt.Seconds())
+	}
+	slices.Sort(readies)
+	calls, p50, p99, err := runFunctionLatency(metrics)
+	if err != nil {
+		return err
+	}
+	composed, err := s.composedUIDs(c)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nFLEET N=%d: all Ready in %.0f s (p50 %.0f s, p90 %.0f s per XR); %d composed resources; %d nested XRs\n",
+		n, allReady.Seconds(), readies[len(readies)/2], readies[len(readies)*9/10], composed.resources, composed.xrs-len(xrs))
+	fmt.Printf("  RunFunction: %.0f calls (%.1f per XR, nested ones included in the calls), p50 %s, p99 %s\n",
+		calls-calls0, (calls-calls0)/float64(composed.xrs), p50.Round(100*time.Microsecond), p99.Round(100*time.Microsecond))
+	var total float64
+	after := map[string]usage{}
+	for _, p := range stackProcs {
+		u, err := readUsage(work, p)
+		if err != nil {
+			return err
+		}
+		after[p.name] = u
+		total += u.cpu - before[p.name].cpu
+	}
+	fmt.Printf("  %-24s %10s %7s %10s\n", "process", "CPU s", "share", "peak RSS")
+	for _, p := range stackProcs {
+		d := after[p.name].cpu - before[p.name].cpu
+		fmt.Printf("  %-24s %10.1f %6.1f%% %7.0f MB\n", p.name, d, 100*d/total, after[p.name].peakMB)
+	}
+
+	// The faults: none may lose a composed resource, and the fleet
+	// converges again after each.
+	// Each fault returns how many XRs were not Synced at its worst: the
+	// reconciles it broke.
+	for _, f := range []struct {
+		name   string
+		inject func() (int, error)
+	}{
+		{"kill -9 the function mid-reconcile, restart it 10 s later", func() (int, error) {
+			return s.restart(work, "function", syscall.SIGKILL, 10*time.Second, xrs)
+		}},
+		{"restart Crossplane core mid-reconcile", func() (int, error) { return s.restart(work, "crossplane", syscall.SIGTERM, 0, xrs) }},
+		{"drop the EnvironmentConfigs for a minute", func() (int, error) { return s.dropEnvironment(time.Minute, xrs) }},
+	} {
+		t0 := time.Now()
+		hit, err := f.inject()
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		again, err := s.waitFleet(xrs, t0, "Synced", "Ready")
+		if err != nil {
+			return fmt.Errorf("after %q: %w", f.name, err)
+		}
+		now, err := s.composedUIDs(c)
+		if err != nil {
+			return err
+		}
+		lost := 0
+		for uid := range composed.uids {
+			if !now.uids[uid] {
+				lost++
+			}
+		}
+		fmt.Printf("  fault: %-58s %3d XRs not Synced during it; composed %d before, %d after, %d lost; all Synced and Ready %.0f s after it began\n",
+			f.name, hit, composed.resources, now.resources, lost, again.Seconds())
+		if lost > 0 {
+			return fmt.Errorf("%q lost %d composed resources", f.name, lost)
+		}
+		composed = now
+	}
+	fmt.Println("FLEET PASSED")
+	return nil
+}
+
+// touch annotates every XR, so that each reconciles at once.
+func (s *scenarios) touch(xrs []*fleetXR) {
+	for _, x := range xrs {
+		_ = s.k.apply(object{"apiVersion": x.apiVersion, "kind": x.kind, "metadata": map[string]any{
+			"name": x.name, "namespace": x.namespace, "annotations": map[string]any{"e2e.example.org/touched": time.Now().Format(time.RFC3339Nano)},
+		}})
+	}
+}
+
+// restart makes the fleet reconcile, stops a process of the stack with sig
+// while it does, waits, and starts it again with run.sh's start script.
+func (s *scenarios) restart(work, name string, sig syscall.Signal, down time.Duration, xrs []*fleetXR) (int, error) {
+	go s.touch(xrs)
+	time.Sleep(2 * time.Second)
+	b, err := os.ReadFile(filepath.Join(work, name+".pid")) //nolint:gosec // run.sh's pid files
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, err
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		return 0, err
+	}
+	for range 100 {
+		if syscall.Kill(pid, 0) != nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(down)
+	hit, err := s.notSynced(xrs)
+	if err != nil {
+		return 0, err
+	}
+	out, err := exec.Command(filepath.Join(work, "start-"+name+".sh")).CombinedOutput() //nolint:gosec // run.sh's start script
+	if err != nil {
+		return 0, fmt.Errorf("cannot start %s again: %w: %s", name, err, out)
+	}
+	return hit, nil
+}
+
+// notSynced counts the XRs whose Synced condition is not True.
+func (s *scenarios) notSynced(xrs []*fleetXR) (int, error) {
+	n := 0
+	for _, x := range xrs {
+		o, err := s.k.get(x.apiVersion, x.kind, x.namespace, x.name)
+		if err != nil {
+			return 0, err
+		}
+		if st, _, _ := condition(o, "Synced"); st != "True" {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// dropEnvironment deletes the example EnvironmentConfigs, waits, and
+// applies them again.
+func (s *scenarios) dropEnvironment(d time.Duration, xrs []*fleetXR) (int, error) {
+	configs := fntest.MustLoad(filepath.Join(s.examples, "envconfigs"))
+	for _, o := range configs {
+		if err := s.k.delete(o["apiVersion"].(string), o["kind"].(string), "", str(o, "metadata", "name")); err != nil {
+			return 0, err
+		}
+	}
+	time.Sleep(d)
+	hit, err := s.notSynced(xrs)
+	if err != nil {
+		return 0, err
+	}
+	for _, o := range configs {
+		if err := s.k.apply(o); err != nil {
+			return 0, err
+		}
+	}
+	return hit, nil
+}
+
+// waitFleet waits until every XR has the conditions True, recording when
+// each first had them; it returns how long all took.
+func (s *scenarios) waitFleet(xrs []*fleetXR, start time.Time, conds ...string) (time.Duration, error) {
+	for _, x := range xrs {
+		x.readyAt = 0
+	}
+	last := time.Now()
+	for {
+		left := 0
+		kinds := map[[2]string][]object{}
+		for _, x := range xrs {
+			if x.readyAt > 0 {
+				continue
+			}
+			k := [2]string{x.apiVersion, x.kind}
+			if _, ok := kinds[k]; !ok {
+				l, err := s.k.list(x.apiVersion, x.kind, "", "")
+				if err != nil {
+					return 0, err
+				}
+				kinds[k] = l
+			}
+			for _, o := range kinds[k] {
+				if str(o, "metadata", "name") == x.name && str(o, "metadata", "namespace") == x.namespace {
+					all := true
+					for _, c := range conds {
+						st, _, _ := condition(o, c)
+						all = all && st == "True"
+					}
+					if all {
+						x.readyAt = time.Since(start)
+					}
+				}
+			}
+			if x.readyAt == 0 {
+				left++
+			}
+		}
+		if left == 0 {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > s.timeout {
+			return 0, fmt.Errorf("%d of %d XRs not %s after %s", left, len(xrs), strings.Join(conds, " and "), s.timeout)
+		}
+		if time.Since(last) > 30*time.Second {
+			fmt.Printf("fleet: %d of %d XRs %s after %.0f s\n", len(xrs)-left, len(xrs), strings.Join(conds, " and "), time.Since(start).Seconds())
+			last = time.Now()
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// composedSet is what the fleet composed: resources by UID, and XRs.
+type composedSet struct {
+	uids      map[string]bool
+	resources int
+	xrs       int
+}
+
+// composedUIDs lists every resource Crossplane labels with a composite:
+// the providers' managed resources, Objects, Usages and nested XRs.
+func (s *scenarios) composedUIDs(c *cloud) (composedSet, error) {
+	out := composedSet{uids: map[string]bool{}}
+	kinds := append(slices.Clone(c.kinds), []kindRef{
+		{"kubernetes.m.crossplane.io/v1alpha1", "Object"}, {"kubernetes.crossplane.io/v1alpha2", "Object"},
+		{"kubernetes.m.crossplane.io/v1alpha1", "ProviderConfig"}, {"kubernetes.crossplane.io/v1alpha1", "ProviderConfig"},
+		{"helm.m.crossplane.io/v1beta1", "ProviderConfig"}, {"helm.crossplane.io/v1beta1", "ProviderConfig"},
+		{"protection.crossplane.io/v1beta1", "Usage"}, {"protection.crossplane.io/v1beta1", "ClusterUsage"},
+		{"platform.example.org/v1alpha1", "Database"}, {"platform.example.org/v1alpha1", "WorkloadBudget"},
+		{"legacy.platform.example.org/v1alpha1", "XDatabase"},
+	}...)
+	for _, k := range kinds {
+		items, err := s.k.list(k.apiVersion, k.kind, "", xr.LabelComposite)
+		if err != nil {
+			return out, err
+		}
+		for _, o := range items {
+			out.uids[str(o, "metadata", "uid")] = true
+			out.resources++
+		}
+	}
+	for _, k := range []kindRef{
+		{"platform.example.org/v1alpha1", "Cluster"}, {"platform.example.org/v1alpha1", "Database"}, {"platform.example.org/v1alpha1", "AppEnvironment"},
+		{"platform.example.org/v1alpha1", "WorkloadBudget"}, {"legacy.platform.example.org/v1alpha1", "XCluster"}, {"legacy.platform.example.org/v1alpha1", "XDatabase"},
+	} {
+		items, err := s.k.list(k.apiVersion, k.kind, "", "")
+		if err != nil {
+			return out, err
+		}
+		out.xrs += len(items)
+	}
+	return out, nil
+}
