@@ -77,6 +77,11 @@ func fleetXRs(examples string, n int) []*fleetXR {
 				delete(params, "parentZone")
 			}
 		}
+		// An AppEnvironment's Ingress host must be under its Cluster's
+		// domain: on the others it has none.
+		if p.on >= 0 && (g > 0 || p.on > 0) && o["kind"] == "AppEnvironment" {
+			delete(spec["parameters"].(map[string]any), "ingress")
+		}
 		if p.on >= 0 {
 			c := fntest.MustLoad(filepath.Join(examples, fleetPattern[p.on].example))[0]
 			on := fleetPattern[p.on].example
@@ -304,7 +309,7 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string) error {
 // touch annotates every XR, so that each reconciles at once.
 func (s *scenarios) touch(xrs []*fleetXR) {
 	for _, x := range xrs {
-		_ = s.k.apply(object{"apiVersion": x.apiVersion, "kind": x.kind, "metadata": map[string]any{
+		_ = s.k.applyAs("e2e-touch", object{"apiVersion": x.apiVersion, "kind": x.kind, "metadata": map[string]any{
 			"name": x.name, "namespace": x.namespace, "annotations": map[string]any{"e2e.example.org/touched": time.Now().Format(time.RFC3339Nano)},
 		}})
 	}

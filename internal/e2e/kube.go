@@ -214,7 +214,12 @@ func (k *kube) list(apiVersion, kind, namespace, selector string) ([]object, err
 }
 
 // apply server-side applies an object as the e2e field manager.
-func (k *kube) apply(o object) error {
+func (k *kube) apply(o object) error { return k.applyAs("e2e", o) }
+
+// applyAs server-side applies an object as a field manager: a partial
+// object applied as the manager that applied the whole one would remove
+// every field it leaves out.
+func (k *kube) applyAs(manager string, o object) error {
 	meta, _ := o["metadata"].(map[string]any)
 	ns, _ := meta["namespace"].(string)
 	name, _ := meta["name"].(string)
@@ -226,7 +231,7 @@ func (k *kube) apply(o object) error {
 	if err != nil {
 		return err
 	}
-	_, err = k.do(http.MethodPatch, p+"?fieldManager=e2e&force=true", "application/apply-patch+yaml", b)
+	_, err = k.do(http.MethodPatch, p+"?fieldManager="+manager+"&force=true", "application/apply-patch+yaml", b)
 	return err
 }
 
