@@ -160,8 +160,8 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 // its deletion until its targets run at their stated replicas.
 func holdDeletion(rsp *fnv1.RunFunctionResponse, oxr *structpb.Struct, name string) error {
 	u, err := structpb.NewStruct(object.Object{
-		"apiVersion": "protection.crossplane.io/v1beta1",
-		"kind":       "Usage",
+		"apiVersion": registry.UsageKind(xr.Namespaced).APIVersion(xr.Namespaced),
+		"kind":       registry.UsageKind(xr.Namespaced).Kind,
 		"metadata": map[string]any{
 			"annotations": map[string]any{registry.AnnotationComponent: DeletionHold},
 		},
