@@ -11,12 +11,10 @@ set -euo pipefail
 OUT=${OUT:?where the binaries go}
 K8S=${K8S_VERSION:-v1.35.1}
 STAGING=${STAGING_VERSION:-v0.35.1}
-XPV=${XP_VERSION:-v2.2.1}
+XPV=${XP_VERSION:-v2.3.4}
 PKV=${PK_VERSION:-v1.2.1}
 B=${BUILD_DIR:-$OUT/build}
 mkdir -p "$OUT" "$B/k8s" "$B/xp" "$B/pk"
-stamp="$OUT/versions"
-want="kubernetes=$K8S crossplane=$XPV"
 t0=$(date +%s)
 
 # provider-kubernetes, the one provider that runs for real: the local API
@@ -48,15 +46,14 @@ GO
   echo "e2e tools: provider-kubernetes $PKV built ($(( $(date +%s) - t0 )) s)"
 fi
 
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$OUT/kube-apiserver" ] && [ -x "$OUT/kube-controller-manager" ] \
-   && [ -x "$OUT/kubectl" ] && [ -x "$OUT/crossplane" ] && [ -d "$OUT/crossplane-crds" ]; then
-  echo "e2e tools: cached in $OUT ($want, provider-kubernetes=$PKV)"
-  exit 0
-fi
-rm -f "$stamp"
+# Kubernetes and Crossplane core are stamped apart too: a new Crossplane
+# does not rebuild Kubernetes.
+k8sstamp="$OUT/kubernetes.version"
+xpstamp="$OUT/crossplane.version"
 
 # Kubernetes: require k8s.io/kubernetes and replace every staging module
 # with its published release.
+build_kubernetes() {
 cd "$B/k8s"
 cat > go.mod <<MOD
 module e2ek8sbuild
@@ -91,7 +88,11 @@ for c in kube-apiserver kube-controller-manager kubectl; do
   echo "e2e tools: $c built ($(( $(date +%s) - t0 )) s)"
 done
 
+echo "$K8S" > "$k8sstamp"
+}
+
 # Crossplane core and its CRDs.
+build_crossplane() {
 cd "$B/xp"
 cat > go.mod <<MOD
 module e2expbuild
@@ -118,5 +119,18 @@ go build -ldflags "-s -w -X github.com/crossplane/crossplane/v2/internal/version
 rm -rf "$OUT/crossplane-crds"
 cp -r "$(go env GOMODCACHE)/github.com/crossplane/crossplane/v2@$XPV/cluster/crds" "$OUT/crossplane-crds"
 chmod -R u+w "$OUT/crossplane-crds"
-echo "$want" > "$stamp"
-echo "e2e tools: built in $(( $(date +%s) - t0 )) s -> $OUT"
+echo "$XPV" > "$xpstamp"
+echo "e2e tools: Crossplane $XPV built ($(( $(date +%s) - t0 )) s)"
+}
+
+if [ -f "$k8sstamp" ] && [ "$(cat "$k8sstamp")" = "$K8S" ] && [ -x "$OUT/kube-apiserver" ] && [ -x "$OUT/kube-controller-manager" ] && [ -x "$OUT/kubectl" ]; then
+  echo "e2e tools: Kubernetes $K8S cached in $OUT"
+else
+  build_kubernetes
+fi
+if [ -f "$xpstamp" ] && [ "$(cat "$xpstamp")" = "$XPV" ] && [ -x "$OUT/crossplane" ] && [ -d "$OUT/crossplane-crds" ]; then
+  echo "e2e tools: Crossplane $XPV cached in $OUT"
+else
+  build_crossplane
+fi
+echo "e2e tools: ready in $(( $(date +%s) - t0 )) s -> $OUT (provider-kubernetes $PKV)"

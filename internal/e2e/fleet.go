@@ -204,6 +204,10 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string) error {
 	if err != nil {
 		return err
 	}
+	work0, err := s.k.apiserverWork()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(xrs))
@@ -261,6 +265,11 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string) error {
 		d := after[p.name].cpu - before[p.name].cpu
 		fmt.Printf("  %-24s %10.1f %6.1f%% %7.0f MB\n", p.name, d, 100*d/total, after[p.name].peakMB)
 	}
+	work1, err := s.k.apiserverWork()
+	if err != nil {
+		return err
+	}
+	topRequests(work0, work1, 10)
 
 	// The faults: none may lose a composed resource, and the fleet
 	// converges again after each.
