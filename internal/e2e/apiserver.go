@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +22,7 @@ type requestWork struct {
 // resource ("PUT usages", "PATCH objects/status"). Long-running requests
 // (WATCH, CONNECT) are left out: their latency is how long they stayed open.
 func (k *kube) apiserverWork() (map[string]requestWork, error) {
-	b, err := k.do("GET", "/metrics", "", nil)
+	b, err := k.do(http.MethodGet, "/metrics", "", nil)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the API server's metrics: %w", err)
 	}

@@ -82,6 +82,12 @@ func fleetXRs(examples string, n int) []*fleetXR {
 		if p.on >= 0 && (g > 0 || p.on > 0) && o["kind"] == "AppEnvironment" {
 			delete(spec["parameters"].(map[string]any), "ingress")
 		}
+		// An AppEnvironment that names its namespace (otherwise its own
+		// name) would share it with its group-mates' on the one API server,
+		// each labelling it as its own.
+		if ns, ok := spec["parameters"].(map[string]any)["namespace"].(string); ok && o["kind"] == "AppEnvironment" {
+			spec["parameters"].(map[string]any)["namespace"] = ns + suffix
+		}
 		if p.on >= 0 {
 			c := fntest.MustLoad(filepath.Join(examples, fleetPattern[p.on].example))[0]
 			on := fleetPattern[p.on].example
@@ -104,6 +110,31 @@ var stackProcs = []proc{
 type usage struct {
 	cpu    float64
 	peakMB float64
+}
+
+// machineBusy is the CPU seconds the machine's cores have been busy
+// (everything but idle and I/O wait) since boot, and how many cores it has.
+func machineBusy() (busy float64, cores int, err error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, err
+	}
+	for l := range strings.Lines(string(b)) {
+		f := strings.Fields(l)
+		switch {
+		case len(f) > 8 && f[0] == "cpu":
+			for i, v := range f[1:9] {
+				if i == 3 || i == 4 { // idle, iowait
+					continue
+				}
+				t, _ := strconv.ParseFloat(v, 64)
+				busy += t / 100 // USER_HZ
+			}
+		case strings.HasPrefix(f[0], "cpu"):
+			cores++
+		}
+	}
+	return busy, cores, nil
 }
 
 // readUsage reads /proc for a pid.
@@ -208,6 +239,10 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string) error {
 	if err != nil {
 		return err
 	}
+	busy0, cores, err := machineBusy()
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, len(xrs))
@@ -265,6 +300,13 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string) error {
 		d := after[p.name].cpu - before[p.name].cpu
 		fmt.Printf("  %-24s %10.1f %6.1f%% %7.0f MB\n", p.name, d, 100*d/total, after[p.name].peakMB)
 	}
+	busy1, _, err := machineBusy()
+	if err != nil {
+		return err
+	}
+	capacity := float64(cores) * time.Since(start).Seconds()
+	fmt.Printf("  %-24s %10.1f %6.1f%% of %d cores' %.0f s (the stack's processes are part of it)\n", "machine busy", busy1-busy0,
+		100*(busy1-busy0)/capacity, cores, capacity)
 	work1, err := s.k.apiserverWork()
 	if err != nil {
 		return err

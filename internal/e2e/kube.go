@@ -2,15 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -80,16 +83,26 @@ func newKube(path string) (*kube, error) {
 		return nil, errors.New("invalid CA certificate")
 	}
 	return &kube{
-		server:    kc.Clusters[0].Cluster.Server,
-		token:     kc.Users[0].User.Token,
-		ca:        ca,
-		http:      &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}},
+		server: kc.Clusters[0].Cluster.Server,
+		token:  kc.Users[0].User.Token,
+		ca:     ca,
+		http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+			// One HTTP/2 connection carries every request and watch, as
+			// client-go's does; over HTTP/1.1 each would hold a connection.
+			ForceAttemptHTTP2: true,
+			TLSClientConfig:   &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
+		}},
 		resources: map[string]resourceInfo{},
 	}, nil
 }
 
 func (k *kube) do(method, path, contentType string, body []byte) ([]byte, error) {
-	req, err := http.NewRequest(method, k.server+path, bytes.NewReader(body))
+	return k.doContext(context.Background(), method, path, contentType, body)
+}
+
+// doContext is do bound to a context.
+func (k *kube) doContext(ctx context.Context, method, path, contentType string, body []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, k.server+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -319,4 +332,109 @@ func condition(o object, typ string) (status, reason, message string) {
 		}
 	}
 	return "", "", ""
+}
+
+// resync is how long a watch runs before the kind is listed again: what a
+// handler failed on is retried then at the latest.
+const resync = time.Minute
+
+// watch calls fn with every object of a kind (across namespaces, with a
+// label selector) that is listed, added or modified, until ctx ends, as an
+// informer would: a list, then a watch from the list's resource version,
+// then a list again whenever the watch ends (after resync, or when the API
+// server ends it). It returns ctx's error.
+func (k *kube) watch(ctx context.Context, apiVersion, kind, selector string, fn func(object)) error {
+	p, err := k.path(apiVersion, kind, "", "", "")
+	if err != nil {
+		return err
+	}
+	q := url.Values{}
+	if selector != "" {
+		q.Set("labelSelector", selector)
+	}
+	for ctx.Err() == nil {
+		rv, err := k.listEach(ctx, p, q, fn)
+		if err == nil {
+			err = k.follow(ctx, p, q, rv, fn)
+		}
+		if err != nil && ctx.Err() == nil {
+			fmt.Printf("watch %s: %v\n", kind, err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+// listEach lists a path and calls fn with each item; it returns the list's
+// resource version.
+func (k *kube) listEach(ctx context.Context, p string, q url.Values, fn func(object)) (string, error) {
+	// From the API server's watch cache, as an informer lists: what
+	// changed since, the watch brings.
+	l0 := url.Values{"resourceVersion": {"0"}}
+	maps.Copy(l0, q)
+	b, err := k.doContext(ctx, http.MethodGet, p+"?"+l0.Encode(), "", nil)
+	if err != nil {
+		return "", err
+	}
+	var l struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Items []object `json:"items"`
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		return "", err
+	}
+	for _, o := range l.Items {
+		fn(o)
+	}
+	return l.Metadata.ResourceVersion, nil
+}
+
+// follow watches a path from a resource version for at most resync and
+// calls fn with each object added or modified.
+func (k *kube) follow(ctx context.Context, p string, q url.Values, rv string, fn func(object)) error {
+	w := url.Values{"watch": {"1"}, "resourceVersion": {rv}, "allowWatchBookmarks": {"true"},
+		"timeoutSeconds": {strconv.Itoa(int(resync.Seconds()))}}
+	maps.Copy(w, q)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.server+p+"?"+w.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+k.token)
+	req.Header.Set("Accept", "application/json")
+	// The client's timeout would end every watch at 30 s; the watch's own
+	// timeoutSeconds and ctx bound this one.
+	rsp, err := (&http.Client{Transport: k.http.Transport}).Do(req)
+	if err != nil {
+		return err
+	}
+	defer rsp.Body.Close() //nolint:errcheck // a stream, read until it ends
+	if rsp.StatusCode >= 300 {
+		b, _ := io.ReadAll(rsp.Body)
+		return fmt.Errorf("watch %s: %s: %s", p, rsp.Status, bytes.TrimSpace(b))
+	}
+	dec := json.NewDecoder(rsp.Body)
+	for {
+		var ev struct {
+			Type   string `json:"type"`
+			Object object `json:"object"`
+		}
+		if err := dec.Decode(&ev); err != nil {
+			if errors.Is(err, io.EOF) || ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		switch ev.Type {
+		case "ADDED", "MODIFIED":
+			fn(ev.Object)
+		case "ERROR":
+			// Most often 410 Gone: the resource version is too old. List again.
+			return nil
+		}
+	}
 }

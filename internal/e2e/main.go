@@ -72,11 +72,9 @@ var maxPath = map[string][]string{
 	"azure": {"spec", "forProvider", "maxCount"},
 }
 
-// runFleet starts the simulator and runs the fleet. The simulator looks
-// less often than in the scenarios: listing tens of thousands of objects
-// every 300 ms would be most of the load it measures.
+// runFleet starts the simulator and runs the fleet.
 func runFleet(kubeconfig, examples string, n int, work, metrics string, timeout time.Duration) error {
-	k, c, stop, err := simulator(kubeconfig, 2*time.Second)
+	k, c, stop, err := simulator(kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -86,8 +84,8 @@ func runFleet(kubeconfig, examples string, n int, work, metrics string, timeout 
 }
 
 // simulator connects to the API server and starts the cloud simulator,
-// which looks every interval until stop is called.
-func simulator(kubeconfig string, interval time.Duration) (*kube, *cloud, context.CancelFunc, error) {
+// which watches until stop is called.
+func simulator(kubeconfig string) (*kube, *cloud, context.CancelFunc, error) {
 	k, err := newKube(kubeconfig)
 	if err != nil {
 		return nil, nil, nil, err
@@ -97,12 +95,15 @@ func simulator(kubeconfig string, interval time.Duration) (*kube, *cloud, contex
 		return nil, nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	go c.run(ctx, interval)
+	if err := c.run(ctx); err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
 	return k, c, cancel, nil
 }
 
 func run(kubeconfig, examples string, clouds []string, timeout time.Duration) error {
-	k, c, stop, err := simulator(kubeconfig, 300*time.Millisecond)
+	k, c, stop, err := simulator(kubeconfig)
 	if err != nil {
 		return err
 	}

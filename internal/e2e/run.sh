@@ -9,7 +9,8 @@
 # Environment: E2E_CACHE (built control-plane binaries, kept between runs),
 # E2E_WORK (state and logs), CRDS (provider CRDs), KEEP=1 to leave it running,
 # FLEET=N to run the fleet of N XRs and its faults instead of the scenarios
-# (make fleet), FLEET_TIMEOUT (30m) how long the fleet may take to be Ready.
+# (make fleet), FLEET_TIMEOUT (30m) how long the fleet may take to be Ready,
+# XP_POLL and PK_POLL Crossplane's and provider-kubernetes's poll intervals.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/internal/e2e
@@ -140,12 +141,18 @@ mkdir -p "$WORK/xpkg-cache" "$WORK/xfn-cache"
 # The cloud simulator compresses the minutes of provider status updates of
 # a whole stack into a second, far more watch events than an XR's circuit
 # breaker lets through by default (burst 100, 1 per second, 5 minutes open).
+# Crossplane re-reconciles every XR and re-checks every Usage each poll
+# interval (XP_POLL): 10 s for the scenarios, which wait on it; its default
+# of 1 m for a fleet, where a Usage check is two requests on each of
+# thousands of Usages and a poll of an XR an apply of every resource it
+# composes.
 # Started by a script of its own, which the fleet's faults run again.
+XP_POLL=${XP_POLL:-$([ -n "${FLEET:-}" ] && [ -z "${SCENARIOS:-}" ] && echo 1m || echo 10s)}
 cat > "$WORK/start-crossplane.sh" <<SH
 #!/usr/bin/env bash
 PATH=$CACHE:\$PATH crossplane core start --enable-webhooks --webhook-port=$XP_WEBHOOK_PORT --tls-server-certs-dir="$P/xpw" --package-runtime=External \\
   --tls-client-certs-dir="$P/xp" --xpkg-cache-dir="$WORK/xpkg-cache" --xfn-cache-dir="$WORK/xfn-cache" \\
-  --metrics-port=18080 --health-probe-port=18081 --poll-interval=10s \\
+  --metrics-port=18080 --health-probe-port=18081 --poll-interval=$XP_POLL \\
   --circuit-breaker-burst=2000 --circuit-breaker-refill-rate=50 --circuit-breaker-cooldown=5s \\
   >>"$WORK/crossplane.log" 2>&1 </dev/null &
 echo \$! > "$WORK/crossplane.pid"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -25,7 +26,6 @@ type cloud struct {
 	k       *kube
 	kinds   []kindRef
 	patched atomic.Int64
-	node    bool
 }
 
 // kindRef is a served kind.
@@ -67,53 +67,70 @@ func (c *cloud) discover() error {
 	return nil
 }
 
-// run marks resources ready until the context ends.
-func (c *cloud) run(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := c.once(); err != nil {
-				fmt.Println("cloud simulator:", err)
-			}
-		}
-	}
-}
-
-// once marks every composed managed resource that is not ready yet, and
-// runs the pods.
-func (c *cloud) once() error {
-	if err := c.kubelet(); err != nil {
-		return err
+// run watches the providers' kinds and the pods until ctx ends, each kind
+// on its own, and provides for what it sees, as the providers and the
+// kubelet would: what a watch shows changed is handled at once, and each
+// kind is listed again every resync.
+func (c *cloud) run(ctx context.Context) error {
+	if err := c.k.apply(object{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": nodeName}}); err != nil {
+		return fmt.Errorf("cannot register node %s: %w", nodeName, err)
 	}
 	for _, kr := range c.kinds {
-		items, err := c.k.list(kr.apiVersion, kr.kind, "", xr.LabelComposite)
-		if err != nil {
-			return err
+		go c.k.watch(ctx, kr.apiVersion, kr.kind, xr.LabelComposite, c.handler(ctx, kr, func(o object) error { return c.provide(kr, o) })) //nolint:errcheck // ends with ctx
+	}
+	go c.k.watch(ctx, "v1", "Pod", "", c.handler(ctx, kindRef{"v1", "Pod"}, c.kubelet)) //nolint:errcheck // ends with ctx
+	return nil
+}
+
+// retryAfter is how long the simulator waits to try again what it failed.
+const retryAfter = 2 * time.Second
+
+// handler is a watch's callback that runs fn and, when it fails, prints
+// why and runs it again on the object as it is retryAfter later.
+func (c *cloud) handler(ctx context.Context, kr kindRef, fn func(object) error) func(object) {
+	var handle func(object)
+	handle = func(o object) {
+		err := fn(o)
+		if err == nil || ctx.Err() != nil {
+			return
 		}
-		for _, o := range items {
-			if s, _, _ := condition(o, "Ready"); s == "True" {
-				continue
+		fmt.Println("cloud simulator:", err)
+		time.AfterFunc(retryAfter, func() {
+			if now, err := c.k.get(kr.apiVersion, kr.kind, str(o, "metadata", "namespace"), str(o, "metadata", "name")); err == nil && ctx.Err() == nil {
+				handle(now)
 			}
-			// The object as served carries the API version of the
-			// storage version; the outputs table keys on group and kind.
-			status := simulate.Status(o)
-			if status == nil {
-				continue
-			}
-			for _, f := range []func(object) error{c.passwords, c.install, c.connect} {
-				if err := f(o); err != nil {
-					return fmt.Errorf("cannot provide for %s %s: %w", kr.kind, str(o, "metadata", "name"), err)
-				}
-			}
-			if err := c.k.patchStatus(kr.apiVersion, kr.kind, str(o, "metadata", "namespace"), str(o, "metadata", "name"), status); err != nil {
-				return fmt.Errorf("cannot mark %s %s ready: %w", kr.kind, str(o, "metadata", "name"), err)
-			}
-			c.patched.Add(1)
+		})
+	}
+	return handle
+}
+
+// provide marks a composed managed resource that is not ready yet Synced
+// and Ready, with what its provider would write besides.
+func (c *cloud) provide(kr kindRef, o object) error {
+	if s, _, _ := condition(o, "Ready"); s == "True" {
+		return nil
+	}
+	if str(o, "metadata", "deletionTimestamp") != "" {
+		return nil
+	}
+	// The object as served carries the API version of the storage
+	// version; the outputs table keys on group and kind.
+	status := simulate.Status(o)
+	if status == nil {
+		return nil
+	}
+	for _, f := range []func(object) error{c.passwords, c.install, c.connect} {
+		if err := f(o); err != nil {
+			return fmt.Errorf("cannot provide for %s %s: %w", kr.kind, str(o, "metadata", "name"), err)
 		}
 	}
+	err := c.k.patchStatus(kr.apiVersion, kr.kind, str(o, "metadata", "namespace"), str(o, "metadata", "name"), status)
+	if errors.Is(err, errNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cannot mark %s %s ready: %w", kr.kind, str(o, "metadata", "name"), err)
+	}
+	c.patched.Add(1)
 	return nil
 }

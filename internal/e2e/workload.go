@@ -181,64 +181,51 @@ func (c *cloud) install(o object) error {
 	return nil
 }
 
-// kubelet binds pending pods to the one node and reports bound pods running
-// and ready, so that Deployments become available and ReplicaSets count
-// their pods; a terminating pod it deletes for good.
-func (c *cloud) kubelet() error {
-	if !c.node {
-		err := c.k.apply(object{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": nodeName}})
-		if err != nil {
-			return err
-		}
-		c.node = true
-	}
-	pods, err := c.k.list("v1", "Pod", "", "")
-	if err != nil {
-		return err
-	}
+// kubelet binds a pending pod to the one node and reports a bound pod
+// running and ready, so that Deployments become available and ReplicaSets
+// count their pods; a terminating pod it deletes for good.
+func (c *cloud) kubelet(p object) error {
 	now := time.Now().UTC().Format(time.RFC3339)
-	for _, p := range pods {
-		ns, name := str(p, "metadata", "namespace"), str(p, "metadata", "name")
-		if str(p, "metadata", "deletionTimestamp") != "" {
-			// The containers stopped: the kubelet deletes the pod for good.
-			err := c.k.deleteWith("v1", "Pod", ns, name, map[string]any{"gracePeriodSeconds": 0})
-			if err != nil && !errors.Is(err, errNotFound) {
-				return fmt.Errorf("cannot delete pod %s/%s: %w", ns, name, err)
-			}
-			continue
+	ns, name := str(p, "metadata", "namespace"), str(p, "metadata", "name")
+	if str(p, "metadata", "deletionTimestamp") != "" {
+		// The containers stopped: the kubelet deletes the pod for good.
+		err := c.k.deleteWith("v1", "Pod", ns, name, map[string]any{"gracePeriodSeconds": 0})
+		if err != nil && !errors.Is(err, errNotFound) {
+			return fmt.Errorf("cannot delete pod %s/%s: %w", ns, name, err)
 		}
-		if str(p, "spec", "nodeName") == "" {
-			err := c.k.post("v1", "Pod", ns, name, "binding", object{
-				"apiVersion": "v1", "kind": "Binding", "metadata": map[string]any{"name": name, "namespace": ns},
-				"target": map[string]any{"apiVersion": "v1", "kind": "Node", "name": nodeName},
-			})
-			if err != nil && !errors.Is(err, errNotFound) {
-				return fmt.Errorf("cannot bind pod %s/%s: %w", ns, name, err)
-			}
-			continue
-		}
-		if s, _, _ := condition(p, "Ready"); s == "True" {
-			continue
-		}
-		var statuses []any
-		for _, ct := range p["spec"].(map[string]any)["containers"].([]any) {
-			m := ct.(map[string]any)
-			statuses = append(statuses, map[string]any{
-				"name": m["name"], "image": m["image"], "imageID": "", "ready": true, "started": true, "restartCount": 0,
-				"state": map[string]any{"running": map[string]any{"startedAt": now}},
-			})
-		}
-		cond := func(t string) any {
-			return map[string]any{"type": t, "status": "True", "lastTransitionTime": now}
-		}
-		err := c.k.patchStatus("v1", "Pod", ns, name, map[string]any{
-			"phase": "Running", "startTime": now, "hostIP": "127.0.0.1", "podIP": "127.0.0.1",
-			"conditions":        []any{cond("PodScheduled"), cond("Initialized"), cond("ContainersReady"), cond("Ready")},
-			"containerStatuses": statuses,
+		return nil
+	}
+	if str(p, "spec", "nodeName") == "" {
+		err := c.k.post("v1", "Pod", ns, name, "binding", object{
+			"apiVersion": "v1", "kind": "Binding", "metadata": map[string]any{"name": name, "namespace": ns},
+			"target": map[string]any{"apiVersion": "v1", "kind": "Node", "name": nodeName},
 		})
 		if err != nil && !errors.Is(err, errNotFound) {
-			return fmt.Errorf("cannot report pod %s/%s running: %w", ns, name, err)
+			return fmt.Errorf("cannot bind pod %s/%s: %w", ns, name, err)
 		}
+		return nil
+	}
+	if s, _, _ := condition(p, "Ready"); s == "True" {
+		return nil
+	}
+	var statuses []any
+	for _, ct := range p["spec"].(map[string]any)["containers"].([]any) {
+		m := ct.(map[string]any)
+		statuses = append(statuses, map[string]any{
+			"name": m["name"], "image": m["image"], "imageID": "", "ready": true, "started": true, "restartCount": 0,
+			"state": map[string]any{"running": map[string]any{"startedAt": now}},
+		})
+	}
+	cond := func(t string) any {
+		return map[string]any{"type": t, "status": "True", "lastTransitionTime": now}
+	}
+	err := c.k.patchStatus("v1", "Pod", ns, name, map[string]any{
+		"phase": "Running", "startTime": now, "hostIP": "127.0.0.1", "podIP": "127.0.0.1",
+		"conditions":        []any{cond("PodScheduled"), cond("Initialized"), cond("ContainersReady"), cond("Ready")},
+		"containerStatuses": statuses,
+	})
+	if err != nil && !errors.Is(err, errNotFound) {
+		return fmt.Errorf("cannot report pod %s/%s running: %w", ns, name, err)
 	}
 	return nil
 }
