@@ -213,17 +213,13 @@ func (k *kube) list(apiVersion, kind, namespace, selector string) ([]object, err
 	if err != nil {
 		return nil, err
 	}
+	q := url.Values{}
 	if selector != "" {
-		p += "?labelSelector=" + url.QueryEscape(selector)
+		q.Set("labelSelector", selector)
 	}
-	b, err := k.do(http.MethodGet, p, "", nil)
-	if err != nil {
-		return nil, err
-	}
-	var l struct {
-		Items []object `json:"items"`
-	}
-	return l.Items, json.Unmarshal(b, &l)
+	var out []object
+	_, err = k.listEach(context.Background(), p, q, func(o object) { out = append(out, o) })
+	return out, err
 }
 
 // apply server-side applies an object as the e2e field manager.
@@ -352,8 +348,12 @@ func (k *kube) watch(ctx context.Context, apiVersion, kind, selector string, fn 
 	if selector != "" {
 		q.Set("labelSelector", selector)
 	}
+	// The list is served from the API server's watch cache, as an
+	// informer's: what changed since, the watch brings.
+	l0 := url.Values{"resourceVersion": {"0"}}
+	maps.Copy(l0, q)
 	for ctx.Err() == nil {
-		rv, err := k.listEach(ctx, p, q, fn)
+		rv, err := k.listEach(ctx, p, l0, fn)
 		if err == nil {
 			err = k.follow(ctx, p, q, rv, fn)
 		}
@@ -371,11 +371,7 @@ func (k *kube) watch(ctx context.Context, apiVersion, kind, selector string, fn 
 // listEach lists a path and calls fn with each item; it returns the list's
 // resource version.
 func (k *kube) listEach(ctx context.Context, p string, q url.Values, fn func(object)) (string, error) {
-	// From the API server's watch cache, as an informer lists: what
-	// changed since, the watch brings.
-	l0 := url.Values{"resourceVersion": {"0"}}
-	maps.Copy(l0, q)
-	b, err := k.doContext(ctx, http.MethodGet, p+"?"+l0.Encode(), "", nil)
+	b, err := k.doContext(ctx, http.MethodGet, p+"?"+q.Encode(), "", nil)
 	if err != nil {
 		return "", err
 	}
