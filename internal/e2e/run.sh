@@ -141,11 +141,11 @@ mkdir -p "$WORK/xpkg-cache" "$WORK/xfn-cache"
 # The cloud simulator compresses the minutes of provider status updates of
 # a whole stack into a second, far more watch events than an XR's circuit
 # breaker lets through by default (burst 100, 1 per second, 5 minutes open).
-# Crossplane re-reconciles every XR and re-checks every Usage each poll
-# interval (XP_POLL): 10 s for the scenarios, which wait on it; its default
-# of 1 m for a fleet, where a Usage check is two requests on each of
-# thousands of Usages and a poll of an XR an apply of every resource it
-# composes.
+# Crossplane re-checks every Usage each poll interval (XP_POLL): 10 s for
+# the scenarios, which wait on it; its default of 1 m for a fleet, where a
+# Usage check is two requests on each of thousands of Usages. (An XR it
+# re-runs when a composed resource changes or the function's TTL runs out,
+# which with realtime compositions takes the poll interval's place.)
 # Started by a script of its own, which the fleet's faults run again.
 XP_POLL=${XP_POLL:-$([ -n "${FLEET:-}" ] && [ -z "${SCENARIOS:-}" ] && echo 1m || echo 10s)}
 cat > "$WORK/start-crossplane.sh" <<SH
