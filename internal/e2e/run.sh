@@ -10,7 +10,8 @@
 # E2E_WORK (state and logs), CRDS (provider CRDs), KEEP=1 to leave it running,
 # FLEET=N to run the fleet of N XRs and its faults instead of the scenarios
 # (make fleet), FLEET_TIMEOUT (30m) how long the fleet may take to be Ready,
-# XP_POLL and PK_POLL Crossplane's and provider-kubernetes's poll intervals.
+# XP_POLL and PK_POLL Crossplane's and provider-kubernetes's poll intervals,
+# FN_ARGS more flags for the function (e.g. --ttl-converging=1m).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/internal/e2e
@@ -185,7 +186,7 @@ log "crossplane core ready, with its Usage webhook"
 # provider-kubernetes's webhook server holds 9443.
 cat > "$WORK/start-function.sh" <<SH
 #!/usr/bin/env bash
-"$WORK/function" --address=127.0.0.1:$FN_PORT --tls-certs-dir="$P/fn" --metrics-address=127.0.0.1:18090 \\
+"$WORK/function" --address=127.0.0.1:$FN_PORT --tls-certs-dir="$P/fn" --metrics-address=127.0.0.1:18090 ${FN_ARGS:-} \\
   >>"$WORK/function.log" 2>&1 </dev/null &
 echo \$! > "$WORK/function.pid"
 SH
