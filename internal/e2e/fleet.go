@@ -501,9 +501,25 @@ type composedSet struct {
 	xrs       int
 }
 
-// composedUIDs lists every resource Crossplane labels with a composite:
-// the providers' managed resources, Objects, Usages and nested XRs.
+// composedUIDs counts what the fleet composed. A loaded API server may not
+// answer one of its lists in time, and a count must be whole, so a failed
+// count is taken again, up to five times, 10 s apart.
 func (s *scenarios) composedUIDs(c *cloud) (composedSet, error) {
+	var err error
+	for range 5 {
+		var out composedSet
+		if out, err = s.composedOnce(c); err == nil {
+			return out, nil
+		}
+		fmt.Printf("fleet: cannot count the composed resources, again in 10 s: %v\n", err)
+		time.Sleep(10 * time.Second)
+	}
+	return composedSet{}, fmt.Errorf("cannot count the composed resources: %w", err)
+}
+
+// composedOnce lists every resource Crossplane labels with a composite:
+// the providers' managed resources, Objects, Usages and nested XRs.
+func (s *scenarios) composedOnce(c *cloud) (composedSet, error) {
 	out := composedSet{uids: map[string]bool{}}
 	kinds := append(slices.Clone(c.kinds), []kindRef{
 		{"kubernetes.m.crossplane.io/v1alpha1", "Object"}, {"kubernetes.crossplane.io/v1alpha2", "Object"},
