@@ -254,11 +254,11 @@ func TestRunFunction(t *testing.T) {
 				NotReady: []string{"dns-identity", "network", "node-service-account", "public-dns-zone"},
 				Conditions: map[string]string{
 					"NetworkReady": "FALSE/Waiting", "ClusterReady": "FALSE/Waiting", "NodePoolsReady": "FALSE/Waiting",
-					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld",
+					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld", "Upgrading": "FALSE/UpToDate",
 				},
 				Status: map[string]any{"nodePools": []any{
-					map[string]any{"name": "general", "machineType": "e2-standard-2", "minNodes": 2.0, "maxNodes": 4.0, "spot": false, "ready": false},
-					map[string]any{"name": "gpu", "machineType": "g2-standard-8", "minNodes": 0.0, "maxNodes": 2.0, "spot": true, "ready": false},
+					map[string]any{"name": "general", "machineType": "e2-standard-2", "minNodes": 2.0, "maxNodes": 4.0, "spot": false, "ready": false, "resource": "nodepool-general"},
+					map[string]any{"name": "gpu", "machineType": "g2-standard-8", "minNodes": 0.0, "maxNodes": 2.0, "spot": true, "ready": false, "resource": "nodepool-gpu"},
 				}},
 				TTL: ttlConverging,
 			}},
@@ -276,7 +276,7 @@ func TestRunFunction(t *testing.T) {
 				NotReady: []string{"dns-identity", "network", "node-service-account", "public-dns-zone"},
 				Conditions: map[string]string{
 					"NetworkReady": "FALSE/Waiting", "ClusterReady": "FALSE/Waiting", "NodePoolsReady": "FALSE/Waiting",
-					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld",
+					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld", "Upgrading": "FALSE/UpToDate",
 				},
 				TTL: ttlConverging,
 			}},
@@ -312,9 +312,9 @@ func TestRunFunction(t *testing.T) {
 				NotReady: []string{"dns-identity", "network", "node-service-account", "public-dns-zone"},
 				Conditions: map[string]string{
 					"NetworkReady": "FALSE/Waiting", "ClusterReady": "FALSE/Waiting", "NodePoolsReady": "FALSE/Waiting",
-					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld",
+					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld", "Upgrading": "FALSE/UpToDate",
 				},
-				Warnings: []string{"the environment lacks keys the platform needs: prices.controlPlanePerHour, prices.machineTypes.e2-standard-2, prices.machineTypes.g2-standard-8, prices.spotMachineTypes.g2-standard-8"},
+				Warnings: []string{"the environment lacks keys the platform needs: lifecycle.versions, prices.controlPlanePerHour, prices.machineTypes.e2-standard-2, prices.machineTypes.g2-standard-8, prices.spotMachineTypes.g2-standard-8"},
 				TTL:      ttlConverging,
 			}},
 		},
@@ -331,7 +331,7 @@ func TestRunFunction(t *testing.T) {
 				}())),
 				Conditions: map[string]string{
 					"NetworkReady": "TRUE/Available", "ClusterReady": "TRUE/Available", "NodePoolsReady": "TRUE/Available",
-					"AddonsReady": "TRUE/Available", "DnsReady": "TRUE/Available", "RemovalsSettled": "TRUE/NothingHeld",
+					"AddonsReady": "TRUE/Available", "DnsReady": "TRUE/Available", "RemovalsSettled": "TRUE/NothingHeld", "Upgrading": "FALSE/UpToDate",
 				},
 				Status: map[string]any{
 					"clusterEndpoint": "https://34.113.152.149",
@@ -540,6 +540,13 @@ func TestConverge(t *testing.T) {
 				}
 			}
 			for _, c := range rsp.GetConditions() {
+				if c.GetType() == "Upgrading" {
+					// Nothing to upgrade is its False.
+					if c.GetStatus() != fnv1.Status_STATUS_CONDITION_FALSE || c.GetReason() != "UpToDate" {
+						t.Errorf("%s\nconverged condition Upgrading is %s/%s: %s", tc.reason, c.GetStatus(), c.GetReason(), c.GetMessage())
+					}
+					continue
+				}
 				if c.GetStatus() != fnv1.Status_STATUS_CONDITION_TRUE {
 					t.Errorf("%s\nconverged condition %s is %s: %s", tc.reason, c.GetType(), c.GetStatus(), c.GetMessage())
 				}

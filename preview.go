@@ -124,7 +124,10 @@ func (c *PreviewCmd) one(run preview.Runner, w preview.World, x fntest.Object) e
 	if err != nil {
 		return err
 	}
-	return preview.PrintPlan(c.out, p)
+	if err := preview.PrintPlan(c.out, p); err != nil || c.Output != "table" {
+		return err
+	}
+	return preview.PrintWalk(c.out, st)
 }
 
 // fleet plans every XR of the folder under both environments.

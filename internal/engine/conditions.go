@@ -33,7 +33,7 @@ func (st *State) Conditions(types []string, notRequested map[string]string) []mo
 	for _, typ := range types {
 		var members, synced, held, creating []string
 		for _, rd := range st.rendered {
-			if rd.Condition != typ {
+			if rd.Condition != typ || rd.Retire != "" {
 				continue
 			}
 			members = append(members, rd.Name)

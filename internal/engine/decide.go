@@ -9,6 +9,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -30,8 +31,13 @@ type State struct {
 	// kept are observed resources no longer rendered but held, because no
 	// statement of the XR's spec removed them.
 	kept map[string]platform.Removal
-	// retired are observed resources the spec removed, with why.
+	// retired are observed resources the spec removed, or older
+	// generations of rotated node pools, with why.
 	retired map[string]string
+	// refused are observed resources whose provider refuses an update
+	// because it would replace the cloud resource, with its message: they
+	// are not ready, whatever their Ready condition says.
+	refused map[string]string
 }
 
 // isReady applies a kind's readiness rule to an observed resource.
@@ -66,15 +72,23 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 		held:     map[string]string{},
 		kept:     map[string]platform.Removal{},
 		retired:  map[string]string{},
+		refused:  map[string]string{},
 	}
 	byName := make(map[string]*registry.Rendered, len(rendered))
 	for _, rd := range rendered {
 		byName[rd.Name] = rd
 		st.ready[rd.Name] = isReady(rd.Kind, observed[rd.Name])
+		if msg, ok := lifecycle.Refusing(observed[rd.Name]); ok && rd.Retire == "" {
+			// A resource whose update is refused forever is never ready.
+			st.ready[rd.Name] = false
+			st.refused[rd.Name] = msg
+		}
 	}
 
 	for _, rd := range rendered {
 		switch {
+		case rd.Retire != "":
+			st.retired[rd.Name] = rd.Retire
 		case observed[rd.Name] != nil:
 			// Whatever exists stays composed, whatever its prerequisites
 			// are doing now.
@@ -187,6 +201,9 @@ func (st *State) desired(name string) bool {
 	_, kept := st.kept[name]
 	return st.emitted[name] || kept
 }
+
+// IsUsage reports whether an observed composed resource is a Usage.
+func IsUsage(obs *structpb.Struct) bool { return isUsage(obs) }
 
 func isUsage(obs *structpb.Struct) bool {
 	k := object.String(obs, "kind")

@@ -161,6 +161,9 @@ func (c *Call) Render(comps []platform.Component, removals Remover, clusterPlan 
 	if missing := c.Env.Missing(); len(missing) > 0 {
 		c.Warnings = append(c.Warnings, "the environment lacks keys the platform needs: "+strings.Join(missing, ", "))
 	}
+	for _, name := range slices.Sorted(maps.Keys(st.refused)) {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the provider refuses to update composed resource %q because the update would replace the cloud resource (%s): it is not Ready until the value is restored or the change is made another way", name, st.refused[name]))
+	}
 	for _, name := range st.heldNames() {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("holding composed resource %q, which is no longer rendered: %s. Only the XR's spec removes composed resources; %s", name, st.kept[name].Why, howToConfirm(name, st.kept[name])))
 	}

@@ -115,7 +115,7 @@ var attacks = []attack{
 	{name: "db-env-tiers-removed", example: "aws/database.yaml", env: envSet("cloud-aws.yaml", "database.tiers", nil),
 		fatal: "the environment maps no size classes to server tiers (key database.tiers)"},
 	{name: "db-env-location-moved", example: "gcp/database-legacy.yaml", env: envSet("cloud-gcp.yaml", "database.location", "europe-west4"),
-		fatal: `has spec.forProvider.region "us-central1", which cannot change once it exists`},
+		fatal: `has spec.forProvider.region "us-central1", which its provider can change only by replacing the cloud resource`},
 	{name: "db-env-wrongly-typed", example: "azure/database.yaml", env: envSet("baseline.yaml", "database.storageGb", "plenty"),
 		fatal: `environment.database.storageGb: Invalid value: "plenty": must be an integer`},
 	{name: "db-xr-made-public", example: "azure/database-legacy.yaml", xr: overrides("instance", map[string]any{"spec": map[string]any{"forProvider": map[string]any{"publicNetworkAccessEnabled": true}}}),

@@ -80,14 +80,37 @@ type Identity struct{}
 // Cluster is the managed Kubernetes control plane.
 type Cluster struct {
 	// Name is the cloud name of the cluster.
-	Name     string
-	Version  string
+	Name string
+	// Version is the Kubernetes version the control plane's resource asks
+	// for: the XR's target, or the next step towards it (see package
+	// lifecycle).
+	Version string
+	// Running is the minor the control plane runs, as its provider reports
+	// it; the target before the cluster exists. Add-on builds are chosen
+	// for it.
+	Running  string
 	Location string
 	// Private clusters have private nodes behind NAT.
 	Private bool
 	// PrivateEndpoint also keeps the API server off the internet; then
 	// Crossplane must reach it from inside the network.
 	PrivateEndpoint bool
+	// PoolVersions are the versions of the pools the cluster's resource
+	// composes itself (AKS's system pool), by pool name.
+	PoolVersions map[string]string
+	// Maintenance is the weekly window for the cloud's automatic
+	// upgrades; nil for the cloud's default.
+	Maintenance *Maintenance
+}
+
+// Maintenance is a weekly window, in UTC, for a cloud's automatic upgrades.
+type Maintenance struct {
+	// Day is the weekday it starts on: Monday … Sunday.
+	Day string
+	// Start is its start, "HH:MM".
+	Start string
+	// Hours is how long it lasts.
+	Hours int64
 }
 
 // NodePool is one group of worker nodes.
@@ -110,16 +133,68 @@ type NodePool struct {
 	// Fixed is set for nodes the cloud composes with the cluster (see
 	// Traits.FixedPools): the estimate counts them as they are.
 	Fixed bool
+	// Version is the Kubernetes version the pool's resource asks for;
+	// empty where the cloud upgrades pools itself (GKE on a release
+	// channel).
+	Version string
+	// Generation is empty for a pool's first generation. A rotation
+	// replaces a pool with a new generation beside it, whose resources are
+	// named <name>-<Generation> (see Rotatable).
+	Generation string
+	// Keep is the node count a new generation holds at least while an
+	// older one still runs: the older ones' observed nodes.
+	Keep int64
 }
 
 // Bounds are the node counts to compose for the pool: its floor for both
-// while the budget holds it there, its minimum and maximum otherwise. The
-// maximum is at least one, which every cloud's autoscaler requires.
+// while the budget holds it there, its minimum (at least the nodes a
+// rotation keeps) and maximum otherwise. The maximum is at least one, which
+// every cloud's autoscaler requires.
 func (p NodePool) Bounds() (minNodes, maxNodes int64) {
 	if p.Floor != nil {
 		return *p.Floor, max(*p.Floor, 1)
 	}
-	return p.MinNodes, max(p.MaxNodes, 1)
+	minNodes = max(p.MinNodes, p.Keep)
+	return minNodes, max(p.MaxNodes, minNodes, 1)
+}
+
+// Initial is the node count the pool is created with: its minimum, or the
+// nodes a rotation keeps.
+func (p NodePool) Initial() int64 { return max(p.MinNodes, p.Keep) }
+
+// CloudName is the pool's name in the cloud, at most limit characters:
+// name (the pool's name as the cloud spells it), followed, for a rotated
+// generation, by sep and the generation, name cut short to make room.
+func (p NodePool) CloudName(name string, limit int, sep string) string {
+	if p.Generation == "" {
+		return name
+	}
+	if room := limit - len(sep) - len(p.Generation); len(name) > room {
+		name = strings.TrimRight(name[:room], "-")
+	}
+	return name + sep + p.Generation
+}
+
+// Gen implements Rotatable.
+func (p NodePool) Gen() string { return p.Generation }
+
+// Rotated implements Rotatable.
+func (p NodePool) Rotated(gen string, keep int64) Component {
+	p.Generation, p.Keep = gen, keep
+	return p
+}
+
+// A Rotatable component is replaced, not edited, when a field its provider
+// can change only by replacing the cloud resource changes: the registry
+// renders a new generation beside the old one, and removes the old one
+// once the new one is ready (a node pool).
+type Rotatable interface {
+	Component
+	// Gen is the component's generation: empty for the first.
+	Gen() string
+	// Rotated is the component as generation gen, holding at least keep
+	// nodes while an older generation still runs.
+	Rotated(gen string, keep int64) Component
 }
 
 // Taint is a node taint with a Kubernetes effect (NoSchedule, ...).

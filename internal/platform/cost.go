@@ -80,19 +80,9 @@ func (p *Plan) Estimate(env *envcfg.Env) (Estimate, field.ErrorList) {
 // Pause holds every pool at its floor, its minimum size, while the budget
 // is exhausted: the autoscaler can no longer grow it.
 func (p *Plan) Pause() {
-	for i := range p.Pools {
-		floor := p.Pools[i].MinNodes
-		p.Pools[i].Floor = &floor
-	}
-	for i, c := range p.Components {
-		np, ok := c.(NodePool)
-		if !ok {
-			continue
-		}
-		for _, pool := range p.Pools {
-			if pool.Name == np.Name {
-				p.Components[i] = pool
-			}
-		}
+	for _, pool := range p.Pools {
+		floor := pool.MinNodes
+		pool.Floor = &floor
+		p.Replace(pool)
 	}
 }

@@ -15,6 +15,9 @@ const (
 	DefaultDiskSizeGB      = 100
 	DefaultMinNodes        = 1
 	DefaultMaxNodes        = 3
+	// DefaultParallelPools is how many node pools are upgraded or rotated
+	// at a time (lifecycle.parallelPools).
+	DefaultParallelPools = 1
 
 	DefaultMonitoringEnabled     = true
 	DefaultMonitoringRetention   = "15d"

@@ -84,6 +84,10 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 		Private:         private,
 		PrivateEndpoint: private && envcfg.Or(s.PrivateEndpoint, DefaultPrivateEndpoint),
 	}
+	if m := par.Maintenance; m != nil {
+		p.Cluster.Maintenance = &Maintenance{Day: m.Day, Start: m.StartTime, Hours: envcfg.Or(m.DurationHours, 0)}
+	}
+	p.Cluster.Running = p.Cluster.Version
 	p.Components = append(p.Components, p.Cluster)
 
 	pools, perrs := nodePools(par.Pools, env, s)
@@ -526,6 +530,26 @@ func (p *Plan) Removal(id string) Removal {
 		return Removal{BySpec: true, Why: "spec.parameters.budget was removed"}
 	}
 	return Removal{Why: fmt.Sprintf("this XR no longer renders component %s", id)}
+}
+
+// Replace puts c in place of the plan's component with the same ID: in
+// Components, and in Cluster or Pools.
+func (p *Plan) Replace(c Component) {
+	for i, have := range p.Components {
+		if have.ID() == c.ID() {
+			p.Components[i] = c
+		}
+	}
+	switch t := c.(type) {
+	case Cluster:
+		p.Cluster = t
+	case NodePool:
+		for i := range p.Pools {
+			if p.Pools[i].Name == t.Name {
+				p.Pools[i] = t
+			}
+		}
+	}
 }
 
 // index records the IDs of the plan's components.

@@ -34,7 +34,7 @@ func TestBuildDefaults(t *testing.T) {
 		t.Fatalf("Build: %v", errs)
 	}
 	want := Plan{
-		Cluster: Cluster{Name: "prod", Version: DefaultVersion, Location: "us-central1", Private: true},
+		Cluster: Cluster{Name: "prod", Version: DefaultVersion, Running: DefaultVersion, Location: "us-central1", Private: true},
 		Network: Network{
 			CIDR: netip.MustParsePrefix(DefaultNetworkCIDR), PodsCIDR: netip.MustParsePrefix(DefaultPodsCIDR),
 			ServicesCIDR: netip.MustParsePrefix(DefaultServicesCIDR), Private: true,

@@ -66,6 +66,8 @@ type Settings struct {
 		} `json:"issuer"`
 		CertificateSecret string `json:"certificateSecret"`
 	} `json:"dns"`
+	// Lifecycle configures upgrades and rotations.
+	Lifecycle LifecycleSettings `json:"lifecycle"`
 	// Original are the original platform's keys.
 	Original
 
@@ -78,6 +80,20 @@ type Settings struct {
 		// SpotMachineTypes are the prices of spot nodes.
 		SpotMachineTypes map[string]float64 `json:"spotMachineTypes"`
 	} `json:"prices"`
+}
+
+// LifecycleSettings are the environment's key lifecycle: which Kubernetes
+// versions a Cluster may run, and how many node pools move at a time.
+type LifecycleSettings struct {
+	// Versions is the supported window of Kubernetes minors; either end
+	// may be left open.
+	Versions struct {
+		Min string `json:"min"`
+		Max string `json:"max"`
+	} `json:"versions"`
+	// ParallelPools is how many node pools of a Cluster are upgraded, or
+	// rotated, at a time.
+	ParallelPools *int64 `json:"parallelPools"`
 }
 
 // Original are the keys of the original platform's EnvironmentConfigs,

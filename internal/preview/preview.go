@@ -8,6 +8,7 @@
 package preview
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -76,6 +77,19 @@ type Stack struct {
 	Fatal    string
 	// Estimate is status.estimatedMonthlyUsd, when the XR reports one.
 	Estimate *Cost
+	// Walk is, for a stack converged from observed resources, what each
+	// round changed of the resources that existed: the steps an upgrade
+	// or a rotation takes, as the simulated providers carry them out.
+	Walk []Round
+}
+
+// Round is what one reconcile changed of the resources that existed
+// before it.
+type Round struct {
+	Number  int
+	Changed map[string][]Change
+	Added   []string
+	Removed []string
 }
 
 // Cost is a monthly estimate in USD.
@@ -162,6 +176,7 @@ func Converge(run Runner, w World, x fntest.Object, observed map[string]fntest.O
 	st := &Stack{}
 	required := map[string]*fnv1.ResourceSelector{}
 	created, ready := map[string]int{}, map[string]int{}
+	walk := len(observed) > 0
 	observed = maps.Clone(observed)
 	var conns map[string]map[string][]byte
 	prev := -1
@@ -198,7 +213,11 @@ func Converge(run Runner, w World, x fntest.Object, observed map[string]fntest.O
 			}
 		}
 		n := len(rsp.GetDesired().GetResources())
-		if !newRequirement && n == prev && fntest.AllReady(rsp) {
+		r := changes(round, fntest.Desired(rsp), observed)
+		if walk && (len(r.Changed) > 0 || len(r.Removed) > 0 || len(r.Added) > 0) {
+			st.Walk = append(st.Walk, r)
+		}
+		if !newRequirement && n == prev && fntest.AllReady(rsp) && len(r.Changed) == 0 && len(r.Removed) == 0 {
 			st.Converged = true
 			break
 		}
@@ -209,6 +228,28 @@ func Converge(run Runner, w World, x fntest.Object, observed map[string]fntest.O
 	st.describe(rsp, created, ready)
 	st.XR = withStatus(x, st.XR)
 	return st, nil
+}
+
+// changes is what a round's desired resources change of the observed
+// ones.
+func changes(round int, desired, observed map[string]fntest.Object) Round {
+	r := Round{Number: round, Changed: map[string][]Change{}}
+	for _, name := range slices.Sorted(maps.Keys(desired)) {
+		obs, ok := observed[name]
+		if !ok {
+			r.Added = append(r.Added, name)
+			continue
+		}
+		if ch := diff("", desired[name], obs); len(ch) > 0 {
+			r.Changed[name] = ch
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(observed)) {
+		if _, ok := desired[name]; !ok {
+			r.Removed = append(r.Removed, name)
+		}
+	}
+	return r
 }
 
 // withStatus is the XR with the status a response desires for it.
@@ -287,6 +328,58 @@ type Plan struct {
 	// Warnings are the reconcile's, Estimate its cost estimate.
 	Warnings []string
 	Estimate *Cost
+	// Upgrade is the XR's status.upgrade: the version walk, every step
+	// to the target in order; nil for XRs without one.
+	Upgrade *Upgrade
+	// Rotations are the node pools that rotate, or wait to.
+	Rotations []Rotation
+}
+
+// Upgrade is a Cluster's version walk, as its status says it.
+type Upgrade struct {
+	Target       string   `json:"target"`
+	ControlPlane string   `json:"controlPlane"`
+	Phase        string   `json:"phase"`
+	Step         string   `json:"step"`
+	WaitingFor   string   `json:"waitingFor"`
+	Plan         []string `json:"plan"`
+}
+
+// Rotation is a node pool's blue/green replacement, as its status says it.
+type Rotation struct {
+	Pool       string   `json:"pool"`
+	Resource   string   `json:"resource"`
+	From       []string `json:"from"`
+	Changes    []string `json:"changes"`
+	WaitingFor string   `json:"waitingFor"`
+}
+
+// lifecycleOf reads the version walk and the rotations from a desired XR's
+// status.
+func lifecycleOf(x fntest.Object) (*Upgrade, []Rotation) {
+	status, _ := x["status"].(map[string]any)
+	var up *Upgrade
+	if u, ok := status["upgrade"].(map[string]any); ok {
+		up = &Upgrade{}
+		if b, err := json.Marshal(u); err == nil {
+			_ = json.Unmarshal(b, up)
+		}
+	}
+	var rots []Rotation
+	pools, _ := status["nodePools"].([]any)
+	for _, p := range pools {
+		m, _ := p.(map[string]any)
+		r, ok := m["rotation"].(map[string]any)
+		if !ok {
+			continue
+		}
+		rot := Rotation{Pool: fmt.Sprint(m["name"]), Resource: fmt.Sprint(m["resource"])}
+		if b, err := json.Marshal(r); err == nil {
+			_ = json.Unmarshal(b, &rot)
+		}
+		rots = append(rots, rot)
+	}
+	return up, rots
 }
 
 // reHeld finds the resources the function holds in its warnings.
@@ -320,6 +413,7 @@ func PlanOne(run Runner, w World, x fntest.Object, observed map[string]fntest.Ob
 	st := &Stack{}
 	st.describe(rsp, nil, nil)
 	p.Warnings, p.Estimate = st.Warnings, st.Estimate
+	p.Upgrade, p.Rotations = lifecycleOf(st.XR)
 	if p.Fatal != "" {
 		return p, nil
 	}

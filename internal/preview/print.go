@@ -84,7 +84,60 @@ func PrintPlan(out io.Writer, p *Plan) error {
 	for _, n := range p.Removed {
 		w.printf("  - %s\n", n)
 	}
+	if u := p.Upgrade; u != nil && len(u.Plan) > 0 {
+		w.printf("\nUpgrade to %s (the control plane runs %s), one minor at a time, control plane first, node pools after: %d step(s)\n", u.Target, dash(u.ControlPlane), len(u.Plan))
+		for i, s := range u.Plan {
+			now := ""
+			if i == 0 {
+				now = "   <- now: waits for " + u.WaitingFor
+			}
+			w.printf("  %d) %s%s\n", i+1, s, now)
+		}
+	}
+	for _, r := range p.Rotations {
+		if len(r.From) == 0 {
+			w.printf("\nRotation of node pool %s waits: %s (%s)\n", r.Pool, r.WaitingFor, strings.Join(r.Changes, ", "))
+			continue
+		}
+		w.printf("\nRotation of node pool %s: %s beside %s (%s); waits for %s\n", r.Pool, r.Resource, strings.Join(r.From, ", "), strings.Join(r.Changes, ", "), r.WaitingFor)
+	}
 	printResults(w, nil, p.Fatal, nil)
+	return w.err
+}
+
+// PrintWalk writes what each simulated round changed of the resources that
+// existed: the steps of an upgrade or a rotation in the order they happen.
+func PrintWalk(out io.Writer, st *Stack) error {
+	w := &errWriter{w: out}
+	if len(st.Walk) == 0 {
+		return nil
+	}
+	w.printf("\nSimulated walk (the providers report each step done as soon as it is asked for):\n")
+	for _, r := range st.Walk {
+		var parts []string
+		for _, n := range slices.Sorted(maps.Keys(r.Changed)) {
+			for _, c := range r.Changed[n] {
+				parts = append(parts, fmt.Sprintf("%s %s %s -> %s", n, c.Path, brief(c.Old), brief(c.New)))
+			}
+		}
+		for _, n := range r.Added {
+			if !strings.Contains(n, usageInfix) {
+				parts = append(parts, "+ "+n)
+			}
+		}
+		for _, n := range r.Removed {
+			if !strings.Contains(n, usageInfix) {
+				parts = append(parts, "- "+n)
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		w.printf("  round %d:\n", r.Number)
+		for _, p := range parts {
+			w.printf("    %s\n", p)
+		}
+	}
 	return w.err
 }
 

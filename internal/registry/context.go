@@ -28,6 +28,10 @@ const (
 	AnnotationImportMode = "platform.example.org/import-mode"
 	// AnnotationExternalName is Crossplane's external name annotation.
 	AnnotationExternalName = "crossplane.io/external-name"
+	// AnnotationGeneration records the generation of a rotated
+	// component's resource (see platform.Rotatable); absent on a first
+	// generation.
+	AnnotationGeneration = "platform.example.org/generation"
 )
 
 // DefaultConnectionSecretNamespace is where cluster-scoped XRs write

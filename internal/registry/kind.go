@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -41,11 +42,20 @@ type Kind struct {
 	Ready Readiness
 	// Required lists dotted field paths that overlays must not remove.
 	Required []string
-	// Immutable lists dotted field paths that cannot change once the
-	// resource exists: a rendered value that differs from the observed one
-	// is refused rather than sent to a provider that would replace or
-	// orphan the cloud resource.
-	Immutable []string
+	// Replacements is the kind's table of the fields its provider can
+	// change only by replacing the cloud resource, from the wrapped
+	// Terraform provider's schema, each with what the function does about
+	// a change: refuse it, rotate the node pool, let the provider cycle it,
+	// or walk the version (see package lifecycle). Every kind a cloud
+	// composes declares its table (Replaces), even when it holds nothing
+	// but the region, so that a kind nobody checked fails
+	// TestReplacements.
+	Replacements []lifecycle.Field
+	// Declared is set once the kind's table was declared.
+	Declared bool
+	// NodeCount is the dotted path of the node count a node pool kind's
+	// provider reports (for the capacity a rotation keeps).
+	NodeCount string
 	// Guarded lists paths under spec.forProvider and spec.initProvider that
 	// an XR's overrides may not set, each with why (say, a Helm chart's
 	// source, or node counts that bounds and budget enforcement own).
@@ -56,10 +66,29 @@ type Kind struct {
 	Opaque []string
 }
 
-// WithImmutable returns the kind with further immutable paths.
-func (k *Kind) WithImmutable(paths ...string) *Kind {
-	k.Immutable = append(k.Immutable, paths...)
+// Replaces declares the kind's table of replacement-only fields: the
+// region every Upjet kind has, and fields.
+func (k *Kind) Replaces(fields ...lifecycle.Field) *Kind {
+	k.Replacements = append(k.Replacements, fields...)
+	k.Declared = true
 	return k
+}
+
+// WithNodeCount returns the node pool kind with the dotted path of the node
+// count its provider reports.
+func (k *Kind) WithNodeCount(path string) *Kind {
+	k.NodeCount = path
+	return k
+}
+
+// Rotates reports whether a changed field of the kind rotates it.
+func (k *Kind) Rotates() bool {
+	for _, f := range k.Replacements {
+		if f.Action == lifecycle.Rotate {
+			return true
+		}
+	}
+	return false
 }
 
 // WithGuarded returns the kind with paths an XR's overrides may not set,
@@ -125,21 +154,31 @@ func Upjet(provider, group, kind, legacy string, required ...string) *Kind {
 		Cluster:    g + ".upbound.io/" + legacy,
 		Provider:   provider,
 		Required:   required,
-		// No cloud resource moves to another region.
-		Immutable: []string{"spec.forProvider.region", "spec.forProvider.location"},
+		// No cloud resource moves to another region: a region is where
+		// the provider looks for it.
+		Replacements: []lifecycle.Field{
+			{Path: "spec.forProvider.region", Attribute: "region (the upjet provider's region of every resource: another region is another resource)", Action: lifecycle.Refuse},
+			{Path: "spec.forProvider.location", Attribute: "location (every resource's region or zone, ForceNew in the Terraform providers)", Action: lifecycle.Refuse},
+		},
 	}
 }
 
 // NodePoolResource is the composition-resource name of a node pool, the
-// same on every cloud.
-func NodePoolResource(pool string) string { return "nodepool-" + pool }
+// same on every cloud: nodepool-<pool>, and for a rotated generation
+// nodepool-<pool>-<generation>.
+func NodePoolResource(p platform.NodePool) string {
+	if p.Generation == "" {
+		return "nodepool-" + p.Name
+	}
+	return "nodepool-" + p.Name + "-" + p.Generation
+}
 
 // NodePoolResources lists the composition-resource names of the plan's
 // node pools, which whatever runs workloads depends on.
 func NodePoolResources(p *platform.Plan) []string {
 	out := make([]string, 0, len(p.Pools))
 	for _, pool := range p.Pools {
-		out = append(out, NodePoolResource(pool.Name))
+		out = append(out, NodePoolResource(pool))
 	}
 	return out
 }

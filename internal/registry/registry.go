@@ -44,6 +44,13 @@ type Cloud struct {
 	// reads, which TestEnvironmentKeys checks the example environment
 	// against.
 	Settings any
+	// Kinds are every kind the cloud composes, listed in one place:
+	// TestReplacements fails for a rendered kind that is not listed, or
+	// whose table of replacement-only fields was never declared.
+	Kinds []*Kind
+	// Versions are how the cloud's cluster and pool resources ask for and
+	// report Kubernetes versions.
+	Versions Versions
 
 	impls  map[platform.Kind]Implementation
 	checks map[platform.Kind]func(ctx *Context, c platform.Component) field.ErrorList
@@ -89,6 +96,17 @@ func Check[T platform.Component](c *Cloud, fn func(ctx *Context, comp T) field.E
 		}
 		return fn(ctx, t)
 	}
+}
+
+// KindOf returns the listed kind the cloud composes at the apiVersion and
+// kind of a rendered object, either scope.
+func (c *Cloud) KindOf(apiVersion, kind string) (*Kind, bool) {
+	for _, k := range c.Kinds {
+		if (apiVersion == k.Namespaced && kind == k.Kind) || (apiVersion == k.Cluster && kind == k.Name(xr.ClusterScoped)) {
+			return k, true
+		}
+	}
+	return nil, false
 }
 
 // Implements reports whether the cloud implements the Component kind.

@@ -6,10 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
@@ -44,6 +43,25 @@ type Rendered struct {
 	// UsageBy names the dependent a Usage belongs to; empty for resources
 	// that are not Usages.
 	UsageBy string
+	// Base is the name overrides and import keys use for a resource of a
+	// rotated generation (its name without the generation's suffix);
+	// empty when it is Name.
+	Base string
+	// Retire, when set, says why an observed resource that is no longer
+	// wanted is removed: an older generation of a node pool whose new
+	// generation is ready. It has no Object.
+	Retire string
+	// Rotation is set on a node pool resource that is rotating, or waits
+	// to rotate.
+	Rotation *Rotation
+}
+
+// Key is the name overrides and import keys use for the resource.
+func (rd *Rendered) Key() string {
+	if rd.Base != "" {
+		return rd.Base
+	}
+	return rd.Name
 }
 
 // InvalidError is bad input found while rendering, each error naming its
@@ -78,24 +96,20 @@ func (c *Cloud) Render(ctx *Context, comps []platform.Component) ([]*Rendered, e
 	if len(checked) > 0 {
 		return nil, &InvalidError{Errs: checked}
 	}
+	comps = ctx.currentGenerations(comps)
 	out := make([]*Rendered, 0, 3*len(comps))
 	byName := make(map[string]*Rendered, 3*len(comps))
 	for _, comp := range comps {
-		impl, ok := c.impls[comp.Kind()]
-		if !ok {
-			return nil, fmt.Errorf("cloud %q does not implement %s (needed for %s)", c.Name, comp.Kind(), comp.ID())
-		}
-		rs, err := impl(ctx, comp)
+		rs, err := c.renderComponent(ctx, comp)
 		if err != nil {
-			return nil, fmt.Errorf("cannot render %s: %w", comp.ID(), err)
+			return nil, err
 		}
-		for _, r := range rs {
-			if prev, dup := byName[r.Name]; dup {
-				return nil, fmt.Errorf("generated names clash: composed resource %q is rendered for both %s and %s; rename one of them (a pool's name is part of the names of its resources)", r.Name, prev.Component, comp.ID())
+		for _, rd := range rs {
+			if prev, dup := byName[rd.Name]; dup {
+				return nil, fmt.Errorf("generated names clash: composed resource %q is rendered for both %s and %s; rename one of them (a pool's name is part of the names of its resources)", rd.Name, prev.Component, comp.ID())
 			}
-			rd := envelope(ctx, comp, r)
 			out = append(out, rd)
-			byName[r.Name] = rd
+			byName[rd.Name] = rd
 		}
 	}
 	errs := checkKeys(ctx, out)
@@ -110,20 +124,56 @@ func (c *Cloud) Render(ctx *Context, comps []platform.Component) ([]*Rendered, e
 		}
 	}
 
-	errs = append(errs, applyOverlays(ctx, byName)...)
+	errs = append(errs, applyOverlays(ctx, out, true)...)
 	if len(errs) > 0 {
 		return nil, &InvalidError{Errs: errs}
+	}
+	out, err := c.rotate(ctx, comps, out, byName)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkCloudNames(out); err != nil {
 		return nil, err
 	}
-	if err := checkImmutable(ctx, out); err != nil {
+	if err := checkReplacements(ctx, out); err != nil {
 		return nil, err
 	}
 	if err := checkSecrets(out); err != nil {
 		return nil, err
 	}
 	return withUsages(ctx, out, byName)
+}
+
+// renderComponent runs the cloud's implementation of a component and wraps
+// each resource in the registry's envelope. The resources of a rotated
+// generation must be named <name>-<generation>.
+func (c *Cloud) renderComponent(ctx *Context, comp platform.Component) ([]*Rendered, error) {
+	impl, ok := c.impls[comp.Kind()]
+	if !ok {
+		return nil, fmt.Errorf("cloud %q does not implement %s (needed for %s)", c.Name, comp.Kind(), comp.ID())
+	}
+	rs, err := impl(ctx, comp)
+	if err != nil {
+		return nil, fmt.Errorf("cannot render %s: %w", comp.ID(), err)
+	}
+	gen := generation(comp)
+	out := make([]*Rendered, 0, len(rs))
+	for _, r := range rs {
+		if gen != "" && !strings.HasSuffix(r.Name, "-"+gen) {
+			return nil, fmt.Errorf("cannot render %s: its generation %q's resource %q is not named <name>-%s", comp.ID(), gen, r.Name, gen)
+		}
+		out = append(out, envelope(ctx, comp, r))
+	}
+	return out, nil
+}
+
+// generation is a rotatable component's generation; empty for the first,
+// and for components that do not rotate.
+func generation(comp platform.Component) string {
+	if r, ok := comp.(platform.Rotatable); ok {
+		return r.Gen()
+	}
+	return ""
 }
 
 // checkKeys checks that every key of spec.parameters.import.resources names
@@ -138,13 +188,12 @@ func checkKeys(ctx *Context, rs []*Rendered) field.ErrorList {
 	var errs field.ErrorList
 	var all, importable []string
 	for _, rd := range rs {
-		all = append(all, rd.Name)
+		all = append(all, rd.Key())
 		if rd.Kind.Managed() {
-			importable = append(importable, rd.Name)
+			importable = append(importable, rd.Key())
 		}
 	}
-	slices.Sort(all)
-	slices.Sort(importable)
+	all, importable = slices.Compact(slices.Sorted(slices.Values(all))), slices.Compact(slices.Sorted(slices.Values(importable)))
 	ip := xr.ParametersPath("import", "resources")
 	for _, k := range slices.Sorted(maps.Keys(par.Import.Resources)) {
 		if _, ok := slices.BinarySearch(importable, k); !ok {
@@ -214,6 +263,9 @@ func envelope(ctx *Context, comp platform.Component, r *Resource) *Rendered {
 		Pending:   r.Pending,
 		Outputs:   r.Outputs,
 	}
+	if gen := generation(comp); gen != "" {
+		rd.Base = strings.TrimSuffix(r.Name, "-"+gen)
+	}
 	if r.Pending != "" {
 		return rd
 	}
@@ -241,6 +293,9 @@ func envelope(ctx *Context, comp platform.Component, r *Resource) *Rendered {
 		meta["annotations"] = ann
 	}
 	ann[AnnotationComponent] = comp.ID()
+	if gen := generation(comp); gen != "" {
+		ann[AnnotationGeneration] = gen
+	}
 	if r.ExternalName != "" {
 		ann[AnnotationExternalName] = r.ExternalName
 	}
@@ -315,7 +370,7 @@ func importOnly(ctx *Context, rs []*Rendered, byName map[string]*Rendered) []*Re
 	}
 	kept := rs[:0]
 	for _, rd := range rs {
-		if _, ok := imp.Resources[rd.Name]; ok {
+		if _, ok := imp.Resources[rd.Key()]; ok {
 			kept = append(kept, rd)
 			continue
 		}
@@ -344,11 +399,14 @@ type overlaySource struct {
 	overlays map[string]map[string]any
 }
 
-// applyOverlays merges, in order, the environment's overrides (the platform
-// team's), the XR's spec.parameters.overrides and the XR's spec.forProvider
-// passthrough (the XR author's), each checked against the overrides policy
-// of its principal first. It returns every refusal.
-func applyOverlays(ctx *Context, byName map[string]*Rendered) field.ErrorList {
+// applyOverlays merges into the rendered resources, in order, the
+// environment's overrides (the platform team's), the XR's
+// spec.parameters.overrides and the XR's spec.forProvider passthrough (the
+// XR author's), each checked against the overrides policy of its principal
+// first, each keyed by a resource's Key (every generation of a node pool
+// takes its overlays). It returns every refusal; with warn, it warns of an
+// environment overlay that matches no resource.
+func applyOverlays(ctx *Context, rs []*Rendered, warn bool) field.ErrorList {
 	sources := make([]overlaySource, 0, 3)
 	if env := ctx.Env.Shared().Overrides; len(env) > 0 {
 		sources = append(sources, overlaySource{who: Platform, overlays: env,
@@ -363,30 +421,39 @@ func applyOverlays(ctx *Context, byName map[string]*Rendered) field.ErrorList {
 			overlays: map[string]map[string]any{ClusterResource: {"spec": map[string]any{"forProvider": ctx.XR.ForProvider}}},
 			root:     func(string) *field.Path { return field.NewPath("spec", "forProvider") }})
 	}
+	if len(sources) == 0 {
+		return nil
+	}
+	byKey := make(map[string][]*Rendered, len(rs))
+	for _, rd := range rs {
+		byKey[rd.Key()] = append(byKey[rd.Key()], rd)
+	}
 	var errs field.ErrorList
 	for _, src := range sources {
 		for _, name := range slices.Sorted(maps.Keys(src.overlays)) {
 			ov := src.overlays[name]
-			rd, ok := byName[name]
+			targets, ok := byKey[name]
 			if !ok {
-				if src.who == Platform {
-					ctx.Warn("environment overrides.%s matches no composed resource; known names: %s", name, strings.Join(slices.Sorted(maps.Keys(byName)), ", "))
+				if warn && src.who == Platform {
+					ctx.Warn("environment overrides.%s matches no composed resource; known names: %s", name, strings.Join(slices.Sorted(maps.Keys(byKey)), ", "))
 				}
 				// The XR's keys were checked against every name it composes.
 				continue
 			}
 			root := src.root(name)
-			if perrs := checkPolicy(root, src.skip, src.who, rd, imported(ctx, rd), ov); len(perrs) > 0 {
-				errs = append(errs, perrs...)
-				continue
-			}
-			if rd.Object == nil {
-				continue
-			}
-			overlay.Merge(rd.Object, ov)
-			for _, p := range rd.Kind.Required {
-				if _, ok := object.Lookup(rd.Object, p); !ok {
-					errs = append(errs, field.Forbidden(root, fmt.Sprintf("removes %s, which %s %q requires", p, rd.Kind.Kind, name)))
+			for _, rd := range targets {
+				if perrs := checkPolicy(root, src.skip, src.who, rd, imported(ctx, rd), ov); len(perrs) > 0 {
+					errs = append(errs, perrs...)
+					continue
+				}
+				if rd.Object == nil {
+					continue
+				}
+				overlay.Merge(rd.Object, ov)
+				for _, p := range rd.Kind.Required {
+					if _, ok := object.Lookup(rd.Object, p); !ok {
+						errs = append(errs, field.Forbidden(root, fmt.Sprintf("removes %s, which %s %q requires", p, rd.Kind.Kind, name)))
+					}
 				}
 			}
 		}
@@ -407,12 +474,16 @@ func imported(ctx *Context, rd *Rendered) bool {
 	return !imp.Release && object.Annotation(ctx.Observed(rd.Name), AnnotationImportMode) != ""
 }
 
-// checkImmutable refuses to change what a cloud cannot change in place: the
-// external name (a new one would make the provider adopt or create a
-// different resource), and each path the kind declares immutable (regions,
-// address ranges, zones), whichever input the new value came from, the XR
-// or its environment. Every change is named with its old and new value.
-func checkImmutable(ctx *Context, rs []*Rendered) error {
+// checkReplacements refuses to change what a cloud cannot change in
+// place: the external name (a new one would make the provider adopt or
+// create a different resource), and each field of the kind's table whose
+// action is Refuse (regions, address ranges, zones), whichever input the new
+// value came from, the XR or its environment. Every change is named with
+// its old and new value and the Terraform attribute behind it. A Rotate
+// field found changed here belongs to a resource that was not rotated (an
+// imported pool is refused before): it is refused too. A Cycle change is
+// made, with a warning.
+func checkReplacements(ctx *Context, rs []*Rendered) error {
 	var msgs []string
 	for _, rd := range rs {
 		obs := ctx.Observed(rd.Name)
@@ -424,70 +495,26 @@ func checkImmutable(ctx *Context, rs []*Rendered) error {
 		if was != "" && now != "" && now != was {
 			msgs = append(msgs, fmt.Sprintf("composed resource %q is %q in the cloud and would become %q: cloud names are immutable once created (check the clusterName label, metadata.name and spec.parameters)", rd.Name, was, now))
 		}
-		for _, p := range rd.Kind.Immutable {
-			old := object.Get(obs, strings.Split(p, ".")...)
-			v, ok := object.Lookup(rd.Object, p)
-			if old == nil || !ok {
-				continue
+		for _, ch := range lifecycle.Compare(rd.Kind.Replacements, rd.Object, obs).Changes {
+			switch {
+			case ch.Action == lifecycle.Cycle:
+				ctx.Warn("composed resource %q changes %s: %s, which the provider makes by cycling it through a temporary copy that is not cordoned and drained: its pods are evicted without honouring PodDisruptionBudgets", rd.Name, ch, ch.Attribute)
+			case ch.Action == lifecycle.Raise:
+				msgs = append(msgs, fmt.Sprintf("composed resource %q has %s %s, which its provider can only raise in place (%s); the XR and its environment now give the lower %s: restore the value (spec.parameters, or the environment key it defaults from), or create a new XR",
+					rd.Name, ch.Path, lifecycle.Show(ch.Old), ch.Attribute, lifecycle.Show(ch.New)))
+			case ch.Stuck:
+				msgs = append(msgs, fmt.Sprintf("composed resource %q asks for %s %s, but the cloud resource still has %s and its provider refuses to replace it (%s): restore the value (spec.parameters, or the environment key it defaults from), or create a new XR",
+					rd.Name, ch.Path, lifecycle.Show(ch.New), lifecycle.Show(ch.Old), ch.Attribute))
+			default:
+				msgs = append(msgs, fmt.Sprintf("composed resource %q has %s %s, which its provider can change only by replacing the cloud resource (%s); the XR and its environment now give %s: restore the value (spec.parameters, or the environment key it defaults from), or create a new XR",
+					rd.Name, ch.Path, lifecycle.Show(ch.Old), ch.Attribute, lifecycle.Show(ch.New)))
 			}
-			nv, err := structpb.NewValue(overlay.DeepCopyValue(v))
-			if err != nil || !changes(old, nv) {
-				continue
-			}
-			msgs = append(msgs, fmt.Sprintf("composed resource %q has %s %s, which cannot change once it exists (the XR and its environment now give %s): restore the value (spec.parameters, or the environment key it defaults from), or create a new XR",
-				rd.Name, p, show(old), show(nv)))
 		}
 	}
 	if len(msgs) == 0 {
 		return nil
 	}
 	return fmt.Errorf("%s", strings.Join(msgs, "; "))
-}
-
-// changes reports whether a rendered value changes an observed one.
-// Providers late-initialize fields the function does not render, so only
-// what is rendered counts: an object changes if one of its rendered keys
-// does, a list if its length or one of its items does, a scalar if it
-// differs.
-func changes(observed, rendered *structpb.Value) bool {
-	switch r := rendered.GetKind().(type) {
-	case *structpb.Value_StructValue:
-		o := observed.GetStructValue()
-		if o == nil {
-			return true
-		}
-		for k, rv := range r.StructValue.GetFields() {
-			if ov, ok := o.GetFields()[k]; ok && changes(ov, rv) {
-				return true
-			}
-		}
-		return false
-	case *structpb.Value_ListValue:
-		o := observed.GetListValue()
-		if o == nil || len(o.GetValues()) != len(r.ListValue.GetValues()) {
-			return true
-		}
-		for i, rv := range r.ListValue.GetValues() {
-			if changes(o.GetValues()[i], rv) {
-				return true
-			}
-		}
-		return false
-	default:
-		return !proto.Equal(observed, rendered)
-	}
-}
-
-// show formats a value for a message: strings quoted, the rest as JSON.
-func show(v *structpb.Value) string {
-	if s, ok := v.GetKind().(*structpb.Value_StringValue); ok {
-		return fmt.Sprintf("%q", s.StringValue)
-	}
-	b, err := v.MarshalJSON()
-	if err != nil {
-		return v.String()
-	}
-	return string(b)
 }
 
 // withUsages inserts after each resource one Usage per dependency edge, so
@@ -500,6 +527,9 @@ func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*R
 	usages := map[string]string{}
 	for _, rd := range rs {
 		out = append(out, rd)
+		if rd.Retire != "" {
+			continue
+		}
 		for _, d := range rd.DependsOn {
 			of := byName[d]
 			name := UsageName(rd.Name, d)

@@ -97,6 +97,35 @@ func Status(o map[string]any) map[string]any {
 	return status
 }
 
+// Patch is the version a cloud runs for a requested one: a minor such as
+// "1.33" runs its fifth patch, "1.33.5" followed by the cloud's build
+// suffix (GKE's "-gke.1200000"); a version with a patch runs as it is.
+func Patch(v, build string) string {
+	if strings.Count(v, ".") != 1 {
+		return v
+	}
+	return v + ".5" + build
+}
+
+// forProvider is an object's spec.forProvider.
+func forProvider(o map[string]any) map[string]any {
+	spec, _ := o["spec"].(map[string]any)
+	fp, _ := spec["forProvider"].(map[string]any)
+	return fp
+}
+
+// initial is a node count the object sets at creation, in
+// spec.initProvider (the nodes a new pool starts with).
+func initial(o map[string]any, path ...string) any {
+	spec, _ := o["spec"].(map[string]any)
+	cur := spec["initProvider"]
+	for _, p := range path {
+		m, _ := cur.(map[string]any)
+		cur = m[p]
+	}
+	return cur
+}
+
 // conditionless reports kinds that have no status conditions.
 func conditionless(o map[string]any) bool {
 	k, _ := o["kind"].(string)
@@ -138,10 +167,14 @@ func outputs(o map[string]any, name string) map[string]any {
 	ip := fmt.Sprintf("34.%d.%d.%d", 64+n%64, (n>>8)%256, 1+(n>>16)%254)
 	switch groupKind(o) {
 	case "container.gcp.upbound.io/Cluster":
+		mv, _ := forProvider(o)["minMasterVersion"].(string)
+		v := Patch(mv, "-gke.1200000")
 		return map[string]any{
-			"endpoint":   ip,
-			"masterAuth": map[string]any{"clusterCaCertificate": fakeCA},
-			"selfLink":   "https://container.googleapis.com/v1/" + name,
+			"masterVersion": v,
+			"nodeVersion":   v,
+			"endpoint":      ip,
+			"masterAuth":    map[string]any{"clusterCaCertificate": fakeCA},
+			"selfLink":      "https://container.googleapis.com/v1/" + name,
 		}
 	case "dns.gcp.upbound.io/ManagedZone":
 		return map[string]any{"nameServers": nameServers("ns-cloud-a%d.googledomains.com.", 4)}
@@ -164,6 +197,18 @@ func outputs(o map[string]any, name string) map[string]any {
 			"identity":             []any{map[string]any{"oidc": []any{map[string]any{"issuer": fmt.Sprintf("https://oidc.eks.%s.amazonaws.com/id/%08X", region, n)}}}},
 			"arn":                  "arn:aws:eks:" + region + ":" + AWSAccount + ":cluster/" + external(o, name),
 		}
+	case "eks.aws.upbound.io/NodeGroup":
+		// EKS reports the nodes the group runs: the initial count.
+		sc, _ := overlay.DeepCopyValue(forProvider(o)["scalingConfig"]).(map[string]any)
+		if sc == nil {
+			sc = map[string]any{}
+		}
+		sc["desiredSize"] = initial(o, "scalingConfig", "desiredSize")
+		return map[string]any{"scalingConfig": sc}
+	case "container.gcp.upbound.io/NodePool":
+		return map[string]any{"nodeCount": initial(o, "initialNodeCount")}
+	case "containerservice.azure.upbound.io/KubernetesClusterNodePool":
+		return map[string]any{"nodeCount": initial(o, "nodeCount")}
 	case "route53.aws.upbound.io/Zone":
 		return map[string]any{"nameServers": nameServers("ns-%d.awsdns-00.org.", 4), "zoneId": fmt.Sprintf("Z%08X", n)}
 	case "iam.aws.upbound.io/Role":
@@ -171,10 +216,12 @@ func outputs(o map[string]any, name string) map[string]any {
 	case "containerservice.azure.upbound.io/KubernetesCluster":
 		fp, _ := o["spec"].(map[string]any)["forProvider"].(map[string]any)
 		loc, _ := fp["location"].(string)
+		kv, _ := fp["kubernetesVersion"].(string)
 		return map[string]any{
-			"fqdn":          fmt.Sprintf("%s-%08x.hcp.%s.azmk8s.io", external(o, name), n, loc),
-			"privateFqdn":   fmt.Sprintf("%s-%08x.privatelink.%s.azmk8s.io", external(o, name), n, loc),
-			"oidcIssuerUrl": fmt.Sprintf("https://%s.oic.prod-aks.azure.com/%s/%08x-2222-4000-8000-%012x/", loc, AzureTenant, n, n),
+			"currentKubernetesVersion": Patch(kv, ""),
+			"fqdn":                     fmt.Sprintf("%s-%08x.hcp.%s.azmk8s.io", external(o, name), n, loc),
+			"privateFqdn":              fmt.Sprintf("%s-%08x.privatelink.%s.azmk8s.io", external(o, name), n, loc),
+			"oidcIssuerUrl":            fmt.Sprintf("https://%s.oic.prod-aks.azure.com/%s/%08x-2222-4000-8000-%012x/", loc, AzureTenant, n, n),
 		}
 	case "managedidentity.azure.upbound.io/UserAssignedIdentity":
 		return map[string]any{

@@ -111,6 +111,40 @@ func Validate(xr *Cluster, clouds []string) field.ErrorList {
 	if p.Budget != nil {
 		errs = append(errs, validateBudget(p.Budget)...)
 	}
+	if p.Maintenance != nil {
+		errs = append(errs, validateMaintenance(p.Maintenance)...)
+	}
+	return errs
+}
+
+// Weekdays are the days a maintenance window may start on.
+var Weekdays = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"}
+
+// Bounds of a maintenance window's duration, in hours: AKS's planned
+// maintenance takes 4 to 24 hours.
+const (
+	MinMaintenanceHours = 4
+	MaxMaintenanceHours = 24
+)
+
+var reClock = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
+
+// validateMaintenance checks the weekly window's day, start and duration.
+func validateMaintenance(m *Maintenance) field.ErrorList {
+	var errs field.ErrorList
+	mp := ParametersPath("maintenance")
+	if !slices.Contains(Weekdays, m.Day) {
+		errs = append(errs, field.NotSupported(mp.Child("day"), m.Day, Weekdays))
+	}
+	if !reClock.MatchString(m.StartTime) {
+		errs = append(errs, field.Invalid(mp.Child("startTime"), m.StartTime, "must be a time of day in UTC, HH:MM, such as \"02:00\""))
+	}
+	switch h := m.DurationHours; {
+	case h == nil:
+		errs = append(errs, field.Required(mp.Child("durationHours"), fmt.Sprintf("how long the window lasts, %d to %d hours", MinMaintenanceHours, MaxMaintenanceHours)))
+	case *h < MinMaintenanceHours || *h > MaxMaintenanceHours:
+		errs = append(errs, field.Invalid(mp.Child("durationHours"), *h, fmt.Sprintf("must be %d to %d hours", MinMaintenanceHours, MaxMaintenanceHours)))
+	}
 	return errs
 }
 

@@ -160,6 +160,20 @@ type Parameters struct {
 	Budget         *Budget
 	// ParentZone, when set, is the zone the domain is delegated from.
 	ParentZone ParentZone
+	// Maintenance, when set, is the weekly window of the cloud's
+	// automatic upgrades.
+	Maintenance *Maintenance
+}
+
+// Maintenance is spec.parameters.maintenance: a weekly window, in UTC,
+// for the cloud's automatic upgrades.
+type Maintenance struct {
+	// Day is the weekday the window starts on, Monday … Sunday.
+	Day string
+	// StartTime is when it starts, "HH:MM" in UTC.
+	StartTime string
+	// DurationHours is how long it lasts.
+	DurationHours *int64
 }
 
 // ParentZone is the zone a Cluster's domain is delegated from, as the
@@ -268,7 +282,8 @@ var (
 	fieldsImport     = []string{"enabled", "mode", "resources", "only", "release"}
 
 	fieldsClusterParameters = append([]string{"location", "version", "domain", "createDnsZones", "privateCluster",
-		"network", "pools", "charts", "budget", "parentZone"}, commonParameters...)
+		"network", "pools", "charts", "budget", "parentZone", "maintenance"}, commonParameters...)
+	fieldsMaintenance    = []string{"day", "startTime", "durationHours"}
 	fieldsParentZone     = []string{"name", "group"}
 	fieldsClusterNetwork = []string{"cidr", "podsCidr", "servicesCidr"}
 	fieldsPool           = []string{"size", "machineType", "minNodes", "maxNodes", "spot", "diskSizeGb", "labels", "taints"}
@@ -305,6 +320,7 @@ var Fields = map[string]map[string][]string{
 		"spec.parameters.budget":           fieldsBudget,
 		"spec.parameters.budget.spendRef":  fieldsSpendRef,
 		"spec.parameters.import":           fieldsImport,
+		"spec.parameters.maintenance":      fieldsMaintenance,
 	},
 	DatabaseKind: {
 		"spec.parameters":            fieldsDatabaseParameters,
@@ -459,6 +475,15 @@ func (d *decoder) parameters(f map[string]*structpb.Value, p *field.Path) Parame
 
 	if bv, ok := f["budget"]; ok && !isNull(bv) {
 		out.Budget = d.budget(bv, p.Child("budget"))
+	}
+	if mv, ok := f["maintenance"]; ok && !isNull(mv) {
+		mp := p.Child("maintenance")
+		mf := d.fields(mv, mp, fieldsMaintenance...)
+		out.Maintenance = &Maintenance{
+			Day:           d.str(mf["day"], mp.Child("day")),
+			StartTime:     d.str(mf["startTime"], mp.Child("startTime")),
+			DurationHours: d.integer(mf["durationHours"], mp.Child("durationHours")),
+		}
 	}
 
 	return out

@@ -111,7 +111,7 @@ func TestDecode(t *testing.T) {
 			reason: "An unknown parameter is reported with the known ones.",
 			in:     xrWith(map[string]any{"location": "x", "region": "y"}),
 			want: want{errs: []string{
-				"spec.parameters.region: Forbidden: unknown field; known fields are: location, version, domain, createDnsZones, privateCluster, network, pools, charts, budget, parentZone, import, overrides, confirmRemovals",
+				"spec.parameters.region: Forbidden: unknown field; known fields are: location, version, domain, createDnsZones, privateCluster, network, pools, charts, budget, parentZone, maintenance, import, overrides, confirmRemovals",
 			}},
 		},
 	}

@@ -41,6 +41,9 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 	for _, z := range zones(ctx.Env, reg) {
 		deps = append(deps, subnetName(tierPrivate, zoneID(reg, z)))
 	}
+	if c.Maintenance != nil {
+		ctx.Warn("spec.parameters.maintenance is not applied on AWS: EKS has no maintenance window; the control plane and node groups move only when spec.parameters.version does (EKS upgrades a control plane itself only at the end of its extended support)")
+	}
 	out := []*registry.Resource{
 		{
 			Name:         rCluster,
@@ -110,10 +113,8 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 			"resolveConflictsOnUpdate": "OVERWRITE",
 			"tags":                     tags(ctx, base(ctx)+"-"+a.name),
 		}
-		if v := settingsOf(ctx.Env).Addons[a.name].Version; v != "" {
+		if v := addonVersion(ctx, c, a.name); v != "" {
 			fp["addonVersion"] = v
-		} else {
-			ctx.Env.Need(Name, envAddons, a.name, "version")
 		}
 		out = append(out, &registry.Resource{
 			Name:         addonName(a.name),
@@ -156,6 +157,29 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 	return out, nil
 }
 
+// addonVersion is the build of an EKS add-on for the minor the control
+// plane runs: aws.addons.<name>.versions.<minor>, else, before the cluster
+// exists, aws.addons.<name>.version. An add-on moves to the build for a
+// new minor only once the control plane runs it; an existing add-on whose
+// build for that minor the environment does not map keeps the build it
+// has, with a warning, rather than a build made for another minor.
+func addonVersion(ctx *registry.Context, c platform.Cluster, name string) string {
+	a := settingsOf(ctx.Env).Addons[name]
+	if v := a.Versions[c.Running]; v != "" {
+		return v
+	}
+	if have := object.String(ctx.Observed(addonName(name)), "spec", "forProvider", "addonVersion"); have != "" {
+		if len(a.Versions) > 0 || (a.Version != "" && a.Version != have) {
+			ctx.Warn("EKS add-on %s stays at %s: the environment maps no build of it for Kubernetes %s (aws.addons.%s.versions.%q)", name, have, c.Running, name, c.Running)
+		}
+		return have
+	}
+	if a.Version == "" {
+		ctx.Env.Need(Name, envAddons, name, "versions", c.Running)
+	}
+	return a.Version
+}
+
 // accessEntryName names an admin principal's access entry after the last
 // segment of its ARN: arn:aws:iam::1:role/platform-admins becomes
 // access-entry-platform-admins.
@@ -170,9 +194,12 @@ func accessEntryName(arn string) string {
 	return rAccessPrefix + names.Normalise(seg)
 }
 
+// maxNodeGroupName is EKS's limit on node group names.
+const maxNodeGroupName = 63
+
 // nodePool renders an EKS managed node group in the node subnets, scaled
-// between its bounds; its initial size is set only at creation so that the
-// cluster autoscaler owns the count.
+// between its bounds, at the lifecycle's version; its initial size is set
+// only at creation so that the cluster autoscaler owns the count.
 func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
 	minNodes, maxNodes := p.Bounds()
 	capacity := "ON_DEMAND"
@@ -183,6 +210,7 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		"region":              region(ctx),
 		"clusterNameSelector": ctx.Selector(rCluster),
 		"nodeRoleArnSelector": ctx.Selector(rNodeRole),
+		"version":             p.Version,
 		"subnetIdSelector":    tierSelector(nodeTier(ctx.Plan)),
 		"instanceTypes":       []any{p.MachineType},
 		"capacityType":        capacity,
@@ -190,8 +218,10 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		"diskSize":            p.DiskSizeGB,
 		"labels":              object.FromStringMap(p.Labels),
 		"scalingConfig":       map[string]any{"minSize": minNodes, "maxSize": maxNodes},
-		"updateConfig":        map[string]any{"maxUnavailable": 1},
-		"tags":                tags(ctx, base(ctx)+"-"+p.Name),
+		// An upgrade replaces one node at a time (EKS surges up to
+		// twice the zones' count and drains honouring PDBs).
+		"updateConfig": map[string]any{"maxUnavailable": 1},
+		"tags":         tags(ctx, base(ctx)+"-"+p.Name),
 	}
 	if len(p.Taints) > 0 {
 		taints := make([]any, 0, len(p.Taints))
@@ -205,13 +235,16 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		// Private nodes pull images through the NAT gateway.
 		deps = append(deps, rPrivateRoute)
 	}
+	if p.Version == "" {
+		delete(fp, "version")
+	}
 	return []*registry.Resource{{
-		Name:         registry.NodePoolResource(p.Name),
+		Name:         registry.NodePoolResource(p),
 		Kind:         nodeGroupKind,
-		ExternalName: p.Name,
+		ExternalName: p.CloudName(p.Name, maxNodeGroupName, "-"),
 		Body: object.Object{"spec": map[string]any{
 			"forProvider":  fp,
-			"initProvider": map[string]any{"scalingConfig": map[string]any{"desiredSize": p.MinNodes}},
+			"initProvider": map[string]any{"scalingConfig": map[string]any{"desiredSize": p.Initial()}},
 		}},
 		DependsOn: deps,
 	}}, nil

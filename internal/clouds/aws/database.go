@@ -19,11 +19,27 @@ import (
 // provider-sql serve.
 var (
 	rdsInstanceKind = registry.Upjet(Name, "rds", "Instance", "v1beta3", "spec.forProvider.engine", "spec.forProvider.instanceClass").
-			WithGuarded(registry.WhyPrivate, "spec.forProvider.publiclyAccessible")
-	dbSubnetGroupKind  = registry.Upjet(Name, "rds", "SubnetGroup", "v1beta1")
-	parameterGroupKind = registry.Upjet(Name, "rds", "ParameterGroup", "v1beta1", "spec.forProvider.family").WithImmutable("spec.forProvider.family")
-	securityGroupKind  = registry.Upjet(Name, "ec2", "SecurityGroup", "v1beta1").WithImmutable("spec.forProvider.name")
-	sgIngressKind      = registry.Upjet(Name, "ec2", "SecurityGroupIngressRule", "v1beta1", "spec.forProvider.ipProtocol")
+			WithGuarded(registry.WhyPrivate, "spec.forProvider.publiclyAccessible").Replaces(
+		terraform.Refuse("engine", "aws_db_instance.engine", "internal/service/rds/instance.go:300-309"),
+		terraform.Refuse("username", "aws_db_instance.username", "internal/service/rds/instance.go:690-696"),
+		terraform.Refuse("dbName", "aws_db_instance.db_name", "internal/service/rds/instance.go:222-230"),
+		terraform.Refuse("storageEncrypted", "aws_db_instance.storage_encrypted", "internal/service/rds/instance.go:656-660"),
+		terraform.Refuse("kmsKeyId", "aws_db_instance.kms_key_id", "internal/service/rds/instance.go:366-372"),
+		terraform.Refuse("availabilityZone", "aws_db_instance.availability_zone", "internal/service/rds/instance.go:143-148"))
+	dbSubnetGroupKind  = registry.Upjet(Name, "rds", "SubnetGroup", "v1beta1").Replaces()
+	parameterGroupKind = registry.Upjet(Name, "rds", "ParameterGroup", "v1beta1", "spec.forProvider.family").Replaces(
+		terraform.Refuse("family", "aws_db_parameter_group.family", "internal/service/rds/parameter_group.go:60-64"),
+		terraform.Refuse("description", "aws_db_parameter_group.description", "internal/service/rds/parameter_group.go:54-59"))
+	securityGroupKind = registry.Upjet(Name, "ec2", "SecurityGroup", "v1beta1").Replaces(
+		terraform.Refuse("name", "aws_security_group.name", "internal/service/ec2/vpc_security_group.go:79-86"),
+		terraform.Refuse("description", "aws_security_group.description", "internal/service/ec2/vpc_security_group.go:70-76"),
+		terraform.Refuse("vpcId", "aws_security_group.vpc_id", "internal/service/ec2/vpc_security_group.go:112-116"),
+		terraform.Refuse("vpcIdSelector", "aws_security_group.vpc_id", "internal/service/ec2/vpc_security_group.go:112-116"))
+	sgIngressKind = registry.Upjet(Name, "ec2", "SecurityGroupIngressRule", "v1beta1", "spec.forProvider.ipProtocol").Replaces(
+		terraform.Refuse("securityGroupIdSelector", "aws_vpc_security_group_ingress_rule.security_group_id (RequiresReplace)", "internal/service/ec2/vpc_security_group_ingress_rule.go:221-226"),
+		terraform.Refuse("cidrIpv4", "aws_vpc_security_group_ingress_rule.cidr_ipv4 (a change of source type, ModifyPlan)", "internal/service/ec2/vpc_security_group_ingress_rule.go:387-404, 522-535"),
+		terraform.Refuse("referencedSecurityGroupId", "aws_vpc_security_group_ingress_rule.referenced_security_group_id (a change of source type, ModifyPlan)", "internal/service/ec2/vpc_security_group_ingress_rule.go:387-404, 522-535"),
+		terraform.Refuse("referencedSecurityGroupIdSelector", "aws_vpc_security_group_ingress_rule.referenced_security_group_id (a change of source type, ModifyPlan)", "internal/service/ec2/vpc_security_group_ingress_rule.go:387-404, 522-535"))
 	// provider-sql creates the databases beyond the first, which RDS
 	// creates itself, through the instance's connection secret.
 	sqlProviderConfigKind = &registry.Kind{
@@ -33,12 +49,15 @@ var (
 		Ready:      registry.ReadyWhenObserved,
 		Required:   []string{"spec.credentials.source"},
 	}
-	sqlDatabaseKind = &registry.Kind{
+	sqlDatabaseKind = (&registry.Kind{
 		Kind:       "Database",
 		Namespaced: "postgresql.sql.m.crossplane.io/v1alpha1",
 		Cluster:    "postgresql.sql.crossplane.io/v1alpha1",
 		Provider:   "sql",
-	}
+	}).
+		// provider-sql is no Terraform provider; the database's name is
+		// its external name, which is never changed.
+		Replaces()
 )
 
 // Composition-resource names of a Database.

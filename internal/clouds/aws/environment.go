@@ -18,11 +18,16 @@ import (
 
 // Kinds of an application environment on AWS.
 var (
-	bucketKind           = registry.Upjet(Name, "s3", "Bucket", "v1beta2", "spec.forProvider.region")
-	bucketBlockKind      = registry.Upjet(Name, "s3", "BucketPublicAccessBlock", "v1beta1", "spec.forProvider.region")
-	bucketEncryptionKind = registry.Upjet(Name, "s3", "BucketServerSideEncryptionConfiguration", "v1beta2", "spec.forProvider.region", "spec.forProvider.rule")
-	bucketOwnershipKind  = registry.Upjet(Name, "s3", "BucketOwnershipControls", "v1beta2", "spec.forProvider.region", "spec.forProvider.rule")
-	rolePolicyKind       = registry.Upjet(Name, "iam", "RolePolicy", "v1beta1", "spec.forProvider.policy").WithGuarded(registry.WhyIdentity, "spec.forProvider.policy", "spec.forProvider.role", "spec.forProvider.roleSelector", "spec.forProvider.roleRef", "spec.initProvider.policy")
+	bucketKind = registry.Upjet(Name, "s3", "Bucket", "v1beta2", "spec.forProvider.region").Replaces(
+		terraform.Refuse("objectLockEnabled", "aws_s3_bucket.object_lock_enabled", "internal/service/s3/bucket.go:402-408"))
+	bucketBlockKind = registry.Upjet(Name, "s3", "BucketPublicAccessBlock", "v1beta1", "spec.forProvider.region").Replaces(
+		terraform.Refuse("bucketSelector", "aws_s3_bucket_public_access_block.bucket", "internal/service/s3/bucket_public_access_block.go:47-51"))
+	bucketEncryptionKind = registry.Upjet(Name, "s3", "BucketServerSideEncryptionConfiguration", "v1beta2", "spec.forProvider.region", "spec.forProvider.rule").Replaces(
+		terraform.Refuse("bucketSelector", "aws_s3_bucket_server_side_encryption_configuration.bucket", "internal/service/s3/bucket_server_side_encryption_configuration.go:46-51"))
+	bucketOwnershipKind = registry.Upjet(Name, "s3", "BucketOwnershipControls", "v1beta2", "spec.forProvider.region", "spec.forProvider.rule").Replaces(
+		terraform.Refuse("bucketSelector", "aws_s3_bucket_ownership_controls.bucket", "internal/service/s3/bucket_ownership_controls.go:39-44"))
+	rolePolicyKind = registry.Upjet(Name, "iam", "RolePolicy", "v1beta1", "spec.forProvider.policy").WithGuarded(registry.WhyIdentity, "spec.forProvider.policy", "spec.forProvider.role", "spec.forProvider.roleSelector", "spec.forProvider.roleRef", "spec.initProvider.policy").Replaces(
+		terraform.Refuse("roleSelector", "aws_iam_role_policy.role", "internal/service/iam/role_policy.go:78-83"))
 )
 
 // Composition-resource names of an application environment on AWS.

@@ -43,6 +43,12 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 	fp := inGroup(ctx, true)
 	fp["dnsPrefix"] = base(ctx)
 	fp["kubernetesVersion"] = c.Version
+	if w := c.Maintenance; w != nil {
+		// The same weekly window for AKS's automatic patch upgrades of
+		// the cluster and for its node image upgrades.
+		fp["maintenanceWindowAutoUpgrade"] = maintenanceWindow(*w)
+		fp["maintenanceWindowNodeOs"] = maintenanceWindow(*w)
+	}
 	fp["skuTier"] = cmp.Or(settingsOf(ctx.Env).SKUTier, defaultSKUTier)
 	fp["automaticUpgradeChannel"] = "patch"
 	fp["nodeOsUpgradeChannel"] = "NodeImage"
@@ -54,7 +60,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		"type":                "UserAssigned",
 		"identityIdsSelector": ctx.Selector(rIdentity),
 	}
-	fp["defaultNodePool"] = map[string]any{
+	dnp := map[string]any{
 		"name":                      systemPoolName,
 		"temporaryNameForRotation":  systemPoolName + "tmp",
 		"vmSize":                    vmSize,
@@ -66,6 +72,10 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		"osDiskSizeGb":              64,
 		"upgradeSettings":           map[string]any{"maxSurge": "10%"},
 	}
+	if v := c.PoolVersions[systemPoolName]; v != "" {
+		dnp["orchestratorVersion"] = v
+	}
+	fp["defaultNodePool"] = dnp
 	fp["networkProfile"] = map[string]any{
 		"networkPlugin":     "azure",
 		"networkPluginMode": "overlay",
@@ -104,9 +114,23 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 	}}, nil
 }
 
-// nodePool renders an autoscaled user node pool in the node subnet; spot
-// pools are evicted by deletion at any price. Its initial size is set only
-// at creation so that the autoscaler owns the count.
+// maintenanceWindow is an AKS weekly maintenance window, in UTC.
+func maintenanceWindow(w platform.Maintenance) map[string]any {
+	return map[string]any{
+		"frequency": "Weekly",
+		"interval":  1,
+		"dayOfWeek": w.Day,
+		"startTime": w.Start,
+		"duration":  w.Hours,
+		"utcOffset": "+00:00",
+	}
+}
+
+// nodePool renders an autoscaled user node pool in the node subnet, at the
+// lifecycle's version, surging a third of its nodes on an upgrade; spot
+// pools are evicted by deletion at any price (AKS takes no surge settings
+// for them). Its initial size is set only at creation so that the
+// autoscaler owns the count.
 func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
 	minNodes, maxNodes := p.Bounds()
 	labels := object.FromStringMap(p.Labels)
@@ -125,6 +149,12 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		"osDiskSizeGb":                p.DiskSizeGB,
 		"tags":                        tags(ctx),
 	}
+	if p.Version != "" {
+		fp["orchestratorVersion"] = p.Version
+	}
+	if !p.Spot {
+		fp["upgradeSettings"] = map[string]any{"maxSurge": "33%"}
+	}
 	if p.Spot {
 		fp["priority"] = "Spot"
 		fp["evictionPolicy"] = "Delete"
@@ -137,12 +167,12 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		fp["nodeTaints"] = taints
 	}
 	return []*registry.Resource{{
-		Name:         registry.NodePoolResource(p.Name),
+		Name:         registry.NodePoolResource(p),
 		Kind:         nodePoolKind,
-		ExternalName: poolCloudName(p.Name),
+		ExternalName: p.CloudName(poolCloudName(p.Name), maxPoolName, ""),
 		Body: object.Object{"spec": map[string]any{
 			"forProvider":  fp,
-			"initProvider": map[string]any{"nodeCount": p.MinNodes},
+			"initProvider": map[string]any{"nodeCount": p.Initial()},
 		}},
 		DependsOn: []string{rCluster},
 	}}, nil

@@ -15,6 +15,11 @@ import (
 
 // nsRecordKind is an NS record set of an Azure DNS zone.
 var nsRecordKind = registry.Upjet(Name, "network", "DNSNSRecord", "v1beta1", "spec.forProvider.records", "spec.forProvider.ttl").
+	Replaces(
+		terraform.Refuse("resourceGroupName", "azurerm_dns_ns_record.resource_group_name", "internal/services/dns/dns_ns_record_resource.go:58"),
+		inGroupReplaces("azurerm_dns_ns_record", "internal/services/dns/dns_ns_record_resource.go:58"),
+		terraform.Refuse("zoneName", "azurerm_dns_ns_record.zone_name", "internal/services/dns/dns_ns_record_resource.go:60-63"),
+		terraform.Refuse("zoneNameSelector", "azurerm_dns_ns_record.zone_name", "internal/services/dns/dns_ns_record_resource.go:60-63")).
 	WithGuarded(registry.WhyDelegation, "spec.forProvider.zoneName", "spec.forProvider.zoneNameSelector", "spec.forProvider.zoneNameRef", "spec.forProvider.resourceGroupName", "spec.forProvider.resourceGroupNameSelector", "spec.forProvider.resourceGroupNameRef", "spec.forProvider.records", "spec.initProvider")
 
 // Composition-resource names of the domain's automation on Azure.

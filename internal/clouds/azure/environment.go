@@ -18,9 +18,18 @@ import (
 
 // Kinds of an application environment on Azure.
 var (
-	storageAccountKind = registry.Upjet(Name, "storage", "Account", "v1beta2", "spec.forProvider.location", "spec.forProvider.accountTier", "spec.forProvider.accountReplicationType")
-	containerKind      = registry.Upjet(Name, "storage", "Container", "v1beta1")
-	federationKind     = registry.Upjet(Name, "managedidentity", "FederatedIdentityCredential", "v1beta1", "spec.forProvider.issuer", "spec.forProvider.subject", "spec.forProvider.audience").WithGuarded(registry.WhyIdentity, "spec.forProvider.issuer", "spec.forProvider.subject", "spec.forProvider.audience", "spec.forProvider.parentId", "spec.forProvider.parentIdSelector", "spec.forProvider.parentIdRef", "spec.initProvider.issuer", "spec.initProvider.subject")
+	storageAccountKind = registry.Upjet(Name, "storage", "Account", "v1beta2", "spec.forProvider.location", "spec.forProvider.accountTier", "spec.forProvider.accountReplicationType").Replaces(
+		inGroupReplaces("azurerm_storage_account", "internal/services/storage/storage_account_resource.go:103"),
+		terraform.Refuse("accountTier", "azurerm_storage_account.account_tier", "internal/services/storage/storage_account_resource.go:114-117"),
+		terraform.Refuse("accountKind", "azurerm_storage_account.account_kind (but from Storage or to StorageV2)", "internal/services/storage/storage_account_resource.go:1103-1113"),
+		terraform.Refuse("accountReplicationType", "azurerm_storage_account.account_replication_type (between the LRS and ZRS families)", "internal/services/storage/storage_account_resource.go:1183-1197"),
+		terraform.Refuse("isHnsEnabled", "azurerm_storage_account.is_hns_enabled", "internal/services/storage/storage_account_resource.go:319-323"))
+	containerKind = registry.Upjet(Name, "storage", "Container", "v1beta1").Replaces(
+		terraform.Refuse("storageAccountIdSelector", "azurerm_storage_container.storage_account_id", "internal/services/storage/storage_container_resource.go:146-164"),
+		terraform.Refuse("storageAccountNameSelector", "azurerm_storage_container.storage_account_name", "internal/services/storage/storage_container_resource.go"))
+	federationKind = registry.Upjet(Name, "managedidentity", "FederatedIdentityCredential", "v1beta1", "spec.forProvider.issuer", "spec.forProvider.subject", "spec.forProvider.audience").WithGuarded(registry.WhyIdentity, "spec.forProvider.issuer", "spec.forProvider.subject", "spec.forProvider.audience", "spec.forProvider.parentId", "spec.forProvider.parentIdSelector", "spec.forProvider.parentIdRef", "spec.initProvider.issuer", "spec.initProvider.subject").Replaces(
+		inGroupReplaces("azurerm_federated_identity_credential", "internal/services/managedidentity/federated_identity_credential_resource.go"),
+		terraform.Refuse("parentIdSelector", "azurerm_federated_identity_credential.parent_id", "internal/services/managedidentity/federated_identity_credential_resource.go:88-96"))
 )
 
 // Composition-resource names of an application environment on Azure.

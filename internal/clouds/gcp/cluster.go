@@ -2,11 +2,15 @@ package gcp
 
 import (
 	"cmp"
+	"strings"
+	"time"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -34,11 +38,10 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 			"servicesSecondaryRangeName": servicesRange,
 		},
 		"workloadIdentityConfig": map[string]any{"workloadPool": ctx.XR.PlaneID + ".svc.id.goog"},
-		"nodeConfig": map[string]any{
-			"serviceAccountSelector": ctx.Selector(rServiceAccount),
-			"oauthScopes":            []any{cloudPlatformScope},
-		},
-		"resourceLabels": map[string]any{"managed-by": "crossplane", "cluster": base(ctx)},
+		"resourceLabels":         map[string]any{"managed-by": "crossplane", "cluster": base(ctx)},
+	}
+	if w := c.Maintenance; w != nil {
+		fp["maintenancePolicy"] = maintenancePolicy(*w)
 	}
 	if c.Private {
 		fp["privateClusterConfig"] = map[string]any{
@@ -53,7 +56,16 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		Kind:         clusterKind,
 		ExternalName: name,
 		Body: object.Object{"spec": map[string]any{
-			"forProvider":                fp,
+			"forProvider": fp,
+			// The default node pool, removed once the cluster exists, runs
+			// as the node service account. Its node_config replaces the
+			// cluster in Terraform once the pool is gone (an empty block on
+			// GKE), so it is set at creation only: upjet drops a diff of
+			// initProvider alone.
+			"initProvider": map[string]any{"nodeConfig": map[string]any{
+				"serviceAccountSelector": ctx.Selector(rServiceAccount),
+				"oauthScopes":            []any{cloudPlatformScope},
+			}},
 			"writeConnectionSecretToRef": ctx.ConnectionSecretRef(kube.KubeconfigSecretName(ctx)),
 		}},
 		DependsOn: []string{rNetwork, rSubnet, rServiceAccount},
@@ -70,8 +82,35 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 	}}, nil
 }
 
+// maintenanceAnchor is the day a weekly maintenance window's recurrence
+// starts from: any past date does (GKE repeats it on the RRULE's days),
+// and a fixed one keeps the render the same on every call.
+const maintenanceAnchor = "2025-01-06" // a Monday
+
+// maintenancePolicy is GKE's recurring window for a weekly one: its start
+// and end on the anchor date, repeated weekly on the window's day.
+func maintenancePolicy(w platform.Maintenance) map[string]any {
+	start, _ := time.Parse("2006-01-02 15:04", maintenanceAnchor+" "+w.Start)
+	end := start.Add(time.Duration(w.Hours) * time.Hour)
+	return map[string]any{"recurringWindow": map[string]any{
+		"startTime":  start.Format(time.RFC3339),
+		"endTime":    end.Format(time.RFC3339),
+		"recurrence": "FREQ=WEEKLY;BYDAY=" + strings.ToUpper(w.Day[:2]),
+	}}
+}
+
+// onReleaseChannel reports whether the cluster is on a release channel, on
+// which GKE upgrades the control plane and auto-upgrades the pools itself
+// (auto-upgrade cannot be turned off there); releaseChannel UNSPECIFIED
+// pins versions, which the function then walks.
+func onReleaseChannel(env *envcfg.Env) bool {
+	return cmp.Or(settingsOf(env).ReleaseChannel, defaultReleaseChannel) != unspecifiedChannel
+}
+
 // nodePool renders a GKE node pool: autoscaled between its bounds (per zone
-// for regional clusters), auto-repaired and upgraded, with workload identity
+// for regional clusters), auto-repaired, surge-upgraded one node at a time
+// with no node unavailable, auto-upgraded on a release channel and at the
+// lifecycle's version when versions are pinned, with workload identity
 // through the GKE metadata server.
 func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
 	minNodes, maxNodes := p.Bounds()
@@ -98,22 +137,27 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		// Private nodes pull images through Cloud NAT.
 		deps = append(deps, rNAT)
 	}
+	fp := map[string]any{
+		"project":         ctx.XR.PlaneID,
+		"location":        ctx.Plan.Cluster.Location,
+		"clusterSelector": ctx.Selector(rCluster),
+		"autoscaling":     map[string]any{"minNodeCount": minNodes, "maxNodeCount": maxNodes},
+		"management":      map[string]any{"autoRepair": true, "autoUpgrade": onReleaseChannel(ctx.Env)},
+		"upgradeSettings": map[string]any{"strategy": "SURGE", "maxSurge": 1, "maxUnavailable": 0},
+		"nodeConfig":      nc,
+	}
+	if p.Version != "" {
+		fp["version"] = p.Version
+	}
 	return []*registry.Resource{{
-		Name:         registry.NodePoolResource(p.Name),
+		Name:         registry.NodePoolResource(p),
 		Kind:         nodePoolKind,
-		ExternalName: p.Name,
+		ExternalName: p.CloudName(p.Name, xr.MaxPoolNameLength, "-"),
 		Body: object.Object{"spec": map[string]any{
-			"forProvider": map[string]any{
-				"project":         ctx.XR.PlaneID,
-				"location":        ctx.Plan.Cluster.Location,
-				"clusterSelector": ctx.Selector(rCluster),
-				"autoscaling":     map[string]any{"minNodeCount": minNodes, "maxNodeCount": maxNodes},
-				"management":      map[string]any{"autoRepair": true, "autoUpgrade": true},
-				"nodeConfig":      nc,
-			},
+			"forProvider": fp,
 			// The initial size matters only at creation; afterwards the
 			// autoscaler owns the node count.
-			"initProvider": map[string]any{"initialNodeCount": p.MinNodes},
+			"initProvider": map[string]any{"initialNodeCount": p.Initial()},
 		}},
 		DependsOn: deps,
 	}}, nil

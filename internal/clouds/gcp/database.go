@@ -14,13 +14,33 @@ import (
 
 // Kinds of the database module, at the versions provider-upjet-gcp v3 serves.
 var (
-	globalAddressKind = registry.Upjet(Name, "compute", "GlobalAddress", "v1beta1", "spec.forProvider.purpose").
-				WithImmutable("spec.forProvider.prefixLength", "spec.forProvider.purpose")
-	serviceConnectionKind = registry.Upjet(Name, "servicenetworking", "Connection", "v1beta1", "spec.forProvider.service")
-	sqlInstanceKind       = registry.Upjet(Name, "sql", "DatabaseInstance", "v1beta2", "spec.forProvider.databaseVersion", "spec.forProvider.settings.tier").
-				WithGuarded(registry.WhyPrivate, "spec.forProvider.settings.ipConfiguration.ipv4Enabled", "spec.forProvider.settings.ipConfiguration.authorizedNetworks")
-	sqlDatabaseKind = registry.Upjet(Name, "sql", "Database", "v1beta1")
-	sqlUserKind     = registry.Upjet(Name, "sql", "User", "v1beta2")
+	globalAddressKind = registry.Upjet(Name, "compute", "GlobalAddress", "v1beta1", "spec.forProvider.purpose").Replaces(
+		terraform.Refuse("project", "google_compute_global_address.project", "google/services/compute/resource_compute_global_address.go:254-258"),
+		terraform.Refuse("prefixLength", "google_compute_global_address.prefix_length", "google/services/compute/resource_compute_global_address.go:209-213"),
+		terraform.Refuse("purpose", "google_compute_global_address.purpose", "google/services/compute/resource_compute_global_address.go:220-223"),
+		terraform.Refuse("addressType", "google_compute_global_address.address_type", "google/services/compute/resource_compute_global_address.go:162-165"),
+		terraform.Refuse("address", "google_compute_global_address.address", "google/services/compute/resource_compute_global_address.go:153-157"),
+		terraform.Refuse("description", "google_compute_global_address.description", "google/services/compute/resource_compute_global_address.go:174-177"),
+		terraform.Refuse("network", "google_compute_global_address.network", "google/services/compute/resource_compute_global_address.go:198-201"),
+		terraform.Refuse("networkSelector", "google_compute_global_address.network", "google/services/compute/resource_compute_global_address.go:198-201"))
+	serviceConnectionKind = registry.Upjet(Name, "servicenetworking", "Connection", "v1beta1", "spec.forProvider.service").Replaces(
+		terraform.Refuse("network", "google_service_networking_connection.network", "google/services/servicenetworking/resource_service_networking_connection.go:67-70"),
+		terraform.Refuse("networkSelector", "google_service_networking_connection.network", "google/services/servicenetworking/resource_service_networking_connection.go:67-70"),
+		terraform.Refuse("service", "google_service_networking_connection.service", "google/services/servicenetworking/resource_service_networking_connection.go:80-83"))
+	sqlInstanceKind = registry.Upjet(Name, "sql", "DatabaseInstance", "v1beta2", "spec.forProvider.databaseVersion", "spec.forProvider.settings.tier").
+			WithGuarded(registry.WhyPrivate, "spec.forProvider.settings.ipConfiguration.ipv4Enabled", "spec.forProvider.settings.ipConfiguration.authorizedNetworks").Replaces(
+		terraform.Refuse("project", "google_sql_database_instance.project", "google/services/sql/resource_sql_database_instance.go:1189-1193"),
+		terraform.Refuse("settings.diskType", "google_sql_database_instance.settings.disk_type", "google/services/sql/resource_sql_database_instance.go:577-581"),
+		terraform.Refuse("settings.collation", "google_sql_database_instance.settings.collation", "google/services/sql/resource_sql_database_instance.go:532-535"),
+		terraform.Refuse("encryptionKeyName", "google_sql_database_instance.encryption_key_name", "google/services/sql/resource_sql_database_instance.go:1107-1111"))
+	sqlDatabaseKind = registry.Upjet(Name, "sql", "Database", "v1beta1").Replaces(
+		terraform.Refuse("project", "google_sql_database.project", "google/services/sql/resource_sql_database.go:179-183"),
+		terraform.Refuse("instanceSelector", "google_sql_database.instance", "google/services/sql/resource_sql_database.go:144-147"))
+	sqlUserKind = registry.Upjet(Name, "sql", "User", "v1beta2").Replaces(
+		terraform.Refuse("project", "google_sql_user.project", "google/services/sql/resource_sql_user.go:227-231"),
+		terraform.Refuse("instanceSelector", "google_sql_user.instance", "google/services/sql/resource_sql_user.go:110-113"),
+		terraform.Refuse("type", "google_sql_user.type", "google/services/sql/resource_sql_user.go:151-154"),
+		terraform.Refuse("host", "google_sql_user.host", "google/services/sql/resource_sql_user.go:102-106"))
 )
 
 // Composition-resource names of a Database.

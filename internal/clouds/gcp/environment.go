@@ -18,9 +18,16 @@ import (
 
 // Kinds of an application environment on GCP.
 var (
-	bucketKind          = registry.Upjet(Name, "storage", "Bucket", "v1beta2", "spec.forProvider.location").WithImmutable("spec.forProvider.project")
-	bucketIAMMemberKind = registry.Upjet(Name, "storage", "BucketIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role").WithGuarded(registry.WhyIdentity, append(identityGrant, "spec.forProvider.bucket", "spec.forProvider.bucketSelector", "spec.forProvider.bucketRef")...)
-	saIAMMemberKind     = registry.Upjet(Name, "cloudplatform", "ServiceAccountIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role").WithGuarded(registry.WhyIdentity, append(identityGrant, "spec.forProvider.serviceAccountId", "spec.forProvider.serviceAccountIdSelector", "spec.forProvider.serviceAccountIdRef")...)
+	bucketKind = registry.Upjet(Name, "storage", "Bucket", "v1beta2", "spec.forProvider.location").Replaces(
+		terraform.Refuse("project", "google_storage_bucket.project", "google/services/storage/resource_storage_bucket.go:204-208"))
+	bucketIAMMemberKind = registry.Upjet(Name, "storage", "BucketIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role").WithGuarded(registry.WhyIdentity, append(identityGrant, "spec.forProvider.bucket", "spec.forProvider.bucketSelector", "spec.forProvider.bucketRef")...).Replaces(
+		terraform.Refuse("bucketSelector", "google_storage_bucket_iam_member.bucket", "google/services/storage/iam_storage_bucket.go:33-36"),
+		terraform.Refuse("member", "google_storage_bucket_iam_member.member", "google/tpgiamresource/resource_iam_member.go:69-72"),
+		terraform.Refuse("role", "google_storage_bucket_iam_member.role", "google/tpgiamresource/resource_iam_member.go:64-67"))
+	saIAMMemberKind = registry.Upjet(Name, "cloudplatform", "ServiceAccountIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role").WithGuarded(registry.WhyIdentity, append(identityGrant, "spec.forProvider.serviceAccountId", "spec.forProvider.serviceAccountIdSelector", "spec.forProvider.serviceAccountIdRef")...).Replaces(
+		terraform.Refuse("serviceAccountIdSelector", "google_service_account_iam_member.service_account_id", "google/services/resourcemanager/iam_service_account.go:36-39"),
+		terraform.Refuse("member", "google_service_account_iam_member.member", "google/tpgiamresource/resource_iam_member.go:69-72"),
+		terraform.Refuse("role", "google_service_account_iam_member.role", "google/tpgiamresource/resource_iam_member.go:64-67"))
 )
 
 // identityGrant are the fields of an IAM member that say who gets what.

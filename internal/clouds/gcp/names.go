@@ -23,6 +23,10 @@ const (
 	maxClusterName = 40
 	// maxAccountID is the limit on service account IDs (6 to 30).
 	maxAccountID = 30
+	// minWeeklyMaintenanceHours is the shortest weekly window GKE takes:
+	// its windows must allow 48 hours in any 32 days, which may hold only
+	// four of a weekly window's days.
+	minWeeklyMaintenanceHours = 12
 )
 
 var (
@@ -40,6 +44,10 @@ func validate(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList 
 	}
 	if l := x.Parameters.Location; l != "" && !reLocation.MatchString(l) {
 		errs = append(errs, field.Invalid(xr.ParametersPath("location"), l, "must be a GCP region such as us-central1 or a zone such as us-central1-a"))
+	}
+	if m := x.Parameters.Maintenance; m != nil && m.DurationHours != nil && *m.DurationHours < minWeeklyMaintenanceHours {
+		errs = append(errs, field.Invalid(xr.ParametersPath("maintenance", "durationHours"), *m.DurationHours,
+			fmt.Sprintf("GKE needs maintenance windows that allow at least 48 hours in any 32 days; a weekly window must last at least %d hours", minWeeklyMaintenanceHours)))
 	}
 	if p.Cluster.Private {
 		cp := cmp.Or(settingsOf(env).ControlPlaneCIDR, defaultControlPlaneCIDR)

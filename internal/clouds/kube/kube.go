@@ -42,7 +42,11 @@ var (
 		Required:   []string{"spec.forProvider.manifest"},
 		Opaque:     []string{"spec.forProvider.manifest"},
 	}).WithGuarded("what an Object applies, and where, is the function's: an XR's overrides may configure the object, not make it another one",
-		"spec.forProvider.manifest.apiVersion", "spec.forProvider.manifest.kind", "spec.forProvider.manifest.metadata.name", "spec.forProvider.manifest.metadata.namespace")
+		"spec.forProvider.manifest.apiVersion", "spec.forProvider.manifest.kind", "spec.forProvider.manifest.metadata.name", "spec.forProvider.manifest.metadata.namespace").
+		// provider-kubernetes applies the manifest as it is: no field of
+		// its own is replacement-only (what the manifest makes is
+		// guarded above).
+		Replaces()
 	ReleaseKind = (&registry.Kind{
 		Kind:       "Release",
 		Namespaced: "helm.m.crossplane.io/v1beta1",
@@ -51,8 +55,16 @@ var (
 		Required:   []string{"spec.forProvider.chart.name"},
 		Opaque:     []string{"spec.forProvider.values"},
 	}).WithGuarded("chart sources, release namespaces and values read from Secrets or ConfigMaps are the platform's (the environment's chart catalog); an XR sets values through spec.parameters.charts",
-		"spec.forProvider.chart", "spec.forProvider.namespace", "spec.forProvider.set", "spec.forProvider.valuesFrom")
+		"spec.forProvider.chart", "spec.forProvider.namespace", "spec.forProvider.set", "spec.forProvider.valuesFrom").
+		// provider-helm upgrades a release in place; the fields that
+		// would make it another release (chart, namespace) are guarded
+		// above and fixed by the catalog.
+		Replaces()
 )
+
+// Kinds are the kinds every cloud composes through this package, for each
+// cloud's Kinds.
+var Kinds = []*registry.Kind{HelmProviderConfigKind, KubernetesProviderConfigKind, ObjectKind, ReleaseKind, DatabaseXRKind, WorkloadBudgetKind}
 
 // KubeconfigKey is the key of the kubeconfig in a connection secret.
 const KubeconfigKey = registry.KubeconfigKey

@@ -48,9 +48,14 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	if c.Cloud.Validate != nil {
 		c.Errs = append(c.Errs, c.Cloud.Validate(x, c.Env, plan)...)
 	}
+	up, verr := upgrade(c, x, plan)
+	if verr != nil {
+		c.Errs = append(c.Errs, verr)
+	}
 	if err := c.Invalid(); err != nil {
 		return err
 	}
+	c.Warnings = append(c.Warnings, up.warnings...)
 	eval, warning := evaluateBudget(req, rsp, x, c.Env, plan)
 	if warning != "" {
 		c.Warnings = append(c.Warnings, warning)
@@ -64,14 +69,17 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	if err != nil {
 		return err
 	}
-	conds := append(st.Conditions(conditionTypes, notRequested), st.RemovalsCondition())
+	rots := rotations(st)
+	conds := append(st.Conditions(conditionTypes, notRequested), st.RemovalsCondition(), upgradingCondition(up.plan, rots))
 	if eval != nil {
 		conds = append(conds, budgetCondition(*eval, st))
 	}
 	out := st.Outputs(req)
-	if err := c.Finish(st, status(x, out, plan, st, estimate, eval), conds); err != nil {
+	stat := status(x, out, plan, st, estimate, eval, up)
+	if err := c.Finish(st, stat, conds); err != nil {
 		return err
 	}
+	announceStep(rsp, x, up.plan)
 	if cd := connectionDetails(x, out); cd != nil {
 		rsp.GetDesired().GetComposite().ConnectionDetails = cd
 	}

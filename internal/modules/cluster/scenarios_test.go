@@ -108,7 +108,7 @@ func TestScenarios(t *testing.T) {
 			XR:     fntest.GCPXR(),
 			Steps: []fntest.Step{
 				converged,
-				{Name: "new region", Spec: fntest.Edit("spec.parameters.location", "europe-west1"), Fatal: "cannot change once it exists"},
+				{Name: "new region", Spec: fntest.Edit("spec.parameters.location", "europe-west1"), Fatal: "can change only by replacing the cloud resource"},
 				{Name: "restored", Spec: fntest.Edit("spec.parameters.location", "europe-west4"), Check: fntest.IsReady(true)},
 			},
 		},
@@ -382,7 +382,8 @@ func TestScenarios(t *testing.T) {
 					for _, typ := range []string{"NetworkReady", "ClusterReady", "NodePoolsReady", "AddonsReady", "DnsReady"} {
 						conds = append(conds, map[string]any{"type": typ, "status": "True", "reason": "Available"})
 					}
-					conds = append(conds, map[string]any{"type": "RemovalsSettled", "status": "True", "reason": "NothingHeld"})
+					conds = append(conds, map[string]any{"type": "RemovalsSettled", "status": "True", "reason": "NothingHeld"},
+						map[string]any{"type": "Upgrading", "status": "False", "reason": "UpToDate"})
 					fntest.Set("status.conditions", conds)(w.XR)
 				}, Check: func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 					for _, r := range rsp.GetResults() {

@@ -40,7 +40,7 @@ func budgetCondition(e budget.Evaluation, st *engine.State) module.Condition {
 // status returns the Cluster's own status fields. A field the observed
 // resources cannot fill this time keeps its last value, so that a flapping
 // provider does not blank the XR's status.
-func status(x *xr.Cluster, out registry.Outputs, plan *platform.Plan, st *engine.State, estimate platform.Estimate, eval *budget.Evaluation) map[string]any {
+func status(x *xr.Cluster, out registry.Outputs, plan *platform.Plan, st *engine.State, estimate platform.Estimate, eval *budget.Evaluation, up *upgraded) map[string]any {
 	status := map[string]any{}
 	setStr := func(key, v string) {
 		if v == "" {
@@ -62,18 +62,34 @@ func status(x *xr.Cluster, out registry.Outputs, plan *platform.Plan, st *engine
 	}
 
 	poolsReady := poolReadiness(st)
+	current := poolResources(st)
 	pools := make([]any, 0, len(plan.Pools))
 	for _, p := range plan.Pools {
-		pools = append(pools, map[string]any{
+		entry := map[string]any{
 			"name":        p.Name,
 			"machineType": p.MachineType,
 			"minNodes":    p.MinNodes,
 			"maxNodes":    p.MaxNodes,
 			"spot":        p.Spot,
 			"ready":       poolsReady[platform.PoolID(p.Name)],
-		})
+		}
+		if v := up.runs[p.Name]; v != "" {
+			entry["version"] = v
+		}
+		if rd := current[platform.PoolID(p.Name)]; rd != nil {
+			entry["resource"] = rd.Name
+			if r := rd.Rotation; r != nil {
+				rot := map[string]any{"changes": changeList(r), "waitingFor": r.Waiting}
+				if len(r.From) > 0 {
+					rot["from"] = object.FromStrings(r.From)
+				}
+				entry["rotation"] = rot
+			}
+		}
+		pools = append(pools, entry)
 	}
 	status["nodePools"] = pools
+	status["upgrade"] = upgradeStatus(up.plan)
 	status["kubeconfigSecret"] = kubeconfigSecret(x)
 	status["estimatedMonthlyUsd"] = map[string]any{"min": estimate.Min, "max": estimate.Max}
 	if eval != nil {
@@ -82,12 +98,39 @@ func status(x *xr.Cluster, out registry.Outputs, plan *platform.Plan, st *engine
 	return status
 }
 
+// poolResources are, per node pool component, the resource of its current
+// generation: the one rendered with its desired state, or kept while it
+// waits to rotate.
+func poolResources(st *engine.State) map[string]*registry.Rendered {
+	out := map[string]*registry.Rendered{}
+	for _, rd := range st.Rendered() {
+		if !strings.HasPrefix(rd.Component, "pool/") || rd.UsageBy != "" || rd.Retire != "" {
+			continue
+		}
+		if rd.Object != nil || (rd.Rotation != nil && rd.Rotation.Held) {
+			if _, ok := out[rd.Component]; !ok {
+				out[rd.Component] = rd
+			}
+		}
+	}
+	return out
+}
+
+// changeList lists a rotation's changes for status.
+func changeList(r *registry.Rotation) []any {
+	out := make([]any, 0, len(r.Changes))
+	for _, ch := range r.Changes {
+		out = append(out, ch.String())
+	}
+	return out
+}
+
 // poolReadiness reports, per node pool component, whether every resource
 // of the component is composed and ready, in one pass over the resources.
 func poolReadiness(st *engine.State) map[string]bool {
 	out := map[string]bool{}
 	for _, rd := range st.Rendered() {
-		if !strings.HasPrefix(rd.Component, "pool/") {
+		if !strings.HasPrefix(rd.Component, "pool/") || rd.Retire != "" {
 			continue
 		}
 		ok, seen := out[rd.Component]

@@ -256,7 +256,7 @@ func TestTrustBoundary(t *testing.T) {
 			XR:     fntest.GCPXR(),
 			Steps: []fntest.Step{
 				converged,
-				{Name: "new cidr", World: fntest.EnvEdit("cluster-platform-baseline", "network.cidr", "10.8.0.0/16"), Fatal: `composed resource "subnet" has spec.forProvider.ipCidrRange "10.0.0.0/16", which cannot change once it exists (the XR and its environment now give "10.8.0.0/16")`},
+				{Name: "new cidr", World: fntest.EnvEdit("cluster-platform-baseline", "network.cidr", "10.8.0.0/16"), Fatal: `composed resource "subnet" has spec.forProvider.ipCidrRange "10.0.0.0/16", which its provider can change only by replacing the cloud resource (google_compute_subnetwork.ip_cidr_range`},
 			},
 		},
 		"AWSZonesReordered": {

@@ -1,0 +1,305 @@
+package lifecycle
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+)
+
+// Action is what the function does when a field that a provider can change
+// only by replacing the cloud resource would change.
+type Action string
+
+// Actions, weakest first.
+const (
+	// Walk marks a version: it changes in place, but only in the steps
+	// Next decides, so a changed value is not compared here.
+	Walk Action = "Walk"
+	// Cycle: the provider replaces a part of the resource itself, in place
+	// (AKS's default node pool, through temporaryNameForRotation). The
+	// change is made, with a warning that its pods are not drained.
+	Cycle Action = "Cycle"
+	// Rotate: the resource is a node pool; a new pool is created beside it
+	// under a new name, and the old one is removed once the new one is
+	// ready.
+	Rotate Action = "Rotate"
+	// Refuse: the change is a Fatal naming the field, its old and its new
+	// value; nothing is changed.
+	Refuse Action = "Refuse"
+	// Raise: a number (or a version such as "16") that may only grow in
+	// place; a lower value is refused like Refuse.
+	Raise Action = "Raise"
+)
+
+// rank orders the actions: a change needs the strongest of its fields'.
+func (a Action) rank() int {
+	switch a {
+	case Cycle:
+		return 1
+	case Rotate:
+		return 2
+	case Refuse, Raise:
+		return 3
+	}
+	return 0
+}
+
+// A Field is one entry of a kind's table of fields its provider can change
+// only by replacing the cloud resource (or, for Walk, only in steps): where
+// it is in the rendered object, the Terraform attribute behind it and where
+// the fact comes from, and what the function does about a change.
+type Field struct {
+	// Path is the dotted path in the rendered object, such as
+	// spec.forProvider.instanceTypes. A change anywhere under it counts.
+	Path string
+	// Attribute is the wrapped Terraform provider's attribute, with its
+	// source: resource.attribute (file, version).
+	Attribute string
+	Action    Action
+}
+
+// A Change is a field whose rendered value differs from the observed one.
+type Change struct {
+	Field
+	Old, New *structpb.Value
+	// Stuck is set when the resource's own spec already asks for the new
+	// value but the provider refuses to replace the cloud resource, which
+	// still has the old one.
+	Stuck bool
+}
+
+// String says which field changes, from what to what.
+func (c Change) String() string {
+	return fmt.Sprintf("%s %s -> %s", c.Path, Show(c.Old), Show(c.New))
+}
+
+// Verdict is what a render would change of a resource's replacement-only
+// fields.
+type Verdict struct {
+	Changes []Change
+}
+
+// Action is the strongest action of the changes; "" when nothing changes
+// that needs more than an in-place update.
+func (v Verdict) Action() Action {
+	var out Action
+	for _, c := range v.Changes {
+		if c.Action.rank() > out.rank() {
+			out = c.Action
+		}
+	}
+	return out
+}
+
+// Of returns the changes whose action is a.
+func (v Verdict) Of(a Action) []Change {
+	var out []Change
+	for _, c := range v.Changes {
+		if c.Action == a {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Refusal is the message with which upjet providers refuse an update that
+// would replace the cloud resource; they report it in the resource's
+// Synced condition and keep it Ready.
+const Refusal = "requires replacing it"
+
+// Refusing reports whether the provider refuses to update the observed
+// resource because the update would replace the cloud resource, and its
+// message.
+func Refusing(observed *structpb.Struct) (string, bool) {
+	c, ok := object.FindCondition(observed, "Synced")
+	if !ok || c.Status != "False" || !strings.Contains(c.Message, Refusal) {
+		return "", false
+	}
+	return c.Message, true
+}
+
+// InProgress reports whether the observed resource is not ready, or its
+// provider is in the middle of an operation on it (upjet's AsyncOperation
+// condition says Ongoing): what it reports may not be what runs yet.
+func InProgress(observed *structpb.Struct) bool {
+	if observed == nil {
+		return false
+	}
+	if !object.IsConditionTrue(observed, "Ready") {
+		return true
+	}
+	c, ok := object.FindCondition(observed, "AsyncOperation")
+	return ok && c.Reason == "Ongoing"
+}
+
+// Compare compares the fields of the table in the desired object with the
+// observed resource. A field changes when the desired value differs from
+// what the observed resource asks for (its spec), or, where its spec asks
+// for nothing, from what the provider reports (status.atProvider). A field
+// whose spec already asks for the desired value changes too when the
+// provider reports another value and refuses the update: an earlier render
+// asked for a replacement that never happened. Walk fields are not
+// compared. Only what is rendered counts: providers fill in fields the
+// function does not render.
+func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) Verdict {
+	var v Verdict
+	if observed == nil || desired == nil {
+		return v
+	}
+	_, refusing := Refusing(observed)
+	for _, f := range fields {
+		if f.Action == Walk {
+			continue
+		}
+		d, ok := object.Lookup(desired, f.Path)
+		if !ok {
+			continue
+		}
+		nv, err := structpb.NewValue(overlay.DeepCopyValue(d))
+		if err != nil {
+			continue
+		}
+		segs := strings.Split(f.Path, ".")
+		asked := object.Get(observed, segs...)
+		var reported *structpb.Value
+		if len(segs) > 2 && segs[0] == "spec" && segs[1] == "forProvider" {
+			reported = object.Get(observed, append([]string{"status", "atProvider"}, segs[2:]...)...)
+		}
+		if f.Action == Raise {
+			if old := cmpOr(asked, reported); old != nil && lower(nv, old) {
+				v.Changes = append(v.Changes, Change{Field: f, Old: old, New: nv})
+			}
+			continue
+		}
+		switch {
+		case asked != nil && changes(asked, nv):
+			v.Changes = append(v.Changes, Change{Field: f, Old: asked, New: nv})
+		case asked == nil && reported != nil && changes(reported, nv):
+			v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv})
+		case asked != nil && refusing && reported != nil && changes(reported, nv):
+			v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv, Stuck: true})
+		}
+	}
+	return v
+}
+
+// cmpOr is the first value that is set.
+func cmpOr(vs ...*structpb.Value) *structpb.Value {
+	for _, v := range vs {
+		if v != nil {
+			return v
+		}
+	}
+	return nil
+}
+
+// lower reports whether a rendered number, or numeric string, is below the
+// observed one. Values that are not numbers are never lower.
+func lower(rendered, observed *structpb.Value) bool {
+	r, ok1 := number(rendered)
+	o, ok2 := number(observed)
+	return ok1 && ok2 && r < o
+}
+
+// number reads a number, or a string that holds one ("16", "16.4").
+func number(v *structpb.Value) (float64, bool) {
+	switch t := v.GetKind().(type) {
+	case *structpb.Value_NumberValue:
+		return t.NumberValue, true
+	case *structpb.Value_StringValue:
+		f, err := strconv.ParseFloat(strings.TrimSpace(t.StringValue), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+// changes reports whether a rendered value changes an observed one.
+// Providers late-initialize fields the function does not render, so only
+// what is rendered counts: an object changes if one of its rendered keys
+// does, a list if its length or one of its items does, a scalar if it
+// differs.
+func changes(observed, rendered *structpb.Value) bool {
+	switch r := rendered.GetKind().(type) {
+	case *structpb.Value_StructValue:
+		o := observed.GetStructValue()
+		if o == nil {
+			return true
+		}
+		for k, rv := range r.StructValue.GetFields() {
+			if ov, ok := o.GetFields()[k]; ok && changes(ov, rv) {
+				return true
+			}
+		}
+		return false
+	case *structpb.Value_ListValue:
+		o := observed.GetListValue()
+		if o == nil || len(o.GetValues()) != len(r.ListValue.GetValues()) {
+			return true
+		}
+		for i, rv := range r.ListValue.GetValues() {
+			if changes(o.GetValues()[i], rv) {
+				return true
+			}
+		}
+		return false
+	default:
+		return !proto.Equal(observed, rendered)
+	}
+}
+
+// Show formats a value for a message: strings quoted, the rest as JSON.
+func Show(v *structpb.Value) string {
+	if v == nil {
+		return "(none)"
+	}
+	if s, ok := v.GetKind().(*structpb.Value_StringValue); ok {
+		return fmt.Sprintf("%q", s.StringValue)
+	}
+	b, err := v.MarshalJSON()
+	if err != nil {
+		return v.String()
+	}
+	return string(b)
+}
+
+// Source is the Terraform provider a cloud's tables come from, as the upjet
+// provider wraps it, such as "terraform-provider-aws v6.34.0, wrapped by
+// provider-upjet-aws v2.6.0".
+type Source string
+
+// entry is the table entry for a spec.forProvider path: attribute is the
+// Terraform resource's attribute, where the file and lines of its schema.
+func (s Source) entry(a Action, path, attribute, where string) Field {
+	return Field{Path: "spec.forProvider." + path, Attribute: fmt.Sprintf("%s: %s, %s", attribute, where, s), Action: a}
+}
+
+// Refuse is an entry whose change is refused.
+func (s Source) Refuse(path, attribute, where string) Field {
+	return s.entry(Refuse, path, attribute, where)
+}
+
+// Rotate is an entry whose change rotates a node pool.
+func (s Source) Rotate(path, attribute, where string) Field {
+	return s.entry(Rotate, path, attribute, where)
+}
+
+// Cycle is an entry the provider changes by cycling part of the resource.
+func (s Source) Cycle(path, attribute, where string) Field {
+	return s.entry(Cycle, path, attribute, where)
+}
+
+// Raise is an entry that may only grow in place.
+func (s Source) Raise(path, attribute, where string) Field {
+	return s.entry(Raise, path, attribute, where)
+}
+
+// Walk is a version entry, moved only in the steps Next decides.
+func (s Source) Walk(path, attribute, where string) Field {
+	return s.entry(Walk, path, attribute, where)
+}

@@ -1,0 +1,219 @@
+package modules_test
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+)
+
+// forceNew reads the fields a provider can change only by replacing the
+// cloud resource, by kind and dotted spec.forProvider path, from
+// testdata/replacements/<cloud>.tsv: the wrapped Terraform provider's
+// schema, read for this project (ForceNew attributes, and on Azure the
+// attributes azurerm changes only by cycling a node pool), with the file
+// and line of each. They are the oracle TestReplacements holds the kinds'
+// tables against, written down apart from them. A row whose behaviour is
+// None lists a kind with no such field (upjet's own ClusterAuth); a row of
+// a whole block (attribute <block>.#) counts only when the block comes or
+// goes, which a render never does, so it is left out.
+func forceNew(t *testing.T, cloud string) map[string]map[string]string {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "replacements", cloud+".tsv")) //nolint:gosec // a cloud name of the registry, in the test's own testdata
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close() //nolint:errcheck // read only
+	out := map[string]map[string]string{}
+	s := bufio.NewScanner(f)
+	s.Buffer(nil, 1<<20)
+	for s.Scan() {
+		cols := strings.Split(s.Text(), "\t")
+		if len(cols) < 6 || cols[0] == "crd_kind" {
+			continue
+		}
+		kind, path, attr, behaviour, source := cols[0], cols[2], cols[3], cols[4], cols[5]
+		if out[kind] == nil {
+			out[kind] = map[string]string{}
+		}
+		if behaviour != "ForceNew" && !strings.HasPrefix(behaviour, "Cycles") {
+			continue
+		}
+		if strings.ContainsAny(path, " ()[]/") || strings.HasSuffix(attr, ".#") || (len(cols) > 6 && strings.HasPrefix(cols[6], "block")) {
+			// An attribute upjet keeps out of spec (the external name),
+			// or a whole block.
+			continue
+		}
+		out[kind][path] = attr + " (" + source + ")"
+	}
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// leaves calls add for each leaf of a rendered forProvider (items of a
+// list of objects share their list's path) with its dotted path and the
+// paths of the Terraform attribute it sets: a reference or selector sets
+// the field it resolves (subnetIdSelector sets subnetId or subnetIds).
+func leaves(prefix string, v any, add func(path string, attrs []string)) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, c := range t {
+			p := k
+			if prefix != "" {
+				p = prefix + "." + k
+			}
+			if base, ok := strings.CutSuffix(p, "Selector"); ok {
+				add(p, []string{base, base + "s"})
+				continue
+			}
+			leaves(p, c, add)
+		}
+	case []any:
+		objects := false
+		for _, item := range t {
+			if m, ok := item.(map[string]any); ok {
+				objects = true
+				leaves(prefix, m, add)
+			}
+		}
+		if !objects {
+			add(prefix, []string{prefix})
+		}
+	default:
+		add(prefix, []string{prefix})
+	}
+}
+
+// covered reports whether a kind's table has an entry for one of the paths
+// or one of their ancestors.
+func covered(k *registry.Kind, paths ...string) bool {
+	for _, f := range k.Replacements {
+		p := strings.TrimPrefix(f.Path, "spec.forProvider.")
+		for _, path := range paths {
+			if p == path || strings.HasPrefix(path, p+".") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestReplacements holds every composed resource of the examples'
+// converged stacks (examples/*/observed: every module, cloud and scope)
+// against its cloud's kinds: each kind is listed in the cloud's Kinds,
+// each managed kind declared its table of replacement-only fields, and each
+// rendered field the wrapped Terraform provider can change only by
+// replacement (testdata/replacements) has an entry in that table. A field
+// the function renders that would make a provider refuse an update forever
+// cannot go unnoticed.
+func TestReplacements(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "examples", "*", "observed", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no observed example: %v", err)
+	}
+	oracle := map[string]map[string]map[string]string{}
+	for _, c := range registry.Clouds() {
+		oracle[c] = forceNew(t, c)
+	}
+	seen := map[string]bool{}
+	checked := 0
+	for _, file := range files {
+		objs, err := fntest.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			meta, _ := o["metadata"].(map[string]any)
+			labels, _ := meta["labels"].(map[string]any)
+			cloudName, _ := labels[registry.LabelCloud].(string)
+			apiVersion, kindName := fmt.Sprint(o["apiVersion"]), fmt.Sprint(o["kind"])
+			if cloudName == "" || strings.HasPrefix(apiVersion, "protection.crossplane.io/") {
+				continue
+			}
+			cloud, ok := registry.Lookup(cloudName)
+			if !ok {
+				t.Fatalf("%s: cloud %q is not registered", file, cloudName)
+			}
+			k, ok := cloud.KindOf(apiVersion, kindName)
+			if !ok {
+				t.Errorf("%s: cloud %q renders %s %s, which its Kinds do not list: add it to the cloud's Kinds", file, cloudName, apiVersion, kindName)
+				continue
+			}
+			if !k.Managed() {
+				continue
+			}
+			if !k.Declared {
+				t.Errorf("%s: kind %s of cloud %q has no table of replacement-only fields: declare it with Replaces, from the wrapped Terraform provider's schema", file, kindName, cloudName)
+			}
+			if k.Provider != cloudName {
+				// provider-helm, -kubernetes and -sql wrap no Terraform
+				// provider.
+				continue
+			}
+			known, ok := oracle[cloudName][kindName]
+			if !ok {
+				if !seen[cloudName+"/"+kindName] {
+					t.Errorf("%s: kind %s of cloud %q is not in testdata/replacements/%s.tsv: read its ForceNew attributes from the wrapped Terraform provider's schema and add them", file, kindName, cloudName, cloudName)
+				}
+				seen[cloudName+"/"+kindName] = true
+				continue
+			}
+			seen[cloudName+"/"+kindName] = true
+			spec, _ := o["spec"].(map[string]any)
+			leaves("", spec["forProvider"], func(path string, attrs []string) {
+				checked++
+				for _, a := range attrs {
+					for p := a; p != ""; {
+						if attr, ok := known[p]; ok {
+							if !covered(k, path, p) {
+								t.Errorf("%s: %s %s renders spec.forProvider.%s, which its provider can change only by replacement (%s), and the kind's table has no entry for it", file, cloudName, kindName, path, attr)
+							}
+							return
+						}
+						i := strings.LastIndex(p, ".")
+						if i < 0 {
+							break
+						}
+						p = p[:i]
+					}
+				}
+			})
+		}
+	}
+	t.Logf("%d rendered fields of %d kinds checked against the Terraform providers' replacement-only fields", checked, len(seen))
+}
+
+// TestReplacementTables checks the tables themselves: every entry names a
+// path under spec, a Terraform attribute and an action; Rotate only on
+// node pool kinds, which report their node count.
+func TestReplacementTables(t *testing.T) {
+	for _, name := range registry.Clouds() {
+		c, _ := registry.Lookup(name)
+		if len(c.Kinds) == 0 {
+			t.Errorf("cloud %q lists no Kinds", name)
+		}
+		for _, k := range c.Kinds {
+			paths := map[string]bool{}
+			for _, f := range k.Replacements {
+				if !strings.HasPrefix(f.Path, "spec.") || f.Attribute == "" || f.Action == "" {
+					t.Errorf("%s %s: entry %+v needs a path under spec, an attribute and an action", name, k.Kind, f)
+				}
+				if paths[f.Path] {
+					t.Errorf("%s %s: %s is listed twice", name, k.Kind, f.Path)
+				}
+				paths[f.Path] = true
+				if f.Action == lifecycle.Rotate && k.NodeCount == "" {
+					t.Errorf("%s %s: rotates on %s but declares no NodeCount", name, k.Kind, f.Path)
+				}
+			}
+		}
+	}
+}
