@@ -28,14 +28,14 @@ FN_PORT       ?= $(shell for p in $$(seq 9443 9543); do (exec 3<>/dev/tcp/127.0.
 FN_ADDRESS    := 127.0.0.1:$(FN_PORT)
 
 # Fuzz targets: package and name. FUZZTIME bounds each.
-FUZZ_TARGETS  := ./internal/xr:FuzzDecodeValidate ./internal/overlay:FuzzMerge ./internal/modules/cluster:FuzzRun
+FUZZ_TARGETS  := ./internal/xr:FuzzDecodeValidate ./internal/overlay:FuzzMerge ./internal/modules/cluster:FuzzRun ./internal/lifecycle:FuzzNext ./internal/modules/cluster:FuzzLifecycle
 FUZZTIME      ?= 10s
 
 # The package: an xpkg with the runtime image embedded, built without Docker.
 XPKG          := $(OUT)/function-cluster-platform.xpkg
 ARCH          ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all help build generate check-generated test lint fuzz bench bench-go render validate redteam converge xpkg e2e fleet tools clean
+.PHONY: all help build generate check-generated test lint fuzz bench bench-go render validate redteam daytwo converge xpkg e2e fleet tools clean
 
 # One line per target.
 help:
@@ -47,6 +47,7 @@ help:
 	@echo "make check-generated  fail if generated files are out of date"
 	@echo "make fuzz             run each fuzz target for FUZZTIME (default 10s)"
 	@echo "make redteam          replay the red-team attacks through the crossplane CLI"
+	@echo "make daytwo           render day-2 changes of the converged example Clusters through the crossplane CLI (upgrades, skips, downgrades, rotations, maintenance) and validate them"
 	@echo "make converge         converge XRs that are not the examples through the crossplane CLI, and validate them"
 	@echo "make bench            load benchmark over gRPC against the SDK floor (about 3 minutes)"
 	@echo "make bench-go         Go benchmarks: whole calls per cloud and the hot paths"
@@ -169,6 +170,14 @@ validate: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready
 redteam: $(CROSSPLANE)
 	mkdir -p $(OUT)
 	$(call with-function,-redteam)
+
+# Day-2 changes of the converged example Clusters through the crossplane
+# CLI: upgraded, skipped, downgraded, rotated, maintenance windows; each
+# refused with a Fatal naming the field, or rendered, checked and validated
+# (internal/examples/daytwo.go).
+daytwo: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready
+	mkdir -p $(OUT)
+	$(call with-function,-daytwo)
 
 # Converge XRs that are not the examples (internal/examples/testdata/converge)
 # through the crossplane CLI until Ready: nothing withdrawn, no credential,

@@ -340,6 +340,16 @@ const resync = time.Minute
 // then a list again whenever the watch ends (after resync, or when the API
 // server ends it). It returns ctx's error.
 func (k *kube) watch(ctx context.Context, apiVersion, kind, selector string, fn func(object)) error {
+	return k.watchEvents(ctx, apiVersion, kind, selector, func(typ string, o object) {
+		if typ != "DELETED" {
+			fn(o)
+		}
+	})
+}
+
+// watchEvents is watch, with every event's type: LISTED for what a list
+// brings, ADDED, MODIFIED and DELETED for what the watch brings.
+func (k *kube) watchEvents(ctx context.Context, apiVersion, kind, selector string, fn func(typ string, o object)) error {
 	p, err := k.path(apiVersion, kind, "", "", "")
 	if err != nil {
 		return err
@@ -353,7 +363,7 @@ func (k *kube) watch(ctx context.Context, apiVersion, kind, selector string, fn 
 	l0 := url.Values{"resourceVersion": {"0"}}
 	maps.Copy(l0, q)
 	for ctx.Err() == nil {
-		rv, err := k.listEach(ctx, p, l0, fn)
+		rv, err := k.listEach(ctx, p, l0, func(o object) { fn("LISTED", o) })
 		if err == nil {
 			err = k.follow(ctx, p, q, rv, fn)
 		}
@@ -391,8 +401,8 @@ func (k *kube) listEach(ctx context.Context, p string, q url.Values, fn func(obj
 }
 
 // follow watches a path from a resource version for at most resync and
-// calls fn with each object added or modified.
-func (k *kube) follow(ctx context.Context, p string, q url.Values, rv string, fn func(object)) error {
+// calls fn with each event and its object.
+func (k *kube) follow(ctx context.Context, p string, q url.Values, rv string, fn func(string, object)) error {
 	w := url.Values{"watch": {"1"}, "resourceVersion": {rv}, "allowWatchBookmarks": {"true"},
 		"timeoutSeconds": {strconv.Itoa(int(resync.Seconds()))}}
 	maps.Copy(w, q)
@@ -426,8 +436,8 @@ func (k *kube) follow(ctx context.Context, p string, q url.Values, rv string, fn
 			return err
 		}
 		switch ev.Type {
-		case "ADDED", "MODIFIED":
-			fn(ev.Object)
+		case "ADDED", "MODIFIED", "DELETED":
+			fn(ev.Type, ev.Object)
 		case "ERROR":
 			// Most often 410 Gone: the resource version is too old. List again.
 			return nil

@@ -28,6 +28,7 @@ func main() {
 	work := flag.String("work", "", "run.sh's work folder (pid files, start scripts), for -fleet")
 	metrics := flag.String("metrics", "http://127.0.0.1:18090/metrics", "the function's metrics, for -fleet")
 	providers := flag.String("providers", "gcp,aws,azure,helm,kubernetes,sql", "the folders of -prepare-crds")
+	flag.DurationVar(&cpDelay, "cp-delay", cpDelay, "how long the simulated control plane takes to report a new version")
 	flag.Parse()
 	if *prepare != "" {
 		n, err := prepareCRDs(*prepare, *out, strings.Split(*providers, ","))
@@ -90,7 +91,7 @@ func simulator(kubeconfig string) (*kube, *cloud, context.CancelFunc, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c := &cloud{k: k}
+	c := &cloud{k: k, cpDelay: cpDelay}
 	if err := c.discover(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -119,7 +120,11 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 	}
 	count++
 	for _, cl := range clouds {
-		fmt.Printf("scenario: %s namespaced XR (create, Ready, a Database and an AppEnvironment on it, resize a pool, remove a pool, delete)\n", cl)
+		day2 := ""
+		if _, ok := dayTwoPools[cl+"/cluster.yaml"]; ok {
+			day2 = fmt.Sprintf(", upgrade one minor with the control plane reporting it %s late, rotate a pool", cpDelay)
+		}
+		fmt.Printf("scenario: %s namespaced XR (create, Ready, a Database and an AppEnvironment on it, resize a pool%s, remove a pool, delete)\n", cl, day2)
 		during := func() error {
 			if err := s.onCluster(cl+"/database.yaml", cl, runDatabase, database.Clusters, []string{"host", "connectionSecret"}, nil, nil); err != nil {
 				return err

@@ -161,6 +161,13 @@ func (s *scenarios) lifecycle(example string, resize, remove string, minPath []s
 	}
 	fmt.Printf("  %s: pool %s resized in place (%s %s/%s) in %.1f s\n", example, resize, pool.kind, ns, pool.name, took.Seconds())
 
+	// Day two: an upgrade and a rotation.
+	if d2, ok := dayTwoPools[example]; ok {
+		if composed, err = s.dayTwo(xr, d2[0], d2[1]); err != nil {
+			return fmt.Errorf("%s: day two: %w", example, err)
+		}
+	}
+
 	// Remove a pool: only its resources go.
 	if remove != "" {
 		delete(spec["pools"].(map[string]any), remove)

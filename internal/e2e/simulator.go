@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,7 +28,22 @@ type cloud struct {
 	k       *kube
 	kinds   []kindRef
 	patched atomic.Int64
+	// cpDelay is how long a control plane takes to report a new version
+	// (an upgrade): a change of a ready cluster's spec is reported that
+	// much later; other kinds report theirs at once.
+	cpDelay time.Duration
+	// pending are the reports scheduled, by kind and name.
+	pending sync.Map
 }
+
+// reported are the fields of status.atProvider a provider updates once it
+// carried out an upgrade: the versions asked for and run. Only a change of
+// them is reported again (the rest of a ready resource's status stays as
+// it was first written).
+var reported = []string{"version", "minMasterVersion", "masterVersion", "nodeVersion", "kubernetesVersion", "currentKubernetesVersion", "orchestratorVersion", "addonVersion", "defaultNodePool"}
+
+// controlPlanes are the kinds whose changes take cpDelay to report.
+var controlPlanes = map[string]bool{"Cluster": true, "KubernetesCluster": true}
 
 // kindRef is a served kind.
 type kindRef struct{ apiVersion, kind string }
@@ -104,11 +121,54 @@ func (c *cloud) handler(ctx context.Context, kr kindRef, fn func(object) error) 
 	return handle
 }
 
+// report writes what a ready resource's provider reports once it carried
+// out a change of its spec (a new version, a resize): at once, or for a
+// control plane cpDelay later, as an upgrade takes a while.
+func (c *cloud) report(kr kindRef, o object) error {
+	status := simulate.Status(o)
+	want, _ := status["atProvider"].(map[string]any)
+	have, _ := at(o, "status", "atProvider").(map[string]any)
+	changed := false
+	for _, k := range reported {
+		changed = changed || !reflect.DeepEqual(want[k], have[k])
+	}
+	if !changed {
+		return nil
+	}
+	key := kr.apiVersion + "/" + kr.kind + "/" + str(o, "metadata", "namespace") + "/" + str(o, "metadata", "name")
+	patch := func() error {
+		c.pending.Delete(key)
+		now, err := c.k.get(kr.apiVersion, kr.kind, str(o, "metadata", "namespace"), str(o, "metadata", "name"))
+		if errors.Is(err, errNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		err = c.k.patchStatus(kr.apiVersion, kr.kind, str(now, "metadata", "namespace"), str(now, "metadata", "name"), map[string]any{"atProvider": simulate.Status(now)["atProvider"]})
+		if errors.Is(err, errNotFound) {
+			return nil
+		}
+		return err
+	}
+	if !controlPlanes[kr.kind] || c.cpDelay == 0 {
+		return patch()
+	}
+	if _, scheduled := c.pending.LoadOrStore(key, true); !scheduled {
+		time.AfterFunc(c.cpDelay, func() {
+			if err := patch(); err != nil {
+				fmt.Println("cloud simulator: cannot report", key, ":", err)
+			}
+		})
+	}
+	return nil
+}
+
 // provide marks a composed managed resource that is not ready yet Synced
 // and Ready, with what its provider would write besides.
 func (c *cloud) provide(kr kindRef, o object) error {
 	if s, _, _ := condition(o, "Ready"); s == "True" {
-		return nil
+		return c.report(kr, o)
 	}
 	if str(o, "metadata", "deletionTimestamp") != "" {
 		return nil

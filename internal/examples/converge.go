@@ -32,7 +32,7 @@ func converge(crossplane, out, crds, cache, image string, folders []string) erro
 	if err != nil {
 		return err
 	}
-	comps, xrds, err := apis("apis", available)
+	comps, xrds, err := apis(available)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,7 @@ func main() {
 		validate   = flag.Bool("validate", false, "validate every render")
 		static     = flag.String("static", "examples/install", "comma-separated folders of manifests validated as they are")
 		red        = flag.Bool("redteam", false, "instead of rendering the examples, replay the red-team attacks on the trust boundary against the converged examples")
+		day2       = flag.Bool("daytwo", false, "instead of rendering the examples, render day-2 changes of the converged example Clusters (upgrades, skips, downgrades, rotations, maintenance) and validate them")
 		conv       = flag.String("converge", "", "instead of rendering the examples, converge the XRs of these comma-separated folders through the CLI and validate them")
 		address    = flag.String("address", "127.0.0.1:9443", "where the function serves, for crossplane render")
 		function   = flag.String("function", "", "the function's binary: when set, the converged renders take their observed resources from its preview command rather than from the examples' observed files")
@@ -52,6 +53,13 @@ func main() {
 	if *conv != "" {
 		if err := converge(*crossplane, filepath.Join(filepath.Dir(*out), "converge"), *crds, *cache, *image, strings.Split(*conv, ",")); err != nil {
 			fmt.Fprintln(os.Stderr, "converge:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *day2 {
+		if err := dayTwoRun(*crossplane, filepath.Join(filepath.Dir(*out), "daytwo"), *crds, *cache, *image); err != nil {
+			fmt.Fprintln(os.Stderr, "day-two:", err)
 			os.Exit(1)
 		}
 		return
@@ -139,7 +147,7 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 	if err != nil {
 		return err
 	}
-	comps, xrds, err := apis("apis", available)
+	comps, xrds, err := apis(available)
 	if err != nil {
 		return err
 	}
@@ -351,12 +359,15 @@ func functions(path string) (map[string]bool, error) {
 	return out, nil
 }
 
+// apisDir is where the XRDs and Compositions are.
+const apisDir = "apis"
+
 // apis finds every Composition (by compositeTypeRef) whose functions are all
-// available, and every XRD (by the types it defines), under dir.
-func apis(dir string, available map[string]bool) (map[typeRef]string, map[typeRef]string, error) {
+// available, and every XRD (by the types it defines), under apisDir.
+func apis(available map[string]bool) (map[typeRef]string, map[typeRef]string, error) {
 	comps := map[typeRef]string{}
 	xrds := map[typeRef]string{}
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(apisDir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
 			return err
 		}

@@ -36,6 +36,9 @@ type attack struct {
 	held []string
 	// absent are strings no rendered output may contain.
 	absent []string
+	// observedEdit, when set, changes what the providers report before
+	// the render.
+	observedEdit func(map[string]fntest.Object)
 }
 
 func set(path string, v any) func(fntest.Object) { return fntest.Set(path, v) }
@@ -77,7 +80,7 @@ var attacks = []attack{
 		env: envSet("cloud-gcp.yaml", "gcp.nodeServiceAccountRoles", []any{"roles/container.defaultNodeServiceAccount"}), held: []string{"node-iam-artifactregistry-reader"}},
 	{name: "env-cloud-layer-removed", example: "gcp/cluster.yaml", env: envDelete("cloud-gcp.yaml"), fatal: "no EnvironmentConfig labelled platform.example.org/environment=cluster-platform and cloud=gcp"},
 	{name: "env-baseline-removed", example: "aws/legacy.yaml", env: envDelete("baseline.yaml"), fatal: "baseline=default"},
-	{name: "env-cidr-changed", example: "gcp/cluster.yaml", env: envSet("baseline.yaml", "network.cidr", "10.8.0.0/16"), fatal: `spec.forProvider.ipCidrRange "10.0.0.0/16", which cannot change`},
+	{name: "env-cidr-changed", example: "gcp/cluster.yaml", env: envSet("baseline.yaml", "network.cidr", "10.8.0.0/16"), fatal: `spec.forProvider.ipCidrRange "10.0.0.0/16", which its provider can change only by replacing the cloud resource`},
 	{name: "env-aws-zones-reordered", example: "aws/cluster.yaml", env: envSet("cloud-aws.yaml", "aws.zones.eu-west-1", []any{"eu-west-1c", "eu-west-1b", "eu-west-1a"}), fatal: "spec.forProvider.cidrBlock"},
 	{name: "env-weakens-import", example: "gcp/cluster.yaml",
 		xr:    set("spec.parameters.import", map[string]any{"enabled": true, "mode": "observe", "resources": map[string]any{"cluster": "prod-cluster"}}),
@@ -150,7 +153,7 @@ func redteam(crossplane, out string) error {
 	if err != nil {
 		return err
 	}
-	comps, _, err := apis("apis", available)
+	comps, _, err := apis(available)
 	if err != nil {
 		return err
 	}
@@ -213,6 +216,18 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 		return "", fmt.Errorf("no Composition for %s", a.example)
 	}
 	observed := filepath.Join("examples", filepath.Dir(a.example), "observed", filepath.Base(a.example))
+	if a.observedEdit != nil {
+		objs := fntest.ObservedFile(observed)
+		a.observedEdit(objs)
+		b, err := fntest.YAML(objs)
+		if err != nil {
+			return "", err
+		}
+		observed = filepath.Join(dir, "observed.yaml")
+		if err := os.WriteFile(observed, b, 0o600); err != nil {
+			return "", err
+		}
+	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(crossplane, "render", xrFile, comp, functionsFile, //nolint:gosec // our own CLI and files
 		"--required-resources="+req, "--observed-resources="+observed, "--include-full-xr")

@@ -94,6 +94,61 @@ func removedBy(name string, removes []string) bool {
 	return false
 }
 
+// Rotated returns the resource that replaced an observed node pool that
+// is no longer desired, or "": a resource of the same component and kind,
+// observed Ready before the call and still desired. Only a node pool's
+// older generation may go that way: once its new one is Ready (a rotation,
+// for a field the cloud can change only by replacing the pool). A Usage
+// goes with the generation it protected.
+func Rotated(name string, before, desired map[string]Object) string {
+	if by, of, ok := strings.Cut(name, "-uses-"); ok {
+		for _, n := range []string{by, of} {
+			if _, was := before[n]; was {
+				if _, still := desired[n]; !still {
+					if r := Rotated(n, before, desired); r != "" {
+						return r
+					}
+				}
+			}
+		}
+		return ""
+	}
+	gone := before[name]
+	comp := annotation(gone, "platform.example.org/component")
+	if !strings.HasPrefix(comp, "pool/") {
+		return ""
+	}
+	for _, other := range slices.Sorted(maps.Keys(before)) {
+		o := before[other]
+		if other == name || annotation(o, "platform.example.org/component") != comp || o["kind"] != gone["kind"] || !ready(o) {
+			continue
+		}
+		if _, ok := desired[other]; ok {
+			return other
+		}
+	}
+	return ""
+}
+
+func annotation(o Object, key string) string {
+	meta, _ := o["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	s, _ := ann[key].(string)
+	return s
+}
+
+func ready(o Object) bool {
+	st, _ := o["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Ready" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
 // CheckInvariant is the safety invariant checked after every reconcile,
 // independently of the function's code: a composed resource that was
 // observed before the reconcile is still desired, unless the spec change of
@@ -106,7 +161,7 @@ func CheckInvariant(t *testing.T, where string, before map[string]Object, rsp *f
 	}
 	desired := rsp.GetDesired().GetResources()
 	for _, name := range slices.Sorted(maps.Keys(before)) {
-		if _, ok := desired[name]; ok || removedBy(name, removes) {
+		if _, ok := desired[name]; ok || removedBy(name, removes) || Rotated(name, before, Desired(rsp)) != "" {
 			continue
 		}
 		t.Errorf("%s: INVARIANT VIOLATED: observed composed resource %q is no longer desired, and the spec change did not remove it", where, name)

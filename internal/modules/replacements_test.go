@@ -1,9 +1,7 @@
 package modules_test
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,85 +10,6 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
-
-// forceNew reads the fields a provider can change only by replacing the
-// cloud resource, by kind and dotted spec.forProvider path, from
-// testdata/replacements/<cloud>.tsv: the wrapped Terraform provider's
-// schema, read for this project (ForceNew attributes, and on Azure the
-// attributes azurerm changes only by cycling a node pool), with the file
-// and line of each. They are the oracle TestReplacements holds the kinds'
-// tables against, written down apart from them. A row whose behaviour is
-// None lists a kind with no such field (upjet's own ClusterAuth); a row of
-// a whole block (attribute <block>.#) counts only when the block comes or
-// goes, which a render never does, so it is left out.
-func forceNew(t *testing.T, cloud string) map[string]map[string]string {
-	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "replacements", cloud+".tsv")) //nolint:gosec // a cloud name of the registry, in the test's own testdata
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close() //nolint:errcheck // read only
-	out := map[string]map[string]string{}
-	s := bufio.NewScanner(f)
-	s.Buffer(nil, 1<<20)
-	for s.Scan() {
-		cols := strings.Split(s.Text(), "\t")
-		if len(cols) < 6 || cols[0] == "crd_kind" {
-			continue
-		}
-		kind, path, attr, behaviour, source := cols[0], cols[2], cols[3], cols[4], cols[5]
-		if out[kind] == nil {
-			out[kind] = map[string]string{}
-		}
-		if behaviour != "ForceNew" && !strings.HasPrefix(behaviour, "Cycles") {
-			continue
-		}
-		if strings.ContainsAny(path, " ()[]/") || strings.HasSuffix(attr, ".#") || (len(cols) > 6 && strings.HasPrefix(cols[6], "block")) {
-			// An attribute upjet keeps out of spec (the external name),
-			// or a whole block.
-			continue
-		}
-		out[kind][path] = attr + " (" + source + ")"
-	}
-	if err := s.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// leaves calls add for each leaf of a rendered forProvider (items of a
-// list of objects share their list's path) with its dotted path and the
-// paths of the Terraform attribute it sets: a reference or selector sets
-// the field it resolves (subnetIdSelector sets subnetId or subnetIds).
-func leaves(prefix string, v any, add func(path string, attrs []string)) {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, c := range t {
-			p := k
-			if prefix != "" {
-				p = prefix + "." + k
-			}
-			if base, ok := strings.CutSuffix(p, "Selector"); ok {
-				add(p, []string{base, base + "s"})
-				continue
-			}
-			leaves(p, c, add)
-		}
-	case []any:
-		objects := false
-		for _, item := range t {
-			if m, ok := item.(map[string]any); ok {
-				objects = true
-				leaves(prefix, m, add)
-			}
-		}
-		if !objects {
-			add(prefix, []string{prefix})
-		}
-	default:
-		add(prefix, []string{prefix})
-	}
-}
 
 // covered reports whether a kind's table has an entry for one of the paths
 // or one of their ancestors.
@@ -119,9 +38,13 @@ func TestReplacements(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no observed example: %v", err)
 	}
-	oracle := map[string]map[string]map[string]string{}
+	oracle := map[string]fntest.ReplacementOnly{}
 	for _, c := range registry.Clouds() {
-		oracle[c] = forceNew(t, c)
+		r, err := fntest.LoadReplacementOnly(filepath.Join("testdata", "replacements"), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		oracle[c] = r
 	}
 	seen := map[string]bool{}
 	checked := 0
@@ -158,8 +81,7 @@ func TestReplacements(t *testing.T) {
 				// provider.
 				continue
 			}
-			known, ok := oracle[cloudName][kindName]
-			if !ok {
+			if _, ok := oracle[cloudName][kindName]; !ok {
 				if !seen[cloudName+"/"+kindName] {
 					t.Errorf("%s: kind %s of cloud %q is not in testdata/replacements/%s.tsv: read its ForceNew attributes from the wrapped Terraform provider's schema and add them", file, kindName, cloudName, cloudName)
 				}
@@ -168,22 +90,25 @@ func TestReplacements(t *testing.T) {
 			}
 			seen[cloudName+"/"+kindName] = true
 			spec, _ := o["spec"].(map[string]any)
-			leaves("", spec["forProvider"], func(path string, attrs []string) {
+			fntest.Leaves("", spec["forProvider"], func(path string, attrs []string) {
 				checked++
+				attr, ok := oracle[cloudName].Find(kindName, attrs)
+				if !ok {
+					return
+				}
+				var cover []string
 				for _, a := range attrs {
 					for p := a; p != ""; {
-						if attr, ok := known[p]; ok {
-							if !covered(k, path, p) {
-								t.Errorf("%s: %s %s renders spec.forProvider.%s, which its provider can change only by replacement (%s), and the kind's table has no entry for it", file, cloudName, kindName, path, attr)
-							}
-							return
-						}
+						cover = append(cover, p)
 						i := strings.LastIndex(p, ".")
 						if i < 0 {
 							break
 						}
 						p = p[:i]
 					}
+				}
+				if !covered(k, append(cover, path)...) {
+					t.Errorf("%s: %s %s renders spec.forProvider.%s, which its provider can change only by replacement (%s), and the kind's table has no entry for it", file, cloudName, kindName, path, attr)
 				}
 			})
 		}
