@@ -136,6 +136,9 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 			return fmt.Errorf("%s: %w", cl, err)
 		}
 		count += 3
+		if day2 != "" {
+			count += 2 // the upgrade and the rotation
+		}
 	}
 	fmt.Println("scenario: gcp legacy Database on a network of its own (create, Ready, delete)")
 	if err := s.onCluster("gcp/database-legacy.yaml", "", runDatabase, database.Clusters, []string{"host", "connectionSecret"}, nil, nil); err != nil {

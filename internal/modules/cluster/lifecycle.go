@@ -88,9 +88,11 @@ func upgrade(c *engine.Call, x *xr.Cluster, plan *platform.Plan) (*upgraded, *fi
 	obs.ControlPlane, _ = lifecycle.ParseMinor(cpRuns)
 	obs.Asked, _ = lifecycle.ParseMinor(cpAsked)
 
+	gens := poolGenerations(c)
 	pools := map[string]running{}
 	for _, p := range plan.Pools {
-		if r, ok := observedPool(c, vf.Pool, p.Name); ok {
+		if r, ok := observedPool(c, vf.Pool, gens[platform.PoolID(p.Name)]); ok {
+			r.pool.Name = p.Name
 			pools[p.Name] = r
 		}
 	}
@@ -148,16 +150,28 @@ func upgrade(c *engine.Call, x *xr.Cluster, plan *platform.Plan) (*upgraded, *fi
 	return out, nil
 }
 
+// poolGenerations are the observed node pool resources (every generation)
+// by component, in name order.
+func poolGenerations(c *engine.Call) map[string][]string {
+	out := map[string][]string{}
+	for name, obs := range c.Observed {
+		comp := object.Annotation(obs, registry.AnnotationComponent)
+		if strings.HasPrefix(comp, "pool/") && !engine.IsUsage(obs) {
+			out[comp] = append(out[comp], name)
+		}
+	}
+	for _, names := range out {
+		slices.Sort(names)
+	}
+	return out
+}
+
 // observedPool reads a pool's versions from its observed generations: the
 // oldest version any of them runs, whether one is busy.
-func observedPool(c *engine.Call, f registry.VersionField, name string) (running, bool) {
+func observedPool(c *engine.Call, f registry.VersionField, gens []string) (running, bool) {
 	var out running
-	for _, gen := range slices.Sorted(maps.Keys(c.Observed)) {
-		obs := c.Observed[gen]
-		if object.Annotation(obs, registry.AnnotationComponent) != platform.PoolID(name) || engine.IsUsage(obs) {
-			continue
-		}
-		r := poolState(name, f, obs)
+	for _, gen := range gens {
+		r := poolState("", f, c.Observed[gen])
 		if !out.exists || (!r.pool.Running.IsZero() && r.pool.Running.Less(out.pool.Running)) {
 			busy := out.pool.Busy || r.pool.Busy
 			out = r
