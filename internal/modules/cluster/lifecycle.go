@@ -260,6 +260,7 @@ func upgradeStatus(lp lifecycle.Plan) map[string]any {
 	}
 	if len(lp.Steps) > 0 {
 		out["step"] = lp.Steps[0].String()
+		out["stepVersion"] = lp.Steps[0].Version.String()
 		out["waitingFor"] = lp.Waiting
 		plan := make([]string, 0, len(lp.Steps))
 		for _, s := range lp.Steps {
@@ -313,10 +314,15 @@ func changesOf(r *registry.Rotation) string {
 	return strings.Join(parts, ", ")
 }
 
-// announceStep emits an event when the upgrade's current step is not the
-// one the XR's status last showed: one event per step.
+// announceStep emits an event when the upgrade's current step (its phase
+// and version) is not the one the XR's status last showed: one event per
+// step, however many pools it moves one after the other.
 func announceStep(rsp *fnv1.RunFunctionResponse, x *xr.Cluster, lp lifecycle.Plan) {
-	if len(lp.Steps) == 0 || lp.Steps[0].String() == object.String(x.Status, "upgrade", "step") {
+	if len(lp.Steps) == 0 {
+		return
+	}
+	cur := lp.Steps[0]
+	if string(cur.Phase) == object.String(x.Status, "upgrade", "phase") && cur.Version.String() == object.String(x.Status, "upgrade", "stepVersion") {
 		return
 	}
 	module.Normal(rsp, "UpgradeStep", "Upgrade to %s: %s, waiting for %s (%d step(s) left: %s)", lp.Target, lp.Steps[0], lp.Waiting, len(lp.Steps), steps(lp.Steps))

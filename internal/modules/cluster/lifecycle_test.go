@@ -179,6 +179,7 @@ func TestUpgradeWalk(t *testing.T) {
 			const delay = 3 // reconciles before the provider reports a new control plane version
 			asked, since := get(w.Observed["cluster"], vp.cpSpec), 0
 			cpSteps, reported := []string{}, map[int]int{}
+			var events []string
 			poolMoves := map[int][]int{}
 			for round := 1; ; round++ {
 				if round > 60 {
@@ -192,6 +193,16 @@ func TestUpgradeWalk(t *testing.T) {
 				runs, moved := checkVersions(t, where, tc.cloud, w.Observed, rsp)
 				if moved {
 					poolMoves[runs] = append(poolMoves[runs], round)
+				}
+				// Crossplane writes the status the function desires, and
+				// emits its events: one per step.
+				if st, ok := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]; ok {
+					w.XR["status"] = st
+				}
+				for _, r := range rsp.GetResults() {
+					if r.GetReason() == "UpgradeStep" {
+						events = append(events, r.GetMessage())
+					}
 				}
 				desired := fntest.Desired(rsp)
 				if got := get(desired["cluster"], vp.cpSpec); got != asked {
@@ -233,7 +244,12 @@ func TestUpgradeWalk(t *testing.T) {
 					t.Errorf("%s ends at %s, want 1.35", name, get(o, vp.poolSpec))
 				}
 			}
-			t.Logf("control plane steps %v; pool moves by minor %v; control plane reported %v", cpSteps, poolMoves, reported)
+			// Control plane 1.34, its pools, control plane 1.35, its pools:
+			// an event for each step as it starts, none twice.
+			if len(events) != 4 {
+				t.Errorf("%d UpgradeStep events, want one per step (4): %q", len(events), events)
+			}
+			t.Logf("control plane steps %v; pool moves by minor %v; control plane reported %v; events %q", cpSteps, poolMoves, reported, events)
 		})
 	}
 }
