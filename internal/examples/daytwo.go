@@ -164,9 +164,9 @@ func dayTwoCases() []dayTwo {
 			dayTwo{attack: attack{name: cloud + "-skip", example: ex, xr: set("spec.parameters.version", "1.35")},
 				check: all(wants("cluster", vf.cluster, "1.34"), pools)},
 			dayTwo{attack: attack{name: cloud + "-downgrade", example: ex, xr: set("spec.parameters.version", "1.31"),
-				fatal: `spec.parameters.version: Invalid value: "1.31": the control plane runs 1.33 and is never downgraded; allowed targets: 1.33, 1.34, 1.35`}},
-			dayTwo{attack: attack{name: cloud + "-outside-window", example: ex, xr: set("spec.parameters.version", "1.36"),
-				fatal: `the environment supports 1.31 to 1.35`}},
+				fatal: `spec.parameters.version: Invalid value: "1.31": the control plane runs 1.33 and is never downgraded; allowed targets: 1.33, 1.34, 1.35, 1.36`}},
+			dayTwo{attack: attack{name: cloud + "-outside-window", example: ex, xr: set("spec.parameters.version", "1.37"),
+				fatal: `the environment supports 1.29 to 1.36`}},
 			dayTwo{attack: attack{name: cloud + "-maintenance", example: ex, xr: set("spec.parameters.maintenance", map[string]any{"day": "Sunday", "startTime": "01:00", "durationHours": 12})},
 				check: map[string]func(map[string]fntest.Object) error{
 					"gcp":   wants("cluster", "spec.forProvider.maintenancePolicy.recurringWindow.recurrence", "FREQ=WEEKLY;BYDAY=SU"),
