@@ -124,7 +124,7 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 		if _, ok := byName[name]; ok || !ours(obs) {
 			continue
 		}
-		if isUsage(obs) {
+		if registry.IsUsage(obs) {
 			usages = append(usages, name)
 			continue
 		}
@@ -189,7 +189,7 @@ type Remover interface {
 func (st *State) heldNames() []string {
 	out := make([]string, 0, len(st.kept))
 	for _, name := range slices.Sorted(maps.Keys(st.kept)) {
-		if !isUsage(st.observed[name]) {
+		if !registry.IsUsage(st.observed[name]) {
 			out = append(out, name)
 		}
 	}
@@ -200,14 +200,6 @@ func (st *State) heldNames() []string {
 func (st *State) desired(name string) bool {
 	_, kept := st.kept[name]
 	return st.emitted[name] || kept
-}
-
-// IsUsage reports whether an observed composed resource is a Usage.
-func IsUsage(obs *structpb.Struct) bool { return isUsage(obs) }
-
-func isUsage(obs *structpb.Struct) bool {
-	k := object.String(obs, "kind")
-	return (k == "Usage" || k == "ClusterUsage") && strings.HasPrefix(object.String(obs, "apiVersion"), "protection.crossplane.io/")
 }
 
 // Ready reports whether everything is composed and ready.

@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -152,7 +153,7 @@ func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) 
 	if observed == nil || desired == nil {
 		return v
 	}
-	_, refusing := Refusing(observed)
+	refusal, _ := Refusing(observed)
 	for _, f := range fields {
 		if f.Action == Walk {
 			continue
@@ -172,7 +173,7 @@ func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) 
 			reported = object.Get(observed, append([]string{"status", "atProvider"}, segs[2:]...)...)
 		}
 		if f.Action == Raise {
-			if old := cmpOr(asked, reported); old != nil && lower(nv, old) {
+			if old := cmp.Or(asked, reported); old != nil && lower(nv, old) {
 				v.Changes = append(v.Changes, Change{Field: f, Old: old, New: nv})
 			}
 			continue
@@ -182,21 +183,61 @@ func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) 
 			v.Changes = append(v.Changes, Change{Field: f, Old: asked, New: nv})
 		case asked == nil && reported != nil && changes(reported, nv):
 			v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv})
-		case asked != nil && refusing && reported != nil && changes(reported, nv):
+		case asked != nil && reported != nil && names(refusal, f.Attribute) && changes(reported, nv):
 			v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv, Stuck: true})
 		}
 	}
 	return v
 }
 
-// cmpOr is the first value that is set.
-func cmpOr(vs ...*structpb.Value) *structpb.Value {
-	for _, v := range vs {
-		if v != nil {
-			return v
+// names reports whether a provider's refusal names the Terraform attribute
+// of a table entry ("resource.attribute …"): upjet's message quotes the
+// argument it cannot change, such as "instance_types" or
+// "node_config.0.spot". A refusal of another attribute says nothing of
+// this one.
+func names(refusal, attribute string) bool {
+	if refusal == "" {
+		return false
+	}
+	attr, _, _ := strings.Cut(attribute, " ")
+	attr = strings.TrimSuffix(attr, ":")
+	if i := strings.Index(attr, "."); i >= 0 {
+		attr = attr[i+1:]
+	}
+	parts := strings.Split(attr, ".")
+	last := strings.Split(parts[len(parts)-1], "/")[0]
+	return last != "" && (strings.Contains(refusal, `"`+attr+`"`) || strings.Contains(refusal, "."+last+`"`) || strings.Contains(refusal, `"`+last+`"`))
+}
+
+// Describe lists changes for messages and status.
+func Describe(changes []Change) []string {
+	out := make([]string, 0, len(changes))
+	for _, c := range changes {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+// Carried reports whether the provider carried out what the observed
+// resource asks for on the table's fields: none of them reports a value
+// other than its spec's. A resource an earlier render edited in place,
+// whose update the provider refuses, has not.
+func Carried(fields []Field, observed *structpb.Struct) bool {
+	for _, f := range fields {
+		if f.Action == Walk || f.Action == Cycle {
+			continue
+		}
+		segs := strings.Split(f.Path, ".")
+		if len(segs) < 3 || segs[0] != "spec" || segs[1] != "forProvider" {
+			continue
+		}
+		asked := object.Get(observed, segs...)
+		reported := object.Get(observed, append([]string{"status", "atProvider"}, segs[2:]...)...)
+		if asked != nil && reported != nil && changes(reported, asked) {
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
 // lower reports whether a rendered number, or numeric string, is below the

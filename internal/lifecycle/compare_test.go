@@ -20,7 +20,7 @@ func TestCompare(t *testing.T) {
 	src := Source("terraform-provider-test v1")
 	fields := []Field{
 		src.Walk("version", "t.version", "f.go:1"),
-		src.Rotate("instanceTypes", "t.instance_types", "f.go:2"),
+		src.Rotate("instanceTypes", "aws_eks_node_group.instance_types", "f.go:2"),
 		src.Refuse("region", "t.region", "f.go:3"),
 		src.Cycle("defaultNodePool.vmSize", "t.default_node_pool.vm_size", "f.go:4"),
 		src.Raise("storageMb", "t.storage_mb", "f.go:5"),
@@ -95,6 +95,12 @@ func TestCompare(t *testing.T) {
 			observed: observed(map[string]any{"instanceTypes": []any{"m6i.xlarge"}}, map[string]any{"instanceTypes": []any{"m6i.large"}}, refusing),
 			want:     []string{`spec.forProvider.instanceTypes ["m6i.large"] -> ["m6i.xlarge"]`},
 			action:   Rotate,
+		},
+		"OtherAttributeRefused": {
+			reason:  "A refusal of another attribute does not make this one stuck (a provider may report it in another case).",
+			desired: spec(map[string]any{"instanceTypes": []any{"m6i.xlarge"}}),
+			observed: observed(map[string]any{"instanceTypes": []any{"m6i.xlarge"}}, map[string]any{"instanceTypes": []any{"M6I.XLARGE"}},
+				map[string]any{"type": "Synced", "status": "False", "message": `refuse to update the external resource because the following update requires replacing it: cannot change the value of the argument "launch_template"`}),
 		},
 		"RaiseUp": {
 			reason:   "A value that may only grow grows in place.",

@@ -12,11 +12,12 @@ import (
 // was asked for whenever it likes (a version step takes any time), refuses
 // what a cloud refuses (a skipped minor, a downgrade, a pool ahead of the
 // control plane, EKS's control plane upgrade while a pool lags), and on a
-// release channel moves the control plane on its own; the function's
-// decisions are applied as the resources' new asks. After every decision
+// release channel moves the control plane on its own; now and then the
+// control plane's status is lost; the function's decisions are applied as
+// the resources' new asks. After every decision
 // it checks, from the simulated cloud alone: the control plane is never
 // asked for a skip or a downgrade (but for repeating a release channel's
-// own minimum), no pool is asked for more than the control plane runs or
+// own minimum), a step under way is never taken back, no pool is asked for more than the control plane runs or
 // less than it runs, at most Parallel pools move at a time, the control
 // plane moves only once every pool runs its minor, and a target below what
 // runs is refused unless the cloud put it there.
@@ -41,7 +42,8 @@ func FuzzNext(f *testing.F) {
 		}
 		target := 33
 		for i := 0; i+1 < len(ops); i += 2 {
-			op, arg := ops[i]%5, int(ops[i+1])
+			op, arg := ops[i]%6, int(ops[i+1])
+			lost := false
 			switch op {
 			case 0:
 				target = 29 + arg%9
@@ -67,9 +69,15 @@ func FuzzNext(f *testing.F) {
 				}
 			case 4:
 				// Nothing reported this time.
+			case 5:
+				// The control plane's status is lost for this call.
+				lost = true
 			}
 
-			obs := Observed{ControlPlane: minor(cp), Asked: minor(cpAsked)}
+			obs := Observed{Exists: true, ControlPlane: minor(cp), Asked: minor(cpAsked)}
+			if lost {
+				obs.ControlPlane = Minor{}
+			}
 			for p := range running {
 				obs.Pools = append(obs.Pools, Pool{Name: fmt.Sprintf("p%d", p), Running: minor(running[p]), Asked: minor(asked[p])})
 			}
@@ -78,6 +86,10 @@ func FuzzNext(f *testing.F) {
 
 			downgrade := target < cp && target < cpAsked
 			outside := target < 30 || target > 36
+			if lost {
+				// Nothing is decided while nothing is known.
+				downgrade, outside = false, false
+			}
 			if (downgrade || outside) != (err != nil) {
 				t.Fatalf("%s: error %v, want one: %t", where, err, downgrade || outside)
 			}
@@ -119,6 +131,9 @@ func FuzzNext(f *testing.F) {
 			}
 			if moving > pol.Parallel {
 				t.Fatalf("%s: %d pools move at once, more than %d", where, moving, pol.Parallel)
+			}
+			if cpAsked == cp+1 && c < cpAsked {
+				t.Fatalf("%s: the control plane moving to 1.%d is asked for 1.%d: a step under way taken back", where, cpAsked, c)
 			}
 			// The function's asks become the resources'.
 			cpAsked = c

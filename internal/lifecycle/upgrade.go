@@ -10,8 +10,10 @@ import (
 
 // Observed is what runs, as the providers report it.
 type Observed struct {
+	// Exists is set once the control plane's resource is observed.
+	Exists bool
 	// ControlPlane is the version the control plane runs; zero before it
-	// exists.
+	// exists, or while its provider reports none.
 	ControlPlane Minor
 	// Asked is the version the control plane's resource asks for now (its
 	// spec); zero when it asks for none.
@@ -141,12 +143,33 @@ func (p Plan) Phase() Phase {
 func Next(target Minor, obs Observed, pol Policy, path *field.Path) (Plan, *field.Error) {
 	p := Plan{Target: target, Running: obs.ControlPlane, Pools: map[string]Minor{}}
 	r := obs.ControlPlane
+	if r.IsZero() && obs.Exists {
+		// The control plane exists but reports no version (its status was
+		// lost, or an import is not observed yet): nothing moves until it
+		// says what it runs.
+		p.ControlPlane, p.NewPools = obs.Asked, obs.Asked
+		if pol.AutoUpgrade {
+			p.NewPools = Minor{}
+		}
+		for _, pool := range obs.Pools {
+			p.Pools[pool.Name] = pool.Asked
+			if pol.AutoUpgrade {
+				p.Pools[pool.Name] = Minor{}
+			}
+		}
+		p.Steps = []Step{{Phase: PhaseControlPlane, Version: target}}
+		p.Waiting = "the control plane to report the version it runs"
+		return p, nil
+	}
 	if r.IsZero() {
 		// Nothing runs yet: everything is created at the target.
 		if !pol.Window.Contains(target) {
 			return p, field.NotSupported(path, target.String(), pol.Window.Targets(Minor{}))
 		}
 		p.ControlPlane, p.NewPools = target, target
+		if pol.AutoUpgrade {
+			p.NewPools = Minor{}
+		}
 		for _, pool := range obs.Pools {
 			p.Pools[pool.Name] = target
 			if pol.AutoUpgrade {
@@ -235,7 +258,13 @@ func Next(target Minor, obs Observed, pol Policy, path *field.Path) (Plan, *fiel
 			p.Steps = append(p.Steps, Step{Phase: PhaseNodePools, Version: m, Pools: all, Auto: pol.AutoUpgrade})
 		}
 	}
+	if obs.Asked == r.Next() && p.ControlPlane.Less(obs.Asked) {
+		// A step under way is never taken back: the control plane is not
+		// asked for less than it is already moving to.
+		p.ControlPlane = obs.Asked
+	}
 	if pol.AutoUpgrade {
+		p.NewPools = Minor{}
 		for name := range p.Pools {
 			p.Pools[name] = Minor{}
 		}

@@ -127,6 +127,26 @@ func TestNext(t *testing.T) {
 			want: want{cp: v("1.34"), pools: map[string]Minor{"a": v("1.34")}, newPool: v("1.34"), phase: PhaseControlPlane,
 				steps: []string{"control plane to 1.35", "node pools a to 1.35"}},
 		},
+		"ControlPlaneReportsNothing": {
+			reason: "A control plane that exists but reports no version (lost status, an import not observed yet) is not a new one: nothing moves.",
+			args: args{target: v("1.35"), pol: pinned, obs: Observed{Exists: true, Asked: v("1.33"),
+				Pools: []Pool{{Name: "a", Running: v("1.33"), Asked: v("1.33")}}}},
+			want: want{cp: v("1.33"), pools: map[string]Minor{"a": v("1.33")}, newPool: v("1.33"), phase: PhaseControlPlane,
+				steps: []string{"control plane to 1.35"}},
+		},
+		"InFlightNeverTakenBack": {
+			reason: "A step under way is not undone when the target is lowered back: the control plane is never asked for less than it moves to.",
+			args: args{target: v("1.33"), pol: pinned, obs: Observed{ControlPlane: v("1.33"), Asked: v("1.34"),
+				Pools: []Pool{{Name: "a", Running: v("1.33"), Asked: v("1.33")}}}},
+			want: want{cp: v("1.34"), pools: map[string]Minor{"a": v("1.33")}, newPool: v("1.33"), phase: PhaseUpToDate},
+		},
+		"InFlightWhilePoolsLag": {
+			reason: "A pool found lagging while the control plane moves does not take the step back.",
+			args: args{target: v("1.34"), pol: pinned, obs: Observed{ControlPlane: v("1.33"), Asked: v("1.34"),
+				Pools: []Pool{{Name: "a", Running: v("1.32"), Asked: v("1.32")}}}},
+			want: want{cp: v("1.34"), pools: map[string]Minor{"a": v("1.33")}, newPool: v("1.33"), phase: PhaseNodePools,
+				steps: []string{"node pools a to 1.33", "control plane to 1.34", "node pools a to 1.34"}},
+		},
 		"Downgrade": {
 			reason: "A target below the running control plane is refused, naming the allowed targets.",
 			args:   args{target: v("1.31"), pol: pinned, obs: Observed{ControlPlane: v("1.33"), Asked: v("1.33")}},
@@ -151,7 +171,7 @@ func TestNext(t *testing.T) {
 			reason: "GKE's channel took the master past the target: the minimum asked stays, no error.",
 			args: args{target: v("1.33"), pol: Policy{Window: window, AutoUpgrade: true}, obs: Observed{ControlPlane: v("1.34"), Asked: v("1.33"),
 				Pools: []Pool{{Name: "a", Running: v("1.34")}}}},
-			want: want{cp: v("1.33"), pools: map[string]Minor{"a": {}}, newPool: v("1.33"), phase: PhaseUpToDate, ahead: true},
+			want: want{cp: v("1.33"), pools: map[string]Minor{"a": {}}, phase: PhaseUpToDate, ahead: true},
 		},
 		"AheadAfterEndOfSupport": {
 			reason: "EKS upgraded the control plane itself: it is asked for what it runs, the pools stay at the target.",
@@ -168,7 +188,7 @@ func TestNext(t *testing.T) {
 			reason: "On a release channel pools carry no version; the next minor waits for the cloud to move them.",
 			args: args{target: v("1.35"), pol: Policy{Window: window, AutoUpgrade: true}, obs: Observed{ControlPlane: v("1.34"), Asked: v("1.34"),
 				Pools: []Pool{{Name: "a", Running: v("1.33")}}}},
-			want: want{cp: v("1.34"), pools: map[string]Minor{"a": {}}, newPool: v("1.34"), phase: PhaseNodePools,
+			want: want{cp: v("1.34"), pools: map[string]Minor{"a": {}}, phase: PhaseNodePools,
 				steps: []string{"node pools a to 1.34 (the cloud's auto-upgrade)", "control plane to 1.35", "node pools a to 1.35 (the cloud's auto-upgrade)"}},
 		},
 	}

@@ -159,8 +159,11 @@ func (p NodePool) Bounds() (minNodes, maxNodes int64) {
 }
 
 // Initial is the node count the pool is created with: its minimum, or the
-// nodes a rotation keeps.
-func (p NodePool) Initial() int64 { return max(p.MinNodes, p.Keep) }
+// nodes a rotation keeps, within its bounds (a budget's floor included).
+func (p NodePool) Initial() int64 {
+	minNodes, maxNodes := p.Bounds()
+	return min(max(p.MinNodes, p.Keep, minNodes), maxNodes)
+}
 
 // CloudName is the pool's name in the cloud, at most limit characters:
 // name (the pool's name as the cloud spells it), followed, for a rotated

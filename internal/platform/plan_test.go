@@ -442,18 +442,25 @@ func TestRemoval(t *testing.T) {
 
 func TestBounds(t *testing.T) {
 	cases := map[string]struct {
-		reason   string
-		pool     NodePool
-		min, max int64
+		reason            string
+		pool              NodePool
+		min, max, initial int64
 	}{
-		"Running":      {reason: "A running pool is composed with its bounds.", pool: NodePool{MinNodes: 2, MaxNodes: 5}, min: 2, max: 5},
-		"Paused":       {reason: "A paused pool is held at its floor.", pool: NodePool{MinNodes: 2, MaxNodes: 5, Floor: ptr[int64](2)}, min: 2, max: 2},
-		"PausedAtZero": {reason: "A floor of zero keeps a maximum of one, which autoscalers require.", pool: NodePool{MinNodes: 0, MaxNodes: 5, Floor: ptr[int64](0)}, min: 0, max: 1},
+		"Running":         {reason: "A running pool is composed with its bounds.", pool: NodePool{MinNodes: 2, MaxNodes: 5}, min: 2, max: 5, initial: 2},
+		"Paused":          {reason: "A paused pool is held at its floor.", pool: NodePool{MinNodes: 2, MaxNodes: 5, Floor: ptr[int64](2)}, min: 2, max: 2, initial: 2},
+		"PausedAtZero":    {reason: "A floor of zero keeps a maximum of one, which autoscalers require.", pool: NodePool{MinNodes: 0, MaxNodes: 5, Floor: ptr[int64](0)}, min: 0, max: 1, initial: 0},
+		"Rotating":        {reason: "A new generation holds the nodes the old one runs.", pool: NodePool{MinNodes: 2, MaxNodes: 6, Keep: 5, Generation: "bcdf"}, min: 5, max: 6, initial: 5},
+		"RotatingPastMax": {reason: "Holding more nodes than the maximum raises the maximum.", pool: NodePool{MinNodes: 2, MaxNodes: 6, Keep: 9, Generation: "bcdf"}, min: 9, max: 9, initial: 9},
+		"RotatingPaused": {reason: "A budget's floor wins over the nodes a rotation keeps: the new generation is created within it.",
+			pool: NodePool{MinNodes: 2, MaxNodes: 6, Keep: 5, Generation: "bcdf", Floor: ptr[int64](2)}, min: 2, max: 2, initial: 2},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			if gotMin, gotMax := tc.pool.Bounds(); gotMin != tc.min || gotMax != tc.max {
 				t.Errorf("%s\nBounds() = (%d, %d), want (%d, %d)", tc.reason, gotMin, gotMax, tc.min, tc.max)
+			}
+			if got := tc.pool.Initial(); got != tc.initial {
+				t.Errorf("%s\nInitial() = %d, want %d", tc.reason, got, tc.initial)
 			}
 		})
 	}

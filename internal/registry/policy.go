@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 )
 
 // A Principal is who wrote an overlay. The two have different powers: the
@@ -33,6 +35,7 @@ const (
 	ruleTenant   = "an XR's overrides reach spec.forProvider, spec.initProvider and non-reserved metadata labels and annotations only; management and deletion policies, provider configs, connection-secret targets and every other field are the platform's"
 	ruleSecret   = "credentials are the platform's: they reach a resource only as references the platform sets"
 	ruleRefs     = "references to other resources (…Ref, …Refs, …Selector) are wired by the function; an override could point them at another tenant's resources"
+	ruleVersion  = "Kubernetes versions move only through spec.parameters.version (or the environment's version), one minor at a time, control plane first: an override would skip, downgrade or put a node pool ahead of its control plane"
 )
 
 // reCredentialKey matches field names that hold or locate credentials.
@@ -108,10 +111,32 @@ func refusal(who Principal, k *Kind, imported bool, path []string, v any) string
 	if imported && under(path, "spec") && (len(path) == 1 || path[1] == "managementPolicies" || path[1] == "deletionPolicy") {
 		return ruleImport
 	}
+	if walked(k, path) {
+		return ruleVersion
+	}
 	if who == Platform {
 		return ""
 	}
 	return tenant(k, path)
+}
+
+// walked reports whether an overlay path sets, or holds, a version field of
+// the kind (a Walk entry of its table), in spec.forProvider or
+// spec.initProvider.
+func walked(k *Kind, path []string) bool {
+	if len(path) < 2 || path[0] != "spec" || (path[1] != "forProvider" && path[1] != "initProvider") {
+		return false
+	}
+	p := "spec.forProvider." + strings.Join(path[2:], ".")
+	for _, f := range k.Replacements {
+		if f.Action != lifecycle.Walk {
+			continue
+		}
+		if p == f.Path || strings.HasPrefix(f.Path, p+".") || strings.HasPrefix(p, f.Path+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // structural is the part of the policy both principals share: identity,

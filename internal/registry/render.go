@@ -315,19 +315,20 @@ func envelope(ctx *Context, comp platform.Component, r *Resource) *Rendered {
 				spec["deletionPolicy"] = "Orphan"
 			}
 		}
-		applyImport(ctx, r.Name, ann, spec)
+		applyImport(ctx, rd.Key(), r.Name, ann, spec)
 	}
 	rd.Object = o
 	return rd
 }
 
 // applyImport sets the external name, annotation and management policies of
-// an imported resource. A resource that was imported before keeps its
-// external name and stays undeletable after import is turned off, unless the
-// XR sets import.release.
-func applyImport(ctx *Context, name string, ann, spec map[string]any) {
+// an imported resource (key is the name import.resources uses, name its
+// own). A resource that was imported before keeps its external name and
+// stays undeletable after import is turned off, unless the XR sets
+// import.release.
+func applyImport(ctx *Context, key, name string, ann, spec map[string]any) {
 	imp := ctx.XR.Import
-	if ext, ok := imp.Resources[name]; ok && imp.Enabled {
+	if ext, ok := imp.Resources[key]; ok && imp.Enabled {
 		mode := imp.Mode
 		if mode == "" {
 			mode = xr.ImportObserve

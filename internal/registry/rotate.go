@@ -68,7 +68,7 @@ func (c *Cloud) rotate(ctx *Context, comps []platform.Component, out []*Rendered
 		if rd == nil {
 			continue
 		}
-		gens := ctx.generations(comp.ID(), rd.Kind)
+		gens := Generations(ctx.observed, comp.ID())
 		if len(gens) == 0 {
 			continue
 		}
@@ -90,12 +90,17 @@ func (c *Cloud) rotate(ctx *Context, comps []platform.Component, out []*Rendered
 		for _, g := range p.gens {
 			verdicts[g] = lifecycle.Compare(kind.Replacements, p.rd.Object, ctx.Observed(g))
 		}
-		if v, ok := verdicts[p.rd.Name]; ok && v.Action() != lifecycle.Rotate {
-			current = p.rd.Name
-		}
-		for _, g := range p.gens {
-			if current == "" && verdicts[g].Action() != lifecycle.Rotate {
-				current = g
+		// The generation the render keeps: one it changes in place, one
+		// whose provider carried out what it asks first (an older pool an
+		// earlier render edited in place, stuck ever since, is never
+		// preferred to its replacement, whatever its refusal says this
+		// time), the render's own name first.
+		for _, carried := range []bool{true, false} {
+			for _, g := range append([]string{p.rd.Name}, p.gens...) {
+				v, ok := verdicts[g]
+				if current == "" && ok && v.Action() != lifecycle.Rotate && lifecycle.Carried(kind.Replacements, ctx.Observed(g)) == carried {
+					current = g
+				}
 			}
 		}
 		latest := p.gens[len(p.gens)-1]
@@ -126,7 +131,7 @@ func (c *Cloud) rotate(ctx *Context, comps []platform.Component, out []*Rendered
 			replace(&out, byName, p.rd, []*Rendered{held}, rename)
 			continue
 		default:
-			gen := newGeneration(p.rd, kind, p.gens)
+			gen := newGeneration(ctx, p.rd, kind, p.gens)
 			rs, err := c.rerender(ctx, p.comp.Rotated(gen, keep(ctx, kind, p.gens)), p.rd, &out, byName, rename)
 			if err != nil {
 				return nil, err
@@ -143,7 +148,11 @@ func (c *Cloud) rotate(ctx *Context, comps []platform.Component, out []*Rendered
 			continue
 		}
 		ready := object.IsConditionTrue(ctx.Observed(current), "Ready")
-		next.Rotation = &Rotation{From: old, Changes: changes, Waiting: fmt.Sprintf("%s to be Ready; then %s go(es)", current, strings.Join(old, ", "))}
+		waiting := fmt.Sprintf("%s to be Ready; then %s go(es)", current, strings.Join(old, ", "))
+		if ready {
+			waiting = fmt.Sprintf("%s to be deleted (%s is Ready); the cloud drains it as it deletes it", strings.Join(old, ", "), current)
+		}
+		next.Rotation = &Rotation{From: old, Changes: changes, Waiting: waiting}
 		for _, g := range old {
 			rd := &Rendered{Name: g, Base: p.rd.Key(), Component: p.rd.Component, Condition: p.rd.Condition, Kind: kind}
 			if ready {
@@ -178,13 +187,12 @@ func (c *Context) currentGenerations(comps []platform.Component) []platform.Comp
 		if !ok {
 			continue
 		}
-		gen, n := "", 0
-		for _, obs := range c.observed {
-			if object.Annotation(obs, AnnotationComponent) == comp.ID() && object.String(obs, "kind") != UsageKind(c.XR.Scope).Name(c.XR.Scope) {
-				gen, n = object.Annotation(obs, AnnotationGeneration), n+1
-			}
+		gens := Generations(c.observed, comp.ID())
+		if len(gens) != 1 {
+			continue
 		}
-		if n != 1 || gen == rc.Gen() {
+		gen := object.Annotation(c.observed[gens[0]], AnnotationGeneration)
+		if gen == rc.Gen() {
 			continue
 		}
 		if out == nil {
@@ -258,18 +266,24 @@ func replace(out *[]*Rendered, byName map[string]*Rendered, prev *Rendered, rs [
 	}
 }
 
-// generations are the observed resources of a component of the kind, in
-// name order: a node pool's generations.
-func (c *Context) generations(component string, k *Kind) []string {
+// Generations are the observed composed resources of a component that are
+// not Usages, in name order: a node pool's generations.
+func Generations(observed map[string]*structpb.Struct, component string) []string {
 	var out []string
-	for name, obs := range c.observed {
-		if object.Annotation(obs, AnnotationComponent) != component || object.String(obs, "kind") != k.Name(c.XR.Scope) {
+	for name, obs := range observed {
+		if object.Annotation(obs, AnnotationComponent) != component || IsUsage(obs) {
 			continue
 		}
 		out = append(out, name)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// IsUsage reports whether an observed composed resource is a Usage.
+func IsUsage(obs *structpb.Struct) bool {
+	k := object.String(obs, "kind")
+	return (k == usageKind.Kind || k == clusterUsageKind.Kind) && strings.HasPrefix(object.String(obs, "apiVersion"), "protection.crossplane.io/")
 }
 
 // importedPool reports whether a node pool is imported, or was: its key is
@@ -305,11 +319,14 @@ func keep(ctx *Context, k *Kind, gens []string) int64 {
 	return min(n, xr.MaxNodes)
 }
 
-// newGeneration names a new generation after the values of the fields that
-// made it: the same change always gets the same name, and no observed
-// generation's.
-func newGeneration(rd *Rendered, k *Kind, gens []string) string {
-	var vals []any
+// newGeneration names a new generation after the pool, the generations it
+// replaces and the values of the fields that made it: the same change of
+// the same pool always gets the same name, two pools never the same, and a
+// pool rotated back and forth never the name of a generation it just
+// left. No observed resource has it, nor any other generation's cloud
+// name.
+func newGeneration(ctx *Context, rd *Rendered, k *Kind, gens []string) string {
+	vals := []any{rd.Key(), gens}
 	for _, f := range k.Replacements {
 		if f.Action != lifecycle.Rotate {
 			continue
@@ -318,19 +335,30 @@ func newGeneration(rd *Rendered, k *Kind, gens []string) string {
 		vals = append(vals, f.Path, v)
 	}
 	b, _ := json.Marshal(vals) //nolint:errchkjson // values of a decoded object always marshal
-	taken := map[string]bool{}
-	for _, g := range gens {
-		taken[g] = true
-	}
 	for salt := 0; ; salt++ {
 		h := fnv.New32a()
 		_, _ = h.Write(b)
 		_, _ = fmt.Fprint(h, salt)
 		gen := suffix(h.Sum32())
-		if !taken[rd.Key()+"-"+gen] {
+		if !ctx.taken(k, rd.Key()+"-"+gen, gen) {
 			return gen
 		}
 	}
+}
+
+// taken reports whether a composition-resource name is observed, or an
+// observed resource of the kind carries the generation (in its name or
+// its annotation): its cloud name could be another pool's.
+func (c *Context) taken(k *Kind, name, gen string) bool {
+	if _, ok := c.observed[name]; ok {
+		return true
+	}
+	for n, obs := range c.observed {
+		if object.String(obs, "kind") == k.Name(c.XR.Scope) && (object.Annotation(obs, AnnotationGeneration) == gen || strings.HasSuffix(n, "-"+gen)) {
+			return true
+		}
+	}
+	return false
 }
 
 // suffix spells a hash in genLen lower-case letters and digits, starting
@@ -355,11 +383,7 @@ func without(gens []string, one string) []string {
 // describe says which fields change, for messages.
 func describe(changes []lifecycle.Change) string {
 	if len(changes) == 0 {
-		return "a field its provider can change only by replacement changes"
+		return "back to a generation it had"
 	}
-	parts := make([]string, 0, len(changes))
-	for _, ch := range changes {
-		parts = append(parts, ch.String())
-	}
-	return strings.Join(parts, ", ")
+	return strings.Join(lifecycle.Describe(changes), ", ")
 }

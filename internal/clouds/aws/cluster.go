@@ -51,7 +51,6 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 			ExternalName: base(ctx),
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 				"region":          reg,
-				"version":         c.Version,
 				"roleArnSelector": ctx.Selector(rClusterRole),
 				"vpcConfig":       vpc,
 				"accessConfig": map[string]any{
@@ -92,6 +91,11 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 				o.Kubeconfig = conn[kube.KubeconfigKey]
 			},
 		},
+	}
+
+	if c.Version != "" {
+		// None while the cluster exists but reports no version yet.
+		out[0].Body["spec"].(map[string]any)["forProvider"].(map[string]any)["version"] = c.Version
 	}
 
 	pools := registry.NodePoolResources(ctx.Plan)
@@ -158,20 +162,22 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 }
 
 // addonVersion is the build of an EKS add-on for the minor the control
-// plane runs: aws.addons.<name>.versions.<minor>, else, before the cluster
-// exists, aws.addons.<name>.version. An add-on moves to the build for a
-// new minor only once the control plane runs it; an existing add-on whose
-// build for that minor the environment does not map keeps the build it
-// has, with a warning, rather than a build made for another minor.
+// plane runs: aws.addons.<name>.versions.<minor>; without a versions map,
+// the one build aws.addons.<name>.version (which an add-on follows when it
+// changes). An add-on moves to the build for a new minor only once the
+// control plane runs it; an existing add-on whose build for that minor the
+// environment does not map keeps the build it has, with a warning, rather
+// than one made for another minor.
 func addonVersion(ctx *registry.Context, c platform.Cluster, name string) string {
 	a := settingsOf(ctx.Env).Addons[name]
 	if v := a.Versions[c.Running]; v != "" {
 		return v
 	}
+	if len(a.Versions) == 0 && a.Version != "" {
+		return a.Version
+	}
 	if have := object.String(ctx.Observed(addonName(name)), "spec", "forProvider", "addonVersion"); have != "" {
-		if len(a.Versions) > 0 || (a.Version != "" && a.Version != have) {
-			ctx.Warn("EKS add-on %s stays at %s: the environment maps no build of it for Kubernetes %s (aws.addons.%s.versions.%q)", name, have, c.Running, name, c.Running)
-		}
+		ctx.Warn("EKS add-on %s stays at %s: the environment maps no build of it for Kubernetes %s (aws.addons.%s.versions.%q)", name, have, c.Running, name, c.Running)
 		return have
 	}
 	if a.Version == "" {

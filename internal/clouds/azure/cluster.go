@@ -42,7 +42,10 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 	}
 	fp := inGroup(ctx, true)
 	fp["dnsPrefix"] = base(ctx)
-	fp["kubernetesVersion"] = c.Version
+	if c.Version != "" {
+		// None while the cluster exists but reports no version yet.
+		fp["kubernetesVersion"] = c.Version
+	}
 	if w := c.Maintenance; w != nil {
 		// The same weekly window for AKS's automatic patch upgrades of
 		// the cluster and for its node image upgrades.

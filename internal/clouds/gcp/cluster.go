@@ -25,7 +25,6 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 	fp := map[string]any{
 		"project":               ctx.XR.PlaneID,
 		"location":              c.Location,
-		"minMasterVersion":      c.Version,
 		"releaseChannel":        map[string]any{"channel": cmp.Or(s.ReleaseChannel, defaultReleaseChannel)},
 		"removeDefaultNodePool": true,
 		"initialNodeCount":      1,
@@ -39,6 +38,10 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		},
 		"workloadIdentityConfig": map[string]any{"workloadPool": ctx.XR.PlaneID + ".svc.id.goog"},
 		"resourceLabels":         map[string]any{"managed-by": "crossplane", "cluster": base(ctx)},
+	}
+	if c.Version != "" {
+		// None while the cluster exists but reports no version yet.
+		fp["minMasterVersion"] = c.Version
 	}
 	if w := c.Maintenance; w != nil {
 		fp["maintenancePolicy"] = maintenancePolicy(*w)

@@ -84,14 +84,13 @@ func upgrade(c *engine.Call, x *xr.Cluster, plan *platform.Plan) (*upgraded, *fi
 	vf := c.Cloud.Versions
 	cp := c.Observed[registry.ClusterResource]
 	cpRuns, cpAsked := vf.ControlPlane.Runs(cp), vf.ControlPlane.Asked(cp)
-	obs := lifecycle.Observed{}
+	obs := lifecycle.Observed{Exists: cp != nil}
 	obs.ControlPlane, _ = lifecycle.ParseMinor(cpRuns)
 	obs.Asked, _ = lifecycle.ParseMinor(cpAsked)
 
-	gens := poolGenerations(c)
 	pools := map[string]running{}
 	for _, p := range plan.Pools {
-		if r, ok := observedPool(c, vf.Pool, gens[platform.PoolID(p.Name)]); ok {
+		if r, ok := observedPool(c, vf.Pool, registry.Generations(c.Observed, platform.PoolID(p.Name))); ok {
 			r.pool.Name = p.Name
 			pools[p.Name] = r
 		}
@@ -148,22 +147,6 @@ func upgrade(c *engine.Call, x *xr.Cluster, plan *platform.Plan) (*upgraded, *fi
 	}
 	out.warnings = warnings
 	return out, nil
-}
-
-// poolGenerations are the observed node pool resources (every generation)
-// by component, in name order.
-func poolGenerations(c *engine.Call) map[string][]string {
-	out := map[string][]string{}
-	for name, obs := range c.Observed {
-		comp := object.Annotation(obs, registry.AnnotationComponent)
-		if strings.HasPrefix(comp, "pool/") && !engine.IsUsage(obs) {
-			out[comp] = append(out[comp], name)
-		}
-	}
-	for _, names := range out {
-		slices.Sort(names)
-	}
-	return out
 }
 
 // observedPool reads a pool's versions from its observed generations: the
@@ -296,22 +279,20 @@ func upgradingCondition(lp lifecycle.Plan, rots []*registry.Rendered) module.Con
 		if reason == "" {
 			reason = reasonRotation
 		}
-		parts = append(parts, fmt.Sprintf("node pool %s rotates (%s): %s", strings.TrimPrefix(rd.Component, "pool/"), changesOf(rd.Rotation), rd.Rotation.Waiting))
+		what := strings.Join(lifecycle.Describe(rd.Rotation.Changes), ", ")
+		if what == "" {
+			what = "back to a generation it had"
+		}
+		parts = append(parts, fmt.Sprintf("node pool %s rotates (%s): %s", strings.TrimPrefix(rd.Component, "pool/"), what, rd.Rotation.Waiting))
 	}
 	if reason == "" {
-		return module.Condition{Type: ConditionUpgrading, Status: module.StatusFalse, Reason: reasonUpToDate,
-			Message: fmt.Sprintf("The control plane and every node pool run %s, and no node pool rotates", lp.Target)}
+		msg := fmt.Sprintf("The control plane and every node pool run %s, and no node pool rotates", lp.Target)
+		if lp.Ahead {
+			msg = fmt.Sprintf("The control plane runs %s, ahead of the target %s (the cloud upgraded it); every node pool runs the target, and no node pool rotates", lp.Running, lp.Target)
+		}
+		return module.Condition{Type: ConditionUpgrading, Status: module.StatusFalse, Reason: reasonUpToDate, Message: msg}
 	}
 	return module.Condition{Type: ConditionUpgrading, Status: module.StatusTrue, Reason: reason, Message: engine.List(parts)}
-}
-
-// changesOf says which fields a rotation changes.
-func changesOf(r *registry.Rotation) string {
-	parts := make([]string, 0, len(r.Changes))
-	for _, ch := range r.Changes {
-		parts = append(parts, ch.String())
-	}
-	return strings.Join(parts, ", ")
 }
 
 // announceStep emits an event when the upgrade's current step (its phase

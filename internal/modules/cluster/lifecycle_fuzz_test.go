@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
 // FuzzLifecycle converges a Cluster on one of the three clouds (GKE on a
@@ -22,6 +23,8 @@ import (
 //     is an older generation of a pool whose new one was Ready;
 //   - no skip, no downgrade, no pool ahead of the control plane
 //     (checkVersions, from the CRDs' version fields);
+//   - none of them either while the control plane reports no version
+//     (checked against what the harness knows it runs);
 //   - no in-place change of a field the wrapped Terraform provider can
 //     change only by replacement (testdata/replacements, the same oracle
 //     TestReplacements uses), but the AKS system pool's, which azurerm
@@ -33,6 +36,7 @@ func FuzzLifecycle(f *testing.F) {
 		f.Add(c, []byte{0, 7, 2, 0, 2, 0, 1, 0, 1, 0, 1, 0, 3, 1, 1, 0, 6, 0, 1, 0})
 		f.Add(c, []byte{4, 0, 1, 0, 6, 1, 1, 0, 0, 5, 1, 0, 1, 0, 5, 30, 1, 0, 7, 2, 1, 0})
 		f.Add(c, []byte{0, 2, 1, 0, 0, 6, 2, 0, 3, 2, 4, 1, 1, 0, 1, 0, 1, 0})
+		f.Add(c, []byte{0, 6, 8, 0, 1, 0, 8, 0, 2, 0, 8, 0, 1, 0, 8, 0})
 	}
 	clouds := []string{"gcp", "aws", "azure", "gcp"}
 	oracles := map[string]fntest.ReplacementOnly{}
@@ -57,7 +61,7 @@ func FuzzLifecycle(f *testing.F) {
 		last := converge(t, w)
 		vp := versionPaths[cloud]
 		for i := 0; i+1 < len(ops); i += 2 {
-			op, arg := ops[i]%8, int(ops[i+1])
+			op, arg := ops[i]%9, int(ops[i+1])
 			switch op {
 			case 0:
 				fntest.Set("spec.parameters.version", fmt.Sprintf("1.%d", 29+arg%9))(w.XR)
@@ -88,6 +92,36 @@ func FuzzLifecycle(f *testing.F) {
 				generationReady(pool, status)(w)
 			case 7:
 				fntest.EnvEdit("cluster-platform-cloud-"+cloud, "sizes.small", map[string]string{"gcp": "n2-standard-2", "aws": "m7i.large", "azure": "Standard_D2as_v5"}[cloud])(w)
+			case 8:
+				// For one call the control plane reports no version and is
+				// not Ready (lost status, a restore): what it runs is known
+				// here, not to the function.
+				cp := w.Observed["cluster"]
+				if cp == nil {
+					continue
+				}
+				truth := minorOf(get(cp, vp.cpRuns))
+				if truth < 0 {
+					truth = minorOf(get(cp, vp.cpSpec))
+				}
+				saved := overlay.DeepCopy(cp)
+				fntest.Set(vp.cpRuns, nil)(cp)
+				fntest.ObservedCondition("cluster", "Ready", "False", "status lost")(w)
+				rsp := call(t, w)
+				w.Observed["cluster"] = saved
+				if fntest.Fatal(rsp) != "" {
+					continue
+				}
+				d := fntest.Desired(rsp)
+				if m := minorOf(get(d["cluster"], vp.cpSpec)); m > truth+1 {
+					t.Fatalf("op %d: the control plane runs 1.%d, reports nothing, and is asked for 1.%d", i/2, truth, m)
+				}
+				for name, o := range d {
+					if m := minorOf(get(o, vp.poolSpec)); isPool(name) && m > truth {
+						t.Fatalf("op %d: the control plane runs 1.%d, reports nothing, and pool %s is asked for 1.%d", i/2, truth, name, m)
+					}
+				}
+				continue
 			}
 			rsp := call(t, w)
 			if fntest.Fatal(rsp) != "" {

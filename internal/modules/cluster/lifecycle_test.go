@@ -399,11 +399,13 @@ func TestLifecycle(t *testing.T) {
 		},
 		"GKEChannelKeepsAutoUpgrade": {
 			Reason: "On a release channel GKE pools carry no version and keep auto-upgrade; the control plane's minimum moves one minor at a time.",
-			XR:     fntest.GCPXR(fntest.Set("spec.parameters.version", "1.35")),
+			XR:     fntest.GCPXR(),
 			Steps: []fntest.Step{converged,
-				{Name: "1.33 runs", World: observe("cluster", "status.atProvider.masterVersion", "1.33.5-gke.1200000"), Spec: fntest.Edit("spec.parameters.version", "1.35"), Hold: true, Check: fntest.All(
+				{Name: "1.35 asked", Spec: fntest.Edit("spec.parameters.version", "1.35"), Hold: true, Check: fntest.All(
+					fntest.Field("cluster", "spec.forProvider.minMasterVersion", "1.34"),
 					fntest.Field("nodepool-general", "spec.forProvider.management.autoUpgrade", true),
-					fntest.Field("nodepool-general", "spec.forProvider.version", nil))},
+					fntest.Field("nodepool-general", "spec.forProvider.version", nil),
+					fntest.Warns("2 minors ahead of the control plane's 1.33"))},
 			},
 		},
 		"RotateEKSNodeGroup": {
@@ -483,7 +485,7 @@ func TestLifecycle(t *testing.T) {
 			},
 		},
 		"StuckPoolUnstuck": {
-			Reason: "A node group an earlier render edited in place, which the provider refuses forever, is found from what runs and rotated.",
+			Reason: "A node group an earlier render edited in place, which the provider refuses forever, is found from what runs and rotated; once its replacement exists, the old one is never preferred to it, whatever its provider's message says this time.",
 			XR:     fntest.AWSXR(),
 			Steps: []fntest.Step{converged,
 				{Name: "stuck", World: func(w *fntest.World) {
@@ -492,6 +494,63 @@ func TestLifecycle(t *testing.T) {
 					fntest.ObservedCondition("nodepool-general", "Synced", "False", refusal)(w)
 				}, Check: fntest.All(generalRotates("spec.forProvider.instanceTypes", []any{"m6i.xlarge"}, "spec.forProvider.scalingConfig.minSize", 2),
 					fntest.Warns(`the provider refuses to update composed resource "nodepool-general"`))},
+				{Name: "the refusal turns into throttling", World: func(w *fntest.World) {
+					// The old node group still runs the old type.
+					observe("nodepool-general", "status.atProvider.instanceTypes", []any{"m6i.large"})(w)
+					fntest.ObservedCondition("nodepool-general", "Synced", "False", "ThrottlingException: Rate exceeded")(w)
+				},
+					Removes: []string{"nodepool-general"}, Check: func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+						if nextGeneration(rsp.GetDesired().GetResources(), "general") == "" {
+							t.Errorf("the new generation is not desired: the pool flapped back")
+						}
+						fntest.Lacks("nodepool-general")(t, rsp)
+					}},
+			},
+		},
+		"ControlPlaneStatusLost": {
+			Reason: "A control plane that reports no version is not a new one: nothing is asked for a skip, no pool moves ahead.",
+			XR:     fntest.AzureXR(),
+			Steps: []fntest.Step{converged,
+				{Name: "1.35 asked, status lost", Spec: fntest.Edit("spec.parameters.version", "1.35"), World: func(w *fntest.World) {
+					observe("cluster", "status.atProvider.currentKubernetesVersion", nil)(w)
+					fntest.ObservedCondition("cluster", "Ready", "False", "status lost")(w)
+				}, Hold: true, Check: fntest.All(
+					fntest.Field("cluster", "spec.forProvider.kubernetesVersion", "1.33"),
+					fntest.Field("cluster", "spec.forProvider.defaultNodePool.orchestratorVersion", "1.33"),
+					fntest.Field("nodepool-general", "spec.forProvider.orchestratorVersion", "1.33"),
+					fntest.Condition("Upgrading", "TRUE", "ControlPlaneUpgrade"),
+					fntest.ConditionMentions("Upgrading", "the control plane to report the version it runs"))},
+			},
+		},
+		"TwoPoolsRotateApart": {
+			Reason: "Two AKS pools whose names share their first eight letters rotate to the same VM size under different names.",
+			XR: fntest.AzureXR(func(o fntest.Object) {
+				fntest.Set("spec.parameters.pools", map[string]any{
+					"workers1a": map[string]any{"size": "small", "minNodes": 1.0, "maxNodes": 3.0},
+					"workers1b": map[string]any{"size": "small", "minNodes": 1.0, "maxNodes": 3.0},
+				})(o)
+			}),
+			Steps: []fntest.Step{converged,
+				{Name: "both medium, two at a time", World: func(w *fntest.World) {
+					fntest.EnvEdit("cluster-platform-baseline", "lifecycle.parallelPools", 2.0)(w)
+					fntest.Set("spec.parameters.pools.workers1a.size", "medium")(w.XR)
+					fntest.Set("spec.parameters.pools.workers1b.size", "medium")(w.XR)
+				}, Check: func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+					desired := rsp.GetDesired().GetResources()
+					a, b := nextGeneration(desired, "workers1a"), nextGeneration(desired, "workers1b")
+					if a == "" || b == "" {
+						t.Fatalf("want both pools rotating: %v", slices.Sorted(maps.Keys(desired)))
+					}
+					names := map[string]bool{}
+					for _, n := range []string{a, b} {
+						meta, _ := fntest.Desired(rsp)[n]["metadata"].(map[string]any)
+						ann, _ := meta["annotations"].(map[string]any)
+						names[fmt.Sprint(ann["crossplane.io/external-name"])] = true
+					}
+					if len(names) != 2 {
+						t.Errorf("the two new pools share a cloud name: %v", names)
+					}
+				}},
 			},
 		},
 		"StuckNetworkRefused": {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
+	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
@@ -79,7 +80,7 @@ func status(x *xr.Cluster, out registry.Outputs, plan *platform.Plan, st *engine
 		if rd := current[platform.PoolID(p.Name)]; rd != nil {
 			entry["resource"] = rd.Name
 			if r := rd.Rotation; r != nil {
-				rot := map[string]any{"changes": changeList(r), "waitingFor": r.Waiting}
+				rot := map[string]any{"changes": object.FromStrings(lifecycle.Describe(r.Changes)), "waitingFor": r.Waiting}
 				if len(r.From) > 0 {
 					rot["from"] = object.FromStrings(r.From)
 				}
@@ -112,15 +113,6 @@ func poolResources(st *engine.State) map[string]*registry.Rendered {
 				out[rd.Component] = rd
 			}
 		}
-	}
-	return out
-}
-
-// changeList lists a rotation's changes for status.
-func changeList(r *registry.Rotation) []any {
-	out := make([]any, 0, len(r.Changes))
-	for _, ch := range r.Changes {
-		out = append(out, ch.String())
 	}
 	return out
 }

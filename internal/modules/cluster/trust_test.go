@@ -149,6 +149,23 @@ func TestTrustBoundary(t *testing.T) {
 			Steps:  []fntest.Step{converged, {Name: "steady", Check: fntest.Warns("no EnvironmentConfig labelled planeType=staging")}},
 		},
 
+		// Versions move only through spec.parameters.version.
+		"VersionOverridesRefused": {
+			Reason: "Neither principal can move a version past the walk: the passthrough, an XR's override of a pool and the environment's overrides are refused, naming the field.",
+			XR:     fntest.AWSXR(),
+			Steps: []fntest.Step{
+				converged,
+				{Name: "passthrough", Spec: fntest.Edit("spec.forProvider", map[string]any{"version": "1.36"}), Fatal: "spec.forProvider.version: Forbidden: Kubernetes versions move only through spec.parameters.version"},
+				{Name: "pool override", Spec: func(w *fntest.World) {
+					fntest.Set("spec.forProvider", nil)(w.XR)
+					override("nodepool-general", forProvider(map[string]any{"version": "1.36"}))(w)
+				}, Fatal: "spec.parameters.overrides.nodepool-general.spec.forProvider.version: Forbidden"},
+				{Name: "environment override", Spec: fntest.Edit("spec.parameters.overrides", nil),
+					World: fntest.EnvEdit("cluster-platform-baseline", "overrides", map[string]any{"cluster": map[string]any{"spec": map[string]any{"initProvider": map[string]any{"version": "1.36"}}}}),
+					Fatal: "environment.overrides.cluster.spec.initProvider.version: Forbidden"},
+			},
+		},
+
 		// Two principals: what an XR's author may not override.
 		"TenantOverridesImportedCluster": {
 			Reason: "On an imported, observe-only cluster an XR's overrides can neither widen the management policies nor drop the import marker.",
