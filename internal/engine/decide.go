@@ -45,8 +45,11 @@ func isReady(k *registry.Kind, obs *structpb.Struct) bool {
 	if obs == nil {
 		return false
 	}
-	if k.Ready == registry.ReadyWhenObserved {
+	switch k.Ready {
+	case registry.ReadyWhenObserved:
 		return true
+	case registry.ReadyWhenReported:
+		return object.IsConditionTrue(obs, "Ready") && object.String(obs, strings.Split(k.Reported, ".")...) != ""
 	}
 	return object.IsConditionTrue(obs, "Ready")
 }

@@ -192,6 +192,8 @@ type Outputs struct {
 	Port          int64
 	EngineVersion string
 
-	// An AppEnvironment's: where its bucket is.
-	BucketURL string
+	// An AppEnvironment's: where its bucket is, and the CDN's own host
+	// name in front of its front end.
+	BucketURL   string
+	CDNEndpoint string
 }

@@ -18,6 +18,11 @@ const (
 	// ReadyWhenObserved: ready once the resource exists. For kinds with no
 	// conditions, such as ProviderConfig and Usage.
 	ReadyWhenObserved
+	// ReadyWhenReported: ready when the Ready condition is True and the
+	// provider reports the kind's Reported field: for resources whose
+	// provider says Ready once created but whose cloud finishes later (a
+	// managed certificate is issued once its DNS is in place).
+	ReadyWhenReported
 )
 
 // A Kind is one concrete Kubernetes kind a cloud composes, with the exact
@@ -40,6 +45,9 @@ type Kind struct {
 	Provider string
 	// Ready is the readiness rule.
 	Ready Readiness
+	// Reported is the dotted path of the observed field that says the
+	// cloud finished (ReadyWhenReported).
+	Reported string
 	// Required lists dotted field paths that overlays must not remove.
 	Required []string
 	// Replacements is the kind's table of the fields its provider can
@@ -78,6 +86,13 @@ func (k *Kind) Replaces(fields ...lifecycle.Field) *Kind {
 // count its provider reports.
 func (k *Kind) WithNodeCount(path string) *Kind {
 	k.NodeCount = path
+	return k
+}
+
+// ReadyWhen makes the kind ready only once its provider reports the
+// dotted status path as well as Ready (ReadyWhenReported).
+func (k *Kind) ReadyWhen(path string) *Kind {
+	k.Ready, k.Reported = ReadyWhenReported, path
 	return k
 }
 

@@ -212,9 +212,10 @@ const WhyNodeCounts = "node counts come from spec.parameters.pools (minNodes, ma
 // anyone act as them.
 const WhyIdentity = "who may act as an identity, and what it may do, is the platform's: an XR's overrides may not widen a role, a grant or a trust"
 
-// WhyDelegation is why a delegation record's zone, name and values are
-// guarded: the parent zone is shared.
-const WhyDelegation = "a delegation lives in a parent zone other teams share: its zone, name and name servers come from spec.parameters.domain and parentZone, so that no XR can take over another's domain"
+// WhyRecord is why a DNS record's zone, name and values are guarded: the
+// zone is shared, a parent zone by other teams, a Cluster's zone by its
+// environments.
+const WhyRecord = "a record lives in a zone others share: its zone, name and values come from the XR's parameters (domain and parentZone, an environment's frontend.host), so that no XR can take over another's name"
 
 // WhyPrivate is why a database's network exposure is guarded: it is
 // reachable only privately, whoever asks.

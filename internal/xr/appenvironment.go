@@ -59,10 +59,12 @@ type AppParameters struct {
 	// XR's (for a claim, the claim's) name.
 	Namespace string
 	Backend   Backend
-	// Database, Bucket, Ingress and Budget are nil when not asked for.
+	// Database, Bucket, Ingress, Frontend and Budget are nil when not
+	// asked for.
 	Database *AppDatabase
 	Bucket   *AppBucket
 	Ingress  *AppIngress
+	Frontend *AppFrontend
 	Budget   *Budget
 	// DeletionPolicy says what deleting the XR does to its data: Delete
 	// (the default) or Orphan.
@@ -111,6 +113,34 @@ type AppIngress struct {
 	Host string
 	TLS  bool
 }
+
+// AppFrontend is the environment's web front end: micro-frontends served
+// from a private bucket behind the cloud's CDN, with TLS for Host.
+type AppFrontend struct {
+	// Host is the site's host name: the Cluster's domain or a name under
+	// it.
+	Host string
+	// SPA makes unknown paths answer /index.html; nil: true.
+	SPA *bool
+	// APIPath, when set, is routed through the same host to the backend's
+	// Ingress, uncached.
+	APIPath string
+	// DefaultTTLSeconds and MaxTTLSeconds bound how long the CDN caches.
+	DefaultTTLSeconds *int64
+	MaxTTLSeconds     *int64
+	// BucketName is the site's bucket (on Azure, storage account) name;
+	// empty: derived from the XR's.
+	BucketName string
+}
+
+// Bounds and defaults of a front end.
+const (
+	DefaultFrontendTTL    = 3600
+	DefaultFrontendMaxTTL = 86400
+	MaxFrontendTTL        = 31536000
+)
+
+var reAPIPath = regexp.MustCompile(`^/[a-z0-9._~-]+(/[a-z0-9._~-]+)*$`)
 
 // DecodeAppEnvironment reads the observed AppEnvironment XR. It returns
 // every type error it finds, each naming its field path.
@@ -169,6 +199,18 @@ func DecodeAppEnvironment(s *structpb.Struct) (*AppEnvironment, field.ErrorList)
 		par.Ingress = &AppIngress{Host: d.str(inf["host"], ip.Child("host"))}
 		if b := d.boolean(inf["tls"], ip.Child("tls")); b != nil {
 			par.Ingress.TLS = *b
+		}
+	}
+	if v, ok := f["frontend"]; ok && !isNull(v) {
+		fp := p.Child("frontend")
+		ff := d.fields(v, fp, fieldsAppFrontend...)
+		par.Frontend = &AppFrontend{
+			Host:              d.str(ff["host"], fp.Child("host")),
+			SPA:               d.boolean(ff["spa"], fp.Child("spa")),
+			APIPath:           d.str(ff["apiPath"], fp.Child("apiPath")),
+			DefaultTTLSeconds: d.integer(ff["defaultTtlSeconds"], fp.Child("defaultTtlSeconds")),
+			MaxTTLSeconds:     d.integer(ff["maxTtlSeconds"], fp.Child("maxTtlSeconds")),
+			BucketName:        d.str(ff["bucketName"], fp.Child("bucketName")),
 		}
 	}
 	if v, ok := f["budget"]; ok && !isNull(v) {
@@ -246,6 +288,9 @@ func ValidateAppEnvironment(x *AppEnvironment, clouds []string) field.ErrorList 
 			errs = append(errs, ValidateDomain(hp, i.Host)...)
 		}
 	}
+	if fe := p.Frontend; fe != nil {
+		errs = append(errs, validateFrontend(fe, p.Ingress)...)
+	}
 	if b := p.Budget; b != nil {
 		errs = append(errs, validateBudget(b)...)
 	}
@@ -254,6 +299,63 @@ func ValidateAppEnvironment(x *AppEnvironment, clouds []string) field.ErrorList 
 	}
 	return errs
 }
+
+// validateFrontend checks a front end: a host, an API path that is a path
+// prefix routed to a backend that has a host of its own (the Ingress), and
+// cache lifetimes within a year, the default within the maximum.
+func validateFrontend(fe *AppFrontend, ing *AppIngress) field.ErrorList {
+	var errs field.ErrorList
+	fp := ParametersPath("frontend")
+	if fe.Host == "" {
+		errs = append(errs, field.Required(fp.Child("host"), "the site's host name, the Cluster's domain or a name under it"))
+	} else {
+		errs = append(errs, ValidateDomain(fp.Child("host"), fe.Host)...)
+	}
+	if ing != nil && fe.Host != "" && fe.Host == ing.Host {
+		errs = append(errs, field.Invalid(fp.Child("host"), fe.Host, "must differ from spec.parameters.ingress.host: the CDN serves the site at its host and reaches the backend at the Ingress's"))
+	}
+	if fe.APIPath != "" {
+		switch {
+		case !reAPIPath.MatchString(fe.APIPath):
+			errs = append(errs, field.Invalid(fp.Child("apiPath"), fe.APIPath, "must be a path prefix such as /api: lower-case letters, digits and . _ ~ - in segments after '/', no trailing '/'"))
+		case ing == nil:
+			errs = append(errs, field.Required(ParametersPath("ingress"), "spec.parameters.frontend.apiPath routes to the backend at its Ingress host: set spec.parameters.ingress"))
+		case !ing.TLS:
+			errs = append(errs, field.Invalid(ParametersPath("ingress", "tls"), false, "spec.parameters.frontend.apiPath reaches the backend over HTTPS only, with a certificate for its Ingress host: set spec.parameters.ingress.tls to true"))
+		}
+	}
+	for _, t := range []struct {
+		name string
+		v    *int64
+	}{{"defaultTtlSeconds", fe.DefaultTTLSeconds}, {"maxTtlSeconds", fe.MaxTTLSeconds}} {
+		if t.v != nil && (*t.v < 0 || *t.v > MaxFrontendTTL) {
+			errs = append(errs, field.Invalid(fp.Child(t.name), *t.v, fmt.Sprintf("must be between 0 and %d seconds (a year)", MaxFrontendTTL)))
+		}
+	}
+	if d, m := fe.DefaultTTL(), fe.MaxTTL(); d > m {
+		errs = append(errs, field.Invalid(fp.Child("defaultTtlSeconds"), d, fmt.Sprintf("must not exceed maxTtlSeconds (%d)", m)))
+	}
+	return errs
+}
+
+// DefaultTTL is how long the CDN caches by default, in seconds.
+func (fe *AppFrontend) DefaultTTL() int64 {
+	if fe.DefaultTTLSeconds != nil {
+		return *fe.DefaultTTLSeconds
+	}
+	return DefaultFrontendTTL
+}
+
+// MaxTTL is the longest the CDN caches, in seconds.
+func (fe *AppFrontend) MaxTTL() int64 {
+	if fe.MaxTTLSeconds != nil {
+		return *fe.MaxTTLSeconds
+	}
+	return max(DefaultFrontendMaxTTL, fe.DefaultTTL())
+}
+
+// SinglePage reports whether unknown paths answer /index.html.
+func (fe *AppFrontend) SinglePage() bool { return fe.SPA == nil || *fe.SPA }
 
 // validateBackend checks the backend: an image, a port, a replica count,
 // environment variables that are no credentials, and quantities that

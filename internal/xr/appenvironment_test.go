@@ -40,6 +40,7 @@ func TestDecodeAppEnvironment(t *testing.T) {
 				"database":       map[string]any{"size": "large", "engine": "postgres", "version": "16", "storageGb": 100.0},
 				"bucket":         map[string]any{"name": "acme-shop", "public": true, "website": true},
 				"ingress":        map[string]any{"host": "shop.example.com", "tls": true},
+				"frontend":       map[string]any{"host": "www.example.com", "spa": false, "apiPath": "/api", "defaultTtlSeconds": 60.0, "maxTtlSeconds": 600.0, "bucketName": "acme-site"},
 				"budget":         map[string]any{"limitUsd": 100.0, "enforcement": "enabled", "thresholds": []any{50.0, 90.0}},
 				"deletionPolicy": "Orphan",
 			},
@@ -50,6 +51,7 @@ func TestDecodeAppEnvironment(t *testing.T) {
 				Database:       &AppDatabase{Size: "large", Engine: "postgres", Version: "16", StorageGB: new(int64(100))},
 				Bucket:         &AppBucket{Name: "acme-shop", Public: true, Website: true},
 				Ingress:        &AppIngress{Host: "shop.example.com", TLS: true},
+				Frontend:       &AppFrontend{Host: "www.example.com", SPA: new(false), APIPath: "/api", DefaultTTLSeconds: new(int64(60)), MaxTTLSeconds: new(int64(600)), BucketName: "acme-site"},
 				Budget:         &Budget{LimitUSD: 100, Enforcement: "enabled", Thresholds: []float64{50, 90}},
 				DeletionPolicy: "Orphan",
 			}},
@@ -65,10 +67,12 @@ func TestDecodeAppEnvironment(t *testing.T) {
 			reason: "Unknown fields and wrong types are named with their paths, all at once.",
 			params: map[string]any{
 				"clusterRef": map[string]any{"name": "prod"}, "backend": map[string]any{"image": "nginx", "port": "eighty", "command": []any{"sh"}},
-				"bucket": "yes", "frontend": map[string]any{},
+				"bucket": "yes", "cdn": map[string]any{}, "frontend": map[string]any{"host": 1.0, "cache": true},
 			},
-			want: want{namespace: "shop", params: AppParameters{ClusterRef: ClusterRef{Name: "prod"}, Backend: Backend{Image: "nginx"}, Bucket: &AppBucket{}}, errs: []string{
-				`spec.parameters.frontend: Forbidden: unknown field; known fields are: clusterRef, namespace, backend, database, bucket, ingress, budget, deletionPolicy, import, overrides, confirmRemovals`,
+			want: want{namespace: "shop", params: AppParameters{ClusterRef: ClusterRef{Name: "prod"}, Backend: Backend{Image: "nginx"}, Bucket: &AppBucket{}, Frontend: &AppFrontend{}}, errs: []string{
+				`spec.parameters.cdn: Forbidden: unknown field; known fields are: clusterRef, namespace, backend, database, bucket, ingress, frontend, budget, deletionPolicy, import, overrides, confirmRemovals`,
+				`spec.parameters.frontend.cache: Forbidden: unknown field; known fields are: host, spa, apiPath, defaultTtlSeconds, maxTtlSeconds, bucketName`,
+				`spec.parameters.frontend.host: Invalid value: "1": must be a string`,
 				`spec.parameters.backend.command: Forbidden: unknown field; known fields are: image, port, replicas, env, resources`,
 				`spec.parameters.backend.port: Invalid value: "\"eighty\"": must be an integer`,
 				`spec.parameters.bucket: Invalid value: "\"yes\"": must be an object`,
@@ -146,6 +150,59 @@ func TestValidateAppEnvironment(t *testing.T) {
 				`spec.parameters.budget.limitUsd: Invalid value: 0: must be greater than zero`,
 				`spec.parameters.deletionPolicy: Unsupported value: "Keep": supported values: "Delete", "Orphan"`,
 			},
+		},
+		"FrontendValid": {
+			reason: "A front end with a host, an API path routed to the Ingress and TTLs within bounds is valid.",
+			params: func() map[string]any {
+				m := with("frontend", map[string]any{"host": "www.example.com", "apiPath": "/api/v1", "defaultTtlSeconds": 0.0, "maxTtlSeconds": 0.0})
+				m["ingress"] = map[string]any{"host": "api.example.com", "tls": true}
+				return m
+			}(),
+		},
+		"FrontendAPIOverPlainHTTP": {
+			reason: "The CDN reaches the backend over HTTPS only; an Ingress without TLS cannot be its origin, and the error names the field to change.",
+			params: func() map[string]any {
+				m := with("frontend", map[string]any{"host": "www.example.com", "apiPath": "/api"})
+				m["ingress"] = map[string]any{"host": "api.example.com"}
+				return m
+			}(),
+			want: []string{`spec.parameters.ingress.tls: Invalid value: false: spec.parameters.frontend.apiPath reaches the backend over HTTPS only, with a certificate for its Ingress host: set spec.parameters.ingress.tls to true`},
+		},
+		"FrontendNoHost": {
+			reason: "A front end needs a host: its certificate and records are for it.",
+			params: with("frontend", map[string]any{"spa": true}),
+			want:   []string{`spec.parameters.frontend.host: Required value: the site's host name, the Cluster's domain or a name under it`},
+		},
+		"FrontendSameHostAsIngress": {
+			reason: "The CDN answers at the front end's host and reaches the backend at the Ingress's: one name cannot be both.",
+			params: func() map[string]any {
+				m := with("frontend", map[string]any{"host": "shop.example.com"})
+				m["ingress"] = map[string]any{"host": "shop.example.com"}
+				return m
+			}(),
+			want: []string{`spec.parameters.frontend.host: Invalid value: "shop.example.com": must differ from spec.parameters.ingress.host: the CDN serves the site at its host and reaches the backend at the Ingress's`},
+		},
+		"FrontendAPIWithoutIngress": {
+			reason: "apiPath routes to the backend's Ingress host; without an Ingress there is nowhere to route, and the error names the missing field.",
+			params: with("frontend", map[string]any{"host": "www.example.com", "apiPath": "/api"}),
+			want:   []string{`spec.parameters.ingress: Required value: spec.parameters.frontend.apiPath routes to the backend at its Ingress host: set spec.parameters.ingress`},
+		},
+		"FrontendBadPathAndTTLs": {
+			reason: "A path that is no prefix, a TTL beyond a year and a default above the maximum are each named.",
+			params: func() map[string]any {
+				m := with("frontend", map[string]any{"host": "www.example.com", "apiPath": "/api/", "defaultTtlSeconds": 7200.0, "maxTtlSeconds": 3600.0})
+				m["ingress"] = map[string]any{"host": "api.example.com", "tls": true}
+				return m
+			}(),
+			want: []string{
+				`spec.parameters.frontend.apiPath: Invalid value: "/api/": must be a path prefix such as /api: lower-case letters, digits and . _ ~ - in segments after '/', no trailing '/'`,
+				`spec.parameters.frontend.defaultTtlSeconds: Invalid value: 7200: must not exceed maxTtlSeconds (3600)`,
+			},
+		},
+		"FrontendTTLBeyondAYear": {
+			reason: "TTLs are bounded by a year, as every CDN here bounds them.",
+			params: with("frontend", map[string]any{"host": "www.example.com", "maxTtlSeconds": 40000000.0}),
+			want:   []string{`spec.parameters.frontend.maxTtlSeconds: Invalid value: 40000000: must be between 0 and 31536000 seconds (a year)`},
 		},
 	}
 	for name, tc := range cases {

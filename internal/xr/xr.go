@@ -298,7 +298,8 @@ var (
 	fieldsDatabaseNetwork = []string{"cidr"}
 
 	fieldsAppParameters = append([]string{"clusterRef", "namespace", "backend", "database", "bucket", "ingress",
-		"budget", "deletionPolicy"}, commonParameters...)
+		"frontend", "budget", "deletionPolicy"}, commonParameters...)
+	fieldsAppFrontend = []string{"host", "spa", "apiPath", "defaultTtlSeconds", "maxTtlSeconds", "bucketName"}
 	fieldsBackend     = []string{"image", "port", "replicas", "env", "resources"}
 	fieldsResources   = []string{"requests", "limits"}
 	fieldsAppDatabase = []string{"size", "engine", "version", "storageGb"}
@@ -336,6 +337,7 @@ var Fields = map[string]map[string][]string{
 		"spec.parameters.database":          fieldsAppDatabase,
 		"spec.parameters.bucket":            fieldsAppBucket,
 		"spec.parameters.ingress":           fieldsAppIngress,
+		"spec.parameters.frontend":          fieldsAppFrontend,
 		"spec.parameters.budget":            fieldsAppBudget,
 		"spec.parameters.budget.spendRef":   fieldsSpendRef,
 		"spec.parameters.import":            fieldsImport,

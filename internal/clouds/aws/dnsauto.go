@@ -17,7 +17,7 @@ var recordKind = registry.Upjet(Name, "route53", "Record", "v1beta2", "spec.forP
 		terraform.Refuse("type", "aws_route53_record.type", "internal/service/route53/record.go:293-298"),
 		terraform.Refuse("zoneId", "aws_route53_record.zone_id", "internal/service/route53/record.go:321-326"),
 		terraform.Refuse("zoneIdSelector", "aws_route53_record.zone_id", "internal/service/route53/record.go:321-326")).
-	WithGuarded(registry.WhyDelegation, "spec.forProvider.zoneId", "spec.forProvider.zoneIdSelector", "spec.forProvider.zoneIdRef", "spec.forProvider.name", "spec.forProvider.type", "spec.forProvider.records", "spec.forProvider.alias", "spec.forProvider.allowOverwrite", "spec.forProvider.setIdentifier", "spec.initProvider")
+	WithGuarded(registry.WhyRecord, "spec.forProvider.zoneId", "spec.forProvider.zoneIdSelector", "spec.forProvider.zoneIdRef", "spec.forProvider.name", "spec.forProvider.type", "spec.forProvider.records", "spec.forProvider.alias", "spec.forProvider.allowOverwrite", "spec.forProvider.setIdentifier", "spec.initProvider")
 
 // Composition-resource names of the domain's automation on AWS.
 const (

@@ -20,7 +20,7 @@ var nsRecordKind = registry.Upjet(Name, "network", "DNSNSRecord", "v1beta1", "sp
 		inGroupReplaces("azurerm_dns_ns_record", "internal/services/dns/dns_ns_record_resource.go:58"),
 		terraform.Refuse("zoneName", "azurerm_dns_ns_record.zone_name", "internal/services/dns/dns_ns_record_resource.go:60-63"),
 		terraform.Refuse("zoneNameSelector", "azurerm_dns_ns_record.zone_name", "internal/services/dns/dns_ns_record_resource.go:60-63")).
-	WithGuarded(registry.WhyDelegation, "spec.forProvider.zoneName", "spec.forProvider.zoneNameSelector", "spec.forProvider.zoneNameRef", "spec.forProvider.resourceGroupName", "spec.forProvider.resourceGroupNameSelector", "spec.forProvider.resourceGroupNameRef", "spec.forProvider.records", "spec.initProvider")
+	WithGuarded(registry.WhyRecord, "spec.forProvider.zoneName", "spec.forProvider.zoneNameSelector", "spec.forProvider.zoneNameRef", "spec.forProvider.resourceGroupName", "spec.forProvider.resourceGroupNameSelector", "spec.forProvider.resourceGroupNameRef", "spec.forProvider.records", "spec.initProvider")
 
 // Composition-resource names of the domain's automation on Azure.
 const (

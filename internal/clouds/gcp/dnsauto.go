@@ -20,7 +20,7 @@ var (
 		terraform.Refuse("managedZoneSelector", "google_dns_managed_zone_iam_member.managed_zone", "google/services/dns/iam_dns_managed_zone.go:78-81"),
 		terraform.Refuse("member", "google_dns_managed_zone_iam_member.member", "google/tpgiamresource/resource_iam_member.go:69-72"),
 		terraform.Refuse("role", "google_dns_managed_zone_iam_member.role", "google/tpgiamresource/resource_iam_member.go:64-67"))
-	recordSetKind = registry.Upjet(Name, "dns", "RecordSet", "v1beta2", "spec.forProvider.managedZone", "spec.forProvider.name", "spec.forProvider.type").
+	recordSetKind = registry.Upjet(Name, "dns", "RecordSet", "v1beta2", "spec.forProvider.name", "spec.forProvider.type").
 			Replaces(
 			terraform.Refuse("project", "google_dns_record_set.project", "google/services/dns/resource_dns_record_set.go:284-288"),
 			terraform.Refuse("managedZone", "google_dns_record_set.managed_zone", "google/services/dns/resource_dns_record_set.go:149-152"),
@@ -29,7 +29,7 @@ var (
 			// type changes in place in Terraform 7.39 (resource_dns_record_set.go);
 			// a record of another type is another record.
 			terraform.Refuse("type", "google_dns_record_set.type (in place in Terraform; another type is another record)", "google/services/dns/resource_dns_record_set.go")).
-		WithGuarded(registry.WhyDelegation, "spec.forProvider.managedZone", "spec.forProvider.managedZoneSelector", "spec.forProvider.managedZoneRef", "spec.forProvider.project", "spec.forProvider.name", "spec.forProvider.type", "spec.forProvider.rrdatas", "spec.forProvider.routingPolicy", "spec.initProvider")
+		WithGuarded(registry.WhyRecord, "spec.forProvider.managedZone", "spec.forProvider.managedZoneSelector", "spec.forProvider.managedZoneRef", "spec.forProvider.project", "spec.forProvider.name", "spec.forProvider.type", "spec.forProvider.rrdatas", "spec.forProvider.routingPolicy", "spec.initProvider")
 )
 
 // Composition-resource names of the domain's automation on GCP.
