@@ -263,7 +263,40 @@ func outputs(o map[string]any, name string) map[string]any {
 			"bucketRegionalDomainName": external(o, name) + ".s3." + region + ".amazonaws.com",
 		}
 	case "storage.azure.upbound.io/Account":
-		return map[string]any{"primaryBlobEndpoint": "https://" + external(o, name) + ".blob.core.windows.net/"}
+		return map[string]any{
+			"primaryBlobEndpoint": "https://" + external(o, name) + ".blob.core.windows.net/",
+			"primaryWebEndpoint":  "https://" + external(o, name) + ".z13.web.core.windows.net/",
+			"primaryWebHost":      external(o, name) + ".z13.web.core.windows.net",
+		}
+	case "acm.aws.upbound.io/Certificate":
+		domain, _ := forProvider(o)["domainName"].(string)
+		return map[string]any{
+			"arn":    fmt.Sprintf("arn:aws:acm:us-east-1:%s:certificate/%08x-0000-4000-8000-%012x", AWSAccount, n, n),
+			"status": "ISSUED",
+			"domainValidationOptions": []any{map[string]any{
+				"domainName":          domain,
+				"resourceRecordName":  fmt.Sprintf("_%08x.%s.", n, domain),
+				"resourceRecordType":  "CNAME",
+				"resourceRecordValue": fmt.Sprintf("_%08x.abcdefghij.acm-validations.aws.", n>>1),
+			}},
+		}
+	case "cloudfront.aws.upbound.io/Distribution":
+		id := fmt.Sprintf("E%08X", n)
+		return map[string]any{
+			"id":           id,
+			"arn":          "arn:aws:cloudfront::" + AWSAccount + ":distribution/" + id,
+			"domainName":   fmt.Sprintf("d%08x.cloudfront.net", n),
+			"hostedZoneId": "Z2FDTNDATAQYW2",
+			"status":       "Deployed",
+		}
+	case "compute.gcp.upbound.io/GlobalAddress":
+		return map[string]any{"address": ip}
+	case "compute.gcp.upbound.io/ManagedSSLCertificate":
+		return map[string]any{"certificateId": fmt.Sprint(n), "expireTime": "2027-03-01T00:00:00.000-08:00"}
+	case "cdn.azure.upbound.io/FrontdoorEndpoint":
+		return map[string]any{"hostName": fmt.Sprintf("%s-%08x.z01.azurefd.net", external(o, name), n)}
+	case "cdn.azure.upbound.io/FrontdoorCustomDomain":
+		return map[string]any{"validationToken": fmt.Sprintf("_%08x%08x", n, n>>3), "expirationDate": "2027-03-01T00:00:00Z"}
 	}
 	return nil
 }
@@ -316,6 +349,15 @@ var azureTypes = map[string]string{
 	"dbforpostgresql.azure.upbound.io/FlexibleServer":              "Microsoft.DBforPostgreSQL/flexibleServers",
 	"dbforpostgresql.azure.upbound.io/FlexibleServerDatabase":      "Microsoft.DBforPostgreSQL/flexibleServers/databases",
 	"authorization.azure.upbound.io/RoleAssignment":                "Microsoft.Authorization/roleAssignments",
+	"network.azure.upbound.io/DNSTXTRecord":                        "Microsoft.Network/dnszones/TXT",
+	"network.azure.upbound.io/DNSCNAMERecord":                      "Microsoft.Network/dnszones/CNAME",
+	"cdn.azure.upbound.io/FrontdoorProfile":                        "Microsoft.Cdn/profiles",
+	"cdn.azure.upbound.io/FrontdoorEndpoint":                       "Microsoft.Cdn/profiles/afdEndpoints",
+	"cdn.azure.upbound.io/FrontdoorOriginGroup":                    "Microsoft.Cdn/profiles/originGroups",
+	"cdn.azure.upbound.io/FrontdoorOrigin":                         "Microsoft.Cdn/profiles/originGroups/origins",
+	"cdn.azure.upbound.io/FrontdoorRoute":                          "Microsoft.Cdn/profiles/afdEndpoints/routes",
+	"cdn.azure.upbound.io/FrontdoorCustomDomain":                   "Microsoft.Cdn/profiles/customDomains",
+	"cdn.azure.upbound.io/FrontdoorCustomDomainAssociation":        "Microsoft.Cdn/profiles/associations",
 }
 
 // identifier is the ID a provider reports in status.atProvider.id: an ARM

@@ -31,6 +31,7 @@ var Cloud = &registry.Cloud{
 		zoneKind, recordKind, budgetResourceKind,
 		rdsInstanceKind, dbSubnetGroupKind, parameterGroupKind, securityGroupKind, sgIngressKind, sqlProviderConfigKind, sqlDatabaseKind,
 		bucketKind, bucketBlockKind, bucketEncryptionKind, bucketOwnershipKind,
+		bucketPolicyKind, originAccessKind, certificateKind, certValidationKind, distributionKind,
 	}, kube.Kinds...),
 	Versions: registry.Versions{
 		ControlPlane: registry.VersionField{Spec: "spec.forProvider.version", Running: []string{"status.atProvider.version"}},

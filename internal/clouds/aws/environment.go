@@ -90,97 +90,121 @@ func appIdentity(ctx *registry.Context, id environment.Identity) ([]*registry.Re
 	}, nil
 }
 
-// appBucket renders a private S3 bucket: public access blocked, encrypted
-// at rest, owned by the bucket owner alone, and readable and writable by
-// the backend's role through an inline policy.
+// bucketParts are the composition-resource names of a private bucket's
+// parts.
+type bucketParts struct{ bucket, block, encryption, ownership string }
+
+// assetsParts are the environment's bucket's.
+var assetsParts = bucketParts{rAppBucket, rAppBucketBlock, rAppBucketEncryption, rAppBucketOwnership}
+
+// bucketARN is the ARN of the S3 bucket name in region's partition.
+func bucketARN(region, name string) string { return "arn:" + partition(region) + ":s3:::" + name }
+
+// appBucket renders a private S3 bucket and the inline policy that lets
+// the backend's role, and no one else, read and write it.
 func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resource, error) {
-	arn := "arn:" + partition(b.Location) + ":s3:::" + b.Name
-	sel := ctx.Selector(rAppBucket)
+	arn := bucketARN(b.Location, b.Name)
 	policy := fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:ListBucket"],"Resource":%q},{"Effect":"Allow","Action":["s3:GetObject","s3:PutObject","s3:DeleteObject"],"Resource":%q}]}`, arn, arn+"/*")
+	out := privateBucket(ctx, b.App, assetsParts, b.Name, b.Orphan)
+	out[0].Outputs = func(obs *structpb.Struct, _ map[string][]byte, o *registry.Outputs) {
+		if d := object.String(obs, "status", "atProvider", "bucketRegionalDomainName"); d != "" {
+			o.BucketURL = "https://" + d
+		}
+	}
+	return append(out, &registry.Resource{
+		Name: rAppBucketAccess,
+		Kind: rolePolicyKind,
+		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"policy":       policy,
+			"roleSelector": ctx.Selector(rAppIdentity),
+		}}},
+		DependsOn: []string{rAppIdentity, rAppBucket},
+	}), nil
+}
+
+// privateBucket renders an S3 bucket closed to the public: public access
+// blocked, encrypted at rest, owned by the bucket owner alone (no ACLs).
+// The bucket comes first.
+func privateBucket(ctx *registry.Context, a *environment.App, n bucketParts, name string, orphan bool) []*registry.Resource {
+	sel := ctx.Selector(n.bucket)
 	return []*registry.Resource{
 		{
-			Name:         rAppBucket,
+			Name:         n.bucket,
 			Kind:         bucketKind,
-			ExternalName: b.Name,
-			Orphan:       b.Orphan,
+			ExternalName: name,
+			Orphan:       orphan,
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"region":       b.Location,
+				"region":       a.Location,
 				"forceDestroy": false,
-				"tags":         appTags(b.App, b.Name),
+				"tags":         appTags(a, name),
 			}}},
-			Outputs: func(obs *structpb.Struct, _ map[string][]byte, o *registry.Outputs) {
-				if d := object.String(obs, "status", "atProvider", "bucketRegionalDomainName"); d != "" {
-					o.BucketURL = "https://" + d
-				}
-			},
 		},
 		{
-			Name: rAppBucketBlock,
+			Name: n.block,
 			Kind: bucketBlockKind,
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"region":                b.Location,
+				"region":                a.Location,
 				"bucketSelector":        sel,
 				"blockPublicAcls":       true,
 				"blockPublicPolicy":     true,
 				"ignorePublicAcls":      true,
 				"restrictPublicBuckets": true,
 			}}},
-			DependsOn: []string{rAppBucket},
+			DependsOn: []string{n.bucket},
 		},
 		{
-			Name: rAppBucketEncryption,
+			Name: n.encryption,
 			Kind: bucketEncryptionKind,
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"region":         b.Location,
+				"region":         a.Location,
 				"bucketSelector": sel,
 				"rule": []any{map[string]any{
 					"applyServerSideEncryptionByDefault": map[string]any{"sseAlgorithm": "AES256"},
 					"bucketKeyEnabled":                   true,
 				}},
 			}}},
-			DependsOn: []string{rAppBucket},
+			DependsOn: []string{n.bucket},
 		},
 		{
-			Name: rAppBucketOwnership,
+			Name: n.ownership,
 			Kind: bucketOwnershipKind,
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"region":         b.Location,
+				"region":         a.Location,
 				"bucketSelector": sel,
 				"rule":           map[string]any{"objectOwnership": "BucketOwnerEnforced"},
 			}}},
-			DependsOn: []string{rAppBucket},
+			DependsOn: []string{n.bucket},
 		},
-		{
-			Name: rAppBucketAccess,
-			Kind: rolePolicyKind,
-			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"policy":       policy,
-				"roleSelector": ctx.Selector(rAppIdentity),
-			}}},
-			DependsOn: []string{rAppIdentity, rAppBucket},
-		},
-	}, nil
+	}
 }
 
-// checkAppBucket refuses what S3 cannot serve here: public and website
-// buckets need a bucket policy or website configuration, kinds
-// ../shared/crds does not serve; and names S3 refuses.
+// checkAppBucket refuses public and website buckets, which S3 serves
+// over plain HTTP to anyone, with every object listable by policy: on AWS
+// a site is served by spec.parameters.frontend, a private bucket that only
+// its CloudFront distribution reads, with TLS for its host. It refuses
+// names S3 refuses too.
 func checkAppBucket(_ *registry.Context, b environment.Bucket) field.ErrorList {
 	var errs field.ErrorList
 	p := xr.ParametersPath("bucket")
-	why := "needs an S3 bucket policy or website configuration, kinds ../shared/crds does not serve on AWS; serve public content through the backend (spec.parameters.ingress) instead"
+	why := "would open the bucket to the internet over plain HTTP; on AWS a site is served by spec.parameters.frontend (a private bucket only its CloudFront distribution reads, with TLS for its host), and other public content through the backend (spec.parameters.ingress)"
 	if b.Public {
 		errs = append(errs, field.Forbidden(p.Child("public"), "a public bucket "+why))
 	}
 	if b.Website {
 		errs = append(errs, field.Forbidden(p.Child("website"), "a website bucket "+why))
 	}
-	if !reBucket.MatchString(b.Name) || strings.HasPrefix(b.Name, "xn--") {
-		np := p.Child("name")
-		if !b.Named {
-			np = field.NewPath("metadata", "name")
-		}
-		errs = append(errs, field.Invalid(np, b.Name, "an S3 bucket name has 3 to 63 lower-case letters, digits and '-', starts and ends with a letter or digit, and does not start with xn--"))
+	np := p.Child("name")
+	if !b.Named {
+		np = field.NewPath("metadata", "name")
 	}
-	return errs
+	return append(errs, checkBucketName(np, b.Name)...)
+}
+
+// checkBucketName refuses a bucket name S3 refuses, naming the field it
+// comes from.
+func checkBucketName(p *field.Path, name string) field.ErrorList {
+	if reBucket.MatchString(name) && !strings.HasPrefix(name, "xn--") {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p, name, "an S3 bucket name has 3 to 63 lower-case letters, digits and '-', starts and ends with a letter or digit, and does not start with xn--")}
 }

@@ -74,13 +74,18 @@ func appTags(a *environment.App) map[string]any {
 	return map[string]any{"environment": a.Name, "cluster": a.Cluster.CloudName, "managed-by": "crossplane"}
 }
 
-// accountName is the storage account's name: the bucket's without '-',
-// at most 24 characters. The bucket itself is the account's one blob
-// container, named as the bucket.
-func accountName(b environment.Bucket) string {
-	n := strings.ReplaceAll(b.Name, "-", "")
+// accountName is the storage account's name of a bucket: its name without
+// '-', at most 24 characters. The environment's bucket is the account's one
+// blob container, named as the bucket; the front end's is the account's
+// static website.
+func accountName(bucket string) string {
+	n := strings.ReplaceAll(bucket, "-", "")
 	return n[:min(len(n), 24)]
 }
+
+// validAccount reports whether Azure accepts the storage account's name of
+// a bucket (accountName): 3 to 24 lower-case letters and digits.
+func validAccount(bucket string) bool { return reAccount.MatchString(accountName(bucket)) }
 
 // appIdentity renders the environment's resource group, the backend's
 // user-assigned identity, its federation with the AKS cluster's OIDC issuer
@@ -178,7 +183,7 @@ func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resourc
 		{
 			Name:         rAppBucket,
 			Kind:         storageAccountKind,
-			ExternalName: accountName(b),
+			ExternalName: accountName(b.Name),
 			Orphan:       b.Orphan,
 			Body:         object.Object{"spec": map[string]any{"forProvider": fp}},
 			DependsOn:    []string{rAppResourceGroup},
@@ -213,8 +218,8 @@ func checkAppBucket(_ *registry.Context, b environment.Bucket) field.ErrorList {
 	switch {
 	case !reContainer.MatchString(b.Name) || strings.Contains(b.Name, "--"):
 		return field.ErrorList{field.Invalid(p, b.Name, "an Azure blob container name has 3 to 63 lower-case letters, digits and single '-', starting and ending with a letter or digit")}
-	case !reAccount.MatchString(accountName(b)):
-		return field.ErrorList{field.Invalid(p, b.Name, fmt.Sprintf("its storage account's name, %q (without '-', at most 24 characters), needs at least 3 letters or digits", accountName(b)))}
+	case !validAccount(b.Name):
+		return field.ErrorList{field.Invalid(p, b.Name, fmt.Sprintf("its storage account's name, %q (without '-', at most 24 characters), needs at least 3 letters or digits", accountName(b.Name)))}
 	}
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 
 // Kinds of the database module, at the versions provider-upjet-gcp v3 serves.
 var (
-	globalAddressKind = registry.Upjet(Name, "compute", "GlobalAddress", "v1beta1", "spec.forProvider.purpose").Replaces(
+	globalAddressKind = registry.Upjet(Name, "compute", "GlobalAddress", "v1beta1", "spec.forProvider.addressType").Replaces(
 		terraform.Refuse("project", "google_compute_global_address.project", "google/services/compute/resource_compute_global_address.go:254-258"),
 		terraform.Refuse("prefixLength", "google_compute_global_address.prefix_length", "google/services/compute/resource_compute_global_address.go:209-213"),
 		terraform.Refuse("purpose", "google_compute_global_address.purpose", "google/services/compute/resource_compute_global_address.go:220-223"),

@@ -167,12 +167,18 @@ func checkAppIdentity(_ *registry.Context, id environment.Identity) field.ErrorL
 
 // checkAppBucket refuses names Cloud Storage refuses.
 func checkAppBucket(_ *registry.Context, b environment.Bucket) field.ErrorList {
-	if reBucket.MatchString(b.Name) && !strings.HasPrefix(b.Name, "goog") && !strings.Contains(b.Name, "google") {
-		return nil
-	}
 	p := xr.ParametersPath("bucket", "name")
 	if !b.Named {
 		p = field.NewPath("metadata", "name")
 	}
-	return field.ErrorList{field.Invalid(p, b.Name, "a Cloud Storage bucket name has 3 to 63 lower-case letters, digits, '-' and '_', starts and ends with a letter or digit, and neither starts with goog nor contains google")}
+	return checkBucketName(p, b.Name)
+}
+
+// checkBucketName refuses a bucket name Cloud Storage refuses, naming the
+// field it comes from.
+func checkBucketName(p *field.Path, name string) field.ErrorList {
+	if reBucket.MatchString(name) && !strings.HasPrefix(name, "goog") && !strings.Contains(name, "google") {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p, name, "a Cloud Storage bucket name has 3 to 63 lower-case letters, digits, '-' and '_', starts and ends with a letter or digit, and neither starts with goog nor contains google")}
 }

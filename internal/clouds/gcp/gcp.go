@@ -31,6 +31,7 @@ var Cloud = &registry.Cloud{
 		zoneKind, zoneIAMMemberKind, recordSetKind,
 		globalAddressKind, serviceConnectionKind, sqlInstanceKind, sqlDatabaseKind, sqlUserKind,
 		bucketKind, bucketIAMMemberKind, saIAMMemberKind,
+		backendBucketKind, backendServiceKind, endpointGroupKind, endpointKind, urlMapKind, managedCertificateKind, httpsProxyKind, httpProxyKind, forwardingRuleKind,
 	}, kube.Kinds...),
 	Versions: registry.Versions{
 		// minMasterVersion is a floor; the master reports what it runs.

@@ -11,6 +11,7 @@ package environment
 
 import (
 	"fmt"
+	"math"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -38,6 +39,7 @@ const RequirementSiblings = "environment-siblings"
 var notRequested = map[string]string{
 	ConditionBucketReady:   "No bucket requested (spec.parameters.bucket)",
 	ConditionDatabaseReady: "No database requested (spec.parameters.database)",
+	ConditionFrontendReady: "No front end requested (spec.parameters.frontend)",
 }
 
 // Run computes the response to a request for an AppEnvironment XR. rsp
@@ -68,6 +70,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	if err := c.Invalid(); err != nil {
 		return err
 	}
+	c.Warnings = append(c.Warnings, plan.Warnings...)
 	st, err := c.Render(plan.Components, plan, nil)
 	if err != nil {
 		return err
@@ -111,8 +114,52 @@ func status(req *fnv1.RunFunctionRequest, x *xr.AppEnvironment, plan *Plan, st *
 			out["bucketUrl"] = o.BucketURL
 		}
 	}
+	if e, ok := estimate(req, plan); ok {
+		out["estimatedMonthlyUsd"] = e
+	}
+	if f := plan.Frontend; f != nil {
+		out["frontendUrl"] = f.URL()
+		out["frontendBucketName"] = f.Bucket
+		if o.CDNEndpoint == "" {
+			o.CDNEndpoint = object.String(x.Status, "cdnEndpoint")
+		}
+		if o.CDNEndpoint != "" {
+			out["cdnEndpoint"] = o.CDNEndpoint
+		}
+	}
 	return out
 }
+
+// estimate is the environment's monthly price, {min, max} in USD: its
+// nested Database's estimate, as the Database reports it, and its front
+// end's fixed price. ok is false unless every part the environment has is
+// priced (a part not yet estimated would make the sum a made-up figure)
+// and at least one is.
+func estimate(req *fnv1.RunFunctionRequest, plan *Plan) (map[string]any, bool) {
+	var lo, hi float64
+	parts := 0
+	if plan.Database != nil {
+		db := object.Get(req.GetObserved().GetResources()[ResourceDatabase].GetResource(), "status", "estimatedMonthlyUsd").GetStructValue()
+		if db == nil {
+			return nil, false
+		}
+		lo += db.GetFields()["min"].GetNumberValue()
+		hi += db.GetFields()["max"].GetNumberValue()
+		parts++
+	}
+	if plan.Frontend != nil {
+		p := plan.FrontendPerMonth
+		if p == nil {
+			return nil, false
+		}
+		lo, hi = lo+*p, hi+*p
+		parts++
+	}
+	return map[string]any{"min": round2(lo), "max": round2(hi)}, parts > 0
+}
+
+// round2 rounds to cents.
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // waitingFor are the conditions of an AppEnvironment waiting for its
 // Cluster.

@@ -25,13 +25,14 @@ const (
 	KindConnection platform.Kind = "AppConnection"
 	KindBackend    platform.Kind = "AppBackend"
 	KindIngress    platform.Kind = "AppIngress"
+	KindFrontend   platform.Kind = "AppFrontend"
 	KindBudget     platform.Kind = "AppBudget"
 )
 
 // Kinds lists the environment module's Component kinds: every cloud
 // implements each of them (the cloud-independent ones through
 // kube.ImplementApp).
-var Kinds = []platform.Kind{KindNamespace, KindIdentity, KindBucket, KindDatabase, KindConnection, KindBackend, KindIngress, KindBudget}
+var Kinds = []platform.Kind{KindNamespace, KindIdentity, KindBucket, KindDatabase, KindConnection, KindBackend, KindIngress, KindFrontend, KindBudget}
 
 // Condition types of an AppEnvironment.
 const (
@@ -40,10 +41,13 @@ const (
 	ConditionBucketReady    = "BucketReady"
 	ConditionDatabaseReady  = "DatabaseReady"
 	ConditionBackendReady   = "BackendReady"
+	// ConditionFrontendReady turns true once the front end's bucket, CDN
+	// and certificate are ready.
+	ConditionFrontendReady = "FrontendReady"
 )
 
 // ConditionTypes are the AppEnvironment's conditions, in order.
-var ConditionTypes = []string{ConditionNamespaceReady, ConditionIdentityReady, ConditionBucketReady, ConditionDatabaseReady, ConditionBackendReady}
+var ConditionTypes = []string{ConditionNamespaceReady, ConditionIdentityReady, ConditionBucketReady, ConditionDatabaseReady, ConditionBackendReady, ConditionFrontendReady}
 
 // Composition-resource names of the resources that are the same on every
 // cloud (kube.ImplementApp renders them).
@@ -78,6 +82,9 @@ const (
 	DefaultClusterIssuer = platform.DefaultIssuer
 	// DefaultSize is a database's size class when the XR names none.
 	DefaultSize = "medium"
+	// FrontendBucketSuffix names the front end's bucket after the
+	// environment unless spec.parameters.frontend.bucketName does.
+	FrontendBucketSuffix = "-frontend"
 )
 
 // DefaultResources are the backend's requests and limits unless the
@@ -109,6 +116,15 @@ type Settings struct {
 		Requests map[string]string `json:"requests"`
 		Limits   map[string]string `json:"limits"`
 	} `json:"resources"`
+	// Prices are this cloud's prices of an environment's parts that its
+	// Database does not estimate itself.
+	Prices struct {
+		// FrontendPerMonth is a front end's fixed monthly price in USD:
+		// what its CDN costs before any traffic (a load balancer's
+		// forwarding rules, a Front Door profile's base fee); traffic is
+		// not estimated. Unset: the front end is not priced.
+		FrontendPerMonth *float64 `json:"frontendPerMonth"`
+	} `json:"prices"`
 }
 
 // SettingsOf returns the environment's keys of application environments,
@@ -202,6 +218,59 @@ type Ingress struct {
 	Issuer string
 }
 
+// Frontend is the environment's web front end: a private bucket (Bucket)
+// behind the cloud's CDN, which answers at Host with a certificate the
+// cloud manages, validated and published by records in the Cluster's public
+// zone (Domain). With APIPath, APIPath/* goes to the backend's Ingress at
+// APIHost over HTTPS, uncached, so the site and its API share one origin.
+type Frontend struct {
+	*App
+	Host string
+	// Domain is the Cluster's domain, the name of its public zone.
+	Domain string
+	// Bucket is the bucket's (on Azure, the storage account's) cloud name;
+	// Named is set when the XR chose it.
+	Bucket string
+	Named  bool
+	// SPA makes unknown paths answer /index.html.
+	SPA     bool
+	APIPath string
+	APIHost string
+	// DefaultTTL and MaxTTL bound caching, in seconds.
+	DefaultTTL int64
+	MaxTTL     int64
+	// Orphan leaves the bucket in the cloud when the XR is deleted.
+	Orphan bool
+	// Assets is the name of the environment's other bucket (empty: none),
+	// whose cloud name the front end's may not share where a cloud
+	// shortens names.
+	Assets string
+	// CacheSet is set when the XR chose the TTLs.
+	CacheSet bool
+}
+
+// NotFoundPage is the document a website bucket answers for a missing
+// object: the single-page app's /index.html, whose router takes the path,
+// or 404.html.
+func (f Frontend) NotFoundPage() string {
+	if f.SPA {
+		return "index.html"
+	}
+	return "404.html"
+}
+
+// URL is where the front end answers.
+func (f Frontend) URL() string { return "https://" + f.Host }
+
+// BucketPath is the field that names the front end's bucket: the XR's
+// bucketName, or metadata.name it derives from.
+func (f Frontend) BucketPath() *field.Path {
+	if f.Named {
+		return xr.ParametersPath("frontend", "bucketName")
+	}
+	return field.NewPath("metadata", "name")
+}
+
 // Budget is the backend's spend guardrail: a WorkloadBudget that scales
 // the backend's Deployment.
 type Budget struct {
@@ -274,6 +343,15 @@ func (Ingress) ID() string { return "ingress" }
 func (Ingress) Condition() string { return ConditionBackendReady }
 
 // Kind implements platform.Component.
+func (Frontend) Kind() platform.Kind { return KindFrontend }
+
+// ID implements platform.Component.
+func (Frontend) ID() string { return "frontend" }
+
+// Condition implements platform.Component.
+func (Frontend) Condition() string { return ConditionFrontendReady }
+
+// Kind implements platform.Component.
 func (Budget) Kind() platform.Kind { return KindBudget }
 
 // ID implements platform.Component.
@@ -290,7 +368,13 @@ type Plan struct {
 	Database   *Database
 	Backend    Backend
 	Ingress    *Ingress
+	Frontend   *Frontend
 	Budget     *Budget
+	// FrontendPerMonth is the front end's fixed monthly price, when the
+	// environment prices it (Settings.Prices).
+	FrontendPerMonth *float64
+	// Warnings are said in the XR's status and events.
+	Warnings []string
 }
 
 // MaxName bounds an AppEnvironment's cloud name: its resources' names and
@@ -362,22 +446,88 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster) (
 	p.Components = append(p.Components, p.Backend)
 
 	if i := par.Ingress; i != nil {
-		domain := cluster.XR.Parameters.Domain
-		hp := xr.ParametersPath("ingress", "host")
-		switch {
-		case domain == "":
-			errs = append(errs, field.Invalid(hp, i.Host, fmt.Sprintf("Cluster %q has no domain (spec.parameters.domain): an environment's host must be under its Cluster's domain", cluster.Ref)))
-		case i.Host != domain && !strings.HasSuffix(i.Host, "."+domain):
-			errs = append(errs, field.Invalid(hp, i.Host, fmt.Sprintf("must be %s or a name under it, the domain of Cluster %q", domain, cluster.Ref)))
-		}
+		errs = append(errs, underDomain(xr.ParametersPath("ingress", "host"), i.Host, cluster)...)
 		p.Ingress = &Ingress{App: app, Host: i.Host, Port: p.Backend.Port, TLS: i.TLS,
 			Class: cmp.Or(s.IngressClass, DefaultIngressClass), Issuer: cmp.Or(s.ClusterIssuer, platform.SettingsOf(env).DNS.Issuer.Name, DefaultClusterIssuer)}
 		p.Components = append(p.Components, *p.Ingress)
 	}
+	if f := par.Frontend; f != nil {
+		p.Frontend = frontend(app, f, cluster, orphan)
+		if p.Bucket != nil {
+			p.Frontend.Assets = p.Bucket.Name
+		}
+		errs = append(errs, checkFrontend(p, cluster)...)
+		if p.Ingress != nil && f.APIPath != "" {
+			p.Frontend.APIPath, p.Frontend.APIHost = f.APIPath, p.Ingress.Host
+		}
+		p.Components = append(p.Components, *p.Frontend)
+	}
 	if p.Budget != nil {
 		p.Components = append(p.Components, *p.Budget)
 	}
+	if p.Frontend != nil {
+		p.FrontendPerMonth = s.Prices.FrontendPerMonth
+	}
+	if w := budgetBelowFixed(p); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
 	return p, errs
+}
+
+// budgetBelowFixed warns when the budget's limit is below what the front
+// end costs whatever the backend does: the budget can scale the backend
+// down, never the CDN.
+func budgetBelowFixed(p *Plan) string {
+	if p.Budget == nil || p.FrontendPerMonth == nil || p.Budget.Budget.LimitUSD >= *p.FrontendPerMonth {
+		return ""
+	}
+	return fmt.Sprintf("spec.parameters.budget.limitUsd (%.2f) is below the front end's fixed monthly price (%.2f USD, environment key appEnvironment.prices.frontendPerMonth): the budget scales the backend, never the CDN, so it will be spent whatever the backend does", p.Budget.Budget.LimitUSD, *p.FrontendPerMonth)
+}
+
+// frontend plans the XR's front end; its API route is the caller's.
+func frontend(app *App, f *xr.AppFrontend, cluster *clusterref.Cluster, orphan bool) *Frontend {
+	return &Frontend{
+		App:        app,
+		Host:       f.Host,
+		Domain:     cluster.XR.Parameters.Domain,
+		Bucket:     cmp.Or(f.BucketName, app.Name+FrontendBucketSuffix),
+		Named:      f.BucketName != "",
+		SPA:        f.SinglePage(),
+		DefaultTTL: f.DefaultTTL(),
+		MaxTTL:     f.MaxTTL(),
+		Orphan:     orphan,
+		CacheSet:   f.DefaultTTLSeconds != nil || f.MaxTTLSeconds != nil,
+	}
+}
+
+// checkFrontend refuses a front end its Cluster cannot publish: its host
+// must be under the Cluster's domain, whose public zone the Cluster
+// composes (the certificate is validated, and the host published, by
+// records there); its bucket cannot be the environment's other bucket.
+func checkFrontend(p *Plan, cluster *clusterref.Cluster) field.ErrorList {
+	f := p.Frontend
+	hp := xr.ParametersPath("frontend", "host")
+	errs := underDomain(hp, f.Host, cluster)
+	if len(errs) == 0 && !cluster.XR.Parameters.DNSZones() {
+		errs = append(errs, field.Invalid(hp, f.Host, fmt.Sprintf("Cluster %q composes no DNS zones (spec.parameters.createDnsZones: false): the front end's certificate is validated, and its host published, by records in the Cluster's public zone", cluster.Ref)))
+	}
+	if p.Bucket != nil && p.Bucket.Name == f.Bucket {
+		errs = append(errs, field.Duplicate(f.BucketPath(), f.Bucket))
+	}
+	return errs
+}
+
+// underDomain refuses a host outside the Cluster's domain: the Cluster's
+// zones, certificates and external-dns serve that domain alone.
+func underDomain(p *field.Path, host string, cluster *clusterref.Cluster) field.ErrorList {
+	domain := cluster.XR.Parameters.Domain
+	switch {
+	case domain == "":
+		return field.ErrorList{field.Invalid(p, host, fmt.Sprintf("Cluster %q has no domain (spec.parameters.domain): an environment's host must be under its Cluster's domain", cluster.Ref))}
+	case host != domain && !strings.HasSuffix(host, "."+domain):
+		return field.ErrorList{field.Invalid(p, host, fmt.Sprintf("must be %s or a name under it, the domain of Cluster %q", domain, cluster.Ref))}
+	}
+	return nil
 }
 
 // checkNamespace refuses the namespaces of the system and of the Cluster's
@@ -434,6 +584,7 @@ func (p *Plan) Removal(id string) platform.Removal {
 		"database":   {p.Database != nil, "database"},
 		"connection": {p.Database != nil, "database"},
 		"ingress":    {p.Ingress != nil, "ingress"},
+		"frontend":   {p.Frontend != nil, "frontend"},
 		"budget":     {p.Budget != nil, "budget"},
 	}
 	if r, ok := bySpec[id]; ok && !r.there {

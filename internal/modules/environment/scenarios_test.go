@@ -208,7 +208,7 @@ func TestScenarios(t *testing.T) {
 		"HostOutsideDomain": {"aws", fntest.Set("spec.parameters.ingress.host", "wiki.example.net"), []string{`spec.parameters.ingress.host: Invalid value: "wiki.example.net": must be prod.example.com or a name under it, the domain of Cluster "prod-cluster"`}},
 		"CredentialInEnv":   {"azure", fntest.Set("spec.parameters.backend.env", map[string]any{"API_TOKEN": "abc123"}), []string{`spec.parameters.backend.env[API_TOKEN]: Forbidden: holds a plaintext credential`}},
 		"DatabaseVariable":  {"gcp", fntest.Set("spec.parameters.backend.env", map[string]any{"DB_HOST": "elsewhere"}), []string{`spec.parameters.backend.env[DB_HOST]: Forbidden: DB_ variables are the database's`}},
-		"AWSPublicBucket":   {"aws", fntest.Set("spec.parameters.bucket.public", true), []string{`spec.parameters.bucket.public: Forbidden: a public bucket needs an S3 bucket policy`}},
+		"AWSPublicBucket":   {"aws", fntest.Set("spec.parameters.bucket.public", true), []string{`spec.parameters.bucket.public: Forbidden: a public bucket would open the bucket to the internet over plain HTTP; on AWS a site is served by spec.parameters.frontend`}},
 		"AzureBucketName":   {"azure", fntest.Set("spec.parameters.bucket.name", "Acme_Wiki"), []string{`spec.parameters.bucket.name: Invalid value: "Acme_Wiki": an Azure blob container name`}},
 		"GCPBucketName":     {"gcp", fntest.Set("spec.parameters.bucket.name", "google-wiki"), []string{`spec.parameters.bucket.name: Invalid value: "google-wiki": a Cloud Storage bucket name`}},
 		"UnknownSize":       {"aws", fntest.Set("spec.parameters.database.size", "huge"), []string{`spec.parameters.database.size: Unsupported value: "huge": supported values: "large", "medium", "small"`}},
