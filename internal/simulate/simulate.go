@@ -292,7 +292,7 @@ func outputs(o map[string]any, name string) map[string]any {
 	case "compute.gcp.upbound.io/GlobalAddress":
 		return map[string]any{"address": ip}
 	case "compute.gcp.upbound.io/ManagedSSLCertificate":
-		return map[string]any{"certificateId": fmt.Sprint(n), "expireTime": "2027-03-01T00:00:00.000-08:00"}
+		return map[string]any{"certificateId": float64(n), "expireTime": "2027-03-01T00:00:00.000-08:00"}
 	case "cdn.azure.upbound.io/FrontdoorEndpoint":
 		return map[string]any{"hostName": fmt.Sprintf("%s-%08x.z01.azurefd.net", external(o, name), n)}
 	case "cdn.azure.upbound.io/FrontdoorCustomDomain":
@@ -351,6 +351,7 @@ var azureTypes = map[string]string{
 	"authorization.azure.upbound.io/RoleAssignment":                "Microsoft.Authorization/roleAssignments",
 	"network.azure.upbound.io/DNSTXTRecord":                        "Microsoft.Network/dnszones/TXT",
 	"network.azure.upbound.io/DNSCNAMERecord":                      "Microsoft.Network/dnszones/CNAME",
+	"network.azure.upbound.io/DNSARecord":                          "Microsoft.Network/dnszones/A",
 	"cdn.azure.upbound.io/FrontdoorProfile":                        "Microsoft.Cdn/profiles",
 	"cdn.azure.upbound.io/FrontdoorEndpoint":                       "Microsoft.Cdn/profiles/afdEndpoints",
 	"cdn.azure.upbound.io/FrontdoorOriginGroup":                    "Microsoft.Cdn/profiles/originGroups",

@@ -320,8 +320,6 @@ func validateFrontend(fe *AppFrontend, ing *AppIngress) field.ErrorList {
 			errs = append(errs, field.Invalid(fp.Child("apiPath"), fe.APIPath, "must be a path prefix such as /api: lower-case letters, digits and . _ ~ - in segments after '/', no trailing '/'"))
 		case ing == nil:
 			errs = append(errs, field.Required(ParametersPath("ingress"), "spec.parameters.frontend.apiPath routes to the backend at its Ingress host: set spec.parameters.ingress"))
-		case !ing.TLS:
-			errs = append(errs, field.Invalid(ParametersPath("ingress", "tls"), false, "spec.parameters.frontend.apiPath reaches the backend over HTTPS only, with a certificate for its Ingress host: set spec.parameters.ingress.tls to true"))
 		}
 	}
 	for _, t := range []struct {

@@ -159,34 +159,6 @@ func TestValidateAppEnvironment(t *testing.T) {
 				return m
 			}(),
 		},
-		"FrontendAPIOverPlainHTTP": {
-			reason: "The CDN reaches the backend over HTTPS only; an Ingress without TLS cannot be its origin, and the error names the field to change.",
-			params: func() map[string]any {
-				m := with("frontend", map[string]any{"host": "www.example.com", "apiPath": "/api"})
-				m["ingress"] = map[string]any{"host": "api.example.com"}
-				return m
-			}(),
-			want: []string{`spec.parameters.ingress.tls: Invalid value: false: spec.parameters.frontend.apiPath reaches the backend over HTTPS only, with a certificate for its Ingress host: set spec.parameters.ingress.tls to true`},
-		},
-		"FrontendNoHost": {
-			reason: "A front end needs a host: its certificate and records are for it.",
-			params: with("frontend", map[string]any{"spa": true}),
-			want:   []string{`spec.parameters.frontend.host: Required value: the site's host name, the Cluster's domain or a name under it`},
-		},
-		"FrontendSameHostAsIngress": {
-			reason: "The CDN answers at the front end's host and reaches the backend at the Ingress's: one name cannot be both.",
-			params: func() map[string]any {
-				m := with("frontend", map[string]any{"host": "shop.example.com"})
-				m["ingress"] = map[string]any{"host": "shop.example.com"}
-				return m
-			}(),
-			want: []string{`spec.parameters.frontend.host: Invalid value: "shop.example.com": must differ from spec.parameters.ingress.host: the CDN serves the site at its host and reaches the backend at the Ingress's`},
-		},
-		"FrontendAPIWithoutIngress": {
-			reason: "apiPath routes to the backend's Ingress host; without an Ingress there is nowhere to route, and the error names the missing field.",
-			params: with("frontend", map[string]any{"host": "www.example.com", "apiPath": "/api"}),
-			want:   []string{`spec.parameters.ingress: Required value: spec.parameters.frontend.apiPath routes to the backend at its Ingress host: set spec.parameters.ingress`},
-		},
 		"FrontendBadPathAndTTLs": {
 			reason: "A path that is no prefix, a TTL beyond a year and a default above the maximum are each named.",
 			params: func() map[string]any {

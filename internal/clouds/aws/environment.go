@@ -20,11 +20,13 @@ import (
 var (
 	bucketKind = registry.Upjet(Name, "s3", "Bucket", "v1beta2", "spec.forProvider.region").Replaces(
 		terraform.Refuse("objectLockEnabled", "aws_s3_bucket.object_lock_enabled", "internal/service/s3/bucket.go:402-408"))
-	bucketBlockKind = registry.Upjet(Name, "s3", "BucketPublicAccessBlock", "v1beta1", "spec.forProvider.region").Replaces(
+	bucketBlockKind = registry.Upjet(Name, "s3", "BucketPublicAccessBlock", "v1beta1", "spec.forProvider.region").
+			WithGuarded(registry.WhyIdentity, "spec.forProvider.blockPublicAcls", "spec.forProvider.blockPublicPolicy", "spec.forProvider.ignorePublicAcls", "spec.forProvider.restrictPublicBuckets", "spec.forProvider.bucket", "spec.forProvider.bucketSelector", "spec.forProvider.bucketRef", "spec.initProvider").Replaces(
 		terraform.Refuse("bucketSelector", "aws_s3_bucket_public_access_block.bucket", "internal/service/s3/bucket_public_access_block.go:47-51"))
 	bucketEncryptionKind = registry.Upjet(Name, "s3", "BucketServerSideEncryptionConfiguration", "v1beta2", "spec.forProvider.region", "spec.forProvider.rule").Replaces(
 		terraform.Refuse("bucketSelector", "aws_s3_bucket_server_side_encryption_configuration.bucket", "internal/service/s3/bucket_server_side_encryption_configuration.go:46-51"))
-	bucketOwnershipKind = registry.Upjet(Name, "s3", "BucketOwnershipControls", "v1beta2", "spec.forProvider.region", "spec.forProvider.rule").Replaces(
+	bucketOwnershipKind = registry.Upjet(Name, "s3", "BucketOwnershipControls", "v1beta2", "spec.forProvider.region", "spec.forProvider.rule").
+				WithGuarded(registry.WhyIdentity, "spec.forProvider.rule", "spec.forProvider.bucket", "spec.forProvider.bucketSelector", "spec.forProvider.bucketRef", "spec.initProvider").Replaces(
 		terraform.Refuse("bucketSelector", "aws_s3_bucket_ownership_controls.bucket", "internal/service/s3/bucket_ownership_controls.go:39-44"))
 	rolePolicyKind = registry.Upjet(Name, "iam", "RolePolicy", "v1beta1", "spec.forProvider.policy").WithGuarded(registry.WhyIdentity, "spec.forProvider.policy", "spec.forProvider.role", "spec.forProvider.roleSelector", "spec.forProvider.roleRef", "spec.initProvider.policy").Replaces(
 		terraform.Refuse("roleSelector", "aws_iam_role_policy.role", "internal/service/iam/role_policy.go:78-83"))

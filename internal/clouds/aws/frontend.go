@@ -19,9 +19,11 @@ import (
 // terraform-provider-aws v6.34.0: CloudFront's distribution has one
 // (staging, which is never rendered), its origin access control none.
 var (
-	distributionKind = registry.Upjet(Name, "cloudfront", "Distribution", "v1beta2", "spec.forProvider.origin", "spec.forProvider.defaultCacheBehavior", "spec.forProvider.viewerCertificate").Replaces()
+	distributionKind = registry.Upjet(Name, "cloudfront", "Distribution", "v1beta2", "spec.forProvider.origin", "spec.forProvider.defaultCacheBehavior", "spec.forProvider.viewerCertificate").Replaces().
+				WithGuarded(registry.WhyRecord, "spec.forProvider.aliases", "spec.forProvider.viewerCertificate", "spec.initProvider.aliases", "spec.initProvider.viewerCertificate")
 	originAccessKind = registry.Upjet(Name, "cloudfront", "OriginAccessControl", "v1beta1", "spec.forProvider.name").Replaces()
-	certificateKind  = registry.Upjet(Name, "acm", "Certificate", "v1beta2", "spec.forProvider.region", "spec.forProvider.domainName").Replaces(
+	certificateKind  = registry.Upjet(Name, "acm", "Certificate", "v1beta2", "spec.forProvider.region", "spec.forProvider.domainName").
+				WithGuarded(registry.WhyRecord, "spec.forProvider.domainName", "spec.forProvider.subjectAlternativeNames", "spec.forProvider.validationOption", "spec.initProvider.domainName", "spec.initProvider.subjectAlternativeNames", "spec.initProvider.validationOption").Replaces(
 		terraform.Refuse("domainName", "aws_acm_certificate.domain_name", "internal/service/acm/certificate.go:96-104"),
 		terraform.Refuse("keyAlgorithm", "aws_acm_certificate.key_algorithm", "internal/service/acm/certificate.go:136-143"),
 		terraform.Refuse("subjectAlternativeNames", "aws_acm_certificate.subject_alternative_names", "internal/service/acm/certificate.go:213-226"),
@@ -76,7 +78,14 @@ const (
 
 func init() {
 	registry.Implement(Cloud, appFrontend)
+	registry.Implement(Cloud, appAPIRoute)
 	registry.Check(Cloud, checkAppFrontend)
+}
+
+// appAPIRoute composes nothing of its own: CloudFront routes the API path
+// in the distribution (frontend-cdn), as an origin and cache behaviours.
+func appAPIRoute(*registry.Context, environment.APIRoute) ([]*registry.Resource, error) {
+	return nil, nil
 }
 
 // appFrontend renders the front end: a private bucket that only the
@@ -114,7 +123,7 @@ func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Res
 			}}},
 		},
 		certificateRecord(ctx, f),
-		certificateValidation(ctx),
+		certificateValidation(ctx, f),
 		distribution(ctx, f),
 		sitePolicy(ctx, f),
 		aliasRecord(ctx, f, rSiteRecord, "A"),
@@ -129,8 +138,7 @@ func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Res
 // record its predecessor left with the same name and value.
 func certificateRecord(ctx *registry.Context, f environment.Frontend) *registry.Resource {
 	r := &registry.Resource{Name: rSiteCertificateRecord, Kind: recordKind, DependsOn: []string{rSiteCertificate}}
-	opt := object.First(ctx.Observed(rSiteCertificate), "status", "atProvider", "domainValidationOptions")
-	name, value := object.String(opt, "resourceRecordName"), object.String(opt, "resourceRecordValue")
+	name, value, typ := validationOption(ctx, f)
 	if name == "" || value == "" {
 		r.Pending = "waits for " + rSiteCertificate + " to report its DNS validation record"
 		return r
@@ -138,7 +146,7 @@ func certificateRecord(ctx *registry.Context, f environment.Frontend) *registry.
 	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
 		"zoneIdSelector": f.Cluster.Selector(rPublicZone),
 		"name":           name,
-		"type":           cmp.Or(object.String(opt, "resourceRecordType"), "CNAME"),
+		"type":           typ,
 		"ttl":            validationTTL,
 		"records":        []any{value},
 		"allowOverwrite": true,
@@ -146,10 +154,24 @@ func certificateRecord(ctx *registry.Context, f environment.Frontend) *registry.
 	return r
 }
 
+// validationOption is the certificate's DNS validation record, as ACM
+// reports it, for the host alone: a record for another name, or one not
+// under the host, is no record of this front end's (empty).
+func validationOption(ctx *registry.Context, f environment.Frontend) (name, value, typ string) {
+	for _, v := range object.Get(ctx.Observed(rSiteCertificate), "status", "atProvider", "domainValidationOptions").GetListValue().GetValues() {
+		opt := v.GetStructValue()
+		name = object.String(opt, "resourceRecordName")
+		if object.String(opt, "domainName") == f.Host && strings.HasSuffix(strings.TrimSuffix(name, "."), "."+f.Host) {
+			return name, object.String(opt, "resourceRecordValue"), cmp.Or(object.String(opt, "resourceRecordType"), "CNAME")
+		}
+	}
+	return "", "", ""
+}
+
 // certificateValidation waits, in ACM, until the certificate is issued.
-func certificateValidation(ctx *registry.Context) *registry.Resource {
+func certificateValidation(ctx *registry.Context, f environment.Frontend) *registry.Resource {
 	r := &registry.Resource{Name: rSiteCertificateValid, Kind: certValidationKind, DependsOn: []string{rSiteCertificate, rSiteCertificateRecord}}
-	name := object.String(object.First(ctx.Observed(rSiteCertificate), "status", "atProvider", "domainValidationOptions"), "resourceRecordName")
+	name, _, _ := validationOption(ctx, f)
 	if name == "" {
 		r.Pending = "waits for " + rSiteCertificate + " to report its DNS validation record"
 		return r
@@ -196,7 +218,7 @@ func distribution(ctx *registry.Context, f environment.Frontend) *registry.Resou
 				"originSslProtocols":   []any{"TLSv1.2"},
 			},
 		})
-		for _, pattern := range []string{f.APIPath, f.APIPath + "/*"} {
+		for _, pattern := range f.APIPatterns() {
 			behaviours = append(behaviours, map[string]any{
 				"pathPattern":           pattern,
 				"targetOriginId":        originAPI,

@@ -32,7 +32,7 @@ var Cloud = &registry.Cloud{
 		resourceGroupKind, vnetKind, subnetKind, publicIPKind, natGatewayKind, natSubnetKind, natIPKind, identityKind, roleAssignKind,
 		clusterKind, nodePoolKind, dnsZoneKind, privateZoneKind, zoneLinkKind, nsRecordKind, budgetKind,
 		flexibleServerKind, flexibleServerDBKind, storageAccountKind, containerKind, federationKind,
-		fdProfileKind, fdEndpointKind, fdOriginGroupKind, fdOriginKind, fdRouteKind, fdCustomDomainKind, fdAssociationKind, txtRecordKind, cnameRecordKind,
+		fdProfileKind, fdEndpointKind, fdOriginGroupKind, fdOriginKind, fdRouteKind, fdCustomDomainKind, fdAssociationKind, txtRecordKind, cnameRecordKind, aRecordKind,
 	}, kube.Kinds...),
 	Versions: registry.Versions{
 		// kubernetesVersion may be an alias (1.33); AKS reports the patch

@@ -25,6 +25,7 @@ const (
 	fdAssociation  = "internal/services/cdn/cdn_frontdoor_custom_domain_association_resource.go"
 	dnsTXTRecord   = "internal/services/dns/dns_txt_record_resource.go"
 	dnsCNAMERecord = "internal/services/dns/dns_cname_record_resource.go"
+	dnsARecord     = "internal/services/dns/dns_a_record_resource.go"
 )
 
 // Kinds of an environment's front end on Azure: Front Door Standard and
@@ -61,6 +62,11 @@ var (
 		inGroupReplaces("azurerm_dns_txt_record", dnsTXTRecord+":60"),
 		terraform.Refuse("zoneNameSelector", "azurerm_dns_txt_record.zone_name", dnsTXTRecord+":62-66")).
 		WithGuarded(registry.WhyRecord, "spec.forProvider.zoneName", "spec.forProvider.zoneNameSelector", "spec.forProvider.zoneNameRef", "spec.forProvider.resourceGroupName", "spec.forProvider.resourceGroupNameSelector", "spec.forProvider.resourceGroupNameRef", "spec.forProvider.record", "spec.initProvider")
+	// The apex's alias record: its target changes in place.
+	aRecordKind = registry.Upjet(Name, "network", "DNSARecord", "v1beta1", "spec.forProvider.ttl").Replaces(
+		inGroupReplaces("azurerm_dns_a_record", dnsARecord+":60"),
+		terraform.Refuse("zoneNameSelector", "azurerm_dns_a_record.zone_name", dnsARecord+":62-66")).
+		WithGuarded(registry.WhyRecord, "spec.forProvider.zoneName", "spec.forProvider.zoneNameSelector", "spec.forProvider.zoneNameRef", "spec.forProvider.resourceGroupName", "spec.forProvider.resourceGroupNameSelector", "spec.forProvider.resourceGroupNameRef", "spec.forProvider.records", "spec.forProvider.targetResourceId", "spec.forProvider.targetResourceIdSelector", "spec.forProvider.targetResourceIdRef", "spec.initProvider")
 	cnameRecordKind = registry.Upjet(Name, "network", "DNSCNAMERecord", "v1beta1", "spec.forProvider.record", "spec.forProvider.ttl").Replaces(
 		inGroupReplaces("azurerm_dns_cname_record", dnsCNAMERecord+":63"),
 		terraform.Refuse("zoneNameSelector", "azurerm_dns_cname_record.zone_name", dnsCNAMERecord+":65-69")).
@@ -115,6 +121,12 @@ const (
 	// labelFrontendRoute marks the front end's routes, which the custom
 	// domain's association selects all at once.
 	labelFrontendRoute = "platform.example.org/frontend-route"
+	// apexName is the name of a record at the zone's apex.
+	apexName = "@"
+	// maxAccountName bounds a storage account's name: the front end's is
+	// its bucket's without '-', never cut (its name is where a team
+	// publishes).
+	maxAccountName = 24
 )
 
 // compressible are the content types Front Door compresses: the site's
@@ -127,6 +139,7 @@ var compressible = []any{
 
 func init() {
 	registry.Implement(Cloud, appFrontend)
+	registry.Implement(Cloud, appAPIRoute)
 	registry.Check(Cloud, checkAppFrontend)
 }
 
@@ -178,33 +191,12 @@ func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Res
 				o.CDNEndpoint = object.String(obs, "status", "atProvider", "hostName")
 			},
 		},
-		originGroup(ctx, rSiteOriginGroup),
+		originGroup(ctx, rSiteOriginGroup, originSite),
 		siteOrigin(ctx),
-		route(ctx, rSiteRoute, rSiteOriginGroup, rSiteOrigin, []any{"/*"}, true),
+		route(ctx, rSiteRoute, originSite, rSiteOriginGroup, rSiteOrigin, []any{"/*"}, true),
 	}
 	routes := []string{rSiteRoute}
 	if f.APIPath != "" {
-		out = append(out,
-			originGroup(ctx, rSiteAPIOriginGroup),
-			&registry.Resource{
-				Name:         rSiteAPIOrigin,
-				Kind:         fdOriginKind,
-				ExternalName: originAPI,
-				// The Ingress answers for its own host, with a
-				// certificate for it.
-				Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-					"cdnFrontdoorOriginGroupIdSelector": ctx.Selector(rSiteAPIOriginGroup),
-					"hostName":                          f.APIHost,
-					"originHostHeader":                  f.APIHost,
-					"certificateNameCheckEnabled":       true,
-					"httpPort":                          80,
-					"httpsPort":                         443,
-					"enabled":                           true,
-				}}},
-				DependsOn: []string{rSiteAPIOriginGroup},
-			},
-			route(ctx, rSiteAPIRoute, rSiteAPIOriginGroup, rSiteAPIOrigin, []any{f.APIPath, f.APIPath + "/*"}, false),
-		)
 		routes = append(routes, rSiteAPIRoute)
 	}
 	out = append(out,
@@ -231,6 +223,31 @@ func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Res
 		hostRecord(ctx, f),
 	)
 	return out, nil
+}
+
+// appAPIRoute routes the API path to the backend's Ingress, which
+// answers for its own host with a certificate for it: an origin group of
+// one origin and a route without a cache.
+func appAPIRoute(ctx *registry.Context, a environment.APIRoute) ([]*registry.Resource, error) {
+	return []*registry.Resource{
+		originGroup(ctx, rSiteAPIOriginGroup, originAPI),
+		{
+			Name:         rSiteAPIOrigin,
+			Kind:         fdOriginKind,
+			ExternalName: originAPI,
+			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+				"cdnFrontdoorOriginGroupIdSelector": ctx.Selector(rSiteAPIOriginGroup),
+				"hostName":                          a.APIHost,
+				"originHostHeader":                  a.APIHost,
+				"certificateNameCheckEnabled":       true,
+				"httpPort":                          80,
+				"httpsPort":                         443,
+				"enabled":                           true,
+			}}},
+			DependsOn: []string{rSiteAPIOriginGroup},
+		},
+		route(ctx, rSiteAPIRoute, originAPI, rSiteAPIOriginGroup, rSiteAPIOrigin, a.APIPatterns(), false),
+	}, nil
 }
 
 // siteAccount is the front end's storage account, whose static website
@@ -264,11 +281,7 @@ func siteAccount(ctx *registry.Context, f environment.Frontend) *registry.Resour
 
 // originGroup is an origin group of one origin: no health probe (there is
 // nothing to fail over to) and no session affinity.
-func originGroup(ctx *registry.Context, name string) *registry.Resource {
-	external := originSite
-	if name == rSiteAPIOriginGroup {
-		external = originAPI
-	}
+func originGroup(ctx *registry.Context, name, external string) *registry.Resource {
 	return &registry.Resource{
 		Name:         name,
 		Kind:         fdOriginGroupKind,
@@ -312,11 +325,7 @@ func siteOrigin(ctx *registry.Context) *registry.Resource {
 // reads as no caching at all. The origins are listed only so that the
 // route waits for them (azurerm sends them nowhere,
 // cdn_frontdoor_route.html.markdown:147).
-func route(ctx *registry.Context, name, group, origin string, patterns []any, cached bool) *registry.Resource {
-	external := originSite
-	if name == rSiteAPIRoute {
-		external = originAPI
-	}
+func route(ctx *registry.Context, name, external, group, origin string, patterns []any, cached bool) *registry.Resource {
 	fp := map[string]any{
 		"cdnFrontdoorEndpointIdSelector":      ctx.Selector(rSiteEndpoint),
 		"cdnFrontdoorOriginGroupIdSelector":   ctx.Selector(group),
@@ -412,9 +421,27 @@ func validationRecord(ctx *registry.Context, f environment.Frontend) *registry.R
 
 // hostRecord publishes the host as a CNAME of the endpoint's host name,
 // once reported, after the routes serve the domain (azurerm's docs,
-// cdn_frontdoor_custom_domain.html.markdown:129): the zone's apex, which
-// cannot be a CNAME, is refused (checkAppFrontend).
+// cdn_frontdoor_custom_domain.html.markdown:129). The zone's apex cannot
+// hold a CNAME: there the host is an alias A record whose target is the
+// endpoint itself (Azure DNS alias records, which Front Door Standard and
+// Premium endpoints support), once its ID is reported.
 func hostRecord(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+	if relativeName(f) == "" {
+		r := &registry.Resource{Name: rSiteRecord, Kind: aRecordKind, ExternalName: apexName, DependsOn: []string{rSiteEndpoint, rSiteAssociation}}
+		id := object.String(ctx.Observed(rSiteEndpoint), "status", "atProvider", "id")
+		if id == "" {
+			r.Pending = "waits for " + rSiteEndpoint + " to report its ID"
+			return r
+		}
+		r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"zoneNameSelector":          f.Cluster.Selector(rPublicZone),
+			"resourceGroupNameSelector": f.Cluster.Selector(rResourceGroup),
+			"ttl":                       recordTTL,
+			"targetResourceId":          id,
+			"tags":                      appTags(f.App),
+		}}}
+		return r
+	}
 	r := &registry.Resource{Name: rSiteRecord, Kind: cnameRecordKind, ExternalName: relativeName(f), DependsOn: []string{rSiteEndpoint, rSiteAssociation}}
 	host := object.String(ctx.Observed(rSiteEndpoint), "status", "atProvider", "hostName")
 	if host == "" {
@@ -431,22 +458,18 @@ func hostRecord(ctx *registry.Context, f environment.Frontend) *registry.Resourc
 	return r
 }
 
-// checkAppFrontend refuses a front end Front Door cannot serve here: the
-// zone's apex (a CNAME cannot be there), a host longer than a managed
-// certificate covers, and a bucket whose storage account Azure refuses or
+// checkAppFrontend refuses a front end Front Door cannot serve here: a
+// host longer than a managed certificate covers, and a bucket whose storage account Azure refuses or
 // that would be the environment's other bucket's account.
 func checkAppFrontend(_ *registry.Context, f environment.Frontend) field.ErrorList {
 	var errs field.ErrorList
 	hp := xr.ParametersPath("frontend", "host")
-	switch {
-	case f.Host == f.Domain:
-		errs = append(errs, field.Invalid(hp, f.Host, fmt.Sprintf("is the apex of the Cluster's zone %s, which cannot hold the CNAME that points the host at Front Door: use a name under %s, such as www.%s", f.Domain, f.Domain, f.Domain)))
-	case len(f.Host) > maxManagedHost:
+	if len(f.Host) > maxManagedHost {
 		errs = append(errs, field.Invalid(hp, f.Host, fmt.Sprintf("Front Door's managed certificates cover host names of at most %d characters", maxManagedHost)))
 	}
 	acct := accountName(f.Bucket)
 	switch {
-	case !validAccount(f.Bucket):
+	case !validAccount(f.Bucket) || len(strings.ReplaceAll(f.Bucket, "-", "")) > maxAccountName:
 		path := f.BucketPath()
 		hint := ""
 		if !f.Named {

@@ -39,7 +39,8 @@ var (
 	// A managed certificate is Ready once the object exists; Google
 	// issues it later, once the host resolves to the load balancer that
 	// serves it, and only then reports when it expires.
-	managedCertificateKind = registry.Upjet(Name, "compute", "ManagedSSLCertificate", "v1beta2", "spec.forProvider.managed").ReadyWhen("status.atProvider.expireTime").Replaces(
+	managedCertificateKind = registry.Upjet(Name, "compute", "ManagedSSLCertificate", "v1beta2", "spec.forProvider.managed").ReadyWhen("status.atProvider.expireTime").
+				WithGuarded(registry.WhyRecord, "spec.forProvider.managed", "spec.initProvider.managed").Replaces(
 		terraform.Refuse("project", "google_compute_managed_ssl_certificate.project", "google/services/compute/resource_compute_managed_ssl_certificate.go:223-227"),
 		terraform.Refuse("managed.domains", "google_compute_managed_ssl_certificate.managed.domains", "google/services/compute/resource_compute_managed_ssl_certificate.go:162-165"),
 		terraform.Refuse("type", "google_compute_managed_ssl_certificate.type", "google/services/compute/resource_compute_managed_ssl_certificate.go:191-194"))
@@ -97,6 +98,7 @@ const (
 
 func init() {
 	registry.Implement(Cloud, appFrontend)
+	registry.Implement(Cloud, apiBackend)
 	registry.Check(Cloud, checkAppFrontend)
 }
 
@@ -149,9 +151,6 @@ func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Res
 			}}},
 			DependsOn: []string{rSiteBucket},
 		},
-	}
-	if f.APIPath != "" {
-		out = append(out, apiBackend(ctx, f)...)
 	}
 	out = append(out,
 		urlMap(ctx, f),
@@ -255,7 +254,8 @@ func cdnPolicy(f environment.Frontend) map[string]any {
 // the Host header so that the Ingress routes the request. An internet
 // NEG takes no health check (the field's documentation, and Terraform's
 // example "Backend Service Network Endpoint").
-func apiBackend(ctx *registry.Context, f environment.Frontend) []*registry.Resource {
+func apiBackend(ctx *registry.Context, a environment.APIRoute) ([]*registry.Resource, error) {
+	f := a.Frontend
 	project := ctx.XR.PlaneID
 	group := frontendName(f, "api")
 	return []*registry.Resource{
@@ -299,7 +299,7 @@ func apiBackend(ctx *registry.Context, f environment.Frontend) []*registry.Resou
 			}}},
 			DependsOn: []string{rSiteAPIGroup},
 		},
-	}
+	}, nil
 }
 
 // urlMap is the HTTPS load balancer's URL map: the host to the backend
@@ -322,7 +322,7 @@ func urlMap(ctx *registry.Context, f environment.Frontend) *registry.Resource {
 	deps := []string{rSiteBackendBucket}
 	if f.APIPath != "" {
 		rules = append(rules, map[string]any{
-			"paths":   []any{f.APIPath, f.APIPath + "/*"},
+			"paths":   f.APIPatterns(),
 			"service": globalID(project, "backendServices", frontendName(f, "api")),
 		})
 		deps = append(deps, rSiteAPIBackend)

@@ -10,8 +10,11 @@
 package environment
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -65,6 +68,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	}
 	c.Errs = append(c.Errs, cluster.Check(&x.Composite, "AppEnvironment", "an environment runs on a Cluster")...)
 	c.Errs = append(c.Errs, checkNamespaceOwner(x, siblings)...)
+	c.Errs = append(c.Errs, checkNameOwners(x, siblings)...)
 	plan, perrs := Build(x, c.Env, cluster)
 	c.Errs = append(c.Errs, perrs...)
 	if err := c.Invalid(); err != nil {
@@ -208,9 +212,7 @@ func checkNamespaceOwner(x *xr.AppEnvironment, siblings []*xr.AppEnvironment) fi
 		if !sameCluster(x, s) || s.AppNamespace() != x.AppNamespace() {
 			continue
 		}
-		older := s.CreationTimestamp.Before(x.CreationTimestamp) ||
-			s.CreationTimestamp.Equal(x.CreationTimestamp) && s.Name < x.Name
-		if !older {
+		if !older(s, x) {
 			continue
 		}
 		p := xr.ParametersPath("namespace")
@@ -220,6 +222,76 @@ func checkNamespaceOwner(x *xr.AppEnvironment, siblings []*xr.AppEnvironment) fi
 		return field.ErrorList{field.Forbidden(p, fmt.Sprintf("namespace %q of Cluster %q belongs to AppEnvironment %q, which owns it and deletes it with itself; choose another (spec.parameters.namespace)", x.AppNamespace(), x.Parameters.ClusterRef.Name, s.Name))}
 	}
 	return nil
+}
+
+// checkNameOwners refuses a host or a bucket an older AppEnvironment of
+// the same plane already has: two environments publishing the same host
+// would take over each other's records, certificates and validation
+// tokens, and two naming the same bucket would share it (a provider adopts
+// an existing bucket of its name), opening one's objects to the other's
+// CDN or backend. Among environments created at the same second, the name
+// decides.
+func checkNameOwners(x *xr.AppEnvironment, siblings []*xr.AppEnvironment) field.ErrorList {
+	var errs field.ErrorList
+	for _, s := range siblings {
+		if s.Cloud != x.Cloud || s.PlaneID != x.PlaneID || !older(s, x) {
+			continue
+		}
+		theirs, mine := claimedNames(s), claimedNames(x)
+		for _, v := range slices.Sorted(maps.Keys(mine)) {
+			n := mine[v]
+			if owner, ok := theirs[v]; ok && owner.kind == n.kind {
+				errs = append(errs, field.Forbidden(n.path, fmt.Sprintf("%s %q is AppEnvironment %q's (%s): an environment's hosts and buckets are its own; choose another", n.kind, n.value, s.Name, owner.path)))
+			}
+		}
+	}
+	return errs
+}
+
+// claimed is a host or a bucket an AppEnvironment has, and the field that
+// gives it.
+type claimed struct {
+	kind, value string
+	path        *field.Path
+}
+
+// claimedNames are an AppEnvironment's hosts (its Ingress's and its front
+// end's) and bucket names (its bucket's and its front end's, named or
+// derived), keyed by value.
+func claimedNames(x *xr.AppEnvironment) map[string]claimed {
+	out := map[string]claimed{}
+	add := func(kind, value string, path *field.Path) {
+		if value != "" {
+			out[value] = claimed{kind: kind, value: value, path: path}
+		}
+	}
+	par := x.Parameters
+	if i := par.Ingress; i != nil {
+		add("host", i.Host, xr.ParametersPath("ingress", "host"))
+	}
+	if b := par.Bucket; b != nil {
+		p := xr.ParametersPath("bucket", "name")
+		if b.Name == "" {
+			p = field.NewPath("metadata", "name")
+		}
+		add("bucket", cmp.Or(b.Name, x.CloudName+AssetsBucketSuffix), p)
+	}
+	if f := par.Frontend; f != nil {
+		add("host", f.Host, xr.ParametersPath("frontend", "host"))
+		p := xr.ParametersPath("frontend", "bucketName")
+		if f.BucketName == "" {
+			p = field.NewPath("metadata", "name")
+		}
+		add("bucket", cmp.Or(f.BucketName, x.CloudName+FrontendBucketSuffix), p)
+	}
+	return out
+}
+
+// older reports whether a was created before b, or at the same second
+// with a smaller name.
+func older(a, b *xr.AppEnvironment) bool {
+	return a.CreationTimestamp.Before(b.CreationTimestamp) ||
+		a.CreationTimestamp.Equal(b.CreationTimestamp) && a.Name < b.Name
 }
 
 // sameCluster reports whether two AppEnvironments name the same Cluster:

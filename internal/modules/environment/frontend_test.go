@@ -266,6 +266,51 @@ func TestFrontendScenarios(t *testing.T) {
 			)}},
 		}
 	}
+	scenarios["azure/FrontendAtTheApex"] = fntest.Scenario{
+		Reason: "At the zone's apex, which cannot hold a CNAME, the host is an alias A record whose target is the Front Door endpoint; the validation record is _dnsauth.",
+		XR:     appXR("azure", fntest.Set("spec.parameters.frontend", map[string]any{"host": "prod.example.com"})),
+		Extra:  required(appXR("azure")),
+		Steps: []fntest.Step{{Name: "converge", Converge: true, Check: fntest.All(
+			fntest.IsReady(true),
+			fntest.Field("frontend-dns", "kind", "DNSARecord"),
+			externalName("frontend-dns", "@"),
+			externalName("frontend-dns-validation", "_dnsauth"),
+			contains("frontend-dns", `"targetResourceId":"/subscriptions/`, `/afdEndpoints/wiki-frontend"`),
+		)}},
+	}
+	scenarios["gcp/FrontendAPIGivesTheIngressTLS"] = fntest.Scenario{
+		Reason: "An API path reaches the Ingress over HTTPS only: an Ingress without tls gets a certificate anyway, said in a Warning, and the backend's URL is https.",
+		XR:     appXR("gcp", withFrontend, fntest.Set("spec.parameters.ingress", map[string]any{"host": "wiki.prod.example.com"})),
+		Extra:  required(appXR("gcp")),
+		Steps: []fntest.Step{{Name: "converge", Converge: true, Check: fntest.All(
+			fntest.IsReady(true),
+			fntest.Warns("spec.parameters.ingress gets TLS although spec.parameters.ingress.tls is not true"),
+			fntest.Status("url", "https://wiki.prod.example.com"),
+			contains("frontend-api-backend", `"protocol":"HTTPS"`),
+			contains("ingress", `"tls":[{"hosts":["wiki.prod.example.com"]`, `"cert-manager.io/cluster-issuer"`),
+		)}},
+	}
+	for _, cloud := range []string{"gcp", "azure"} {
+		scenarios[cloud+"/FrontendAPIPathRemoved"] = fntest.Scenario{
+			Reason: "Removing spec.parameters.frontend.apiPath removes the API's route to the backend, by the spec, and keeps the site.",
+			XR:     appXR(cloud, withFrontend),
+			Extra:  required(appXR(cloud)),
+			Steps: []fntest.Step{
+				{Name: "converge", Converge: true},
+				{Name: "apiPath removed", Spec: fntest.Edit("spec.parameters.frontend.apiPath", nil), Removes: apiResources[cloud], Check: fntest.All(
+					fntest.Desires("frontend-bucket", "frontend-dns"),
+					fntest.Condition("RemovalsSettled", "TRUE", "NothingHeld"),
+				)},
+				fntest.ConvergeStep("settles"),
+			},
+		}
+	}
+	scenarios["aws/FrontendTenantTunesTheCDN"] = fntest.Scenario{
+		Reason: "What is not guarded stays the XR's to tune: an override of the distribution's price class is applied.",
+		XR:     appXR("aws", withFrontend, fntest.Set("spec.parameters.overrides", map[string]any{"frontend-cdn": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"priceClass": "PriceClass_All"}}}})),
+		Extra:  required(appXR("aws")),
+		Steps:  []fntest.Step{{Name: "converge", Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.Field("frontend-cdn", "spec.forProvider.priceClass", "PriceClass_All"))}},
+	}
 	scenarios["aws/FrontendTTLs"] = fntest.Scenario{
 		Reason: "The XR's TTLs bound the site's caching; the API is never cached.",
 		XR:     appXR("aws", fntest.Set("spec.parameters.frontend", map[string]any{"host": "www.prod.example.com", "apiPath": "/api", "defaultTtlSeconds": 60.0, "maxTtlSeconds": 600.0, "spa": false})),
@@ -339,8 +384,16 @@ func TestFrontendScenarios(t *testing.T) {
 			`spec.parameters.overrides.frontend-bucket-policy.spec.forProvider.policy: Forbidden`},
 		"TenantTakesAnotherHost": {"aws", []func(fntest.Object){withFrontend, fntest.Set("spec.parameters.overrides", map[string]any{"frontend-dns": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"name": "shop.prod.example.com"}}}})},
 			`spec.parameters.overrides.frontend-dns.spec.forProvider.name: Forbidden`},
-		"AzureApex": {"azure", []func(fntest.Object){fntest.Set("spec.parameters.frontend", map[string]any{"host": "prod.example.com"})},
-			`spec.parameters.frontend.host: Invalid value: "prod.example.com"`},
+		"TenantWidensTheCertificate": {"aws", []func(fntest.Object){withFrontend, fntest.Set("spec.parameters.overrides", map[string]any{"frontend-certificate": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"domainName": "prod.example.com"}}}})},
+			`spec.parameters.overrides.frontend-certificate.spec.forProvider.domainName: Forbidden`},
+		"TenantAddsAnAlias": {"aws", []func(fntest.Object){withFrontend, fntest.Set("spec.parameters.overrides", map[string]any{"frontend-cdn": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"aliases": []any{"shop.prod.example.com"}}}}})},
+			`spec.parameters.overrides.frontend-cdn.spec.forProvider.aliases: Forbidden`},
+		"TenantUnblocksTheBucket": {"aws", []func(fntest.Object){withFrontend, fntest.Set("spec.parameters.overrides", map[string]any{"frontend-bucket-public-access-block": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"blockPublicAcls": false}}}})},
+			`spec.parameters.overrides.frontend-bucket-public-access-block.spec.forProvider.blockPublicAcls: Forbidden`},
+		"TenantWidensTheManagedCertificate": {"gcp", []func(fntest.Object){withFrontend, fntest.Set("spec.parameters.overrides", map[string]any{"frontend-certificate": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"managed": map[string]any{"domains": []any{"shop.prod.example.com"}}}}}})},
+			`spec.parameters.overrides.frontend-certificate.spec.forProvider.managed`},
+		"AzureHostTooLong": {"azure", []func(fntest.Object){fntest.Set("spec.parameters.frontend", map[string]any{"host": strings.Repeat("a", 50) + ".prod.example.com"})},
+			`spec.parameters.frontend.host: Invalid value: "aaaaaaaaaa`},
 	}
 	for name, r := range refusals {
 		x := appXR(r.cloud, r.set...)

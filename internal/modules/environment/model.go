@@ -26,13 +26,14 @@ const (
 	KindBackend    platform.Kind = "AppBackend"
 	KindIngress    platform.Kind = "AppIngress"
 	KindFrontend   platform.Kind = "AppFrontend"
+	KindAPIRoute   platform.Kind = "AppFrontendAPI"
 	KindBudget     platform.Kind = "AppBudget"
 )
 
 // Kinds lists the environment module's Component kinds: every cloud
 // implements each of them (the cloud-independent ones through
 // kube.ImplementApp).
-var Kinds = []platform.Kind{KindNamespace, KindIdentity, KindBucket, KindDatabase, KindConnection, KindBackend, KindIngress, KindFrontend, KindBudget}
+var Kinds = []platform.Kind{KindNamespace, KindIdentity, KindBucket, KindDatabase, KindConnection, KindBackend, KindIngress, KindFrontend, KindAPIRoute, KindBudget}
 
 // Condition types of an AppEnvironment.
 const (
@@ -85,6 +86,9 @@ const (
 	// FrontendBucketSuffix names the front end's bucket after the
 	// environment unless spec.parameters.frontend.bucketName does.
 	FrontendBucketSuffix = "-frontend"
+	// AssetsBucketSuffix names the environment's bucket after it unless
+	// spec.parameters.bucket.name does.
+	AssetsBucketSuffix = "-assets"
 )
 
 // DefaultResources are the backend's requests and limits unless the
@@ -259,6 +263,17 @@ func (f Frontend) NotFoundPage() string {
 	return "404.html"
 }
 
+// APIPatterns are the paths the CDN routes to the backend: the API path
+// and everything under it.
+func (f Frontend) APIPatterns() []any { return []any{f.APIPath, f.APIPath + "/*"} }
+
+// APIRoute is what a front end's CDN needs, besides its own configuration,
+// to route the API path to the backend's Ingress (on GCP a backend service
+// on an internet network endpoint group, on Azure an origin group, origin
+// and route; on AWS the distribution's own behaviours). It is a component
+// of its own so that removing spec.parameters.frontend.apiPath removes it.
+type APIRoute struct{ Frontend }
+
 // URL is where the front end answers.
 func (f Frontend) URL() string { return "https://" + f.Host }
 
@@ -352,6 +367,15 @@ func (Frontend) ID() string { return "frontend" }
 func (Frontend) Condition() string { return ConditionFrontendReady }
 
 // Kind implements platform.Component.
+func (APIRoute) Kind() platform.Kind { return KindAPIRoute }
+
+// ID implements platform.Component.
+func (APIRoute) ID() string { return "frontend-api" }
+
+// Condition implements platform.Component.
+func (APIRoute) Condition() string { return ConditionFrontendReady }
+
+// Kind implements platform.Component.
 func (Budget) Kind() platform.Kind { return KindBudget }
 
 // ID implements platform.Component.
@@ -408,7 +432,7 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster) (
 	orphan := par.DeletionPolicy == xr.DeletionOrphan
 
 	if b := par.Bucket; b != nil {
-		p.Bucket = &Bucket{App: app, Name: cmp.Or(b.Name, app.Name+"-assets"), Named: b.Name != "", Public: b.Public, Website: b.Website, Orphan: orphan}
+		p.Bucket = &Bucket{App: app, Name: cmp.Or(b.Name, app.Name+AssetsBucketSuffix), Named: b.Name != "", Public: b.Public, Website: b.Website, Orphan: orphan}
 	}
 	p.Components = append(p.Components, Identity{app})
 	if p.Bucket != nil {
@@ -447,7 +471,15 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster) (
 
 	if i := par.Ingress; i != nil {
 		errs = append(errs, underDomain(xr.ParametersPath("ingress", "host"), i.Host, cluster)...)
-		p.Ingress = &Ingress{App: app, Host: i.Host, Port: p.Backend.Port, TLS: i.TLS,
+		// The front end's CDN reaches the backend over HTTPS only, with a
+		// certificate for the Ingress host: an API path gives the Ingress
+		// one, said in a Warning.
+		tls := i.TLS
+		if f := par.Frontend; f != nil && f.APIPath != "" && !tls {
+			tls = true
+			p.Warnings = append(p.Warnings, "spec.parameters.ingress gets TLS although spec.parameters.ingress.tls is not true: spec.parameters.frontend.apiPath reaches the backend over HTTPS only, with a certificate for the Ingress host; set spec.parameters.ingress.tls to true to say so")
+		}
+		p.Ingress = &Ingress{App: app, Host: i.Host, Port: p.Backend.Port, TLS: tls,
 			Class: cmp.Or(s.IngressClass, DefaultIngressClass), Issuer: cmp.Or(s.ClusterIssuer, platform.SettingsOf(env).DNS.Issuer.Name, DefaultClusterIssuer)}
 		p.Components = append(p.Components, *p.Ingress)
 	}
@@ -461,6 +493,9 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster) (
 			p.Frontend.APIPath, p.Frontend.APIHost = f.APIPath, p.Ingress.Host
 		}
 		p.Components = append(p.Components, *p.Frontend)
+		if p.Frontend.APIPath != "" {
+			p.Components = append(p.Components, APIRoute{*p.Frontend})
+		}
 	}
 	if p.Budget != nil {
 		p.Components = append(p.Components, *p.Budget)
@@ -568,6 +603,14 @@ func resources(r xr.Resources, s *Settings) xr.Resources {
 	}
 }
 
+// apiField is the field whose removal removed the front end's API route.
+func apiField(p *Plan) string {
+	if p.Frontend == nil {
+		return "frontend"
+	}
+	return "frontend.apiPath"
+}
+
 // SchemaName is the database created for the backend: the namespace,
 // with '-' as '_'.
 func SchemaName(namespace string) string { return strings.ReplaceAll(namespace, "-", "_") }
@@ -580,12 +623,13 @@ func (p *Plan) Removal(id string) platform.Removal {
 		there bool
 		field string
 	}{
-		"bucket":     {p.Bucket != nil, "bucket"},
-		"database":   {p.Database != nil, "database"},
-		"connection": {p.Database != nil, "database"},
-		"ingress":    {p.Ingress != nil, "ingress"},
-		"frontend":   {p.Frontend != nil, "frontend"},
-		"budget":     {p.Budget != nil, "budget"},
+		"bucket":       {p.Bucket != nil, "bucket"},
+		"database":     {p.Database != nil, "database"},
+		"connection":   {p.Database != nil, "database"},
+		"ingress":      {p.Ingress != nil, "ingress"},
+		"frontend":     {p.Frontend != nil, "frontend"},
+		"frontend-api": {p.Frontend != nil && p.Frontend.APIPath != "", apiField(p)},
+		"budget":       {p.Budget != nil, "budget"},
 	}
 	if r, ok := bySpec[id]; ok && !r.there {
 		return platform.Removal{BySpec: true, Why: fmt.Sprintf("spec.parameters.%s was removed", r.field)}

@@ -255,7 +255,8 @@ func TestScenarios(t *testing.T) {
 	// sibling is another AppEnvironment of the namespace, created at ts,
 	// whose workload namespace is ns.
 	sibling := func(name, ts, ns string) fntest.Object {
-		return appXR("gcp", fntest.Set("metadata.name", name), fntest.Set("metadata.creationTimestamp", ts), fntest.Set("spec.parameters.namespace", ns))
+		return appXR("gcp", fntest.Set("metadata.name", name), fntest.Set("metadata.creationTimestamp", ts), fntest.Set("spec.parameters.namespace", ns),
+			fntest.Set("spec.parameters.ingress.host", name+".prod.example.com"), fntest.Set("spec.parameters.bucket.name", "acme-"+name+"-uploads"))
 	}
 	withSiblings := func(sibs ...fntest.Object) map[string][]fntest.Object {
 		e := required(appXR("gcp"))
@@ -274,6 +275,16 @@ func TestScenarios(t *testing.T) {
 		XR:     appXR("gcp", me),
 		Extra:  withSiblings(sibling("new-wiki", "2026-09-01T00:00:00Z", "wiki"), sibling("blog", "2026-01-01T00:00:00Z", "blog")),
 		Steps:  []fntest.Step{converged},
+	}
+	scenarios["gcp/HostAndBucketOwned"] = fntest.Scenario{
+		Reason: "A host or a bucket an older AppEnvironment of the plane has is refused, naming the owner: two environments publishing one host would take over each other's records and certificates, and two naming one bucket would share it.",
+		XR:     appXR("gcp", me, withFrontend),
+		Extra: withSiblings(
+			appXR("gcp", fntest.Set("metadata.name", "shop"), fntest.Set("metadata.creationTimestamp", "2026-01-01T00:00:00Z"), fntest.Set("spec.parameters.namespace", "shop"),
+				fntest.Set("spec.parameters.ingress.host", "www.prod.example.com"), fntest.Set("spec.parameters.bucket.name", "wiki-frontend")),
+			appXR("gcp", fntest.Set("metadata.name", "later"), fntest.Set("metadata.creationTimestamp", "2026-09-01T00:00:00Z"), fntest.Set("spec.parameters.namespace", "later"))),
+		Steps: []fntest.Step{{Name: "first", Fatal: `spec.parameters.frontend.host: Forbidden: host "www.prod.example.com" is AppEnvironment "shop"'s (spec.parameters.ingress.host)`,
+			Check: fntest.FatalHas(`metadata.name: Forbidden: bucket "wiki-frontend" is AppEnvironment "shop"'s (spec.parameters.bucket.name)`)}},
 	}
 	fntest.RunAll(t, "AppEnvironment scenarios", run, envs, scenarios)
 }
