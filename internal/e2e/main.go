@@ -130,7 +130,7 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 				return err
 			}
 			return s.onCluster(cl+"/appenvironment.yaml", cl, runEnvironment, environment.Clusters,
-				[]string{"namespace", "url", "databaseHost", "bucketName", "bucketUrl"}, s.appWorkload, removeBucket)
+				[]string{"namespace", "url", "databaseHost", "bucketName", "bucketUrl", "frontendUrl", "frontendBucketName", "cdnEndpoint"}, s.appWorkload, removeBucket)
 		}
 		if err := s.lifecycle(cl+"/cluster.yaml", "default", "batch", minPath[cl], during); err != nil {
 			return fmt.Errorf("%s: %w", cl, err)
