@@ -77,10 +77,23 @@ func fleetXRs(examples string, n int) []*fleetXR {
 				delete(params, "parentZone")
 			}
 		}
-		// An AppEnvironment's Ingress host must be under its Cluster's
-		// domain: on the others it has none.
+		// An AppEnvironment's Ingress and front end hosts must be under
+		// its Cluster's domain: on the others it has none.
 		if p.on >= 0 && (g > 0 || p.on > 0) && o["kind"] == "AppEnvironment" {
 			delete(spec["parameters"].(map[string]any), "ingress")
+			delete(spec["parameters"].(map[string]any), "frontend")
+		}
+		// A bucket is one environment's: a bucket the example names gets
+		// the copy's suffix.
+		if o["kind"] == "AppEnvironment" {
+			for _, k := range []string{"bucket", "frontend"} {
+				part, _ := spec["parameters"].(map[string]any)[k].(map[string]any)
+				for _, f := range []string{"name", "bucketName"} {
+					if n, ok := part[f].(string); ok {
+						part[f] = n + suffix
+					}
+				}
+			}
 		}
 		// An AppEnvironment that names its namespace (otherwise its own
 		// name) would share it with its group-mates' on the one API server,
