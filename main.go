@@ -20,6 +20,7 @@ import (
 type CLI struct {
 	Serve   ServeCmd   `cmd:"" default:"withargs" help:"Serve the function over gRPC (the default command)."`
 	Preview PreviewCmd `cmd:"" help:"Show the stack an XR converges to, its plan against observed resources, or the fleet impact of an environment change, in process."`
+	Portal  PortalCmd  `cmd:"" help:"Serve the self-service portal: a JSON API and a page that create AppEnvironments from a namespace's policy, with live status, as the caller (Kubernetes RBAC decides)."`
 }
 
 // ServeCmd serves the function.

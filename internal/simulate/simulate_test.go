@@ -30,8 +30,8 @@ func schemas(t *testing.T) map[string]map[string]any {
 		}
 		var crd struct {
 			Spec struct {
-				Group string
-				Names struct{ Kind string }
+				Group    string
+				Names    struct{ Kind string }
 				Versions []struct {
 					Name   string
 					Schema struct {

@@ -1,0 +1,552 @@
+package portal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Labels and annotations Crossplane puts on composed resources.
+const (
+	labelComposite      = "crossplane.io/composite"
+	annotationComponent = "crossplane.io/composition-resource-name"
+)
+
+// Event types of an environment's stream.
+const (
+	EventSnapshot    = "snapshot"
+	EventEnvironment = "environment"
+	EventResource    = "resource"
+	EventRemoved     = "removed"
+	EventDeleted     = "deleted"
+)
+
+var envGVR = schema.GroupVersionResource{Group: envGroup, Version: envVersion, Resource: envResource}
+
+// Condition is one of a resource's status conditions.
+type Condition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// Env is an environment's own state: the XR's conditions and the URLs in
+// its status.
+type Env struct {
+	Name        string      `json:"name"`
+	Namespace   string      `json:"namespace"`
+	Ready       string      `json:"ready"`
+	Synced      string      `json:"synced"`
+	Message     string      `json:"message,omitempty"`
+	URL         string      `json:"url,omitempty"`
+	FrontendURL string      `json:"frontendUrl,omitempty"`
+	Conditions  []Condition `json:"conditions"`
+}
+
+func (e *Env) equal(o *Env) bool {
+	return e.Name == o.Name && e.Namespace == o.Namespace && e.Ready == o.Ready && e.Synced == o.Synced &&
+		e.Message == o.Message && e.URL == o.URL && e.FrontendURL == o.FrontendURL && slices.Equal(e.Conditions, o.Conditions)
+}
+
+// Resource is one composed resource of an environment: a row of its page.
+type Resource struct {
+	ID         string `json:"id"`
+	Resource   string `json:"resource,omitempty"`
+	Kind       string `json:"kind"`
+	APIVersion string `json:"apiVersion"`
+	Name       string `json:"name"`
+	Ready      string `json:"ready"`
+	Synced     string `json:"synced"`
+	Message    string `json:"message,omitempty"`
+}
+
+// Snapshot is an environment's whole state.
+type Snapshot struct {
+	Environment Env        `json:"environment"`
+	Resources   []Resource `json:"resources"`
+}
+
+// Hub turns the API server's watches into per-environment event streams:
+// one informer per kind and namespace, shared by every viewer of that
+// namespace, so a thousand open pages cost the API server one watch per
+// kind.
+type Hub struct {
+	dyn     dynamic.Interface
+	resolve Resolver
+	ring    int
+	epoch   string
+	log     *slog.Logger
+
+	mu      sync.Mutex
+	spaces  map[string]*space
+	streams uint64
+}
+
+// A Resolver finds the resource of a kind, and whether it is namespaced.
+type Resolver func(ctx context.Context, gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool, error)
+
+// NewHub returns a Hub watching through dyn with the portal's own
+// identity, finding composed kinds' resources with resolve. It keeps the last ring events of each watched environment for
+// viewers that reconnect; epoch tells this process's event IDs from
+// another's.
+func NewHub(dyn dynamic.Interface, resolve Resolver, ring int, epoch string, log *slog.Logger) *Hub {
+	return &Hub{dyn: dyn, resolve: resolve, ring: ring, epoch: epoch, log: log, spaces: map[string]*space{}}
+}
+
+// space is a namespace's informers and its environments' streams.
+type space struct {
+	h      *Hub
+	ns     string
+	stop   chan struct{}
+	envs   cache.SharedIndexInformer
+	synced chan struct{}
+
+	mu      sync.Mutex
+	kinds   map[schema.GroupVersionKind]cache.SharedIndexInformer
+	failed  map[schema.GroupVersionKind]string
+	streams map[string]*stream
+}
+
+// stream is one environment's events.
+type stream struct {
+	epoch   string
+	seq     uint64
+	env     *Env
+	rows    map[string]Resource
+	events  []event
+	changed chan struct{}
+	subs    int
+}
+
+type event struct {
+	seq   uint64
+	frame []byte
+}
+
+func (h *Hub) space(ctx context.Context, ns string) (*space, error) {
+	h.mu.Lock()
+	s, ok := h.spaces[ns]
+	if !ok {
+		s = &space{
+			h: h, ns: ns, stop: make(chan struct{}), synced: make(chan struct{}),
+			kinds:   map[schema.GroupVersionKind]cache.SharedIndexInformer{},
+			failed:  map[schema.GroupVersionKind]string{},
+			streams: map[string]*stream{},
+		}
+		s.envs = h.informer(envGVR, ns)
+		if _, err := s.envs.AddEventHandler(handler(func(o *unstructured.Unstructured) { s.refresh(o.GetName()) })); err != nil {
+			h.mu.Unlock()
+			return nil, fmt.Errorf("cannot watch environments in %s: %w", ns, err)
+		}
+		go s.envs.Run(s.stop)
+		go func() {
+			if cache.WaitForCacheSync(s.stop, s.envs.HasSynced) {
+				close(s.synced)
+			}
+		}()
+		h.spaces[ns] = s
+	}
+	h.mu.Unlock()
+	select {
+	case <-s.synced:
+		return s, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("cannot list the environments of namespace %s: %w", ns, ctx.Err())
+	}
+}
+
+// Close stops every watch.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ns, s := range h.spaces {
+		close(s.stop)
+		delete(h.spaces, ns)
+	}
+}
+
+// handler calls fn with each added, changed or deleted object.
+func handler(fn func(*unstructured.Unstructured)) cache.ResourceEventHandler {
+	one := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			fn(u)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{AddFunc: one, UpdateFunc: func(_, n any) { one(n) }, DeleteFunc: one}
+}
+
+// onComposed refreshes the environment a composed resource belongs to.
+func (s *space) onComposed(o *unstructured.Unstructured) {
+	if xr := o.GetLabels()[labelComposite]; xr != "" {
+		s.refresh(xr)
+		return
+	}
+	s.mu.Lock()
+	names := slices.Collect(maps.Keys(s.streams))
+	s.mu.Unlock()
+	for _, n := range names {
+		s.refresh(n)
+	}
+}
+
+// refresh recomputes a watched environment and emits what changed.
+func (s *space) refresh(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.streams[name]
+	if !ok {
+		return
+	}
+	env, rows := s.compute(name)
+	if env == nil {
+		if st.env != nil {
+			st.emit(s.h.ring, EventDeleted, map[string]string{"name": name})
+			st.env, st.rows = nil, map[string]Resource{}
+		}
+		if st.subs == 0 {
+			delete(s.streams, name)
+		}
+		return
+	}
+	if st.env == nil || !st.env.equal(env) {
+		st.emit(s.h.ring, EventEnvironment, env)
+	}
+	for _, id := range slices.Sorted(maps.Keys(rows)) {
+		if old, ok := st.rows[id]; !ok || old != rows[id] {
+			st.emit(s.h.ring, EventResource, rows[id])
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(st.rows)) {
+		if _, ok := rows[id]; !ok {
+			st.emit(s.h.ring, EventRemoved, map[string]string{"id": id})
+		}
+	}
+	st.env, st.rows = env, rows
+}
+
+// compute reads an environment and its composed resources from the
+// informers' caches; a nil Env: no such environment.
+func (s *space) compute(name string) (*Env, map[string]Resource) {
+	obj, ok, err := s.envs.GetStore().GetByKey(s.ns + "/" + name)
+	if err != nil || !ok {
+		return nil, nil
+	}
+	u := obj.(*unstructured.Unstructured) //nolint:forcetypeassert // a dynamic informer's store holds only these.
+	env := envOf(u)
+	rows := map[string]Resource{}
+	for _, ref := range resourceRefs(u) {
+		r := s.row(ref)
+		rows[r.ID] = r
+	}
+	return &env, rows
+}
+
+// ref is a resource reference of an XR.
+type ref struct {
+	gvk  schema.GroupVersionKind
+	name string
+}
+
+func resourceRefs(u *unstructured.Unstructured) []ref {
+	refs, ok, _ := unstructured.NestedSlice(u.Object, "spec", "crossplane", "resourceRefs")
+	if !ok {
+		refs, _, _ = unstructured.NestedSlice(u.Object, "spec", "resourceRefs")
+	}
+	out := make([]ref, 0, len(refs))
+	for _, r := range refs {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		av, _ := m["apiVersion"].(string)
+		k, _ := m["kind"].(string)
+		n, _ := m["name"].(string)
+		gv, err := schema.ParseGroupVersion(av)
+		if err != nil || k == "" || n == "" {
+			continue
+		}
+		out = append(out, ref{gvk: gv.WithKind(k), name: n})
+	}
+	return out
+}
+
+// row is a composed resource's readiness, from its kind's informer.
+func (s *space) row(r ref) Resource {
+	row := Resource{
+		ID: r.gvk.Group + "/" + r.gvk.Kind + "/" + r.name, Kind: r.gvk.Kind, APIVersion: r.gvk.GroupVersion().String(),
+		Name: r.name, Ready: "Unknown", Synced: "Unknown",
+	}
+	inf, why := s.informer(r.gvk)
+	if inf == nil {
+		row.Message = why
+		return row
+	}
+	obj, ok, err := inf.GetStore().GetByKey(s.ns + "/" + r.name)
+	switch {
+	case err != nil:
+		row.Message = err.Error()
+		return row
+	case !ok && !inf.HasSynced():
+		row.Message = "waiting for the watch"
+		return row
+	case !ok:
+		row.Message = "not created yet"
+		return row
+	}
+	u := obj.(*unstructured.Unstructured) //nolint:forcetypeassert // a dynamic informer's store holds only these.
+	row.Resource = u.GetAnnotations()[annotationComponent]
+	conds := conditions(u)
+	ready, synced := find(conds, "Ready"), find(conds, "Synced")
+	row.Ready, row.Synced = ready.Status, synced.Status
+	switch {
+	case ready.Status != "True":
+		row.Message = joinReason(ready)
+	case synced.Status == "False":
+		row.Message = joinReason(synced)
+	}
+	return row
+}
+
+// informer is the shared informer of a composed kind in the namespace,
+// started on first use; nil and why when the kind cannot be watched.
+func (s *space) informer(gvk schema.GroupVersionKind) (cache.SharedIndexInformer, string) {
+	if inf, ok := s.kinds[gvk]; ok {
+		return inf, ""
+	}
+	if why, ok := s.failed[gvk]; ok {
+		return nil, why
+	}
+	gvr, namespaced, err := s.h.resolve(context.Background(), gvk)
+	switch {
+	case err != nil:
+		s.failed[gvk] = "cannot watch " + gvk.Kind + ": " + err.Error()
+		s.h.log.Warn("cannot find a composed kind's resource", "kind", gvk.String(), "error", err)
+		return nil, s.failed[gvk]
+	case !namespaced:
+		s.failed[gvk] = gvk.Kind + " is cluster-scoped; the portal watches a namespace's resources"
+		return nil, s.failed[gvk]
+	}
+	inf := s.h.informer(gvr, s.ns)
+	if _, err := inf.AddEventHandler(handler(s.onComposed)); err != nil {
+		s.failed[gvk] = "cannot watch " + gvk.Kind + ": " + err.Error()
+		return nil, s.failed[gvk]
+	}
+	go inf.Run(s.stop)
+	s.kinds[gvk] = inf
+	return inf, ""
+}
+
+// informer lists and watches one resource in one namespace.
+func (h *Hub) informer(gvr schema.GroupVersionResource, ns string) cache.SharedIndexInformer {
+	c := h.dyn.Resource(gvr).Namespace(ns)
+	lw := &cache.ListWatch{
+		ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return c.List(ctx, o) },
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return c.Watch(ctx, o) },
+	}
+	return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, h.dyn), &unstructured.Unstructured{}, 0, cache.Indexers{})
+}
+
+func envOf(u *unstructured.Unstructured) Env {
+	conds := conditions(u)
+	ready, synced := find(conds, "Ready"), find(conds, "Synced")
+	e := Env{Name: u.GetName(), Namespace: u.GetNamespace(), Ready: ready.Status, Synced: synced.Status, Conditions: conds}
+	if ready.Status != "True" {
+		e.Message = joinReason(ready)
+	}
+	e.URL, _, _ = unstructured.NestedString(u.Object, "status", "url")
+	e.FrontendURL, _, _ = unstructured.NestedString(u.Object, "status", "frontendUrl")
+	return e
+}
+
+func conditions(u *unstructured.Unstructured) []Condition {
+	l, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	out := make([]Condition, 0, len(l))
+	for _, c := range l {
+		m, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		s := func(k string) string { v, _ := m[k].(string); return v }
+		out = append(out, Condition{Type: s("type"), Status: s("status"), Reason: s("reason"), Message: s("message")})
+	}
+	return out
+}
+
+// find returns the condition of a type, Unknown when absent.
+func find(conds []Condition, typ string) Condition {
+	for _, c := range conds {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return Condition{Type: typ, Status: "Unknown"}
+}
+
+func joinReason(c Condition) string {
+	switch {
+	case c.Reason != "" && c.Message != "":
+		return c.Reason + ": " + c.Message
+	case c.Reason != "":
+		return c.Reason
+	}
+	return c.Message
+}
+
+// emit appends an event, keeping the last ring, and wakes the viewers.
+func (st *stream) emit(ring int, typ string, data any) {
+	st.seq++
+	b, err := json.Marshal(data)
+	if err != nil {
+		b = []byte(`{}`)
+	}
+	st.events = append(st.events, event{seq: st.seq, frame: frame(st.epoch, st.seq, typ, b)})
+	if len(st.events) > 2*ring {
+		st.events = slices.Clone(st.events[len(st.events)-ring:])
+	}
+	close(st.changed)
+	st.changed = make(chan struct{})
+}
+
+func frame(epoch string, seq uint64, typ string, data []byte) []byte {
+	return fmt.Appendf(nil, "id: %s-%d\nevent: %s\ndata: %s\n\n", epoch, seq, typ, data)
+}
+
+// Subscription is one viewer's place in an environment's stream.
+type Subscription struct {
+	s      *space
+	name   string
+	st     *stream
+	cursor uint64
+}
+
+// Subscribe starts following an environment, watching its namespace
+// first if nobody does yet. The caller must Close it.
+func (h *Hub) Subscribe(ctx context.Context, ns, name string) (*Subscription, error) {
+	s, err := h.space(ctx, ns)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.streams[name]
+	if !ok {
+		h.mu.Lock()
+		h.streams++
+		st = &stream{epoch: h.epoch + "." + strconv.FormatUint(h.streams, 10), rows: map[string]Resource{}, changed: make(chan struct{})}
+		h.mu.Unlock()
+		st.env, st.rows = s.compute(name)
+		if st.rows == nil {
+			st.rows = map[string]Resource{}
+		}
+		s.streams[name] = st
+	}
+	st.subs++
+	return &Subscription{s: s, name: name, st: st}, nil
+}
+
+// Start returns what a viewer gets first: the events after lastID when it
+// resumes one this stream still holds, else a snapshot of the whole state.
+func (sub *Subscription) Start(lastID string) ([][]byte, <-chan struct{}) {
+	sub.s.mu.Lock()
+	defer sub.s.mu.Unlock()
+	sub.cursor = 0
+	if epoch, seq, ok := parseID(lastID); ok && epoch == sub.st.epoch && seq <= sub.st.seq {
+		sub.cursor = seq
+		if frames, ok := sub.since(); ok {
+			return frames, sub.st.changed
+		}
+	}
+	return [][]byte{sub.snapshot()}, sub.st.changed
+}
+
+// Next returns the events since the last call (a snapshot when the viewer
+// fell further behind than the stream keeps) and a channel closed when
+// there are more.
+func (sub *Subscription) Next() ([][]byte, <-chan struct{}) {
+	sub.s.mu.Lock()
+	defer sub.s.mu.Unlock()
+	frames, ok := sub.since()
+	if !ok {
+		return [][]byte{sub.snapshot()}, sub.st.changed
+	}
+	return frames, sub.st.changed
+}
+
+// since returns the kept events after the cursor, false when some of them
+// are no longer kept. The space's lock is held.
+func (sub *Subscription) since() ([][]byte, bool) {
+	st := sub.st
+	if sub.cursor == st.seq {
+		return nil, true
+	}
+	ev := st.events[max(len(st.events)-sub.s.h.ring, 0):]
+	if len(ev) == 0 || ev[0].seq > sub.cursor+1 {
+		return nil, false
+	}
+	out := make([][]byte, 0, st.seq-sub.cursor)
+	for _, e := range ev[sub.cursor+1-ev[0].seq:] {
+		out = append(out, e.frame)
+	}
+	sub.cursor = st.seq
+	return out, true
+}
+
+// snapshot is the stream's whole state as one event with the current ID.
+// The space's lock is held.
+func (sub *Subscription) snapshot() []byte {
+	st := sub.st
+	snap := Snapshot{Resources: make([]Resource, 0, len(st.rows))}
+	if st.env != nil {
+		snap.Environment = *st.env
+	} else {
+		snap.Environment = Env{Name: sub.name, Namespace: sub.s.ns, Ready: "Unknown", Synced: "Unknown",
+			Message: "no such environment (yet)", Conditions: []Condition{}}
+	}
+	for _, id := range slices.Sorted(maps.Keys(st.rows)) {
+		snap.Resources = append(snap.Resources, st.rows[id])
+	}
+	b, err := json.Marshal(snap)
+	if err != nil {
+		b = []byte(`{}`)
+	}
+	sub.cursor = st.seq
+	return frame(st.epoch, st.seq, EventSnapshot, b)
+}
+
+// Close ends the subscription.
+func (sub *Subscription) Close() {
+	sub.s.mu.Lock()
+	defer sub.s.mu.Unlock()
+	sub.st.subs--
+	if sub.st.subs == 0 && sub.st.env == nil {
+		delete(sub.s.streams, sub.name)
+	}
+}
+
+// parseID splits an event ID "<epoch>-<seq>".
+func parseID(id string) (string, uint64, bool) {
+	i := strings.LastIndexByte(id, '-')
+	if i <= 0 {
+		return "", 0, false
+	}
+	seq, err := strconv.ParseUint(id[i+1:], 10, 64)
+	return id[:i], seq, err == nil
+}

@@ -1,0 +1,287 @@
+package portal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// The AppEnvironment XR the portal creates.
+const (
+	envGroup    = "platform.example.org"
+	envVersion  = "v1alpha1"
+	envKind     = "AppEnvironment"
+	envResource = "appenvironments"
+)
+
+// PolicyKey is the key of a policy ConfigMap's data that holds the policy.
+const PolicyKey = "policy.yaml"
+
+// AnnotationRequestedBy records on an AppEnvironment the user who asked
+// the portal for it.
+const AnnotationRequestedBy = "portal.platform.example.org/requested-by"
+
+// MaxNameLength bounds an environment's name: cloud names are derived
+// from it with suffixes (a bucket's "-frontend"), within the clouds' 63.
+const MaxNameLength = 40
+
+// A Policy is what the platform team decides for a namespace's
+// self-service environments; a request only chooses among it. It is kept
+// in a ConfigMap in the portal's own namespace, which tenants cannot edit.
+type Policy struct {
+	// Cloud, PlaneID and PlaneType are the XR's labels.
+	Cloud     string `json:"cloud"`
+	PlaneID   string `json:"planeId"`
+	PlaneType string `json:"planeType,omitempty"`
+	// Cluster is the Cluster, in the namespace, the environments run on.
+	Cluster string `json:"cluster"`
+	// DefaultImage is the backend's image when a request names none.
+	DefaultImage string `json:"defaultImage"`
+	// ImagePrefixes are the prefixes a requested image must start with;
+	// empty: a request may not choose its image.
+	ImagePrefixes []string `json:"imagePrefixes,omitempty"`
+	// Domain, the Cluster's domain or under it, gives each environment an
+	// Ingress at api-<name>.<domain> and offers front ends at
+	// <name>.<domain>; empty: neither.
+	Domain string `json:"domain,omitempty"`
+	// DeletionPolicy of the environments' data: Delete (default) or Orphan.
+	DeletionPolicy string `json:"deletionPolicy,omitempty"`
+	// Sizes a request may ask for, by name.
+	Sizes map[string]Size `json:"sizes"`
+}
+
+// A Size is what one size of environment gets.
+type Size struct {
+	// Replicas, CPU and Memory are the backend's: its replica count and
+	// each replica's requests.
+	Replicas int64  `json:"replicas"`
+	CPU      string `json:"cpu,omitempty"`
+	Memory   string `json:"memory,omitempty"`
+	// Database is the size class of the environment's database when a
+	// request asks for one; empty: this size has no database.
+	Database string `json:"database,omitempty"`
+}
+
+// ParsePolicy reads a policy ConfigMap's policy.yaml, refusing unknown
+// fields.
+func ParsePolicy(data string) (*Policy, error) {
+	p := &Policy{}
+	if err := yaml.UnmarshalStrict([]byte(data), p); err != nil {
+		return nil, fmt.Errorf("cannot parse %s: %w", PolicyKey, err)
+	}
+	var errs []string
+	if p.Cloud == "" {
+		errs = append(errs, "cloud is required")
+	}
+	if p.PlaneID == "" {
+		errs = append(errs, "planeId is required")
+	}
+	if p.Cluster == "" {
+		errs = append(errs, "cluster is required")
+	}
+	if p.DefaultImage == "" {
+		errs = append(errs, "defaultImage is required")
+	}
+	if len(p.Sizes) == 0 {
+		errs = append(errs, "sizes needs at least one size")
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("invalid %s: %s", PolicyKey, strings.Join(errs, "; "))
+	}
+	return p, nil
+}
+
+// SizeNames are the policy's sizes, sorted.
+func (p *Policy) SizeNames() []string {
+	names := make([]string, 0, len(p.Sizes))
+	for n := range p.Sizes {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Request is what a developer sends to create an environment.
+type Request struct {
+	Name     string `json:"name"`
+	Size     string `json:"size"`
+	Image    string `json:"image,omitempty"`
+	Database bool   `json:"database,omitempty"`
+	Frontend bool   `json:"frontend,omitempty"`
+}
+
+// FieldError is a request's field and what is wrong with it.
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// DecodeRequest reads a request body, refusing unknown fields, trailing
+// data and wrong types, each naming the field.
+func DecodeRequest(body []byte) (*Request, []FieldError) {
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.DisallowUnknownFields()
+	r := &Request{}
+	if err := d.Decode(r); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+			return nil, []FieldError{{Field: f, Message: "unknown field; known: " + strings.Join(requestFields, ", ")}}
+		case errors.As(err, &te):
+			return nil, []FieldError{{Field: te.Field, Message: fmt.Sprintf("must be a %s, not a %s", te.Type, te.Value)}}
+		default:
+			return nil, []FieldError{{Field: "body", Message: "not a JSON object: " + err.Error()}}
+		}
+	}
+	if d.More() {
+		return nil, []FieldError{{Field: "body", Message: "one JSON object expected, found more"}}
+	}
+	return r, nil
+}
+
+var requestFields = []string{"name", "size", "image", "database", "frontend"}
+
+// Build checks a request against the policy and the rules the function
+// itself applies (internal/xr), and returns the AppEnvironment it asks
+// for in namespace ns, or every field error.
+func (p *Policy) Build(ns string, r *Request, requestedBy string, clouds []string) (*unstructured.Unstructured, []FieldError) {
+	var errs []FieldError
+	switch {
+	case r.Name == "":
+		errs = append(errs, FieldError{"name", "required: the environment's name"})
+	case len(r.Name) > MaxNameLength:
+		errs = append(errs, FieldError{"name", fmt.Sprintf("at most %d characters", MaxNameLength)})
+	default:
+		for _, m := range validation.IsDNS1123Label(r.Name) {
+			errs = append(errs, FieldError{"name", m})
+		}
+	}
+	size, ok := p.Sizes[r.Size]
+	switch {
+	case r.Size == "":
+		errs = append(errs, FieldError{"size", "required; this namespace offers: " + strings.Join(p.SizeNames(), ", ")})
+	case !ok:
+		errs = append(errs, FieldError{"size", fmt.Sprintf("%q is not offered here; this namespace offers: %s", r.Size, strings.Join(p.SizeNames(), ", "))})
+	}
+	image := p.DefaultImage
+	if r.Image != "" {
+		image = r.Image
+		if !slices.ContainsFunc(p.ImagePrefixes, func(pre string) bool { return strings.HasPrefix(r.Image, pre) }) {
+			msg := "this namespace's policy does not let a request choose its image"
+			if len(p.ImagePrefixes) > 0 {
+				msg = "must start with one of: " + strings.Join(p.ImagePrefixes, ", ")
+			}
+			errs = append(errs, FieldError{"image", msg})
+		}
+	}
+	if r.Database && ok && size.Database == "" {
+		errs = append(errs, FieldError{"database", fmt.Sprintf("size %q comes without a database here", r.Size)})
+	}
+	if r.Frontend && p.Domain == "" {
+		errs = append(errs, FieldError{"frontend", "this namespace's policy offers no front ends (it has no domain)"})
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+
+	params := map[string]any{
+		"clusterRef": map[string]any{"name": p.Cluster},
+		"backend":    backend(image, size),
+	}
+	if p.DeletionPolicy != "" {
+		params["deletionPolicy"] = p.DeletionPolicy
+	}
+	if r.Database {
+		params["database"] = map[string]any{"size": size.Database}
+	}
+	if p.Domain != "" {
+		params["ingress"] = map[string]any{"host": "api-" + r.Name + "." + p.Domain, "tls": true}
+	}
+	if r.Frontend {
+		params["frontend"] = map[string]any{"host": r.Name + "." + p.Domain, "apiPath": "/api"}
+	}
+	labels := map[string]any{xr.LabelCloud: p.Cloud, xr.LabelPlaneID: p.PlaneID}
+	if p.PlaneType != "" {
+		labels[xr.LabelPlaneType] = p.PlaneType
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": envGroup + "/" + envVersion,
+		"kind":       envKind,
+		"metadata": map[string]any{
+			"name": r.Name, "namespace": ns, "labels": labels,
+			"annotations": map[string]any{AnnotationRequestedBy: requestedBy},
+		},
+		"spec": map[string]any{"parameters": params},
+	}}
+	return u, validate(u, clouds)
+}
+
+func backend(image string, s Size) map[string]any {
+	b := map[string]any{"image": image, "replicas": s.Replicas}
+	req := map[string]any{}
+	if s.CPU != "" {
+		req["cpu"] = s.CPU
+	}
+	if s.Memory != "" {
+		req["memory"] = s.Memory
+	}
+	if len(req) > 0 {
+		b["resources"] = map[string]any{"requests": req}
+	}
+	return b
+}
+
+// validate applies the function's own decoding and validation of an
+// AppEnvironment, naming the request's field where one gave the value and
+// the policy's otherwise.
+func validate(u *unstructured.Unstructured, clouds []string) []FieldError {
+	s, err := structpb.NewStruct(u.Object)
+	if err != nil {
+		return []FieldError{{Field: "body", Message: "cannot encode the environment: " + err.Error()}}
+	}
+	x, errs := xr.DecodeAppEnvironment(s)
+	if len(errs) == 0 {
+		errs = xr.ValidateAppEnvironment(x, clouds)
+	}
+	var out []FieldError
+	for _, e := range errs {
+		out = append(out, FieldError{Field: requestField(e), Message: e.ErrorBody()})
+	}
+	return out
+}
+
+// fromRequest maps the AppEnvironment paths a request's fields set to
+// those fields; any other path came from the policy.
+var fromRequest = map[string]string{
+	"metadata.name":                     "name",
+	"spec.parameters.backend.image":     "image",
+	"spec.parameters.database.size":     "size",
+	"spec.parameters.ingress.host":      "name",
+	"spec.parameters.frontend.host":     "name",
+	"spec.parameters.backend.replicas":  "size",
+	"spec.parameters.backend.resources": "size",
+}
+
+func requestField(e *field.Error) string {
+	for path := e.Field; path != ""; path = path[:max(strings.LastIndexAny(path, ".["), 0)] {
+		if f, ok := fromRequest[path]; ok {
+			return f
+		}
+		if !strings.ContainsAny(path, ".[") {
+			break
+		}
+	}
+	return "policy: " + e.Field
+}

@@ -1,0 +1,435 @@
+package portal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/dynamic"
+)
+
+// DefaultMaxBody bounds a request body.
+const DefaultMaxBody = 64 << 10
+
+// ErrNoPolicy is a namespace the platform team has not opened to the
+// portal.
+var ErrNoPolicy = errors.New("no portal policy for this namespace")
+
+// Policies gives a namespace's policy, or ErrNoPolicy.
+type Policies interface {
+	Policy(ctx context.Context, ns string) (*Policy, error)
+}
+
+// ConfigMapPolicies reads each namespace's policy from the ConfigMap
+// Prefix+namespace in the portal's own namespace, read with the portal's
+// identity.
+type ConfigMapPolicies struct {
+	Client    dynamic.Interface
+	Namespace string
+	Prefix    string
+}
+
+// Policy reads namespace ns's policy.
+func (c ConfigMapPolicies) Policy(ctx context.Context, ns string) (*Policy, error) {
+	cm, err := c.Client.Resource(configMaps).Namespace(c.Namespace).Get(ctx, c.Prefix+ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, ErrNoPolicy
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the portal policy of namespace %s: %w", ns, err)
+	}
+	data, _, _ := unstructured.NestedString(cm.Object, "data", PolicyKey)
+	p, err := ParsePolicy(data)
+	if err != nil {
+		return nil, fmt.Errorf("the portal policy of namespace %s (ConfigMap %s/%s): %w", ns, c.Namespace, c.Prefix+ns, err)
+	}
+	return p, nil
+}
+
+// Server is the portal: its JSON API under /api/v1, the event streams
+// and the page.
+type Server struct {
+	Authn    Authenticator
+	Authz    Authorizer
+	As       Impersonator
+	Policies Policies
+	Hub      *Hub
+	// Clouds are the cloud labels the function serves.
+	Clouds  []string
+	MaxBody int64
+	// Ping is how often an idle stream gets a comment line.
+	Ping time.Duration
+	Log  *slog.Logger
+}
+
+// Handler routes the portal's requests.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	api := "/api/v1/namespaces/{ns}/"
+	mux.Handle("GET "+api+"policy", s.auth(s.policy))
+	mux.Handle("GET "+api+"environments", s.auth(s.list))
+	mux.Handle("POST "+api+"environments", s.auth(s.create))
+	mux.Handle("GET "+api+"environments/{name}", s.auth(s.get))
+	mux.Handle("DELETE "+api+"environments/{name}", s.auth(s.remove))
+	mux.Handle("GET "+api+"environments/{name}/events", s.auth(s.events))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	static, _ := fs.Sub(webFS, "web")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.ServeFileFS(w, r, static, "index.html") })
+	return s.headers(mux)
+}
+
+// headers sets what every answer carries, and logs the request: its
+// method, path, status and user, never a credential.
+func (s *Server) headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
+		start := time.Now()
+		next.ServeHTTP(rec, r)
+		s.Log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "user", rec.user, "duration", time.Since(start).Round(time.Millisecond).String())
+	})
+}
+
+// recorder remembers an answer's status and user for the log.
+type recorder struct {
+	http.ResponseWriter
+	status int
+	user   string
+}
+
+func (r *recorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection (Flush).
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+type authed func(w http.ResponseWriter, r *http.Request, u *User)
+
+// auth authenticates the bearer token and checks the namespace and name
+// in the path before the handler runs.
+func (s *Server) auth(next authed) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if !ok || token == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="portal"`)
+			writeError(w, http.StatusUnauthorized, "a bearer token is required (Authorization: Bearer <token>)", nil)
+			return
+		}
+		u, err := s.Authn.Authenticate(r.Context(), token)
+		if err != nil {
+			if !errors.Is(err, errUnauthenticated) {
+				s.Log.Error("cannot review a token", "error", err)
+			}
+			w.Header().Set("WWW-Authenticate", `Bearer realm="portal", error="invalid_token"`)
+			writeError(w, http.StatusUnauthorized, errUnauthenticated.Error(), nil)
+			return
+		}
+		if rec, ok := w.(*recorder); ok {
+			rec.user = u.Name
+		}
+		for _, p := range []string{"ns", "name"} {
+			v := r.PathValue(p)
+			if v == "" {
+				continue
+			}
+			if msgs := validation.IsDNS1123Subdomain(v); len(msgs) > 0 {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("%s %q: %s", p, v, strings.Join(msgs, "; ")), nil)
+				return
+			}
+		}
+		next(w, r, u)
+	})
+}
+
+// client is the user's impersonating client for AppEnvironments in ns.
+func (s *Server) client(w http.ResponseWriter, u *User, ns string) (dynamic.ResourceInterface, bool) {
+	dyn, err := s.As(u)
+	if err != nil {
+		s.Log.Error("cannot impersonate", "user", u.Name, "error", err)
+		writeError(w, http.StatusInternalServerError, "cannot act for the user", nil)
+		return nil, false
+	}
+	return dyn.Resource(envGVR).Namespace(ns), true
+}
+
+// allowed checks one verb on AppEnvironments with a SubjectAccessReview,
+// answering 403 when refused.
+func (s *Server) allowed(w http.ResponseWriter, r *http.Request, u *User, verb, name string) bool {
+	ns := r.PathValue("ns")
+	ok, err := s.Authz.Allowed(r.Context(), u, Access{Namespace: ns, Verb: verb, Group: envGroup, Resource: envResource, Name: name})
+	if err != nil {
+		s.Log.Error("cannot review access", "user", u.Name, "error", err)
+		writeError(w, http.StatusBadGateway, "cannot check access with the API server", nil)
+		return false
+	}
+	if !ok {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("%s may not %s appenvironments in namespace %s", u.Name, verb, ns), nil)
+	}
+	return ok
+}
+
+func (s *Server) policy(w http.ResponseWriter, r *http.Request, u *User) {
+	ns := r.PathValue("ns")
+	if !s.allowed(w, r, u, "create", "") {
+		return
+	}
+	p, ok := s.readPolicy(w, r, ns)
+	if !ok {
+		return
+	}
+	writeJSON(w, http.StatusOK, PolicyView{
+		Namespace: ns, Cloud: p.Cloud, Cluster: p.Cluster, Sizes: p.SizeNames(), DefaultImage: p.DefaultImage,
+		ChooseImage: len(p.ImagePrefixes) > 0,
+		Database:    slices.ContainsFunc(p.SizeNames(), func(n string) bool { return p.Sizes[n].Database != "" }),
+		Frontend:    p.Domain != "", Domain: p.Domain,
+	})
+}
+
+// PolicyView is what a requester sees of a namespace's policy: the
+// choices a request has.
+type PolicyView struct {
+	Namespace    string   `json:"namespace"`
+	Cloud        string   `json:"cloud"`
+	Cluster      string   `json:"cluster"`
+	Sizes        []string `json:"sizes"`
+	DefaultImage string   `json:"defaultImage"`
+	ChooseImage  bool     `json:"chooseImage"`
+	Database     bool     `json:"database"`
+	Frontend     bool     `json:"frontend"`
+	Domain       string   `json:"domain,omitempty"`
+}
+
+func (s *Server) readPolicy(w http.ResponseWriter, r *http.Request, ns string) (*Policy, bool) {
+	p, err := s.Policies.Policy(r.Context(), ns)
+	switch {
+	case errors.Is(err, ErrNoPolicy):
+		writeError(w, http.StatusNotFound, fmt.Sprintf("namespace %s is not open to self-service: the platform team has given it no portal policy", ns), nil)
+		return nil, false
+	case err != nil:
+		s.Log.Error("cannot read a policy", "namespace", ns, "error", err)
+		writeError(w, http.StatusInternalServerError, err.Error(), nil)
+		return nil, false
+	}
+	return p, true
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, u *User) {
+	c, ok := s.client(w, u, r.PathValue("ns"))
+	if !ok {
+		return
+	}
+	l, err := c.List(r.Context(), metav1.ListOptions{})
+	if err != nil {
+		s.apiError(w, err)
+		return
+	}
+	items := make([]Summary, 0, len(l.Items))
+	for i := range l.Items {
+		items = append(items, summaryOf(&l.Items[i]))
+	}
+	slices.SortFunc(items, func(a, b Summary) int { return strings.Compare(a.Name, b.Name) })
+	writeJSON(w, http.StatusOK, map[string]any{"items": items})
+}
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request, u *User) {
+	c, ok := s.client(w, u, r.PathValue("ns"))
+	if !ok {
+		return
+	}
+	o, err := c.Get(r.Context(), r.PathValue("name"), metav1.GetOptions{})
+	if err != nil {
+		s.apiError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, summaryOf(o))
+}
+
+// Created is the answer to a create.
+type Created struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	URL       string `json:"url"`
+	Events    string `json:"events"`
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request, u *User) {
+	ns := r.PathValue("ns")
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.MaxBody))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", mb.Limit), nil)
+			return
+		}
+		writeError(w, http.StatusBadRequest, "cannot read the body", nil)
+		return
+	}
+	req, ferrs := DecodeRequest(body)
+	if len(ferrs) > 0 {
+		writeError(w, http.StatusBadRequest, "invalid request", ferrs)
+		return
+	}
+	p, ok := s.readPolicy(w, r, ns)
+	if !ok {
+		return
+	}
+	env, ferrs := p.Build(ns, req, u.Name, s.Clouds)
+	if len(ferrs) > 0 {
+		writeError(w, http.StatusBadRequest, "invalid request", ferrs)
+		return
+	}
+	c, ok := s.client(w, u, ns)
+	if !ok {
+		return
+	}
+	if _, err := c.Create(r.Context(), env, metav1.CreateOptions{FieldManager: "portal"}); err != nil {
+		s.apiError(w, err)
+		return
+	}
+	url := "/api/v1/namespaces/" + ns + "/environments/" + req.Name
+	w.Header().Set("Location", url)
+	writeJSON(w, http.StatusAccepted, Created{Name: req.Name, Namespace: ns, URL: url, Events: url + "/events"})
+}
+
+func (s *Server) remove(w http.ResponseWriter, r *http.Request, u *User) {
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	c, ok := s.client(w, u, ns)
+	if !ok {
+		return
+	}
+	if err := c.Delete(r.Context(), name, metav1.DeleteOptions{}); err != nil {
+		s.apiError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"name": name, "namespace": ns})
+}
+
+// events streams an environment's events as Server-Sent Events. The
+// stream is read from the shared watches with the portal's identity, so
+// the user's right to watch the environment is checked first.
+func (s *Server) events(w http.ResponseWriter, r *http.Request, u *User) {
+	ns, name := r.PathValue("ns"), r.PathValue("name")
+	if !s.allowed(w, r, u, "watch", name) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	sub, err := s.Hub.Subscribe(ctx, ns, name)
+	cancel()
+	if err != nil {
+		s.Log.Error("cannot follow an environment", "namespace", ns, "name", name, "error", err)
+		writeError(w, http.StatusServiceUnavailable, err.Error(), nil)
+		return
+	}
+	defer sub.Close()
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	frames, more := sub.Start(r.Header.Get("Last-Event-ID"))
+	ping := time.NewTicker(s.Ping)
+	defer ping.Stop()
+	for {
+		for _, f := range frames {
+			if _, err := w.Write(f); err != nil {
+				return
+			}
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-ping.C:
+			frames = [][]byte{[]byte(": ping\n\n")}
+		case <-more:
+			frames, more = sub.Next()
+		}
+	}
+}
+
+// Summary is an environment in a list.
+type Summary struct {
+	Name        string `json:"name"`
+	Namespace   string `json:"namespace"`
+	Ready       string `json:"ready"`
+	Synced      string `json:"synced"`
+	Message     string `json:"message,omitempty"`
+	URL         string `json:"url,omitempty"`
+	FrontendURL string `json:"frontendUrl,omitempty"`
+	Created     string `json:"created,omitempty"`
+	Deleting    bool   `json:"deleting"`
+}
+
+func summaryOf(o *unstructured.Unstructured) Summary {
+	e := envOf(o)
+	s := Summary{Name: e.Name, Namespace: e.Namespace, Ready: e.Ready, Synced: e.Synced, Message: e.Message, URL: e.URL,
+		FrontendURL: e.FrontendURL, Deleting: o.GetDeletionTimestamp() != nil}
+	if t := o.GetCreationTimestamp(); !t.IsZero() {
+		s.Created = t.UTC().Format(time.RFC3339)
+	}
+	return s
+}
+
+// apiError answers with what the API server said, as the user's request.
+func (s *Server) apiError(w http.ResponseWriter, err error) {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		s.Log.Error("cannot reach the API server", "error", err)
+		writeError(w, http.StatusBadGateway, "cannot reach the API server", nil)
+		return
+	}
+	status := st.Status()
+	code := int(status.Code)
+	if code < 400 || code > 599 {
+		code = http.StatusBadGateway
+	}
+	var fields []FieldError
+	if status.Details != nil {
+		for _, c := range status.Details.Causes {
+			fields = append(fields, FieldError{Field: c.Field, Message: c.Message})
+		}
+	}
+	writeError(w, code, status.Message, fields)
+}
+
+// Problem is the body of every error answer.
+type Problem struct {
+	Error  string       `json:"error"`
+	Fields []FieldError `json:"fields,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, code int, msg string, fields []FieldError) {
+	writeJSON(w, code, Problem{Error: msg, Fields: fields})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	e := json.NewEncoder(w)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(v)
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/portal"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+)
+
+// PortalCmd serves the self-service portal (package portal).
+type PortalCmd struct {
+	Address         string        `default:":8000" help:"Address at which to serve the page and the API."`
+	TLSCertFile     string        `help:"Serve HTTPS with this certificate; without it serve plain HTTP behind a TLS-terminating Ingress (bearer tokens must never cross a network in the clear)." placeholder:"FILE"`
+	TLSKeyFile      string        `help:"The key of --tls-cert-file." placeholder:"FILE"`
+	Kubeconfig      string        `env:"KUBECONFIG" help:"The control plane's kubeconfig; empty: the in-cluster service account." placeholder:"FILE"`
+	PolicyNamespace string        `env:"POD_NAMESPACE" default:"crossplane-system" help:"The namespace of the policy ConfigMaps (the portal's own; tenants must not be able to edit it)."`
+	PolicyPrefix    string        `default:"portal-policy-" help:"Namespace N's policy is the ConfigMap <prefix>N, key policy.yaml."`
+	TokenCacheTTL   time.Duration `default:"30s" help:"How long a token the API server authenticated is remembered (by its hash)."`
+	Audiences       []string      `help:"Audiences a bearer token must be meant for; empty: the API server's own."`
+	Ring            int           `default:"256" help:"Events kept per environment, so that a viewer that reconnects resumes without a gap."`
+	MaxBodyBytes    int64         `default:"65536" help:"Largest request body accepted."`
+	Ping            time.Duration `default:"15s" help:"How often an idle event stream gets a keep-alive comment."`
+	QPS             float32       `default:"50" help:"Requests per second to the API server."`
+	Burst           int           `default:"100" help:"Burst of requests to the API server."`
+	Debug           bool          `short:"d" help:"Log at debug level."`
+}
+
+// Run serves the portal until SIGTERM or SIGINT.
+func (c *PortalCmd) Run() error {
+	level := slog.LevelInfo
+	if c.Debug {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	var cfg *rest.Config
+	var err error
+	if c.Kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	} else {
+		cfg, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return fmt.Errorf("cannot load the control plane's config: %w", err)
+	}
+	cfg.QPS, cfg.Burst, cfg.UserAgent = c.QPS, c.Burst, "function-cluster-platform-portal"
+	s, err := portal.New(cfg, portal.Options{
+		PolicyNamespace: c.PolicyNamespace, PolicyPrefix: c.PolicyPrefix, TokenTTL: c.TokenCacheTTL, Audiences: c.Audiences,
+		Ring: c.Ring, MaxBody: c.MaxBodyBytes, Ping: c.Ping, Clouds: registry.Clouds(), Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return s.ListenAndServe(ctx, c.Address, c.TLSCertFile, c.TLSKeyFile)
+}
