@@ -28,14 +28,14 @@ FN_PORT       ?= $(shell for p in $$(seq 9443 9543); do (exec 3<>/dev/tcp/127.0.
 FN_ADDRESS    := 127.0.0.1:$(FN_PORT)
 
 # Fuzz targets: package and name. FUZZTIME bounds each.
-FUZZ_TARGETS  := ./internal/xr:FuzzDecodeValidate ./internal/overlay:FuzzMerge ./internal/modules/cluster:FuzzRun ./internal/lifecycle:FuzzNext ./internal/modules/cluster:FuzzLifecycle ./internal/modules/environment:FuzzFrontend
+FUZZ_TARGETS  := ./internal/xr:FuzzDecodeValidate ./internal/overlay:FuzzMerge ./internal/modules/cluster:FuzzRun ./internal/lifecycle:FuzzNext ./internal/modules/cluster:FuzzLifecycle ./internal/modules/environment:FuzzFrontend ./internal/portal:FuzzRequest
 FUZZTIME      ?= 10s
 
 # The package: an xpkg with the runtime image embedded, built without Docker.
 XPKG          := $(OUT)/function-cluster-platform.xpkg
 ARCH          ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all help build generate check-generated test lint fuzz bench bench-go render validate redteam daytwo converge xpkg e2e fleet tools clean
+.PHONY: all help build generate check-generated test lint fuzz bench bench-go bench-portal render validate redteam daytwo converge xpkg e2e fleet tools clean
 
 # One line per target.
 help:
@@ -51,6 +51,7 @@ help:
 	@echo "make converge         converge XRs that are not the examples through the crossplane CLI, and validate them"
 	@echo "make bench            load benchmark over gRPC against the SDK floor (about 3 minutes)"
 	@echo "make bench-go         Go benchmarks: whole calls per cloud and the hot paths"
+	@echo "make bench-portal     the portal with 1,000 open event streams on one namespace: memory, and CPU per change"
 	@echo "make xpkg             build the xpkg (runtime image embedded) without Docker"
 	@echo "make e2e              end to end on a real control plane (etcd, kube-apiserver, Crossplane core, provider-kubernetes)"
 	@echo "make fleet N=100      N mixed XRs at once on that control plane: time to Ready, CPU, RSS, latency, then three faults"
@@ -98,6 +99,10 @@ bench: build
 # The Go benchmarks: whole calls per cloud and the hot paths.
 bench-go:
 	$(GO) test ./... -run='^$$' -bench=. -benchmem
+
+# The portal with 1,000 open streams on one namespace.
+bench-portal:
+	$(GO) test ./internal/portal -run='^$$' -bench=BenchmarkStreams -benchtime=50x -count=3
 
 # The static binary, an OCI runtime image tarball assembled from it by
 # internal/tools/xpkg (following the Dockerfile's final stage), and
