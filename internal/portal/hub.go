@@ -361,7 +361,36 @@ func (h *Hub) informer(gvr schema.GroupVersionResource, ns string) cache.SharedI
 		ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return c.List(ctx, o) },
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return c.Watch(ctx, o) },
 	}
-	return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, h.dyn), &unstructured.Unstructured{}, 0, cache.Indexers{})
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, h.dyn), &unstructured.Unstructured{}, 0, cache.Indexers{})
+	_ = inf.SetTransform(slim) // set before the informer runs, so it cannot fail
+	return inf
+}
+
+// slim keeps of an object only what a stream shows, so that the caches
+// of a namespace with many large managed resources stay small.
+func slim(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	out := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}}
+	out.SetName(u.GetName())
+	out.SetNamespace(u.GetNamespace())
+	out.SetResourceVersion(u.GetResourceVersion())
+	out.SetCreationTimestamp(u.GetCreationTimestamp())
+	out.SetDeletionTimestamp(u.GetDeletionTimestamp())
+	if v := u.GetLabels()[labelComposite]; v != "" {
+		out.SetLabels(map[string]string{labelComposite: v})
+	}
+	if v := u.GetAnnotations()[annotationComponent]; v != "" {
+		out.SetAnnotations(map[string]string{annotationComponent: v})
+	}
+	for _, path := range [][]string{{"spec", "crossplane", "resourceRefs"}, {"spec", "resourceRefs"}, {"status", "conditions"}, {"status", "url"}, {"status", "frontendUrl"}} {
+		if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, path...); ok {
+			_ = unstructured.SetNestedField(out.Object, v, path...)
+		}
+	}
+	return out, nil
 }
 
 func envOf(u *unstructured.Unstructured) Env {

@@ -501,3 +501,18 @@ func TestOneWatchPerKind(t *testing.T) {
 		t.Errorf("50 viewers of two environments share one watch per kind: -want, +got:\n%s", diff)
 	}
 }
+
+func TestSlim(t *testing.T) {
+	in := composed(bucketGVK, "b", "team-a", "app", "bucket", "True")
+	in.Object["spec"] = map[string]any{"forProvider": map[string]any{"location": "EU"}}
+	in.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "crossplane"}})
+	in.SetLabels(map[string]string{labelComposite: "app", "other": "x"})
+	got, err := slim(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := composed(bucketGVK, "b", "team-a", "app", "bucket", "True")
+	if diff := cmp.Diff(want.Object, got.(*unstructured.Unstructured).Object); diff != "" {
+		t.Errorf("the cache keeps what a stream shows and nothing else: -want, +got:\n%s", diff)
+	}
+}
