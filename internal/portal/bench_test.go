@@ -20,8 +20,8 @@ import (
 func BenchmarkStreams(b *testing.B) {
 	const viewers = 1000
 	w := newWorld(b,
-		env("app", "False", bucketGVK),
-		composed(bucketGVK, "app-bucket-a", "team-a", "app", "bucket", "False"),
+		env("app", bucketGVK),
+		composed(bucketGVK, "app-bucket-a", "app", "bucket", "False"),
 	)
 	srv := httptest.NewServer(w.srv.Handler())
 	defer srv.Close()
@@ -77,7 +77,7 @@ func BenchmarkStreams(b *testing.B) {
 	b.ResetTimer()
 	status := []string{"True", "False"}
 	for i := range b.N {
-		w.setReady(b, bucketGVR, "team-a", "app-bucket-a", status[i%2])
+		w.setReady(b, bucketGVR, "app-bucket-a", status[i%2])
 		for range viewers {
 			select {
 			case <-events:

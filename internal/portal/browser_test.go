@@ -55,7 +55,7 @@ func (w *world) crossplane(ctx context.Context, t *testing.T, name string) {
 		if i > 0 {
 			g, gvr = objectGVK, objectGVR
 		}
-		if _, err := w.dyn.Resource(gvr).Namespace("team-a").Create(ctx, composed(g, p.name, "team-a", name, p.component, "False"), metav1.CreateOptions{}); err != nil {
+		if _, err := w.dyn.Resource(gvr).Namespace("team-a").Create(ctx, composed(g, p.name, name, p.component, "False"), metav1.CreateOptions{}); err != nil {
 			t.Errorf("cannot compose %s: %v", p.name, err)
 			return
 		}
@@ -73,15 +73,15 @@ func (w *world) crossplane(ctx context.Context, t *testing.T, name string) {
 		if i > 0 {
 			gvr = objectGVR
 		}
-		w.setReady(t, gvr, "team-a", p.name, "True")
+		w.setReady(t, gvr, p.name, "True")
 	}
 	time.Sleep(300 * time.Millisecond)
-	w.setReady(t, envGVR, "team-a", name, "True")
+	w.setReady(t, envGVR, name, "True")
 }
 
 func TestPageInABrowser(t *testing.T) {
 	bin := chromium(t)
-	w := newWorld(t, env("existing", "False"))
+	w := newWorld(t, env("existing"))
 	srv := httptest.NewServer(w.srv.Handler())
 	defer srv.Close()
 

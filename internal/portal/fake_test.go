@@ -184,8 +184,8 @@ func (w *world) do(t testing.TB, method, path, token, body string, hdr ...string
 	return rec
 }
 
-// env is an AppEnvironment of team-a with resource references and conditions.
-func env(name, ready string, refs ...schema.GroupVersionKind) *unstructured.Unstructured {
+// env is an AppEnvironment of team-a, not Ready, with resource references and conditions.
+func env(name string, refs ...schema.GroupVersionKind) *unstructured.Unstructured {
 	rr := make([]any, 0, len(refs))
 	for i, g := range refs {
 		rr = append(rr, map[string]any{"apiVersion": g.GroupVersion().String(), "kind": g.Kind, "name": name + "-" + strings.ToLower(g.Kind) + "-" + string(rune('a'+i))})
@@ -195,18 +195,18 @@ func env(name, ready string, refs ...schema.GroupVersionKind) *unstructured.Unst
 		"metadata": map[string]any{"name": name, "namespace": "team-a"},
 		"spec":     map[string]any{"crossplane": map[string]any{"resourceRefs": rr}},
 		"status": map[string]any{"conditions": []any{
-			map[string]any{"type": "Ready", "status": ready, "reason": "Creating"},
+			map[string]any{"type": "Ready", "status": "False", "reason": "Creating"},
 			map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
 		}},
 	}}
 }
 
-// composed is a composed resource of an environment.
-func composed(g schema.GroupVersionKind, name, ns, xr, component, ready string) *unstructured.Unstructured {
+// composed is a composed resource of an environment in team-a.
+func composed(g schema.GroupVersionKind, name, xr, component, ready string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": g.GroupVersion().String(), "kind": g.Kind,
 		"metadata": map[string]any{
-			"name": name, "namespace": ns,
+			"name": name, "namespace": "team-a",
 			"labels":      map[string]any{labelComposite: xr},
 			"annotations": map[string]any{annotationComponent: component},
 		},
@@ -214,10 +214,10 @@ func composed(g schema.GroupVersionKind, name, ns, xr, component, ready string) 
 	}}
 }
 
-// setReady sets a composed resource's or environment's Ready condition.
-func (w *world) setReady(t testing.TB, gvr schema.GroupVersionResource, ns, name, status string) {
+// setReady sets the Ready condition of a composed resource or environment in team-a.
+func (w *world) setReady(t testing.TB, gvr schema.GroupVersionResource, name, status string) {
 	t.Helper()
-	c := w.dyn.Resource(gvr).Namespace(ns)
+	c := w.dyn.Resource(gvr).Namespace("team-a")
 	o, err := c.Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("cannot get %s: %v", name, err)

@@ -303,7 +303,7 @@ func TestAPI(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			w := newWorld(t, env("existing", "False"))
+			w := newWorld(t, env("existing"))
 			rec := w.do(t, tc.method, tc.path, tc.token, tc.body)
 			l, err := w.dyn.Resource(envGVR).Namespace("team-a").List(context.Background(), metav1.ListOptions{})
 			if err != nil {
@@ -369,9 +369,9 @@ func eventSeq(t *testing.T, id string) int {
 
 func TestStream(t *testing.T) {
 	w := newWorld(t,
-		env("app", "False", bucketGVK, objectGVK),
-		composed(bucketGVK, "app-bucket-a", "team-a", "app", "bucket", "False"),
-		composed(objectGVK, "app-object-b", "team-a", "app", "backend", "False"),
+		env("app", bucketGVK, objectGVK),
+		composed(bucketGVK, "app-bucket-a", "app", "bucket", "False"),
+		composed(objectGVK, "app-object-b", "app", "backend", "False"),
 	)
 	srv := httptest.NewServer(w.srv.Handler())
 	defer srv.Close()
@@ -415,7 +415,7 @@ func TestStream(t *testing.T) {
 		}
 	}
 	until("both rows", func() bool { return rows["app-bucket-a"].Ready == "False" && rows["app-object-b"].Ready == "False" })
-	w.setReady(t, bucketGVR, "team-a", "app-bucket-a", "True")
+	w.setReady(t, bucketGVR, "app-bucket-a", "True")
 	until("the bucket Ready", func() bool { return rows["app-bucket-a"].Ready == "True" })
 	stop()
 	if last.typ != EventResource || !strings.Contains(last.data, `"resource":"bucket"`) {
@@ -424,8 +424,8 @@ func TestStream(t *testing.T) {
 
 	// While nobody watches, two more changes happen: a viewer that
 	// resumes gets exactly those, in order, with the next IDs.
-	w.setReady(t, objectGVR, "team-a", "app-object-b", "True")
-	w.setReady(t, envGVR, "team-a", "app", "True")
+	w.setReady(t, objectGVR, "app-object-b", "True")
+	w.setReady(t, envGVR, "app", "True")
 	time.Sleep(200 * time.Millisecond) // the informers deliver asynchronously
 	rsp, stop = openStream(t, url, last.id)
 	ev = newSSEReader(rsp.Body)
@@ -472,9 +472,9 @@ func TestStream(t *testing.T) {
 
 func TestOneWatchPerKind(t *testing.T) {
 	w := newWorld(t,
-		env("app", "False", bucketGVK),
-		env("other", "False", bucketGVK),
-		composed(bucketGVK, "app-bucket-a", "team-a", "app", "bucket", "False"),
+		env("app", bucketGVK),
+		env("other", bucketGVK),
+		composed(bucketGVK, "app-bucket-a", "app", "bucket", "False"),
 	)
 	var subs []*Subscription
 	for i := range 50 {
@@ -503,7 +503,7 @@ func TestOneWatchPerKind(t *testing.T) {
 }
 
 func TestSlim(t *testing.T) {
-	in := composed(bucketGVK, "b", "team-a", "app", "bucket", "True")
+	in := composed(bucketGVK, "b", "app", "bucket", "True")
 	in.Object["spec"] = map[string]any{"forProvider": map[string]any{"location": "EU"}}
 	in.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "crossplane"}})
 	in.SetLabels(map[string]string{labelComposite: "app", "other": "x"})
@@ -511,7 +511,7 @@ func TestSlim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := composed(bucketGVK, "b", "team-a", "app", "bucket", "True")
+	want := composed(bucketGVK, "b", "app", "bucket", "True")
 	if diff := cmp.Diff(want.Object, got.(*unstructured.Unstructured).Object); diff != "" {
 		t.Errorf("the cache keeps what a stream shows and nothing else: -want, +got:\n%s", diff)
 	}
