@@ -29,7 +29,21 @@ func main() {
 	metrics := flag.String("metrics", "http://127.0.0.1:18090/metrics", "the function's metrics, for -fleet")
 	providers := flag.String("providers", "gcp,aws,azure,helm,kubernetes,sql", "the folders of -prepare-crds")
 	flag.DurationVar(&cpDelay, "cp-delay", cpDelay, "how long the simulated control plane takes to report a new version")
+	flag.StringVar(&portalCfg.url, "portal", "http://127.0.0.1:18100", "the portal run.sh started, for the portal scenario")
+	flag.StringVar(&portalCfg.tokens, "tokens", "", "the API server's token file, with the tenants' tokens of the portal scenario")
+	flag.StringVar(&portalCfg.screenshot, "portal-screenshot", "", "where the portal scenario saves a screenshot of the page")
+	rbac := flag.String("portal-rbac", "", "print the ClusterRoles and Roles of this install manifest, with its bindings bound to -portal-user, and exit")
+	rbacUser := flag.String("portal-user", "portal", "the user -portal-rbac binds the portal's roles to")
 	flag.Parse()
+	if *rbac != "" {
+		b, err := portalRBAC(*rbac, *rbacUser)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			os.Exit(1)
+		}
+		_, _ = os.Stdout.Write(b)
+		return
+	}
 	if *prepare != "" {
 		n, err := prepareCRDs(*prepare, *out, strings.Split(*providers, ","))
 		if err != nil {
@@ -148,6 +162,11 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 	fmt.Println("scenario: gcp legacy cluster-scoped XR (create, Ready, resize a pool, delete)")
 	if err := s.lifecycle("gcp/legacy.yaml", "default", "", minPath["gcp"], nil); err != nil {
 		return fmt.Errorf("gcp legacy: %w", err)
+	}
+	count++
+	fmt.Println("scenario: the self-service portal as two tenants (RBAC, validation; an AppEnvironment created, streamed, resumed and deleted through the API; one through the page in Chromium)")
+	if err := s.portal(portalCfg); err != nil {
+		return fmt.Errorf("portal: %w", err)
 	}
 	count++
 	fmt.Printf("\nE2E PASSED: %d scenarios in %.0f s; the simulator marked %d managed resources ready\n", count, time.Since(start).Seconds(), c.patched.Load())

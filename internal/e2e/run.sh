@@ -11,7 +11,9 @@
 # FLEET=N to run the fleet of N XRs and its faults instead of the scenarios
 # (make fleet), FLEET_TIMEOUT (30m) how long the fleet may take to be Ready,
 # XP_POLL and PK_POLL Crossplane's and provider-kubernetes's poll intervals,
-# FN_ARGS more flags for the function (e.g. --ttl-converging=1m).
+# FN_ARGS more flags for the function (e.g. --ttl-converging=1m),
+# PORTAL_BROWSER=required to fail, not skip, the portal's page test when no
+# Chromium is found (installed from Debian then, as root).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/internal/e2e
@@ -45,6 +47,15 @@ if ! command -v etcd >/dev/null; then
   fi
 fi
 command -v bc >/dev/null || { echo "e2e: bc is missing" >&2; exit 1; }
+# The portal scenario drives its page in a headless Chromium.
+if [ "${PORTAL_BROWSER:-}" = required ] && ! command -v chromium >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing chromium"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >/dev/null 2>&1 || { apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium >/dev/null; }
+  else
+    echo "e2e: chromium is missing and PORTAL_BROWSER=required: apt-get install chromium" >&2; exit 1
+  fi
+fi
 OUT=$CACHE "$HERE/build-tools.sh"
 PATH=$CACHE:$PATH
 rm -rf "$WORK"; mkdir -p "$WORK/pki"
@@ -55,11 +66,11 @@ cleanup() {
   rc=$?
   if [ -n "$KEEP" ]; then log "KEEP=1: left running; PIDs in $WORK/*.pid, KUBECONFIG=$KUBECONFIG"; return; fi
   if [ $rc -ne 0 ]; then
-    for f in function provider-kubernetes crossplane kube-apiserver; do
+    for f in portal function provider-kubernetes crossplane kube-apiserver; do
       [ -f "$WORK/$f.log" ] && { echo "---- last lines of $f.log"; tail -n 25 "$WORK/$f.log"; }
     done
   fi
-  for p in function provider-kubernetes crossplane kcm kube-apiserver etcd; do
+  for p in portal function provider-kubernetes crossplane kcm kube-apiserver etcd; do
     [ -f "$WORK/$p.pid" ] || continue
     pid=$(cat "$WORK/$p.pid"); kill "$pid" 2>/dev/null || continue
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -78,6 +89,13 @@ openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -da
 openssl genrsa -out sa.key 2048 2>/dev/null
 openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
 echo "e2e-admin-token,admin,admin,system:masters" > tokens.csv
+# The portal's own identity (no group), and two tenants, each in a group
+# named after its namespace.
+cat >> tokens.csv <<TOKENS
+e2e-portal-token,portal,portal
+e2e-alice-token,alice,alice,tenant-a
+e2e-bob-token,bob,bob,tenant-b
+TOKENS
 # mTLS between Crossplane and the function: the function serves a
 # certificate for 127.0.0.1 and trusts the CA that signed Crossplane's.
 mkdir -p fn xp
@@ -250,7 +268,28 @@ echo $! > "$WORK/kcm.pid"
 log "stack up; running the scenarios"
 
 if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
-  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples
+  # ---- the self-service portal, for its scenario: the API server checks the
+  # whole of examples/install/portal.yaml; its ClusterRoles and Role are
+  # applied as they are, bound to the user portal (tokens.csv) rather than
+  # to the ServiceAccount; each tenant's group may edit AppEnvironments in
+  # its namespace (appenvironment-editor); tenant-a gets the example policy.
+  kubectl apply --dry-run=server -f examples/install/portal.yaml >/dev/null
+  "$WORK/e2e" -portal-rbac=examples/install/portal.yaml -portal-user=portal | kubectl apply -f - >/dev/null
+  for t in tenant-a tenant-b; do
+    kubectl create namespace "$t" >/dev/null
+    kubectl -n "$t" create rolebinding appenvironment-editors --clusterrole=appenvironment-editor --group="$t" >/dev/null
+  done
+  sed 's/^  name: portal-policy-team-a$/  name: portal-policy-tenant-a/' examples/install/portal-policy.yaml | kubectl apply -f - >/dev/null
+  kubectl -n crossplane-system get configmap portal-policy-tenant-a >/dev/null
+  sed 's/token: e2e-admin-token/token: e2e-portal-token/' "$KUBECONFIG" > "$WORK/portal-kubeconfig"
+  "$WORK/function" portal --address=127.0.0.1:18100 --kubeconfig="$WORK/portal-kubeconfig" --policy-namespace=crossplane-system \
+    >"$WORK/portal.log" 2>&1 </dev/null &
+  echo $! > "$WORK/portal.pid"
+  for _ in $(seq 1 60); do curl -sf http://127.0.0.1:18100/healthz >/dev/null 2>&1 && break; sleep 0.5; done
+  curl -sf http://127.0.0.1:18100/healthz >/dev/null
+  log "portal serving on 127.0.0.1:18100 as the user portal with the roles of examples/install/portal.yaml"
+
+  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -tokens="$P/tokens.csv" -portal-screenshot="$WORK/portal.png"
 fi
 if [ -n "${FLEET:-}" ]; then
   log "the fleet: $FLEET XRs"
