@@ -269,17 +269,17 @@ log "stack up; running the scenarios"
 
 if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
   # ---- the self-service portal, for its scenario: the API server checks the
-  # whole of examples/install/portal.yaml; its ClusterRoles and Role are
+  # whole of examples/install/portal/portal.yaml; its ClusterRoles and Role are
   # applied as they are, bound to the user portal (tokens.csv) rather than
   # to the ServiceAccount; each tenant's group may edit AppEnvironments in
   # its namespace (appenvironment-editor); tenant-a gets the example policy.
-  kubectl apply --dry-run=server -f examples/install/portal.yaml >/dev/null
-  "$WORK/e2e" -portal-rbac=examples/install/portal.yaml -portal-user=portal | kubectl apply -f - >/dev/null
+  kubectl apply --dry-run=server -f examples/install/portal/portal.yaml >/dev/null
+  "$WORK/e2e" -portal-rbac=examples/install/portal/portal.yaml -portal-user=portal | kubectl apply -f - >/dev/null
   for t in tenant-a tenant-b; do
     kubectl create namespace "$t" >/dev/null
     kubectl -n "$t" create rolebinding appenvironment-editors --clusterrole=appenvironment-editor --group="$t" >/dev/null
   done
-  sed 's/^  name: portal-policy-team-a$/  name: portal-policy-tenant-a/' examples/install/portal-policy.yaml | kubectl apply -f - >/dev/null
+  sed 's/^  name: portal-policy-team-a$/  name: portal-policy-tenant-a/' examples/install/portal/policy.yaml | kubectl apply -f - >/dev/null
   kubectl -n crossplane-system get configmap portal-policy-tenant-a >/dev/null
   sed 's/token: e2e-admin-token/token: e2e-portal-token/' "$KUBECONFIG" > "$WORK/portal-kubeconfig"
   "$WORK/function" portal --address=127.0.0.1:18100 --kubeconfig="$WORK/portal-kubeconfig" --policy-namespace=crossplane-system \
@@ -287,7 +287,7 @@ if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
   echo $! > "$WORK/portal.pid"
   for _ in $(seq 1 60); do curl -sf http://127.0.0.1:18100/healthz >/dev/null 2>&1 && break; sleep 0.5; done
   curl -sf http://127.0.0.1:18100/healthz >/dev/null
-  log "portal serving on 127.0.0.1:18100 as the user portal with the roles of examples/install/portal.yaml"
+  log "portal serving on 127.0.0.1:18100 as the user portal with the roles of examples/install/portal/portal.yaml"
 
   "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -tokens="$P/tokens.csv" -portal-screenshot="$WORK/portal.png"
 fi

@@ -36,9 +36,11 @@ var (
 const (
 	tokenAlice = "alice-secret-token-1234"
 	tokenBob   = "bob-secret-token-5678"
+	// tokenCarol is a user of team-a the portal may not impersonate.
+	tokenCarol = "carol-secret-token-9012"
 )
 
-var tenants = map[string][]string{"alice": {"team-a"}, "bob": {"team-b"}}
+var tenants = map[string][]string{"alice": {"team-a"}, "bob": {"team-b"}, "carol": {"team-a"}}
 
 // world is an API server in memory: a fake dynamic client, users by
 // token, RBAC by namespace, and a policy for team-a.
@@ -102,6 +104,8 @@ func (fakeAuthn) Authenticate(_ context.Context, token string) (*User, error) {
 		return &User{Name: "alice", Groups: []string{"team-a"}}, nil
 	case tokenBob:
 		return &User{Name: "bob", Groups: []string{"team-b"}}, nil
+	case tokenCarol:
+		return &User{Name: "carol", Groups: []string{"team-a"}}, nil
 	}
 	return nil, errUnauthenticated
 }
@@ -139,6 +143,9 @@ type tenantResource struct {
 }
 
 func (r tenantResource) Namespace(ns string) dynamic.ResourceInterface {
+	if r.user == "carol" {
+		return refused{err: apierrors.NewForbidden(schema.GroupResource{Resource: "users"}, "carol", errors.New(`User "portal" cannot impersonate resource "users"`))}
+	}
 	if slices.Contains(tenants[r.user], ns) {
 		return r.NamespaceableResourceInterface.Namespace(ns)
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -118,9 +119,21 @@ type space struct {
 
 	mu      sync.Mutex
 	kinds   map[schema.GroupVersionKind]cache.SharedIndexInformer
-	failed  map[schema.GroupVersionKind]string
+	failed  map[schema.GroupVersionKind]failure
 	streams map[string]*stream
 }
+
+// failure is a kind that could not be watched, and when to try again.
+type failure struct {
+	why   string
+	retry time.Time
+}
+
+// Bounds of finding a composed kind's resource.
+const (
+	resolveTimeout = 10 * time.Second
+	resolveRetry   = 30 * time.Second
+)
 
 // stream is one environment's events.
 type stream struct {
@@ -145,7 +158,7 @@ func (h *Hub) space(ctx context.Context, ns string) (*space, error) {
 		s = &space{
 			h: h, ns: ns, stop: make(chan struct{}), synced: make(chan struct{}),
 			kinds:   map[schema.GroupVersionKind]cache.SharedIndexInformer{},
-			failed:  map[schema.GroupVersionKind]string{},
+			failed:  map[schema.GroupVersionKind]failure{},
 			streams: map[string]*stream{},
 		}
 		s.envs = h.informer(envGVR, ns)
@@ -331,24 +344,30 @@ func (s *space) informer(gvk schema.GroupVersionKind) (cache.SharedIndexInformer
 	if inf, ok := s.kinds[gvk]; ok {
 		return inf, ""
 	}
-	if why, ok := s.failed[gvk]; ok {
+	if f, ok := s.failed[gvk]; ok && time.Now().Before(f.retry) {
+		return nil, f.why
+	}
+	fail := func(why string) (cache.SharedIndexInformer, string) {
+		s.failed[gvk] = failure{why: why, retry: time.Now().Add(resolveRetry)}
 		return nil, why
 	}
-	gvr, namespaced, err := s.h.resolve(context.Background(), gvk)
+	// Bounded, because the namespace's streams wait on this lock; a
+	// failure is tried again after a while (a CRD installed later).
+	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	defer cancel()
+	gvr, namespaced, err := s.h.resolve(ctx, gvk)
 	switch {
 	case err != nil:
-		s.failed[gvk] = "cannot watch " + gvk.Kind + ": " + err.Error()
 		s.h.log.Warn("cannot find a composed kind's resource", "kind", gvk.String(), "error", err)
-		return nil, s.failed[gvk]
+		return fail("cannot watch " + gvk.Kind + ": " + err.Error())
 	case !namespaced:
-		s.failed[gvk] = gvk.Kind + " is cluster-scoped; the portal watches a namespace's resources"
-		return nil, s.failed[gvk]
+		return fail(gvk.Kind + " is cluster-scoped; the portal watches a namespace's resources")
 	}
 	inf := s.h.informer(gvr, s.ns)
 	if _, err := inf.AddEventHandler(handler(s.onComposed)); err != nil {
-		s.failed[gvk] = "cannot watch " + gvk.Kind + ": " + err.Error()
-		return nil, s.failed[gvk]
+		return fail("cannot watch " + gvk.Kind + ": " + err.Error())
 	}
+	delete(s.failed, gvk)
 	go inf.Run(s.stop)
 	s.kinds[gvk] = inf
 	return inf, ""

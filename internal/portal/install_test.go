@@ -15,8 +15,8 @@ import (
 
 // The install manifests, from this package's folder.
 const (
-	installManifest = "../../examples/install/portal.yaml"
-	policyManifest  = "../../examples/install/portal-policy.yaml"
+	installManifest = "../../examples/install/portal/portal.yaml"
+	policyManifest  = "../../examples/install/portal/policy.yaml"
 	examplesDir     = "../../examples"
 )
 

@@ -241,9 +241,19 @@ func TestAPI(t *testing.T) {
 			want: want{code: 413, body: `{"error":"the body is larger than 65536 bytes"}`},
 		},
 		"OtherTenantCreates": {
-			reason: "A tenant cannot create in another's namespace: the API server, asked as the user, refuses.",
+			reason: "A tenant cannot create in another's namespace.",
 			method: http.MethodPost, path: base + "team-a/environments", token: tokenBob, body: `{"name":"x","size":"tiny"}`,
-			want: want{code: 403, body: `{"error":"appenvironments.platform.example.org is forbidden: RBAC: access denied"}`},
+			want: want{code: 403, body: `{"error":"bob may not create appenvironments in namespace team-a"}`},
+		},
+		"OtherTenantLearnsNoPolicy": {
+			reason: "A bad request in another's namespace is refused before the policy is read, so that it tells nothing of it.",
+			method: http.MethodPost, path: base + "team-a/environments", token: tokenBob, body: `{"name":"x","size":"huge"}`,
+			want: want{code: 403, body: `{"error":"bob may not create appenvironments in namespace team-a"}`},
+		},
+		"PortalMayNotImpersonate": {
+			reason: "When the portal's own RBAC lacks impersonation, the user gets a 500, not the portal's RBAC error.",
+			method: http.MethodGet, path: base + "team-a/environments", token: tokenCarol,
+			want: want{code: 500, body: `{"error":"cannot act for the user"}`},
 		},
 		"OtherTenantLists": {
 			reason: "A tenant cannot list another's namespace.",
@@ -314,7 +324,7 @@ func TestAPI(t *testing.T) {
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("%s\n%s %s: -want, +got:\n%s", tc.reason, tc.method, tc.path, diff)
 			}
-			for _, tok := range []string{tokenAlice, tokenBob} {
+			for _, tok := range []string{tokenAlice, tokenBob, tokenCarol} {
 				if strings.Contains(w.log.String(), tok) {
 					t.Errorf("%s\nthe log holds a bearer token:\n%s", tc.reason, w.log.String())
 				}

@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
 // Options configure a portal built by New.
@@ -38,6 +39,13 @@ type Options struct {
 // portal's own identity (token and access reviews, policies, the shared
 // watches) and impersonates its callers for everything they do.
 func New(cfg *rest.Config, o Options) (*Server, error) {
+	// One rate limit for everything the portal sends, its callers'
+	// impersonated requests included: each impersonating client copies
+	// this config, and with it the same limiter.
+	cfg = rest.CopyConfig(cfg)
+	if cfg.RateLimiter == nil {
+		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
+	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("cannot build the dynamic client: %w", err)

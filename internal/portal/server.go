@@ -273,6 +273,12 @@ type Created struct {
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, u *User) {
 	ns := r.PathValue("ns")
+	// Before the body or the policy is read: a user who may not create
+	// here learns nothing of the namespace's policy, not even whether it
+	// has one.
+	if !s.allowed(w, r, u, "create", "") {
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.MaxBody))
 	if err != nil {
 		var mb *http.MaxBytesError
@@ -402,6 +408,13 @@ func (s *Server) apiError(w http.ResponseWriter, err error) {
 		return
 	}
 	status := st.Status()
+	if status.Reason == metav1.StatusReasonForbidden && status.Details != nil && impersonation[status.Details.Kind] {
+		// The portal's own RBAC, not the user's: say so in the log, not
+		// to the user.
+		s.Log.Error("the portal may not impersonate: check its ClusterRole", "error", err)
+		writeError(w, http.StatusInternalServerError, "cannot act for the user", nil)
+		return
+	}
 	code := int(status.Code)
 	if code < 400 || code > 599 {
 		code = http.StatusBadGateway
@@ -414,6 +427,10 @@ func (s *Server) apiError(w http.ResponseWriter, err error) {
 	}
 	writeError(w, code, status.Message, fields)
 }
+
+// impersonation are the resources a Forbidden names when the portal itself
+// may not impersonate.
+var impersonation = map[string]bool{"users": true, "groups": true, "uids": true, "serviceaccounts": true, "userextras": true}
 
 // Problem is the body of every error answer.
 type Problem struct {
