@@ -18,6 +18,13 @@ func roundTrip(b *testing.B, wire []byte, handle func(*fnv1.RunFunctionRequest) 
 	b.Helper()
 	b.SetBytes(int64(len(wire)))
 	b.ReportAllocs()
+	req := &fnv1.RunFunctionRequest{}
+	if err := proto.Unmarshal(wire, req); err != nil {
+		b.Fatal(err)
+	}
+	// What the call puts on the wire back to Crossplane, and how large a
+	// request it read.
+	respBytes := proto.Size(handle(req))
 	for b.Loop() {
 		req := &fnv1.RunFunctionRequest{}
 		if err := proto.Unmarshal(wire, req); err != nil {
@@ -27,6 +34,8 @@ func roundTrip(b *testing.B, wire []byte, handle func(*fnv1.RunFunctionRequest) 
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(respBytes), "resp-bytes")
+	b.ReportMetric(float64(len(wire)), "req-bytes")
 }
 
 // BenchmarkRunFunction measures a whole call (decode, run, encode) of the
