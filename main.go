@@ -13,6 +13,7 @@ import (
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/serve"
 )
 
 // CLI of this function: it serves RunFunction over gRPC by default, and
@@ -33,6 +34,7 @@ type ServeCmd struct {
 	Insecure           bool   `help:"Run without mTLS credentials. If you supply this flag --tls-certs-dir will be ignored."`
 	MaxRecvMessageSize int    `default:"4"     help:"Maximum size of received messages in MB."`
 	MetricsAddress     string `default:":8080" help:"Address at which to serve Prometheus metrics; empty to disable."`
+	MaxConcurrentCalls int    `default:"8"     help:"RunFunction calls read, decoded and rendered at once; the others wait, before their request is read, and are not refused (HTTP/2 streams on each connection, and a gate across connections: internal/serve). 8 is more than a 1-CPU replica renders in parallel and held 100 concurrent callers of the converged AWS request to 60-80 MiB peak RSS (250-412 MiB unbounded; make bench); raise it for replicas with more CPUs. 0 for no bound."`
 
 	TTLConverging time.Duration `default:"15s" help:"Response TTL while any composed resource is not ready yet."`
 	TTLReady      time.Duration `default:"5m"  help:"Response TTL once every composed resource is ready."`
@@ -47,14 +49,17 @@ func (c *ServeCmd) Run() error {
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthgrpc.HealthCheckResponse_SERVING)
 
-	return function.Serve(NewFunction(log, module.Options{TTLConverging: c.TTLConverging, TTLReady: c.TTLReady}),
-		function.Listen(c.Network, c.Address),
-		function.MTLSCertificates(c.TLSCertsDir),
-		function.Insecure(c.Insecure),
-		function.MaxRecvMessageSize(c.MaxRecvMessageSize*1024*1024),
-		function.WithHealthServer(hs),
-		function.WithMetricsServer(c.MetricsAddress),
-		function.WithMetricsServerOpts(grpcprometheus.WithServerHandlingTimeHistogram()))
+	return serve.Serve(NewFunction(log, module.Options{TTLConverging: c.TTLConverging, TTLReady: c.TTLReady}), serve.Options{
+		Network:            c.Network,
+		Address:            c.Address,
+		TLSCertsDir:        c.TLSCertsDir,
+		Insecure:           c.Insecure,
+		MaxRecvMsgSize:     c.MaxRecvMessageSize * 1024 * 1024,
+		HealthServer:       hs,
+		MetricsAddress:     c.MetricsAddress,
+		MetricsOptions:     []grpcprometheus.ServerMetricsOption{grpcprometheus.WithServerHandlingTimeHistogram()},
+		MaxConcurrentCalls: c.MaxConcurrentCalls,
+	})
 }
 
 func main() {

@@ -7,7 +7,10 @@
 // measured from the intended send time), CPU seconds per 1,000 requests and
 // peak RSS of the server process (from /proc), and the time from exec to the
 // first successful response. It also reports how CPU per call grows from 5
-// to 50 node pools.
+// to 50 node pools, and how the function holds up when many callers call
+// at once (Crossplane's burst after a restart): throughput, latency and peak
+// RSS with 1, 10 and 100 concurrent callers on the converged AWS request,
+// each on a fresh process.
 package main
 
 import (
@@ -45,11 +48,20 @@ type config struct {
 	closed, open    time.Duration
 	rate            int
 	clouds          []string
+	// conns is how many connections the clients share, round robin.
+	conns int
+	// callers are the caller counts of the concurrency section, each run
+	// for burst on a fresh process; flags are extra flags of the function.
+	callers []int
+	burst   time.Duration
+	flags   []string
+	// only runs one section: "concurrency", or all when empty.
+	only string
 }
 
 func main() {
 	c := config{}
-	var examples, clouds string
+	var examples, clouds, callers, flags string
 	flag.StringVar(&c.function, "function", "bin/function-cluster-platform", "the function binary")
 	flag.StringVar(&c.floor, "floor", "bin/floor", "the floor binary")
 	flag.StringVar(&examples, "examples", "examples", "the examples folder")
@@ -59,9 +71,26 @@ func main() {
 	flag.DurationVar(&c.open, "open", 15*time.Second, "duration of the open loop")
 	flag.IntVar(&c.rate, "rate", 20, "requests per second of the open loop")
 	flag.StringVar(&clouds, "clouds", "gcp,aws,azure", "the clouds to measure")
+	flag.IntVar(&c.conns, "conns", 1, "connections the clients share, round robin (Crossplane dials one per replica)")
+	flag.StringVar(&callers, "callers", "100", "concurrent AWS callers of the concurrency section, comma-separated; empty to skip it")
+	flag.DurationVar(&c.burst, "burst", 5*time.Second, "duration of each closed loop of the concurrency section")
+	flag.StringVar(&flags, "function-flags", "", "extra flags of the function, space-separated (e.g. --max-concurrent-calls=0)")
+	flag.StringVar(&c.only, "only", "", "run only this section: concurrency")
 	flag.Parse()
 	c.examples = bench.Examples(examples)
 	c.clouds = strings.Split(clouds, ",")
+	c.flags = strings.Fields(flags)
+	for _, f := range strings.Split(callers, ",") {
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "loadgen: -callers: %q is not a count of callers\n", f)
+			os.Exit(2)
+		}
+		c.callers = append(c.callers, n)
+	}
 	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		os.Exit(1)
@@ -84,9 +113,17 @@ func run(c config) error {
 		return err
 	}
 	var report strings.Builder
-	fmt.Fprintf(&report, "load benchmark: %d clients closed loop for %s, open loop at %d req/s for %s, on %s\n\n", c.clients, c.closed, c.rate, c.open, host())
+	fmt.Fprintf(&report, "load benchmark: %d clients on %d connection(s) closed loop for %s, open loop at %d req/s for %s, on %s\n", c.clients, c.conns, c.closed, c.rate, c.open, host())
+	if len(c.flags) > 0 {
+		fmt.Fprintf(&report, "function flags: %s\n", strings.Join(c.flags, " "))
+	}
+	report.WriteString("\n")
 	targets := map[string]bool{}
-	for _, cloud := range c.clouds {
+	clouds := c.clouds
+	if c.only == "concurrency" {
+		clouds = nil
+	}
+	for _, cloud := range clouds {
 		req, err := c.examples.Converged(cloud)
 		if err != nil {
 			return fmt.Errorf("cannot capture the converged %s request: %w", cloud, err)
@@ -99,11 +136,13 @@ func run(c config) error {
 		if err != nil {
 			return err
 		}
-		fn, err := c.measure(functionArgv(c.function), "127.0.0.1:9443", wire, true)
+		addr, argv := c.functionArgv()
+		fn, err := c.measure(argv, addr, wire, true)
 		if err != nil {
 			return fmt.Errorf("function, %s: %w", cloud, err)
 		}
-		fl, err := c.measure([]string{c.floor, "--address=127.0.0.1:9444", "--metrics-address=127.0.0.1:18081", "--response=" + filepath.Join(c.out, cloud+".response.pb")}, "127.0.0.1:9444", wire, true)
+		addr, metrics := freeAddr(), freeAddr()
+		fl, err := c.measure([]string{c.floor, "--address=" + addr, "--metrics-address=" + metrics, "--response=" + filepath.Join(c.out, cloud+".response.pb")}, addr, wire, true)
 		if err != nil {
 			return fmt.Errorf("floor, %s: %w", cloud, err)
 		}
@@ -112,7 +151,12 @@ func run(c config) error {
 			targets = check(&report, fn, fl)
 		}
 	}
-	if err := c.pools(&report, targets); err != nil {
+	if c.only != "concurrency" {
+		if err := c.pools(&report, targets); err != nil {
+			return err
+		}
+	}
+	if err := c.concurrency(&report, targets); err != nil {
 		return err
 	}
 	fmt.Print(report.String())
@@ -154,13 +198,17 @@ func (c config) measure(argv []string, addr string, wire []byte, open bool) (res
 	}
 	cmd := exec.Command(argv[0], argv[1:]...) //nolint:gosec // our own binaries
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
-	if err != nil {
-		return r, err
+	clients := make([]fnv1.FunctionRunnerServiceClient, max(c.conns, 1))
+	for i := range clients {
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+		if err != nil {
+			return r, err
+		}
+		defer conn.Close() //nolint:errcheck // closing a client at the end
+		clients[i] = fnv1.NewFunctionRunnerServiceClient(conn)
 	}
-	defer conn.Close() //nolint:errcheck // closing a client at the end
-	client := fnv1.NewFunctionRunnerServiceClient(conn)
+	client := clients[0]
 
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -189,12 +237,15 @@ func (c config) measure(argv []string, addr string, wire []byte, open bool) (res
 	r.startup = time.Since(start)
 
 	// Warm up, then the closed loop.
-	c.closedLoop(client, req, time.Second)
+	c.closedLoop(clients, req, time.Second)
 	cpu0, err := cpuSeconds(cmd.Process.Pid)
 	if err != nil {
 		return r, err
 	}
-	n, lat := c.closedLoop(client, req, c.closed)
+	n, lat, failed := c.closedLoop(clients, req, c.closed)
+	if failed > 0 {
+		return r, fmt.Errorf("%d of %d calls of the closed loop failed", failed, n+failed)
+	}
 	cpu1, err := cpuSeconds(cmd.Process.Pid)
 	if err != nil {
 		return r, err
@@ -207,20 +258,22 @@ func (c config) measure(argv []string, addr string, wire []byte, open bool) (res
 		return r, err
 	}
 	if open {
-		r.openLat, err = c.openLoop(client, req)
+		r.openLat, err = c.openLoop(clients, req)
 	}
 	return r, err
 }
 
-// closedLoop runs c.clients clients that each send the next request as
-// soon as the last one returns.
-func (c config) closedLoop(client fnv1.FunctionRunnerServiceClient, req *fnv1.RunFunctionRequest, d time.Duration) (int64, []time.Duration) {
-	var n atomic.Int64
+// closedLoop runs c.clients clients, spread over the connections, that each
+// send the next request as soon as the last one returns. It returns the
+// calls answered, their latencies and the calls that failed.
+func (c config) closedLoop(clients []fnv1.FunctionRunnerServiceClient, req *fnv1.RunFunctionRequest, d time.Duration) (int64, []time.Duration, int64) {
+	var n, failed atomic.Int64
 	var mu sync.Mutex
 	var lat []time.Duration
 	deadline := time.Now().Add(d)
 	var wg sync.WaitGroup
-	for range c.clients {
+	for i := range c.clients {
+		client := clients[i%len(clients)]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -228,6 +281,7 @@ func (c config) closedLoop(client fnv1.FunctionRunnerServiceClient, req *fnv1.Ru
 			for time.Now().Before(deadline) {
 				t := time.Now()
 				if _, err := client.RunFunction(context.Background(), req); err != nil {
+					failed.Add(1)
 					continue
 				}
 				mine = append(mine, time.Since(t))
@@ -239,14 +293,14 @@ func (c config) closedLoop(client fnv1.FunctionRunnerServiceClient, req *fnv1.Ru
 		}()
 	}
 	wg.Wait()
-	return n.Load(), lat
+	return n.Load(), lat, failed.Load()
 }
 
 // openLoop sends c.rate requests per second on a fixed schedule, whatever
 // the responses do, and measures each latency from its intended send time,
 // so that a slow response delays no later measurement (no coordinated
 // omission).
-func (c config) openLoop(client fnv1.FunctionRunnerServiceClient, req *fnv1.RunFunctionRequest) ([]time.Duration, error) {
+func (c config) openLoop(clients []fnv1.FunctionRunnerServiceClient, req *fnv1.RunFunctionRequest) ([]time.Duration, error) {
 	interval := time.Second / time.Duration(c.rate)
 	total := int(c.open / interval)
 	lat := make([]time.Duration, total)
@@ -256,6 +310,7 @@ func (c config) openLoop(client fnv1.FunctionRunnerServiceClient, req *fnv1.RunF
 	for i := range total {
 		intended := start.Add(time.Duration(i) * interval)
 		time.Sleep(time.Until(intended))
+		client := clients[i%len(clients)]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -371,7 +426,8 @@ func (c config) pools(b *strings.Builder, targets map[string]bool) error {
 			return err
 		}
 		size[n] = len(wire)
-		r, err := c.measure(functionArgv(c.function), "127.0.0.1:9443", wire, false)
+		addr, argv := c.functionArgv()
+		r, err := c.measure(argv, addr, wire, false)
 		if err != nil {
 			return err
 		}
@@ -385,9 +441,70 @@ func (c config) pools(b *strings.Builder, targets map[string]bool) error {
 	return nil
 }
 
-// functionArgv starts the function as the benchmark serves it.
-func functionArgv(bin string) []string {
-	return []string{bin, "--insecure", "--address=127.0.0.1:9443", "--metrics-address=127.0.0.1:18080"}
+// functionArgv starts the function as the benchmark serves it, on a free
+// port, with the extra flags; it returns the address and the command.
+func (c config) functionArgv() (string, []string) {
+	addr := freeAddr()
+	return addr, append([]string{c.function, "--insecure", "--address=" + addr, "--metrics-address=" + freeAddr()}, c.flags...)
+}
+
+// freeAddr is a loopback address with a port free now, so that the benchmark
+// does not collide with another server on the machine (make render's, e2e's).
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "127.0.0.1:9443"
+	}
+	defer l.Close() //nolint:errcheck // only its port was wanted
+	return l.Addr().String()
+}
+
+// rss100 is the target of the concurrency section: peak RSS with 100
+// concurrent AWS callers, under the function's default --max-concurrent-calls.
+const rss100 = 256 << 20
+
+// concurrency runs the converged AWS request with each count of concurrent
+// callers, closed loop on a fresh process, and reports throughput, latency
+// (which, past the function's bound, includes the wait for a place) and
+// peak RSS.
+func (c config) concurrency(b *strings.Builder, targets map[string]bool) error {
+	if len(c.callers) == 0 {
+		return nil
+	}
+	req, err := c.examples.Converged("aws")
+	if err != nil {
+		return fmt.Errorf("cannot capture the converged aws request: %w", err)
+	}
+	// The request as the AWS table above sends it: bench.Run leaves the
+	// function's desired state in it, as a step after another would get it.
+	rsp, err := proto.Marshal(bench.Run(req))
+	if err != nil {
+		return err
+	}
+	wire, err := proto.Marshal(req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "concurrent callers (converged AWS request of %.1f KB, response of %.1f KB, closed loop for %s each on a fresh process, %d connection(s)):\n",
+		float64(len(wire))/1024, float64(len(rsp))/1024, c.burst, c.conns)
+	fmt.Fprintf(b, "  %8s %12s %12s %12s %14s %12s\n", "callers", "req/s", "p50", "p99", "CPU s/1,000", "peak RSS")
+	for _, n := range c.callers {
+		cc := c
+		cc.clients, cc.closed = n, c.burst
+		addr, argv := c.functionArgv()
+		r, err := cc.measure(argv, addr, wire, false)
+		if err != nil {
+			return fmt.Errorf("%d concurrent callers: %w", n, err)
+		}
+		fmt.Fprintf(b, "  %8d %12.0f %12s %12s %14.3f %8.1f MiB\n", n, r.throughput, ms(percentile(r.closedLat, 50)), ms(percentile(r.closedLat, 99)), r.cpuPer1000, float64(r.peakRSS)/(1<<20))
+		if n == 100 && len(c.flags) == 0 {
+			name := "RSS at 100 concurrent AWS callers <= 256 MiB"
+			targets[name] = r.peakRSS <= rss100
+			fmt.Fprintf(b, "  RSS at 100 concurrent AWS callers: %.1f MiB\n  %-48s %s\n", float64(r.peakRSS)/(1<<20), name, map[bool]string{true: "met", false: "MISSED"}[targets[name]])
+		}
+	}
+	b.WriteString("\n")
+	return nil
 }
 
 // host describes the machine.
