@@ -146,7 +146,7 @@ func run(c config) error {
 		if err != nil {
 			return fmt.Errorf("floor, %s: %w", cloud, err)
 		}
-		table(&report, cloud, len(wire), len(req.GetObserved().GetResources()), fn, fl)
+		table(&report, cloud, len(wire), proto.Size(rsp), len(req.GetObserved().GetResources()), fn, fl)
 		if cloud == "gcp" {
 			targets = check(&report, fn, fl)
 		}
@@ -370,8 +370,8 @@ func percentile(l []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
 
-func table(b *strings.Builder, cloud string, size, observed int, fn, fl result) {
-	fmt.Fprintf(b, "%s: converged request of %.1f KB, %d observed composed resources\n", strings.ToUpper(cloud), float64(size)/1024, observed)
+func table(b *strings.Builder, cloud string, size, response, observed int, fn, fl result) {
+	fmt.Fprintf(b, "%s: converged request of %.1f KB, response of %.1f KB, %d observed composed resources\n", strings.ToUpper(cloud), float64(size)/1024, float64(response)/1024, observed)
 	fmt.Fprintf(b, "  %-34s %14s %14s %8s\n", "", "function", "floor", "ratio")
 	row := func(name, a, bb string, ratio float64) {
 		fmt.Fprintf(b, "  %-34s %14s %14s %7.2fx\n", name, a, bb, ratio)
