@@ -485,18 +485,28 @@ var azureInventory = append([]entry{
 func TestConverge(t *testing.T) {
 	type want struct {
 		inventory []entry
+		usages    []string
 	}
+	// The edges whose deletion order matters (registry.UsageRules): the
+	// ProviderConfigs hold the cluster (and on EKS its token, which holds
+	// the cluster), and the cluster and pools hold the identity they run
+	// with. Nothing else gets a Usage.
+	gcpUsages := []string{"cluster-uses-node-service-account", "helm-provider-config-uses-cluster", "kubernetes-provider-config-uses-cluster", "nodepool-general-uses-node-service-account", "nodepool-gpu-uses-node-service-account"}
+	awsUsages := []string{"cluster-auth-uses-cluster", "cluster-uses-cluster-role-eks-cluster", "helm-provider-config-uses-cluster-auth", "kubernetes-provider-config-uses-cluster-auth",
+		"nodepool-general-uses-node-role-ecr-read-only", "nodepool-general-uses-node-role-eks-cni", "nodepool-general-uses-node-role-eks-worker-node",
+		"nodepool-gpu-uses-node-role-ecr-read-only", "nodepool-gpu-uses-node-role-eks-cni", "nodepool-gpu-uses-node-role-eks-worker-node"}
+	azureUsages := []string{"cluster-uses-control-plane-identity", "cluster-uses-network-role-assignment", "helm-provider-config-uses-cluster", "kubernetes-provider-config-uses-cluster"}
 	cases := map[string]struct {
 		reason string
 		xr     fntest.Object
 		want   want
 	}{
-		"GCPNamespaced":      {reason: "A namespaced GKE XR converges to the whole inventory in the .m. groups.", xr: fntest.GCPXR(), want: want{inventory: gcpInventory}},
-		"GCPClusterScoped":   {reason: "A cluster-scoped GKE XR converges in the legacy groups.", xr: fntest.GCPXR(fntest.Legacy), want: want{inventory: gcpInventory}},
-		"AWSNamespaced":      {reason: "A namespaced EKS XR converges to the whole inventory in the .m. groups.", xr: fntest.AWSXR(), want: want{inventory: awsInventory}},
-		"AWSClusterScoped":   {reason: "A cluster-scoped EKS XR converges in the legacy groups.", xr: fntest.AWSXR(fntest.Legacy), want: want{inventory: awsInventory}},
-		"AzureNamespaced":    {reason: "A namespaced AKS XR converges to the whole inventory in the .m. groups.", xr: fntest.AzureXR(), want: want{inventory: azureInventory}},
-		"AzureClusterScoped": {reason: "A cluster-scoped AKS XR converges in the legacy groups.", xr: fntest.AzureXR(fntest.Legacy), want: want{inventory: azureInventory}},
+		"GCPNamespaced":      {reason: "A namespaced GKE XR converges to the whole inventory in the .m. groups.", xr: fntest.GCPXR(), want: want{inventory: gcpInventory, usages: gcpUsages}},
+		"GCPClusterScoped":   {reason: "A cluster-scoped GKE XR converges in the legacy groups.", xr: fntest.GCPXR(fntest.Legacy), want: want{inventory: gcpInventory, usages: gcpUsages}},
+		"AWSNamespaced":      {reason: "A namespaced EKS XR converges to the whole inventory in the .m. groups.", xr: fntest.AWSXR(), want: want{inventory: awsInventory, usages: awsUsages}},
+		"AWSClusterScoped":   {reason: "A cluster-scoped EKS XR converges in the legacy groups.", xr: fntest.AWSXR(fntest.Legacy), want: want{inventory: awsInventory, usages: awsUsages}},
+		"AzureNamespaced":    {reason: "A namespaced AKS XR converges to the whole inventory in the .m. groups.", xr: fntest.AzureXR(), want: want{inventory: azureInventory, usages: azureUsages}},
+		"AzureClusterScoped": {reason: "A cluster-scoped AKS XR converges in the legacy groups.", xr: fntest.AzureXR(fntest.Legacy), want: want{inventory: azureInventory, usages: azureUsages}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -506,9 +516,11 @@ func TestConverge(t *testing.T) {
 			}
 			namespaced := tc.xr["metadata"].(map[string]any)["namespace"] != nil
 			var got, usages []string
+			var usageNames []string
 			for _, line := range fntest.Kinds(fntest.Desired(rsp)) {
 				if strings.Contains(strings.Fields(line)[0], "-uses-") {
 					usages = append(usages, line)
+					usageNames = append(usageNames, strings.Fields(line)[0])
 					continue
 				}
 				got = append(got, line)
@@ -530,8 +542,11 @@ func TestConverge(t *testing.T) {
 					t.Errorf("%s\n%s: want a %s", tc.reason, u, usage)
 				}
 			}
-			if len(usages) < len(want) {
-				t.Errorf("%s\ngot %d Usages, want one per dependency edge (at least %d)", tc.reason, len(usages), len(want))
+			if diff := cmp.Diff(tc.want.usages, usageNames); diff != "" {
+				t.Errorf("%s\nUsages: -want, +got:\n%s", tc.reason, diff)
+			}
+			if 4*len(usages) > len(usages)+len(got) {
+				t.Errorf("%s\n%d Usages of %d composed resources: more than a quarter", tc.reason, len(usages), len(usages)+len(got))
 			}
 			st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
 			for _, k := range []string{"clusterEndpoint", "clusterCA", "oidcIssuer", "dnsNameServers"} {

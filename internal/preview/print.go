@@ -48,7 +48,11 @@ func PrintTable(out io.Writer, st *Stack) error {
 			usages++
 		}
 	}
-	w.printf("(and %d Usages, one per WAITS-FOR edge)\n", usages)
+	plural := "s"
+	if usages == 1 {
+		plural = ""
+	}
+	w.printf("(and %d Usage%s, on the WAITS-FOR edges whose order of deletion matters)\n", usages, plural)
 	printResults(w, st.Warnings, st.Fatal, st.Estimate)
 	return w.err
 }

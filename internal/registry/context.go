@@ -153,8 +153,9 @@ type Resource struct {
 	// name of the resource in the cloud.
 	ExternalName string
 	// DependsOn names the resources this one needs. A resource is composed
-	// only once its dependencies are observed ready, and each edge gets a
-	// Usage so that deletion runs in reverse.
+	// only once its dependencies are observed ready; an edge whose
+	// deletion order matters (UsageRules) also gets a Usage, so that the
+	// dependent is deleted first.
 	DependsOn []string
 	// Pending, when set, says why the resource cannot be rendered yet (it
 	// needs a value only an observed resource will have). Body is ignored.

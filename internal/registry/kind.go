@@ -72,6 +72,9 @@ type Kind struct {
 	// fields (Helm values, an Object's manifest): the policy's checks of
 	// field names do not apply inside them.
 	Opaque []string
+	// Roles are the kind's deletion roles, which decide the dependency
+	// edges that get a Usage (UsageRules).
+	Roles DeletionRole
 }
 
 // Replaces declares the kind's table of replacement-only fields: the

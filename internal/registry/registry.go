@@ -9,8 +9,8 @@
 //
 // The registry owns everything around the cloud implementations: the exact
 // apiVersion per XR scope, labels and annotations, external names, provider
-// config references, import management policies, the overlays, and one
-// Usage per dependency edge.
+// config references, import management policies, the overlays, and a
+// Usage for each dependency edge whose deletion order matters (UsageRules).
 package registry
 
 import (

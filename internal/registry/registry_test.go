@@ -14,9 +14,11 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
+// The test kinds play roles whose deletion order matters (UsageRules), so
+// that the cluster's edge to the network gets a Usage.
 var (
-	testNetworkKind = &Kind{Kind: "Net", Namespaced: "net.test.m.example.org/v1", Cluster: "net.test.example.org/v2", Provider: "test", Required: []string{"spec.forProvider.region"}}
-	testClusterKind = &Kind{Kind: "K8s", Namespaced: "k8s.test.m.example.org/v1", Cluster: "k8s.test.example.org/v1", Provider: "test"}
+	testNetworkKind = &Kind{Kind: "Net", Namespaced: "net.test.m.example.org/v1", Cluster: "net.test.example.org/v2", Provider: "test", Required: []string{"spec.forProvider.region"}, Roles: ComputeIdentity}
+	testClusterKind = &Kind{Kind: "K8s", Namespaced: "k8s.test.m.example.org/v1", Cluster: "k8s.test.example.org/v1", Provider: "test", Roles: Compute}
 )
 
 // testCloud implements two components: a network of one resource and a

@@ -76,8 +76,9 @@ type InvalidError struct {
 func (e *InvalidError) Error() string { return e.Errs.ToAggregate().Error() }
 
 // Render runs the cloud layer over the supplied components, wraps every
-// resource in the registry's envelope, applies the overlays and adds one
-// Usage per dependency edge. The result is in a stable order: components in
+// resource in the registry's envelope, applies the overlays and adds a
+// Usage for each dependency edge whose deletion order matters (UsageRules).
+// The result is in a stable order: components in
 // plan order, each followed by the Usages of its resources.
 //
 // Before anything is returned, the final desired state is checked: the
@@ -518,8 +519,9 @@ func checkReplacements(ctx *Context, rs []*Rendered) error {
 	return fmt.Errorf("%s", strings.Join(msgs, "; "))
 }
 
-// withUsages inserts after each resource one Usage per dependency edge, so
-// that Crossplane deletes dependents before what they use. A Usage's name
+// withUsages inserts after each resource one Usage per dependency edge
+// whose deletion order matters (NeedsUsage), so that Crossplane deletes
+// those dependents before what they use. A Usage's name
 // is generated from the two it joins; one that clashes with another
 // composed resource's name is refused.
 func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*Rendered, error) {
@@ -533,6 +535,9 @@ func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*R
 		}
 		for _, d := range rd.DependsOn {
 			of := byName[d]
+			if _, ok := NeedsUsage(rd.Kind, of.Kind); !ok {
+				continue
+			}
 			name := UsageName(rd.Name, d)
 			if clash, ok := byName[name]; ok {
 				return nil, fmt.Errorf("generated names clash: the Usage that protects %q while %q uses it would be named %q, which is the name of the composed resource of %s; rename it (no pool name may make a resource name end in -uses-<resource>)", d, rd.Name, name, clash.Component)

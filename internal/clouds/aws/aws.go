@@ -83,12 +83,12 @@ var (
 		terraform.Refuse("allocationIdSelector", "aws_nat_gateway.allocation_id", "internal/service/ec2/vpc_nat_gateway.go:54-58"),
 		terraform.Refuse("subnetIdSelector", "aws_nat_gateway.subnet_id", "internal/service/ec2/vpc_nat_gateway.go:193-197"),
 		terraform.Refuse("connectivityType", "aws_nat_gateway.connectivity_type", "internal/service/ec2/vpc_nat_gateway.go:107-113"))
-	roleKind = registry.Upjet(Name, "iam", "Role", "v1beta1", "spec.forProvider.assumeRolePolicy").WithGuarded(registry.WhyIdentity, "spec.forProvider.assumeRolePolicy", "spec.forProvider.inlinePolicy", "spec.forProvider.managedPolicyArns", "spec.forProvider.permissionsBoundary", "spec.initProvider.assumeRolePolicy", "spec.initProvider.inlinePolicy", "spec.initProvider.managedPolicyArns").Replaces(
+	roleKind = registry.Upjet(Name, "iam", "Role", "v1beta1", "spec.forProvider.assumeRolePolicy").As(registry.ComputeIdentity).WithGuarded(registry.WhyIdentity, "spec.forProvider.assumeRolePolicy", "spec.forProvider.inlinePolicy", "spec.forProvider.managedPolicyArns", "spec.forProvider.permissionsBoundary", "spec.initProvider.assumeRolePolicy", "spec.initProvider.inlinePolicy", "spec.initProvider.managedPolicyArns").Replaces(
 		terraform.Refuse("path", "aws_iam_role.path", "internal/service/iam/role.go:186-192"))
-	policyAttachKind = registry.Upjet(Name, "iam", "RolePolicyAttachment", "v1beta1", "spec.forProvider.policyArn").WithGuarded(registry.WhyIdentity, "spec.forProvider.policyArn", "spec.forProvider.role", "spec.forProvider.roleSelector", "spec.forProvider.roleRef").Replaces(
+	policyAttachKind = registry.Upjet(Name, "iam", "RolePolicyAttachment", "v1beta1", "spec.forProvider.policyArn").As(registry.ComputeIdentity).WithGuarded(registry.WhyIdentity, "spec.forProvider.policyArn", "spec.forProvider.role", "spec.forProvider.roleSelector", "spec.forProvider.roleRef").Replaces(
 		terraform.Refuse("policyArn", "aws_iam_role_policy_attachment.policy_arn", "internal/service/iam/role_policy_attachment.go:42-47"),
 		terraform.Refuse("roleSelector", "aws_iam_role_policy_attachment.role", "internal/service/iam/role_policy_attachment.go:48-52"))
-	clusterKind = registry.Upjet(Name, "eks", "Cluster", "v1beta2", "spec.forProvider.region", "spec.forProvider.vpcConfig").Replaces(
+	clusterKind = registry.Upjet(Name, "eks", "Cluster", "v1beta2", "spec.forProvider.region", "spec.forProvider.vpcConfig").As(registry.Compute, registry.Credentials).Replaces(
 		terraform.Walk("version", "aws_eks_cluster.version (UpdateClusterVersion: one minor up at a time, never down)", "internal/service/eks/cluster.go:439-443, 696-717"),
 		terraform.Refuse("roleArnSelector", "aws_eks_cluster.role_arn", "internal/service/eks/cluster.go:387-392"),
 		terraform.Refuse("bootstrapSelfManagedAddons", "aws_eks_cluster.bootstrap_self_managed_addons", "internal/service/eks/cluster.go:98-103"),
@@ -96,11 +96,11 @@ var (
 		terraform.Refuse("kubernetesNetworkConfig.ipFamily", "aws_eks_cluster.kubernetes_network_config.ip_family", "internal/service/eks/cluster.go:263-269"),
 		terraform.Refuse("kubernetesNetworkConfig.serviceIpv4Cidr", "aws_eks_cluster.kubernetes_network_config.service_ipv4_cidr", "internal/service/eks/cluster.go:270-279"),
 		terraform.Refuse("encryptionConfig", "aws_eks_cluster.encryption_config (CustomizeDiff ForceNewIfChange)", "internal/service/eks/cluster.go:60-63"))
-	clusterAuthKind = registry.Upjet(Name, "eks", "ClusterAuth", "v1beta1", "spec.forProvider.region").
+	clusterAuthKind = registry.Upjet(Name, "eks", "ClusterAuth", "v1beta1", "spec.forProvider.region").As(registry.Credentials).
 		// ClusterAuth is upjet's own kind (no Terraform resource): it
 		// only reads the cluster's credentials.
 		Replaces()
-	nodeGroupKind = registry.Upjet(Name, "eks", "NodeGroup", "v1beta2", "spec.forProvider.region", "spec.forProvider.scalingConfig").WithGuarded(registry.WhyNodeCounts, "spec.forProvider.scalingConfig", "spec.initProvider.scalingConfig").Replaces(
+	nodeGroupKind = registry.Upjet(Name, "eks", "NodeGroup", "v1beta2", "spec.forProvider.region", "spec.forProvider.scalingConfig").As(registry.Compute).WithGuarded(registry.WhyNodeCounts, "spec.forProvider.scalingConfig", "spec.initProvider.scalingConfig").Replaces(
 		terraform.Walk("version", "aws_eks_node_group.version (UpdateNodegroupVersion: never above the control plane, never down)", "internal/service/eks/node_group.go:372-376, 551-598"),
 		terraform.Refuse("clusterNameSelector", "aws_eks_node_group.cluster_name", "internal/service/eks/node_group.go:75-80"),
 		terraform.Rotate("instanceTypes", "aws_eks_node_group.instance_types", "internal/service/eks/node_group.go:91-97"),

@@ -18,7 +18,7 @@ import (
 // Kinds of the database module, at the versions provider-upjet-aws v2 and
 // provider-sql serve.
 var (
-	rdsInstanceKind = registry.Upjet(Name, "rds", "Instance", "v1beta3", "spec.forProvider.engine", "spec.forProvider.instanceClass").
+	rdsInstanceKind = registry.Upjet(Name, "rds", "Instance", "v1beta3", "spec.forProvider.engine", "spec.forProvider.instanceClass").As(registry.Credentials).
 			WithGuarded(registry.WhyPrivate, "spec.forProvider.publiclyAccessible").Replaces(
 		terraform.Refuse("engine", "aws_db_instance.engine", "internal/service/rds/instance.go:300-309"),
 		terraform.Refuse("username", "aws_db_instance.username", "internal/service/rds/instance.go:690-696"),
@@ -48,6 +48,7 @@ var (
 		Cluster:    "postgresql.sql.crossplane.io/v1alpha1",
 		Ready:      registry.ReadyWhenObserved,
 		Required:   []string{"spec.credentials.source"},
+		Roles:      registry.Access,
 	}
 	sqlDatabaseKind = (&registry.Kind{
 		Kind:       "Database",

@@ -109,11 +109,11 @@ var (
 	natIPKind = registry.Upjet(Name, "network", "NATGatewayPublicIPAssociation", "v1beta1").Replaces(
 		terraform.Refuse("natGatewayIdSelector", "azurerm_nat_gateway_public_ip_association.nat_gateway_id", "internal/services/network/nat_gateway_public_ip_association_resource.go:44-47"),
 		terraform.Refuse("publicIpAddressIdSelector", "azurerm_nat_gateway_public_ip_association.public_ip_address_id", "internal/services/network/nat_gateway_public_ip_association_resource.go:51-54"))
-	identityKind = registry.Upjet(Name, "managedidentity", "UserAssignedIdentity", "v1beta1", "spec.forProvider.location", "spec.forProvider.name").Replaces(
+	identityKind = registry.Upjet(Name, "managedidentity", "UserAssignedIdentity", "v1beta1", "spec.forProvider.location", "spec.forProvider.name").As(registry.ComputeIdentity).Replaces(
 		inGroupReplaces("azurerm_user_assigned_identity", "internal/services/managedidentity/user_assigned_identity_resource.go:71"),
 		terraform.Refuse("name", "azurerm_user_assigned_identity.name", "internal/services/managedidentity/user_assigned_identity_resource.go:66-67"))
 	// A role assignment has no update at all.
-	roleAssignKind = registry.Upjet(Name, "authorization", "RoleAssignment", "v1beta1", "spec.forProvider.principalId", "spec.forProvider.scope").WithGuarded(registry.WhyIdentity, "spec.forProvider.principalId", "spec.forProvider.scope", "spec.forProvider.roleDefinitionName", "spec.forProvider.roleDefinitionId", "spec.forProvider.roleDefinitionIdSelector", "spec.forProvider.roleDefinitionIdRef", "spec.forProvider.condition", "spec.forProvider.delegatedManagedIdentityResourceId", "spec.initProvider.principalId", "spec.initProvider.scope", "spec.initProvider.roleDefinitionName").Replaces(
+	roleAssignKind = registry.Upjet(Name, "authorization", "RoleAssignment", "v1beta1", "spec.forProvider.principalId", "spec.forProvider.scope").As(registry.ComputeIdentity).WithGuarded(registry.WhyIdentity, "spec.forProvider.principalId", "spec.forProvider.scope", "spec.forProvider.roleDefinitionName", "spec.forProvider.roleDefinitionId", "spec.forProvider.roleDefinitionIdSelector", "spec.forProvider.roleDefinitionIdRef", "spec.forProvider.condition", "spec.forProvider.delegatedManagedIdentityResourceId", "spec.initProvider.principalId", "spec.initProvider.scope", "spec.initProvider.roleDefinitionName").Replaces(
 		terraform.Refuse("scope", "azurerm_role_assignment.scope", "internal/services/authorization/role_assignment_resource.go:62-65"),
 		terraform.Refuse("principalId", "azurerm_role_assignment.principal_id", "internal/services/authorization/role_assignment_resource.go:101-104"),
 		terraform.Refuse("principalType", "azurerm_role_assignment.principal_type", "internal/services/authorization/role_assignment_resource.go:107-111"),
@@ -121,7 +121,7 @@ var (
 		terraform.Refuse("roleDefinitionId", "azurerm_role_assignment.role_definition_id", "internal/services/authorization/role_assignment_resource.go:82-86"),
 		terraform.Refuse("description", "azurerm_role_assignment.description", "internal/services/authorization/role_assignment_resource.go:132-135"),
 		terraform.Refuse("condition", "azurerm_role_assignment.condition", "internal/services/authorization/role_assignment_resource.go:139-142"))
-	clusterKind = registry.Upjet(Name, "containerservice", "KubernetesCluster", "v1beta2", "spec.forProvider.location", "spec.forProvider.defaultNodePool").
+	clusterKind = registry.Upjet(Name, "containerservice", "KubernetesCluster", "v1beta2", "spec.forProvider.location", "spec.forProvider.defaultNodePool").As(registry.Compute, registry.Credentials).
 			WithGuarded(registry.WhyNodeCounts, "spec.forProvider.defaultNodePool.minCount", "spec.forProvider.defaultNodePool.maxCount", "spec.forProvider.defaultNodePool.nodeCount").Replaces(
 		terraform.Walk("kubernetesVersion", "azurerm_kubernetes_cluster.kubernetes_version (the control plane only; no skipped minor)", aksCluster+":727-732, 2678-2697"),
 		terraform.Walk("defaultNodePool.orchestratorVersion", "azurerm_kubernetes_cluster.default_node_pool.orchestrator_version (never above the control plane)", aksNodePool),
@@ -158,7 +158,7 @@ var (
 	// cycled through temporaryNameForRotation (which does not cordon and
 	// drain, azurerm's docs say), so that AKS drains the old pool as it
 	// deletes it.
-	nodePoolKind = registry.Upjet(Name, "containerservice", "KubernetesClusterNodePool", "v1beta2").
+	nodePoolKind = registry.Upjet(Name, "containerservice", "KubernetesClusterNodePool", "v1beta2").As(registry.Compute).
 			WithGuarded(registry.WhyNodeCounts, "spec.forProvider.minCount", "spec.forProvider.maxCount", "spec.forProvider.nodeCount", "spec.forProvider.autoScalingEnabled", "spec.initProvider.nodeCount").Replaces(
 		terraform.Walk("orchestratorVersion", "azurerm_kubernetes_cluster_node_pool.orchestrator_version (never above the control plane)", aksPool+":325"),
 		terraform.Refuse("kubernetesClusterIdSelector", "azurerm_kubernetes_cluster_node_pool.kubernetes_cluster_id", aksPool+":175-178"),

@@ -23,11 +23,11 @@ var (
 		terraform.Refuse("description", "google_compute_global_address.description", "google/services/compute/resource_compute_global_address.go:174-177"),
 		terraform.Refuse("network", "google_compute_global_address.network", "google/services/compute/resource_compute_global_address.go:198-201"),
 		terraform.Refuse("networkSelector", "google_compute_global_address.network", "google/services/compute/resource_compute_global_address.go:198-201"))
-	serviceConnectionKind = registry.Upjet(Name, "servicenetworking", "Connection", "v1beta1", "spec.forProvider.service").Replaces(
+	serviceConnectionKind = registry.Upjet(Name, "servicenetworking", "Connection", "v1beta1", "spec.forProvider.service").As(registry.Peering).Replaces(
 		terraform.Refuse("network", "google_service_networking_connection.network", "google/services/servicenetworking/resource_service_networking_connection.go:67-70"),
 		terraform.Refuse("networkSelector", "google_service_networking_connection.network", "google/services/servicenetworking/resource_service_networking_connection.go:67-70"),
 		terraform.Refuse("service", "google_service_networking_connection.service", "google/services/servicenetworking/resource_service_networking_connection.go:80-83"))
-	sqlInstanceKind = registry.Upjet(Name, "sql", "DatabaseInstance", "v1beta2", "spec.forProvider.databaseVersion", "spec.forProvider.settings.tier").
+	sqlInstanceKind = registry.Upjet(Name, "sql", "DatabaseInstance", "v1beta2", "spec.forProvider.databaseVersion", "spec.forProvider.settings.tier").As(registry.Database, registry.Credentials).
 			WithGuarded(registry.WhyPrivate, "spec.forProvider.settings.ipConfiguration.ipv4Enabled", "spec.forProvider.settings.ipConfiguration.authorizedNetworks").Replaces(
 		terraform.Refuse("project", "google_sql_database_instance.project", "google/services/sql/resource_sql_database_instance.go:1189-1193"),
 		terraform.Refuse("settings.diskType", "google_sql_database_instance.settings.disk_type", "google/services/sql/resource_sql_database_instance.go:577-581"),

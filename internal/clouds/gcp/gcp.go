@@ -82,13 +82,13 @@ var (
 	routerNATKind = registry.Upjet(Name, "compute", "RouterNAT", "v1beta2", "spec.forProvider.region", "spec.forProvider.sourceSubnetworkIpRangesToNat").Replaces(
 		terraform.Refuse("project", "google_compute_router_nat.project", "google/services/compute/resource_compute_router_nat.go:542-546"),
 		terraform.Refuse("routerSelector", "google_compute_router_nat.router", "google/services/compute/resource_compute_router_nat.go:312-315"))
-	saKind = registry.Upjet(Name, "cloudplatform", "ServiceAccount", "v1beta1").Replaces(
+	saKind = registry.Upjet(Name, "cloudplatform", "ServiceAccount", "v1beta1").As(registry.ComputeIdentity).Replaces(
 		terraform.Refuse("project", "google_service_account.project", "google/services/resourcemanager/resource_google_service_account.go:114-118"))
 	iamMemberKind = registry.Upjet(Name, "cloudplatform", "ProjectIAMMember", "v1beta2", "spec.forProvider.member", "spec.forProvider.role").WithGuarded(registry.WhyIdentity, identityGrant...).Replaces(
 		terraform.Refuse("project", "google_project_iam_member.project", "google/services/resourcemanager/iam_project.go:35-38"),
 		terraform.Refuse("member", "google_project_iam_member.member", "google/tpgiamresource/resource_iam_member.go:69-72"),
 		terraform.Refuse("role", "google_project_iam_member.role", "google/tpgiamresource/resource_iam_member.go:64-67"))
-	clusterKind = registry.Upjet(Name, "container", "Cluster", "v1beta2", "spec.forProvider.location").Replaces(
+	clusterKind = registry.Upjet(Name, "container", "Cluster", "v1beta2", "spec.forProvider.location").As(registry.Compute, registry.Credentials).Replaces(
 		terraform.Walk("minMasterVersion", "google_container_cluster.min_master_version (a floor: only an upgrade above the running master is sent)", "google/services/container/resource_container_cluster.go:1522-1526, 4512-4541"),
 		terraform.Refuse("project", "google_container_cluster.project", "google/services/container/resource_container_cluster.go:1726-1730"),
 		terraform.Refuse("networkSelector", "google_container_cluster.network", "google/services/container/resource_container_cluster.go:1536-1540"),
@@ -98,7 +98,7 @@ var (
 		terraform.Refuse("ipAllocationPolicy", "google_container_cluster.ip_allocation_policy (range names)", "google/services/container/resource_container_cluster.go:1767-1812"),
 		terraform.Refuse("privateClusterConfig.masterIpv4CidrBlock", "google_container_cluster.private_cluster_config.master_ipv4_cidr_block", "google/services/container/resource_container_cluster.go:2030-2034"),
 		terraform.Refuse("nodeConfig", "google_container_cluster.node_config (the default pool's; rendered in initProvider only, so that its diff is dropped once the default pool is gone)", "google/services/container/node_config.go:279-284"))
-	nodePoolKind = registry.Upjet(Name, "container", "NodePool", "v1beta2", "spec.forProvider.location").
+	nodePoolKind = registry.Upjet(Name, "container", "NodePool", "v1beta2", "spec.forProvider.location").As(registry.Compute).
 			WithGuarded(registry.WhyNodeCounts, "spec.forProvider.autoscaling", "spec.forProvider.nodeCount").Replaces(
 		terraform.Walk("version", "google_container_node_pool.version (never above the master, never down)", "google/services/container/resource_container_node_pool.go"),
 		terraform.Refuse("project", "google_container_node_pool.project", "google/services/container/resource_container_node_pool.go:226-230"),

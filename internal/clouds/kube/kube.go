@@ -26,6 +26,7 @@ var (
 		Cluster:    "helm.crossplane.io/v1beta1",
 		Ready:      registry.ReadyWhenObserved,
 		Required:   []string{"spec.credentials.source"},
+		Roles:      registry.Access,
 	}
 	KubernetesProviderConfigKind = &registry.Kind{
 		Kind:       "ProviderConfig",
@@ -33,6 +34,7 @@ var (
 		Cluster:    "kubernetes.crossplane.io/v1alpha1",
 		Ready:      registry.ReadyWhenObserved,
 		Required:   []string{"spec.credentials.source"},
+		Roles:      registry.Access,
 	}
 	ObjectKind = (&registry.Kind{
 		Kind:       "Object",

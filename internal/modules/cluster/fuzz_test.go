@@ -185,7 +185,13 @@ func mutate(w *fntest.World, last *fnv1.RunFunctionResponse, op, arg byte) {
 			spec(map[string]any{"credentials": map[string]any{"secretRef": map[string]any{"namespace": sentinelAccount}}}),
 			forProvider(map[string]any{"networkSelector": map[string]any{"matchLabels": map[string]any{"team": sentinelAccount}}}),
 		}
-		override(pick(), nth(forbidden, arg))(w)
+		target := pick()
+		if int(arg)%len(forbidden) == 4 {
+			// A chart source means something only on a Helm release:
+			// aim it at one (on another kind it is not a field at all).
+			target = "release-" + chartOf(arg)
+		}
+		override(target, nth(forbidden, arg))(w)
 	case 11:
 		fntest.Set("spec.parameters.charts", map[string]any{chartOf(arg): map[string]any{"values": plantSecret(arg)}})(w.XR)
 	case 12:

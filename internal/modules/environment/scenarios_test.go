@@ -140,7 +140,7 @@ func TestScenarios(t *testing.T) {
 		}
 	}
 	scenarios["gcp/Ordering"] = fntest.Scenario{
-		Reason: "The Deployment waits for db-connection-details, which waits until the nested Database says where its password is; every edge is a Usage, so that deletion runs in reverse.",
+		Reason: "The Deployment waits for db-connection-details, which waits until the nested Database says where its password is; these edges order creation only: their order of deletion does not matter (registry.UsageRules), so none gets a Usage.",
 		XR:     appXR("gcp"),
 		Extra:  required(appXR("gcp")),
 		Steps: []fntest.Step{
@@ -149,8 +149,9 @@ func TestScenarios(t *testing.T) {
 				fntest.Lacks("database-connection", "deployment", "service-account"),
 				fntest.ConditionMentions(environment.ConditionDatabaseReady, "status.passwordSecret"),
 			)},
-			{Name: "second", Check: fntest.All(fntest.Desires("database-connection", "database-connection-uses-database"), fntest.Lacks("deployment"))},
-			{Name: "the rest", Converge: true, Check: fntest.All(fntest.Desires("deployment", "deployment-uses-database-connection", "deployment-uses-service-account", "service-account-uses-identity-workload-user"),
+			{Name: "second", Check: fntest.All(fntest.Desires("database-connection"), fntest.Lacks("deployment", "database-connection-uses-database"))},
+			{Name: "the rest", Converge: true, Check: fntest.All(fntest.Desires("deployment"),
+				fntest.Lacks("deployment-uses-database-connection", "deployment-uses-service-account", "service-account-uses-identity-workload-user"),
 				fntest.Field("deployment", "spec.readiness.policy", "DeriveFromCelQuery"))},
 		},
 	}
