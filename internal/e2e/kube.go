@@ -24,6 +24,10 @@ import (
 // errNotFound is a 404 from the API server.
 var errNotFound = errors.New("not found")
 
+// errConflict is a 409 from the API server: the object changed since it
+// was read.
+var errConflict = errors.New("conflict")
+
 // object is an unstructured Kubernetes object.
 type object = map[string]any
 
@@ -123,6 +127,8 @@ func (k *kube) doContext(ctx context.Context, method, path, contentType string, 
 	switch {
 	case rsp.StatusCode == http.StatusNotFound:
 		return nil, errNotFound
+	case rsp.StatusCode == http.StatusConflict:
+		return nil, fmt.Errorf("%w: %s %s: %s", errConflict, method, path, bytes.TrimSpace(b))
 	case rsp.StatusCode >= 300:
 		return nil, fmt.Errorf("%s %s: %s: %s", method, path, rsp.Status, bytes.TrimSpace(b))
 	}
@@ -251,6 +257,22 @@ func (k *kube) patchStatus(apiVersion, kind, namespace, name string, status map[
 		return err
 	}
 	b, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return err
+	}
+	_, err = k.do(http.MethodPatch, p, "application/merge-patch+json", b)
+	return err
+}
+
+// patch merge-patches an object (its metadata, say). A
+// metadata.resourceVersion in the patch makes it conditional: the API
+// server refuses it with a conflict (errConflict) when the object changed.
+func (k *kube) patch(apiVersion, kind, namespace, name string, body object) error {
+	p, err := k.path(apiVersion, kind, namespace, name, "")
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}

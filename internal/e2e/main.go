@@ -94,7 +94,7 @@ func runFleet(kubeconfig, examples string, n int, work, metrics string, timeout 
 		return err
 	}
 	defer stop()
-	s := &scenarios{k: k, examples: examples, timeout: timeout}
+	s := &scenarios{k: k, c: c, examples: examples, timeout: timeout, refused: map[string]int{}}
 	return s.fleet(c, n, work, metrics)
 }
 
@@ -125,7 +125,7 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 	defer stop()
 	fmt.Printf("cloud simulator: standing in for the providers of %d managed resource kinds\n", len(c.kinds))
 
-	s := &scenarios{k: k, examples: examples, timeout: timeout}
+	s := &scenarios{k: k, c: c, examples: examples, timeout: timeout, refused: map[string]int{}}
 	start := time.Now()
 	count := 0
 	fmt.Println("scenario: WorkloadBudget on real Deployments (within budget, over, back under, deleted while paused, monitor-only)")
@@ -169,9 +169,21 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 		return fmt.Errorf("portal: %w", err)
 	}
 	count++
+	// The simulated clouds refuse deletes while what is deleted is in
+	// use: that they did on each cloud shows that the deletes completed
+	// against that strictness, not around it.
+	for _, cl := range clouds {
+		if s.refused[cl] == 0 {
+			return fmt.Errorf("%s: the simulated cloud refused no delete: its deletion rules were not exercised", cl)
+		}
+	}
 	fmt.Printf("\nE2E PASSED: %d scenarios in %.0f s; the simulator marked %d managed resources ready\n", count, time.Since(start).Seconds(), c.patched.Load())
 	for _, r := range s.results {
 		fmt.Println("  " + r)
+	}
+	fmt.Printf("  the simulated clouds refused %s deletes in all; the XR deletes completed within %s each\n", counts(s.refused), deleteBound)
+	for _, f := range s.findings {
+		fmt.Println("  " + f)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"sync"
@@ -22,8 +23,12 @@ import (
 // Synced and Ready conditions and status.atProvider with plausible outputs
 // (endpoint, CA, OIDC issuer, name servers), and what the provider writes
 // besides (see workload.go): connection secrets, passwords, a release's
-// namespace and CRDs. It also plays the kubelet for the pods of the one
-// API server that is every workload cluster. It touches nothing else.
+// namespace and CRDs. It deletes as the providers and the clouds do
+// (deletion.go): with a finalizer on every managed resource, removed only
+// once the cloud accepts the delete, which it refuses while the resource
+// is in use; and provider-helm's and provider-sql's ProviderConfigs held
+// while resources use them. It also plays the kubelet for the pods of the
+// one API server that is every workload cluster. It touches nothing else.
 type cloud struct {
 	k       *kube
 	kinds   []kindRef
@@ -34,6 +39,18 @@ type cloud struct {
 	cpDelay time.Duration
 	// pending are the reports scheduled, by kind and name.
 	pending sync.Map
+	// retries are the objects a handler will handle again, by key: one
+	// retry at a time each, however many watch events come meanwhile.
+	retries sync.Map
+	// pcKinds are provider-helm's and provider-sql's ProviderConfig,
+	// ClusterProviderConfig and ProviderConfigUsage kinds, by group and
+	// kind.
+	pcKinds map[string]kindRef
+	// del is what the simulator records of deletion (deletion.go).
+	del *deletions
+	// fake, when set, is what deletion's decisions read in place of the
+	// API server (a test's).
+	fake store
 }
 
 // reported are the fields of status.atProvider a provider updates once it
@@ -63,6 +80,10 @@ func (c *cloud) discover() error {
 		return err
 	}
 	c.kinds = nil
+	c.pcKinds = map[string]kindRef{}
+	if c.del == nil {
+		c.del = newDeletions()
+	}
 	for _, crd := range crds {
 		spec := crd["spec"].(map[string]any)
 		g := spec["group"].(string)
@@ -70,14 +91,23 @@ func (c *cloud) discover() error {
 			continue
 		}
 		kind := spec["names"].(map[string]any)["kind"].(string)
-		if kind == "ProviderConfig" || kind == "ClusterProviderConfig" || kind == "ProviderConfigUsage" {
-			continue
-		}
 		for _, v := range spec["versions"].([]any) {
 			vm := v.(map[string]any)
+			if vm["storage"] != true {
+				continue
+			}
+			kr := kindRef{g + "/" + vm["name"].(string), kind}
 			sub, _ := vm["subresources"].(map[string]any)
-			if vm["storage"] == true && sub["status"] != nil {
-				c.kinds = append(c.kinds, kindRef{g + "/" + vm["name"].(string), kind})
+			switch {
+			case kind == "ProviderConfig" || kind == "ClusterProviderConfig" || kind == "ProviderConfigUsage":
+				// The upjet providers' ProviderConfigs are the
+				// environment's, never deleted; provider-helm's and
+				// provider-sql's are composed, and held while in use.
+				if !strings.HasSuffix(g, ".upbound.io") {
+					c.pcKinds[g+"/"+kind] = kr
+				}
+			case sub["status"] != nil:
+				c.kinds = append(c.kinds, kr)
 			}
 		}
 	}
@@ -92,18 +122,41 @@ func (c *cloud) run(ctx context.Context) error {
 	if err := c.k.apply(object{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": nodeName}}); err != nil {
 		return fmt.Errorf("cannot register node %s: %w", nodeName, err)
 	}
+	// Crossplane takes its composite label off a composed resource it
+	// deletes because the XR no longer wants it, so the watches select
+	// by label no more: what is neither labelled nor carries the
+	// simulator's finalizer is left alone.
 	for _, kr := range c.kinds {
-		go c.k.watch(ctx, kr.apiVersion, kr.kind, xr.LabelComposite, c.handler(ctx, kr, func(o object) error { return c.provide(kr, o) })) //nolint:errcheck // ends with ctx
+		go c.k.watch(ctx, kr.apiVersion, kr.kind, "", c.handler(ctx, kr, ours(managedFinalizer, func(o object) error { return c.provide(kr, o) }))) //nolint:errcheck // ends with ctx
+	}
+	for _, kr := range c.pcKinds {
+		if kr.kind != "ProviderConfigUsage" {
+			go c.k.watch(ctx, kr.apiVersion, kr.kind, "", c.handler(ctx, kr, ours(inUseFinalizer, c.providerConfig))) //nolint:errcheck // ends with ctx
+		}
 	}
 	go c.k.watch(ctx, "v1", "Pod", "", c.handler(ctx, kindRef{"v1", "Pod"}, c.kubelet)) //nolint:errcheck // ends with ctx
 	return nil
+}
+
+// ours runs fn on what an XR composed (labelled with its composite) or
+// what carries the finalizer f.
+func ours(f string, fn func(object) error) func(object) error {
+	return func(o object) error {
+		if str(o, "metadata", "labels", xr.LabelComposite) == "" && !hasFinalizer(o, f) {
+			return nil
+		}
+		return fn(o)
+	}
 }
 
 // retryAfter is how long the simulator waits to try again what it failed.
 const retryAfter = 2 * time.Second
 
 // handler is a watch's callback that runs fn and, when it fails, prints
-// why and runs it again on the object as it is retryAfter later.
+// why and runs it again on the object as it is retryAfter later; a delete
+// the cloud refused (errRefused) it tries again 2 to 5 s later, without a
+// word, as a provider requeues. One retry of an object is pending at a
+// time.
 func (c *cloud) handler(ctx context.Context, kr kindRef, fn func(object) error) func(object) {
 	var handle func(object)
 	handle = func(o object) {
@@ -111,9 +164,20 @@ func (c *cloud) handler(ctx context.Context, kr kindRef, fn func(object) error) 
 		if err == nil || ctx.Err() != nil {
 			return
 		}
-		fmt.Println("cloud simulator:", err)
-		time.AfterFunc(retryAfter, func() {
-			if now, err := c.k.get(kr.apiVersion, kr.kind, str(o, "metadata", "namespace"), str(o, "metadata", "name")); err == nil && ctx.Err() == nil {
+		delay := retryAfter
+		if errors.Is(err, errRefused) {
+			delay = retryMin + rand.N(retryJitter) //nolint:gosec // a requeue's jitter
+		} else {
+			fmt.Println("cloud simulator:", err)
+		}
+		ns, name := str(o, "metadata", "namespace"), str(o, "metadata", "name")
+		key := kr.apiVersion + "/" + kr.kind + "/" + ns + "/" + name
+		if _, pending := c.retries.LoadOrStore(key, true); pending {
+			return
+		}
+		time.AfterFunc(delay, func() {
+			c.retries.Delete(key)
+			if now, err := c.k.get(kr.apiVersion, kr.kind, ns, name); err == nil && ctx.Err() == nil {
 				handle(now)
 			}
 		})
@@ -166,12 +230,20 @@ func (c *cloud) report(kr kindRef, o object) error {
 
 // provide marks a composed managed resource that is not ready yet Synced
 // and Ready, with what its provider would write besides.
+//
+// As a provider, it puts its finalizer on the resource first, and once the
+// resource's deletion began, deletes it from the cloud as deletion.go
+// says, removing the finalizer only once the cloud did.
 func (c *cloud) provide(kr kindRef, o object) error {
+	if str(o, "metadata", "deletionTimestamp") != "" {
+		return c.deleteManaged(o)
+	}
+	c.adopt(o)
+	if err := c.setFinalizer(o, managedFinalizer, true); err != nil {
+		return fmt.Errorf("cannot put the finalizer on %s %s: %w", kr.kind, str(o, "metadata", "name"), err)
+	}
 	if s, _, _ := condition(o, "Ready"); s == "True" {
 		return c.report(kr, o)
-	}
-	if str(o, "metadata", "deletionTimestamp") != "" {
-		return nil
 	}
 	// The object as served carries the API version of the storage
 	// version; the outputs table keys on group and kind.

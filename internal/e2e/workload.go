@@ -95,6 +95,9 @@ func (c *cloud) secret(namespace, name string, data map[string]string, owners []
 func (c *cloud) connect(o object) error {
 	cd := simulate.ConnectionDetails(o)
 	if cd == nil {
+		cd = c.endpointDetails(o)
+	}
+	if cd == nil {
 		return nil
 	}
 	ref, _ := o["spec"].(map[string]any)["writeConnectionSecretToRef"].(map[string]any)
@@ -117,6 +120,51 @@ func (c *cloud) connect(o object) error {
 		}
 	}
 	return c.secret(ns, name, data, ownedBy(o), true)
+}
+
+// endpointDetails are the connection details a provider publishes of a
+// database server (or anything else that writes a connection Secret and
+// reports an address): its address, endpoint and port, the user name and
+// its password. provider-sql connects with them, and cannot delete its
+// databases without them.
+func (c *cloud) endpointDetails(o object) map[string][]byte {
+	if at(o, "spec", "writeConnectionSecretToRef") == nil {
+		return nil
+	}
+	ap, _ := simulate.Status(o)["atProvider"].(map[string]any)
+	out := map[string][]byte{}
+	for _, k := range []string{"address", "endpoint", "fqdn", "host", "port", "connectionName", "privateIpAddress"} {
+		if v, ok := ap[k]; ok && v != nil {
+			out[k] = []byte(fmt.Sprint(v))
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	fp, _ := at(o, "spec", "forProvider").(map[string]any)
+	for _, k := range []string{"username", "administratorLogin"} {
+		if u, ok := fp[k].(string); ok {
+			out["username"] = []byte(u)
+		}
+	}
+	for k, v := range fp {
+		ref, ok := v.(map[string]any)
+		if !ok || !strings.HasSuffix(strings.ToLower(k), "passwordsecretref") {
+			continue
+		}
+		ns, _ := ref["namespace"].(string)
+		if ns == "" {
+			ns = str(o, "metadata", "namespace")
+		}
+		name, _ := ref["name"].(string)
+		key, _ := ref["key"].(string)
+		if sec, err := c.k.get("v1", "Secret", ns, name); err == nil {
+			if b, err := base64.StdEncoding.DecodeString(str(sec, "data", key)); err == nil {
+				out["password"] = b
+			}
+		}
+	}
+	return out
 }
 
 // passwords creates the password Secrets a managed resource reads or has
