@@ -233,8 +233,8 @@ func runFunctionLatency(metrics string) (count float64, p50, p99 time.Duration, 
 }
 
 // fleet applies n XRs at once, waits until all are Ready, measures, then
-// injects the faults.
-func (s *scenarios) fleet(c *cloud, n int, work, metrics string) error {
+// injects the faults unless faults is false.
+func (s *scenarios) fleet(c *cloud, n int, work, metrics string, faults bool) error {
 	xrs := fleetXRs(s.examples, n)
 	before := map[string]usage{}
 	for _, p := range stackProcs {
@@ -319,6 +319,13 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string) error {
 	for _, p := range stackProcs {
 		total += after[p.name].cpu - before[p.name].cpu
 	}
+	// Per XR applied (the nested XRs they compose count with their
+	// parent): what each asks the control plane to hold, and the API
+	// server's CPU it costs until all are Ready.
+	apiserver := after["kube-apiserver"].cpu - before["kube-apiserver"].cpu
+	fmt.Printf("  per XR applied: %.1f composed resources (%.1f of them Usages), kube-apiserver %.2f CPU s, Crossplane core %.2f CPU s\n",
+		float64(composed.resources)/float64(n), float64(composed.usages)/float64(n), apiserver/float64(n),
+		(after["crossplane"].cpu-before["crossplane"].cpu)/float64(n))
 	fmt.Printf("  %-24s %10s %7s %10s\n", "process", "CPU s", "share", "peak RSS")
 	for _, p := range stackProcs {
 		d := after[p.name].cpu - before[p.name].cpu
@@ -328,6 +335,10 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string) error {
 	fmt.Printf("  %-24s %10.1f %6.1f%% of %d cores' %.0f s (the stack's processes are part of it)\n", "machine busy", busy1-busy0,
 		100*(busy1-busy0)/capacity, cores, capacity)
 	topRequests(work0, work1, 10)
+	if !faults {
+		fmt.Println("fleet: no faults injected (-faults=false)")
+		return nil
+	}
 
 	// The faults: none may lose a composed resource, and the fleet
 	// converges again after each.
@@ -511,7 +522,9 @@ func (s *scenarios) waitFleet(xrs []*fleetXR, start time.Time, conds ...string) 
 type composedSet struct {
 	uids      map[string]bool
 	resources int
-	xrs       int
+	// usages is how many of the resources are Usages or ClusterUsages.
+	usages int
+	xrs    int
 }
 
 // composedUIDs counts what the fleet composed. A loaded API server may not
@@ -550,6 +563,9 @@ func (s *scenarios) composedOnce(c *cloud) (composedSet, error) {
 		for _, o := range items {
 			out.uids[str(o, "metadata", "uid")] = true
 			out.resources++
+			if k.kind == "Usage" || k.kind == "ClusterUsage" {
+				out.usages++
+			}
 		}
 	}
 	for _, k := range []kindRef{

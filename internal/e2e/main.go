@@ -24,6 +24,7 @@ func main() {
 	timeout := flag.Duration("timeout", 5*time.Minute, "how long each step may take")
 	prepare := flag.String("prepare-crds", "", "copy the provider CRDs of this folder for installing without providers into -out, and exit")
 	out := flag.String("out", "", "where -prepare-crds writes")
+	faults := flag.Bool("faults", true, "with -fleet, inject the faults once the fleet is Ready")
 	fleet := flag.Int("fleet", 0, "instead of the scenarios, apply this many mixed XRs at once, measure, and inject faults (make fleet)")
 	work := flag.String("work", "", "run.sh's work folder (pid files, start scripts), for -fleet")
 	metrics := flag.String("metrics", "http://127.0.0.1:18090/metrics", "the function's metrics, for -fleet")
@@ -54,7 +55,7 @@ func main() {
 		return
 	}
 	if *fleet > 0 {
-		if err := runFleet(*kubeconfig, *examples, *fleet, *work, *metrics, *timeout); err != nil {
+		if err := runFleet(*kubeconfig, *examples, *fleet, *work, *metrics, *timeout, *faults); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: FLEET FAILED:", err)
 			os.Exit(1)
 		}
@@ -87,15 +88,16 @@ var maxPath = map[string][]string{
 	"azure": {"spec", "forProvider", "maxCount"},
 }
 
-// runFleet starts the simulator and runs the fleet.
-func runFleet(kubeconfig, examples string, n int, work, metrics string, timeout time.Duration) error {
+// runFleet starts the simulator and runs the fleet, with its faults when
+// faults is true.
+func runFleet(kubeconfig, examples string, n int, work, metrics string, timeout time.Duration, faults bool) error {
 	k, c, stop, err := simulator(kubeconfig)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	s := &scenarios{k: k, c: c, examples: examples, timeout: timeout, refused: map[string]int{}}
-	return s.fleet(c, n, work, metrics)
+	return s.fleet(c, n, work, metrics, faults)
 }
 
 // simulator connects to the API server and starts the cloud simulator,

@@ -10,6 +10,7 @@
 # E2E_WORK (state and logs), CRDS (provider CRDs), KEEP=1 to leave it running,
 # FLEET=N to run the fleet of N XRs and its faults instead of the scenarios
 # (make fleet), FLEET_TIMEOUT (30m) how long the fleet may take to be Ready,
+# FLEET_FAULTS=0 to measure the fleet without injecting its faults after,
 # XP_POLL and PK_POLL Crossplane's and provider-kubernetes's poll intervals,
 # FN_ARGS more flags for the function (e.g. --ttl-converging=1m),
 # PORTAL_BROWSER=required to fail, not skip, the portal's page test when no
@@ -293,6 +294,6 @@ if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
 fi
 if [ -n "${FLEET:-}" ]; then
   log "the fleet: $FLEET XRs"
-  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -fleet="$FLEET" -work="$WORK" -timeout="${FLEET_TIMEOUT:-30m}"
+  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -fleet="$FLEET" -work="$WORK" -timeout="${FLEET_TIMEOUT:-30m}" -faults="${FLEET_FAULTS:-1}"
 fi
 log "done"
