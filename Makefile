@@ -35,7 +35,7 @@ FUZZTIME      ?= 10s
 XPKG          := $(OUT)/function-cluster-platform.xpkg
 ARCH          ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all help build generate check-generated test lint fuzz bench bench-go bench-portal render validate redteam daytwo converge xpkg e2e fleet tools clean
+.PHONY: all help build generate check-generated docs test lint fuzz bench bench-go bench-portal render validate redteam daytwo converge xpkg e2e fleet tools clean
 
 # One line per target.
 help:
@@ -45,6 +45,7 @@ help:
 	@echo "make lint             golangci-lint"
 	@echo "make generate         regenerate the Input CRD and the legacy XRDs and Compositions"
 	@echo "make check-generated  fail if generated files are out of date"
+	@echo "make docs             fail if the docs are not true: generated pages, links and anchors, make targets, the binary's flags, README length, orphan pages"
 	@echo "make fuzz             run each fuzz target for FUZZTIME (default 10s)"
 	@echo "make redteam          replay the red-team attacks through the crossplane CLI"
 	@echo "make daytwo           render day-2 changes of the converged example Clusters through the crossplane CLI (upgrades, skips, downgrades, rotations, maintenance) and validate them"
@@ -74,6 +75,14 @@ check-generated:
 	cd input && $(GO) generate -tags generate ./...
 	git diff --exit-code -- package/input || { echo "package/input is out of date: run make generate and commit it" >&2; exit 1; }
 	$(GO) run ./internal/xrdgen -check
+
+# Keep the docs true: the generated pages are up to date (xrdgen, docgen),
+# and README.md and docs/ link only to what exists and name only make
+# targets and flags of the binary that exist (internal/docscheck).
+docs:
+	$(GO) run ./internal/xrdgen -check
+	$(GO) run ./internal/docgen -check
+	$(GO) run ./internal/docscheck
 
 test:
 	$(GO) test -race ./...
