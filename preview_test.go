@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/preview"
 )
@@ -49,11 +51,10 @@ func TestPreviewExamples(t *testing.T) {
 			if exists(filepath.Join("examples", cloud, "required")) {
 				required = append(required, filepath.Join("examples", cloud, "required"))
 			}
-			w, err := world(env, required)
+			w, err := world(env, required, folder == "compat", io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
-			w.InContext = folder == "compat"
 			st, err := preview.Converge(run, w, x, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -165,4 +166,89 @@ func TestPreviewFleet(t *testing.T) {
 		}
 	}
 	t.Logf("fleet of %d XRs: %d held, %d changed, %d added, %d removed", report.Total.XRs, report.Total.Held, report.Total.Changed, report.Total.Added, report.Total.Removed)
+}
+
+// TestPreviewEnvironmentAPIVersion checks what preview does with
+// EnvironmentConfigs written as apiextensions.crossplane.io/v1alpha1:
+// delivered as required resources, crossplane render would not find them,
+// so preview refuses them, naming the file, the object and the fix; merged
+// into the context (--env-context, the original platform's configs of
+// examples/compat) it previews with a warning for each.
+func TestPreviewEnvironmentAPIVersion(t *testing.T) {
+	dir := t.TempDir()
+	for _, o := range fntest.MustLoad("examples/envconfigs") {
+		name := o["metadata"].(map[string]any)["name"].(string)
+		if name == "cluster-platform-cloud-gcp" {
+			o["apiVersion"] = envcfg.OldAPIVersion
+		}
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".yaml"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := func(file, name string) string {
+		return fmt.Sprintf("%s: EnvironmentConfig %q is apiextensions.crossplane.io/v1alpha1", file, name)
+	}
+	type want struct {
+		err      string
+		warnings []string
+		output   string
+	}
+	cases := map[string]struct {
+		reason string
+		cmd    PreviewCmd
+		want   want
+	}{
+		"RequiredRefused": {
+			reason: "As required resources (the shipped Composition, crossplane render --required-resources), a v1alpha1 config is never found: preview refuses it and says how to fix it.",
+			cmd:    PreviewCmd{Files: []string{"examples/gcp/cluster.yaml"}, Env: []string{dir}, Required: []string{"examples/spend"}},
+			want:   want{err: "cannot use the EnvironmentConfigs: " + old(filepath.Join(dir, "cluster-platform-cloud-gcp.yaml"), "cluster-platform-cloud-gcp") + ". " + envcfg.APIVersionHint},
+		},
+		"ContextWarns": {
+			reason: "Merged into the context, the original platform's v1alpha1 configs preview, with one warning naming each.",
+			cmd:    PreviewCmd{Files: []string{"examples/compat/cluster-gcp.yaml"}, Env: []string{"examples/compat/envconfigs"}, EnvContext: true, Required: []string{"examples/spend"}},
+			want: want{
+				warnings: []string{"Warning: " + strings.Join([]string{
+					old("examples/compat/envconfigs/baseline.yaml", "defaults"),
+					old("examples/compat/envconfigs/cloud-aws.yaml", "aws-defaults"),
+					old("examples/compat/envconfigs/cloud-azure.yaml", "azure-defaults"),
+					old("examples/compat/envconfigs/cloud-gcp.yaml", "gcp-defaults"),
+					old("examples/compat/envconfigs/planetype-production.yaml", "production"),
+				}, "; ") + ". " + envcfg.APIVersionHint + " (--env-context merges them into the pipeline context all the same)"},
+				output: "XCluster prod-cluster-",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out, progress bytes.Buffer
+			cmd := tc.cmd
+			cmd.Output, cmd.out, cmd.progress = "table", &out, &progress
+			got := ""
+			if err := cmd.Run(); err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want.err, got); diff != "" {
+				t.Errorf("%s\nRun(): error: -want, +got:\n%s", tc.reason, diff)
+			}
+			var warnings []string
+			for l := range strings.Lines(progress.String()) {
+				warnings = append(warnings, strings.TrimSuffix(l, "\n"))
+			}
+			if diff := cmp.Diff(tc.want.warnings, warnings); diff != "" {
+				t.Errorf("%s\nRun(): warnings: -want, +got:\n%s", tc.reason, diff)
+			}
+			if !strings.HasPrefix(out.String(), tc.want.output) {
+				t.Errorf("%s\nRun(): output starts %q, want %q", tc.reason, firstLine(out.String()), tc.want.output)
+			}
+		})
+	}
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
