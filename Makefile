@@ -39,7 +39,7 @@ ARCH          ?= $(shell $(GO) env GOARCH)
 
 # One line per target.
 help:
-	@echo "make render           render every example with the crossplane CLI, first and converged (via preview), into _output/render"
+	@echo "make render           render every example with the crossplane CLI, first and converged (via preview), into _output/render; preview -o yaml must print each converged render"
 	@echo "make test             run the tests (go test -race ./...)"
 	@echo "make validate         render, then validate every render against ../shared/crds and Crossplane's schemas"
 	@echo "make lint             golangci-lint"

@@ -164,9 +164,10 @@ func TestRunFunctionFatal(t *testing.T) {
 			want: want{rsp: fatal(`cloud is immutable: edge's composed resources (such as "network") were composed for cloud "gcp", but metadata.labels.cloud is now "aws"; restore the label, or create a new XR for "aws"`)},
 		},
 		"EnvironmentMissingAfterFetch": {
-			reason: "When the fetched EnvironmentConfigs hold none for this XR, the desired state cannot be computed.",
+			reason: "When the fetched EnvironmentConfigs hold none for this XR, the desired state cannot be computed; the Fatal says that configs written as v1alpha1 are not found, and how to fix them.",
 			args:   args{req: fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: []fntest.Object{}, Fetched: true}},
-			want:   want{rsp: fatal(`no EnvironmentConfig found: expected configs labelled platform.example.org/environment=cluster-platform with baseline=default, cloud=gcp or planeType=production (or, as the original platform's, with those labels alone), or an environment in the pipeline context key "apiextensions.crossplane.io/environment"`)},
+			want: want{rsp: fatal(`no EnvironmentConfig found: expected configs labelled platform.example.org/environment=cluster-platform with baseline=default, cloud=gcp or planeType=production (or, as the original platform's, with those labels alone), or an environment in the pipeline context key "apiextensions.crossplane.io/environment". ` +
+				"Crossplane v2 serves EnvironmentConfigs only as apiextensions.crossplane.io/v1beta1, so configs written as apiextensions.crossplane.io/v1alpha1 are not found (crossplane render --required-resources and --extra-resources skip them too): set their apiVersion to apiextensions.crossplane.io/v1beta1, data and labels unchanged")},
 		},
 		"UnsupportedModule": {
 			reason: "An input module the function does not know is a Fatal.",

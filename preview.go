@@ -29,6 +29,8 @@ type PreviewCmd struct {
 	JSON       bool     `help:"With --fleet: print the report as JSON."`
 	EnvContext bool     `help:"Deliver the EnvironmentConfigs merged into the pipeline context, as function-environment-configs does for the two-step and compat Compositions (selected by the labels baseline, cloud and planeType alone)."`
 
+	// out is where the preview goes; progress, the progress bar and the
+	// warnings about the files read.
 	out, progress io.Writer
 }
 
@@ -41,17 +43,16 @@ func runner() preview.Runner {
 	}
 }
 
-// world loads the environment and the other objects.
-func world(env, required []string) (preview.World, error) {
-	e, err := fntest.Load(env...)
-	if err != nil {
-		return preview.World{}, fmt.Errorf("cannot read the EnvironmentConfigs: %w", err)
+// world loads the environment and the other objects (preview.Load), and
+// writes its warnings to warn.
+func world(env, required []string, inContext bool, warn io.Writer) (preview.World, error) {
+	w, warnings, err := preview.Load(env, required, inContext)
+	for _, m := range warnings {
+		if _, werr := fmt.Fprintf(warn, "Warning: %s\n", m); werr != nil && err == nil {
+			err = werr
+		}
 	}
-	r, err := fntest.Load(required...)
-	if err != nil {
-		return preview.World{}, fmt.Errorf("cannot read the required objects: %w", err)
-	}
-	return preview.World{Environment: e, Objects: r}, nil
+	return w, err
 }
 
 // Run previews.
@@ -59,11 +60,13 @@ func (c *PreviewCmd) Run() error {
 	if c.out == nil {
 		c.out, c.progress = os.Stdout, os.Stderr
 	}
-	w, err := world(c.Env, c.Required)
+	if c.progress == nil {
+		c.progress = io.Discard
+	}
+	w, err := world(c.Env, c.Required, c.EnvContext, c.progress)
 	if err != nil {
 		return err
 	}
-	w.InContext = c.EnvContext
 	run := runner()
 	if c.Fleet != "" {
 		return c.fleet(run, w)
@@ -135,11 +138,10 @@ func (c *PreviewCmd) fleet(run preview.Runner, old preview.World) error {
 	if len(c.EnvNew) == 0 {
 		return fmt.Errorf("--fleet needs --env-new, the changed EnvironmentConfigs")
 	}
-	updated, err := world(c.EnvNew, c.Required)
+	updated, err := world(c.EnvNew, c.Required, c.EnvContext, c.progress)
 	if err != nil {
 		return err
 	}
-	updated.InContext = c.EnvContext
 	files, err := filepath.Glob(filepath.Join(c.Fleet, "*.yaml"))
 	if err != nil {
 		return err

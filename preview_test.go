@@ -4,15 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
 	"sigs.k8s.io/yaml"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/preview"
 )
 
@@ -49,11 +58,10 @@ func TestPreviewExamples(t *testing.T) {
 			if exists(filepath.Join("examples", cloud, "required")) {
 				required = append(required, filepath.Join("examples", cloud, "required"))
 			}
-			w, err := world(env, required)
+			w, err := world(env, required, folder == "compat", io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
-			w.InContext = folder == "compat"
 			st, err := preview.Converge(run, w, x, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -165,4 +173,200 @@ func TestPreviewFleet(t *testing.T) {
 		}
 	}
 	t.Logf("fleet of %d XRs: %d held, %d changed, %d added, %d removed", report.Total.XRs, report.Total.Held, report.Total.Changed, report.Total.Added, report.Total.Removed)
+}
+
+// TestPreviewEnvironmentAPIVersion checks what preview does with
+// EnvironmentConfigs written as apiextensions.crossplane.io/v1alpha1:
+// delivered as required resources, crossplane render would not find them,
+// so preview refuses them, naming the file, the object and the fix; merged
+// into the context (--env-context, the original platform's configs of
+// examples/compat) it previews with a warning for each.
+func TestPreviewEnvironmentAPIVersion(t *testing.T) {
+	dir := t.TempDir()
+	for _, o := range fntest.MustLoad("examples/envconfigs") {
+		name := o["metadata"].(map[string]any)["name"].(string)
+		if name == "cluster-platform-cloud-gcp" {
+			o["apiVersion"] = envcfg.OldAPIVersion
+		}
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".yaml"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := func(file, name string) string {
+		return fmt.Sprintf("%s: EnvironmentConfig %q is apiextensions.crossplane.io/v1alpha1", file, name)
+	}
+	type want struct {
+		err      string
+		warnings []string
+		output   string
+	}
+	cases := map[string]struct {
+		reason string
+		cmd    PreviewCmd
+		want   want
+	}{
+		"RequiredRefused": {
+			reason: "As required resources (the shipped Composition, crossplane render --required-resources), a v1alpha1 config is never found: preview refuses it and says how to fix it.",
+			cmd:    PreviewCmd{Files: []string{"examples/gcp/cluster.yaml"}, Env: []string{dir}, Required: []string{"examples/spend"}},
+			want:   want{err: "cannot use the EnvironmentConfigs: " + old(filepath.Join(dir, "cluster-platform-cloud-gcp.yaml"), "cluster-platform-cloud-gcp") + ". " + envcfg.APIVersionHint},
+		},
+		"ContextWarns": {
+			reason: "Merged into the context, the original platform's v1alpha1 configs preview, with one warning naming each.",
+			cmd:    PreviewCmd{Files: []string{"examples/compat/cluster-gcp.yaml"}, Env: []string{"examples/compat/envconfigs"}, EnvContext: true, Required: []string{"examples/spend"}},
+			want: want{
+				warnings: []string{"Warning: " + strings.Join([]string{
+					old("examples/compat/envconfigs/baseline.yaml", "defaults"),
+					old("examples/compat/envconfigs/cloud-aws.yaml", "aws-defaults"),
+					old("examples/compat/envconfigs/cloud-azure.yaml", "azure-defaults"),
+					old("examples/compat/envconfigs/cloud-gcp.yaml", "gcp-defaults"),
+					old("examples/compat/envconfigs/planetype-production.yaml", "production"),
+				}, "; ") + ". " + envcfg.APIVersionHint + " (--env-context merges them into the pipeline context all the same)"},
+				output: "XCluster prod-cluster-",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var out, progress bytes.Buffer
+			cmd := tc.cmd
+			cmd.Output, cmd.out, cmd.progress = "table", &out, &progress
+			got := ""
+			if err := cmd.Run(); err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want.err, got); diff != "" {
+				t.Errorf("%s\nRun(): error: -want, +got:\n%s", tc.reason, diff)
+			}
+			var warnings []string
+			for l := range strings.Lines(progress.String()) {
+				warnings = append(warnings, strings.TrimSuffix(l, "\n"))
+			}
+			if diff := cmp.Diff(tc.want.warnings, warnings); diff != "" {
+				t.Errorf("%s\nRun(): warnings: -want, +got:\n%s", tc.reason, diff)
+			}
+			if !strings.HasPrefix(out.String(), tc.want.output) {
+				t.Errorf("%s\nRun(): output starts %q, want %q", tc.reason, firstLine(out.String()), tc.want.output)
+			}
+		})
+	}
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// TestPreviewMatchesRender renders the converged stacks of three examples
+// with the crossplane CLI (bin/crossplane, built by make tools; skipped
+// without it), the function served in process, and checks that preview -o
+// yaml printed the same objects: the metadata Crossplane sets included.
+// The only difference allowed is what crossplane render cannot know, the
+// XR status the function reads from connection details (AKS's CA). make
+// render checks every example the same way.
+func TestPreviewMatchesRender(t *testing.T) {
+	const crossplane = "bin/crossplane"
+	if !exists(crossplane) {
+		t.Skip("no " + crossplane + ": make tools builds it")
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	fnv1.RegisterFunctionRunnerServiceServer(srv, NewFunction(logging.NewNopLogger(), module.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute}))
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+
+	dir := t.TempDir()
+	functions := fntest.MustLoad("examples/functions.yaml")[0]
+	functions["metadata"].(map[string]any)["annotations"].(map[string]any)["render.crossplane.io/runtime-development-target"] = lis.Addr().String()
+	b, err := yaml.Marshal(functions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	functionsFile := filepath.Join(dir, "functions.yaml")
+	if err := os.WriteFile(functionsFile, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// crossplane render takes one folder of required resources.
+	required := func(cloud string) string {
+		d := filepath.Join(dir, "required-"+cloud)
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		objs := fntest.MustLoad("examples/envconfigs", "examples/spend", filepath.Join("examples", cloud, "required"))
+		b, err := fntest.YAMLList(objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "all.yaml"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+
+	cases := map[string]struct {
+		reason      string
+		xr          string
+		composition string
+		cloud       string
+		extra       []string
+	}{
+		"Namespaced": {
+			reason: "A namespaced Cluster: names, namespace, annotations, labels, owner references and the XR's conditions as crossplane render sets them.",
+			xr:     "examples/gcp/cluster.yaml", composition: "apis/cluster/composition.yaml", cloud: "gcp",
+		},
+		"Legacy": {
+			reason: "A claim's cluster-scoped XR: its claim labels pass to every composed resource.",
+			xr:     "examples/gcp/legacy.yaml", composition: "apis/cluster-legacy/composition.yaml", cloud: "gcp",
+		},
+		"ConnectionDetails": {
+			reason: "AKS's CA comes from the cluster's connection details, which crossplane render does not pass: only preview has it.",
+			xr:     "examples/azure/cluster.yaml", composition: "apis/cluster/composition.yaml", cloud: "azure",
+			extra: []string{"status.clusterCA"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := required(tc.cloud)
+			previewAs := func(output string) []byte {
+				var out bytes.Buffer
+				cmd := &PreviewCmd{Files: []string{tc.xr}, Env: []string{"examples/envconfigs"}, Required: []string{req}, Output: output, out: &out, progress: io.Discard}
+				if err := cmd.Run(); err != nil {
+					t.Fatal(err)
+				}
+				return out.Bytes()
+			}
+			observed := filepath.Join(t.TempDir(), "observed.yaml")
+			if err := os.WriteFile(observed, previewAs("observed"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr bytes.Buffer
+			render := exec.Command(crossplane, "render", tc.xr, tc.composition, functionsFile, //nolint:gosec // our own CLI and examples
+				"--required-resources="+req, "--include-full-xr", "--observed-resources="+observed)
+			render.Stdout, render.Stderr = &stdout, &stderr
+			if err := render.Run(); err != nil {
+				t.Fatalf("crossplane render: %v\n%s", err, stderr.String())
+			}
+			previewed, err := fntest.Parse(previewAs("yaml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rendered, err := fntest.Parse(stdout.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			extra, err := preview.SameAsRender(previewed, rendered)
+			if err != nil {
+				t.Fatalf("%s\npreview -o yaml is not crossplane render's: %v", tc.reason, err)
+			}
+			if diff := cmp.Diff(tc.extra, extra); diff != "" {
+				t.Errorf("%s\nXR status only preview has: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
 }

@@ -47,7 +47,21 @@ const (
 	// APIVersion and Kind of an EnvironmentConfig.
 	APIVersion = "apiextensions.crossplane.io/v1beta1"
 	Kind       = "EnvironmentConfig"
+
+	// OldAPIVersion is the API version EnvironmentConfigs had before
+	// Crossplane 1.18. Crossplane v2 serves APIVersion only, so a config
+	// written as OldAPIVersion never reaches the function: Crossplane does
+	// not serve it, and crossplane render, which matches a requirement's
+	// API version exactly, skips it.
+	OldAPIVersion = "apiextensions.crossplane.io/v1alpha1"
 )
+
+// APIVersionHint ends every message about EnvironmentConfigs that were not
+// found: the commonest reason for one is a config written as
+// OldAPIVersion.
+const APIVersionHint = "Crossplane v2 serves EnvironmentConfigs only as " + APIVersion +
+	", so configs written as " + OldAPIVersion + " are not found (crossplane render --required-resources and --extra-resources skip them too): " +
+	"set their apiVersion to " + APIVersion + ", data and labels unchanged"
 
 // Layer labels.
 const (
@@ -152,7 +166,7 @@ func (l Layer) String() string { return l.Label + "=" + l.Value }
 
 // errEmptyContext is the message for an environment that is present in the
 // pipeline context but empty: an earlier step selected no config.
-const errEmptyContext = "the pipeline context holds an empty environment (key %q): an earlier step, such as function-environment-configs, selected no EnvironmentConfig for this XR; nothing is rendered from built-in defaults, so Crossplane changes nothing until it selects one (labelled %s=%s with %s=%s, %s=%s or %s=%s)"
+const errEmptyContext = "the pipeline context holds an empty environment (key %q): an earlier step, such as function-environment-configs, selected no EnvironmentConfig for this XR; nothing is rendered from built-in defaults, so Crossplane changes nothing until it selects one (labelled %s=%s with %s=%s, %s=%s or %s=%s). " + APIVersionHint
 
 // Resolve selects and layers the EnvironmentConfigs for an XR of the supplied
 // cloud and plane type. It returns an error when no environment can be
@@ -218,8 +232,8 @@ func Resolve(req *fnv1.RunFunctionRequest, cloud, planeType string) (Resolution,
 		}
 	}
 	if len(env.Sources) == 0 {
-		return res, fmt.Errorf("no EnvironmentConfig found: expected configs labelled %s=%s with %s=%s, %s=%s or %s=%s (or, as the original platform's, with those labels alone), or an environment in the pipeline context key %q",
-			SelectorLabel, SelectorValue, LabelBaseline, BaselineValue, LabelCloud, cloud, LabelPlaneType, planeType, ContextKey)
+		return res, fmt.Errorf("no EnvironmentConfig found: expected configs labelled %s=%s with %s=%s, %s=%s or %s=%s (or, as the original platform's, with those labels alone), or an environment in the pipeline context key %q. %s",
+			SelectorLabel, SelectorValue, LabelBaseline, BaselineValue, LabelCloud, cloud, LabelPlaneType, planeType, ContextKey, APIVersionHint)
 	}
 	for _, l := range layers {
 		if len(l.configs) == 0 && len(pool) > 0 {

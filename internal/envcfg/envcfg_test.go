@@ -61,7 +61,7 @@ func TestResolve(t *testing.T) {
 		warnings []string
 		layers   map[string][]string
 		missing  []Layer
-		err      bool
+		err      string
 		original []string
 	}
 	cases := map[string]struct {
@@ -153,7 +153,12 @@ func TestResolve(t *testing.T) {
 				}},
 				cloud: "gcp",
 			},
-			want: want{require: true, err: true, original: []string{OriginalRequirementPrefix + "baseline", OriginalRequirementPrefix + "cloud"}},
+			want: want{
+				require: true,
+				err: `no EnvironmentConfig found: expected configs labelled platform.example.org/environment=cluster-platform with baseline=default, cloud=gcp or planeType= (or, as the original platform's, with those labels alone), or an environment in the pipeline context key "apiextensions.crossplane.io/environment". ` +
+					"Crossplane v2 serves EnvironmentConfigs only as apiextensions.crossplane.io/v1beta1, so configs written as apiextensions.crossplane.io/v1alpha1 are not found (crossplane render --required-resources and --extra-resources skip them too): set their apiVersion to apiextensions.crossplane.io/v1beta1, data and labels unchanged",
+				original: []string{OriginalRequirementPrefix + "baseline", OriginalRequirementPrefix + "cloud"},
+			},
 		},
 		"Context": {
 			reason: "An environment in the context is used without a requirement; its apiVersion and kind are not data.",
@@ -177,9 +182,10 @@ func TestResolve(t *testing.T) {
 			},
 		},
 		"EmptyContext": {
-			reason: "An empty environment in the context (an earlier step selected nothing) is an error, never a render from built-in defaults, and never silently replaced by configs the function would fetch itself.",
-			args:   args{req: &fnv1.RunFunctionRequest{Context: emptyCtx}, cloud: "gcp"},
-			want:   want{err: true},
+			reason: "An empty environment in the context (an earlier step selected nothing) is an error, never a render from built-in defaults, and never silently replaced by configs the function would fetch itself; it says why configs are often not found.",
+			args:   args{req: &fnv1.RunFunctionRequest{Context: emptyCtx}, cloud: "gcp", planeType: "production"},
+			want: want{err: `the pipeline context holds an empty environment (key "apiextensions.crossplane.io/environment"): an earlier step, such as function-environment-configs, selected no EnvironmentConfig for this XR; nothing is rendered from built-in defaults, so Crossplane changes nothing until it selects one (labelled platform.example.org/environment=cluster-platform with baseline=default, cloud=gcp or planeType=production). ` +
+				"Crossplane v2 serves EnvironmentConfigs only as apiextensions.crossplane.io/v1beta1, so configs written as apiextensions.crossplane.io/v1alpha1 are not found (crossplane render --required-resources and --extra-resources skip them too): set their apiVersion to apiextensions.crossplane.io/v1beta1, data and labels unchanged"},
 		},
 		"EmptyContextThenConfigs": {
 			reason: "With step-level configs, an empty context environment does not matter: the configs are the environment.",
@@ -197,8 +203,12 @@ func TestResolve(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			res, err := Resolve(tc.args.req, tc.args.cloud, tc.args.planeType)
-			if (err != nil) != tc.want.err {
-				t.Fatalf("%s\nResolve(...): error %v, want error %t", tc.reason, err, tc.want.err)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.want.err, got); diff != "" {
+				t.Fatalf("%s\nResolve(...): error: -want, +got:\n%s", tc.reason, diff)
 			}
 			if diff := cmp.Diff(tc.want.original, slices.Sorted(maps.Keys(res.Original)), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nResolve(...).Original: -want, +got:\n%s", tc.reason, diff)

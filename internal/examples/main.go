@@ -7,7 +7,9 @@
 // Each XR under examples/<cloud>/ is rendered with the Composition whose
 // compositeTypeRef matches it, found anywhere under apis/; twice when it has
 // an observed-resource file under examples/<cloud>/observed/ (first render
-// and converged).
+// and converged). With -function, the converged render's observed
+// resources come from the function's preview -o observed, and preview -o
+// yaml must print the converged render's objects (preview.SameAsRender).
 package main
 
 import (
@@ -26,6 +28,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/preview"
 	"sigs.k8s.io/yaml"
 )
 
@@ -126,11 +129,13 @@ func functionsFor(address, dir string) error {
 	return os.WriteFile(functionsFile, b, 0o600)
 }
 
-// previewObserved converges an example with the function's preview command
-// and writes what the providers would report once it converged.
-func previewObserved(xr, required, dst string, env ...string) error {
+// previewTo converges an example with the function's preview command and
+// writes its output in the supplied format (-o): observed, what the
+// providers would report once it converged; yaml, the converged stack as
+// crossplane render prints it.
+func previewTo(output, xr, required, dst string, env ...string) error {
 	var stdout, stderr bytes.Buffer
-	args := append([]string{"preview", "-o", "observed", "--required", required}, env...)
+	args := append([]string{"preview", "-o", output, "--required", required}, env...)
 	cmd := exec.Command(previewer, append(args, xr)...) //nolint:gosec // our own binary and examples
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -236,6 +241,7 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 		labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
 		cloud := cmp.Or(str(labels, "cloud"), folder)
 		stages := map[string]string{"first-render": ""}
+		previewed := ""
 		if _, err := os.Stat(observed); err == nil {
 			stages["converged"] = observed
 			if previewer != "" {
@@ -250,10 +256,16 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 					required, env = compatDir, []string{"--env", "examples/compat/envconfigs", "--env-context"}
 				}
 				dst := filepath.Join(out, "observed", name+".yaml")
-				if err := previewObserved(xr, required, dst, env...); err != nil {
+				if err := previewTo("observed", xr, required, dst, env...); err != nil {
 					return err
 				}
 				stages["converged"] = dst
+				// And as preview -o yaml shows it, which must be the
+				// converged render byte for byte.
+				previewed = filepath.Join(out, "preview", name+".yaml")
+				if err := previewTo("yaml", xr, required, previewed, env...); err != nil {
+					return err
+				}
 			}
 		}
 		for _, stage := range []string{"first-render", "converged"} {
@@ -288,6 +300,11 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 			}
 			rendered++
 			fmt.Printf("rendered  %-28s %-13s -> %s (%d resources)\n", name, stage, dst, bytes.Count(stdout.Bytes(), []byte("\n---\n"))+1)
+			if stage == "converged" && previewed != "" {
+				if err := sameRender(name, previewed, dst); err != nil {
+					return fmt.Errorf("preview -o yaml of %s is not its converged render: %w", xr, err)
+				}
+			}
 			if !validate {
 				continue
 			}
@@ -304,6 +321,30 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 	if failed > 0 {
 		return fmt.Errorf("%d of %d renders failed validation", failed, rendered)
 	}
+	return nil
+}
+
+// sameRender checks that preview -o yaml printed what crossplane render
+// did for the converged stack of an example (preview.SameAsRender), and
+// says which XR status fields only preview has.
+func sameRender(name, previewed, rendered string) error {
+	p, err := fntest.Load(previewed)
+	if err != nil {
+		return err
+	}
+	r, err := fntest.Load(rendered)
+	if err != nil {
+		return err
+	}
+	extra, err := preview.SameAsRender(p, r)
+	if err != nil {
+		return err
+	}
+	note := "the converged render's objects"
+	if len(extra) > 0 {
+		note += ", and the XR's " + strings.Join(extra, ", ") + " (from connection details, which crossplane render does not pass)"
+	}
+	fmt.Printf("previewed %-28s converged     -> %s (%s)\n", name, previewed, note)
 	return nil
 }
 

@@ -2,6 +2,8 @@ package fntest
 
 import (
 	"strings"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
 // GCPXR is a namespaced GCP Cluster that is not one of the examples: two
@@ -95,7 +97,7 @@ func ObservedFile(path string) map[string]Object {
 func CompositionResourceName(o Object) string {
 	meta, _ := o["metadata"].(map[string]any)
 	ann, _ := meta["annotations"].(map[string]any)
-	s, _ := ann["crossplane.io/composition-resource-name"].(string)
+	s, _ := ann[xr.AnnotationCompositionResourceName].(string)
 	return s
 }
 

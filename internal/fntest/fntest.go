@@ -34,7 +34,29 @@ type Runner func(*fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse
 // Load reads every YAML document of the supplied files or directories (not
 // recursive), in name order.
 func Load(paths ...string) ([]Object, error) {
+	files, err := Files(paths...)
+	if err != nil {
+		return nil, err
+	}
 	var out []Object
+	for _, f := range files {
+		b, err := os.ReadFile(f) //nolint:gosec // test input chosen by the test
+		if err != nil {
+			return nil, err
+		}
+		objs, err := Parse(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		out = append(out, objs...)
+	}
+	return out, nil
+}
+
+// Files are the files Load reads for the supplied paths: a file as it is,
+// a directory's *.yaml files (not recursive) in name order.
+func Files(paths ...string) ([]string, error) {
+	var out []string
 	for _, p := range paths {
 		files := []string{p}
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
@@ -44,17 +66,7 @@ func Load(paths ...string) ([]Object, error) {
 			}
 			sort.Strings(files)
 		}
-		for _, f := range files {
-			b, err := os.ReadFile(f) //nolint:gosec // test input chosen by the test
-			if err != nil {
-				return nil, err
-			}
-			objs, err := Parse(b)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			out = append(out, objs...)
-		}
+		out = append(out, files...)
 	}
 	return out, nil
 }

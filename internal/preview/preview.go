@@ -81,6 +81,12 @@ type Stack struct {
 	// round changed of the resources that existed: the steps an upgrade
 	// or a rotation takes, as the simulated providers carry them out.
 	Walk []Round
+	// Observed are the composed resources as the last reconcile observed
+	// them, by name, with the names the simulated providers (or the
+	// observed resources it started from) gave them.
+	Observed map[string]fntest.Object
+	// Last is the last response.
+	Last *fnv1.RunFunctionResponse
 }
 
 // Round is what one reconcile changed of the resources that existed
@@ -186,6 +192,7 @@ func Converge(run Runner, w World, x fntest.Object, observed map[string]fntest.O
 		if err != nil {
 			return nil, err
 		}
+		st.Observed = observed
 		for name, c := range conns {
 			if r := req.GetObserved().GetResources()[name]; r != nil {
 				r.ConnectionDetails = c
@@ -263,6 +270,7 @@ func withStatus(x, desired fntest.Object) fntest.Object {
 
 // describe fills the stack from the last response.
 func (st *Stack) describe(rsp *fnv1.RunFunctionResponse, created, ready map[string]int) {
+	st.Last = rsp
 	st.XR = rsp.GetDesired().GetComposite().GetResource().AsMap()
 	st.Resources = fntest.Desired(rsp)
 	for _, r := range rsp.GetResults() {

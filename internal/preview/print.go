@@ -145,14 +145,12 @@ func PrintWalk(out io.Writer, st *Stack) error {
 	return w.err
 }
 
-// PrintYAML writes the converged stack: the XR with its status, then every
-// composed resource in name order.
+// PrintYAML writes the converged stack as crossplane render
+// --include-full-xr prints it (see Rendered): the XR with its status and
+// conditions, then every composed resource in name order, with the
+// metadata Crossplane sets.
 func PrintYAML(w io.Writer, st *Stack) error {
-	objs := []fntest.Object{st.XR}
-	for _, name := range slices.Sorted(maps.Keys(st.Resources)) {
-		objs = append(objs, st.Resources[name])
-	}
-	b, err := fntest.YAMLList(objs)
+	b, err := fntest.YAMLList(Rendered(st))
 	if err != nil {
 		return err
 	}

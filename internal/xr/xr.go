@@ -30,6 +30,10 @@ const (
 	LabelClaimNamespace = "crossplane.io/claim-namespace"
 	LabelComposite      = "crossplane.io/composite"
 	labelClaimName      = LabelClaimName
+
+	// AnnotationCompositionResourceName is the annotation Crossplane sets
+	// on every composed resource: its composition-resource name.
+	AnnotationCompositionResourceName = "crossplane.io/composition-resource-name"
 )
 
 // The Cluster's API: namespaced (Crossplane v2) and legacy (cluster-scoped
