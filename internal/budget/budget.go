@@ -233,7 +233,8 @@ func nsName(ns, name string) string {
 
 // Settings are the environment's budget keys, under data.budget.
 type Settings struct {
-	// Enforcement is the enforcement of a budget that names none.
+	// Enforcement is the enforcement of a budget that names none:
+	// monitor-only or enabled. Default monitor-only.
 	Enforcement string `json:"enforcement"`
 	// Prometheus, when its URL is set, is where the spend of a budget
 	// without spendRef comes from.

@@ -137,7 +137,7 @@ type LifecycleSettings struct {
 		Max string `json:"max"`
 	} `json:"versions"`
 	// ParallelPools is how many node pools of a Cluster are upgraded, or
-	// rotated, at a time.
+	// rotated, at a time. Default 1.
 	ParallelPools *int64 `json:"parallelPools"`
 }
 
@@ -145,15 +145,20 @@ type LifecycleSettings struct {
 // each read under its modern name (see Settings.Renamed). A modern key
 // that is set wins over its original one.
 type Original struct {
-	// DefaultMachineType is the original name of nodeDefaults.machineType.
+	// DefaultMachineType is the original platform's name of
+	// nodeDefaults.machineType, read as it with a Warning.
 	DefaultMachineType string `json:"defaultMachineType"`
-	// DefaultDiskSizeGB is the original name of nodeDefaults.diskSizeGb.
+	// DefaultDiskSizeGB is the original platform's name of
+	// nodeDefaults.diskSizeGb, read as it with a Warning.
 	DefaultDiskSizeGB *int64 `json:"defaultDiskSizeGb"`
-	// DefaultNodeCount is the original name of nodeDefaults.minNodes.
+	// DefaultNodeCount is the original platform's name of
+	// nodeDefaults.minNodes, read as it with a Warning.
 	DefaultNodeCount *int64 `json:"defaultNodeCount"`
-	// DefaultRegion is the original name of location.
+	// DefaultRegion is the original platform's name of location, read as
+	// it with a Warning.
 	DefaultRegion string `json:"defaultRegion"`
-	// IngressReplicas is the original name of ingress.replicas.
+	// IngressReplicas is the original platform's name of
+	// ingress.replicas, read as it with a Warning.
 	IngressReplicas *int64 `json:"ingress_replicas"`
 }
 
