@@ -140,6 +140,8 @@ func IndexPage(xrds []PageRef, others []PageRef) []byte {
 
 // A PageRef is a page of the index.
 type PageRef struct {
+	// Title is the link's text, File the page's file in the reference
+	// folder and What what the page answers.
 	Title, File, What string
 }
 

@@ -16,6 +16,7 @@ import (
 // Component of kind From waits for a resource of another Component, of kind
 // To, to be ready before it is composed.
 type Edge struct {
+	// From waits for To.
 	From, To platform.Kind
 }
 
@@ -23,7 +24,9 @@ type Edge struct {
 // the module's XR (Nested), or the module's XRs read the Component's
 // resources of the Cluster they name (clusterRef).
 type Link struct {
-	Kind   platform.Kind
+	// Kind is the Component kind.
+	Kind platform.Kind
+	// Module is the other module's name.
 	Module string
 	// Nested is set when Kind composes Module's XR; otherwise Module's
 	// XRs name the Cluster whose resources of Kind they read.

@@ -89,11 +89,13 @@ func render(examples, file, module string, envs []fntest.Object) (Stack, error) 
 	if len(objs) == 0 {
 		return Stack{}, fmt.Errorf("no XR in %s", file)
 	}
-	ex := example{
-		dir:      examples,
-		obj:      objs[0],
-		envs:     envs,
-		observed: fntest.ObservedFile(filepath.Join(examples, filepath.Dir(file), "observed", filepath.Base(file))),
+	observed, err := fntest.Load(filepath.Join(examples, filepath.Dir(file), "observed", filepath.Base(file)))
+	if err != nil {
+		return Stack{}, fmt.Errorf("cannot load the example's observed resources: %w", err)
+	}
+	ex := example{dir: examples, obj: objs[0], envs: envs, observed: map[string]fntest.Object{}}
+	for _, o := range observed {
+		ex.observed[fntest.CompositionResourceName(o)] = o
 	}
 	st := Stack{Module: module, Example: file, Components: map[string]platform.Kind{}}
 	switch module {

@@ -14,7 +14,10 @@ import (
 // A Node is a YAML mapping with its keys in the order they are written,
 // so that a page lists fields in the order the XRD's author chose.
 type Node struct {
-	Keys   []string
+	// Keys are the mapping's keys, in order.
+	Keys []string
+	// Values are their values: Nodes, lists ([]any) and scalars (strings,
+	// as written).
 	Values map[string]any
 }
 
@@ -129,7 +132,9 @@ type XRD struct {
 
 // A Version is one version of an XR, with its schema's fields.
 type Version struct {
-	Name                  string
+	// Name is the version's name, e.g. v1alpha1.
+	Name string
+	// Served and Referenceable are the version's flags.
 	Served, Referenceable bool
 	// Description is the schema's own description.
 	Description string
@@ -142,6 +147,7 @@ type Version struct {
 
 // A Column is an additional printer column of kubectl get.
 type Column struct {
+	// Name, Type, JSONPath and Description are the column's.
 	Name, Type, JSONPath, Description string
 	// Wide is set for a column shown only with -o wide (priority > 0).
 	Wide bool
@@ -149,6 +155,8 @@ type Column struct {
 
 // A Legacy XRD serves the same schema as a cluster-scoped XR and its claim.
 type Legacy struct {
+	// Kind is the cluster-scoped XR's kind, ClaimKind its claim's and
+	// Group their API group.
 	Kind, ClaimKind, Group string
 }
 
@@ -159,7 +167,9 @@ type Field struct {
 	Path string
 	// Type is the field's type, in OpenAPI terms: "array of string",
 	// "map of object".
-	Type     string
+	Type string
+	// Required is set when the parent object's schema requires the
+	// field.
 	Required bool
 	// Default is the schema's default, as written.
 	Default string
