@@ -43,7 +43,7 @@ help:
 	@echo "make test             run the tests (go test -race ./...)"
 	@echo "make validate         render, then validate every render against ../shared/crds and Crossplane's schemas"
 	@echo "make lint             golangci-lint"
-	@echo "make generate         regenerate the Input CRD and the legacy XRDs and Compositions"
+	@echo "make generate         regenerate the Input CRD, the legacy XRDs and Compositions, docs/reference and the README's resource graph"
 	@echo "make check-generated  fail if generated files are out of date"
 	@echo "make docs             fail if the docs are not true: generated pages, links and anchors, make targets, the binary's flags, README length, orphan pages"
 	@echo "make fuzz             run each fuzz target for FUZZTIME (default 10s)"
@@ -68,13 +68,16 @@ build:
 generate:
 	cd input && $(GO) generate -tags generate ./...
 	$(GO) run ./internal/xrdgen
+	$(GO) run ./internal/docgen
 
 # Fail when a generated file differs from what its generator writes: the
-# Input CRD (controller-gen) and the legacy XRDs (xrdgen).
+# Input CRD (controller-gen), the legacy XRDs (xrdgen), and the reference
+# pages and the README's resource graph (docgen).
 check-generated:
 	cd input && $(GO) generate -tags generate ./...
 	git diff --exit-code -- package/input || { echo "package/input is out of date: run make generate and commit it" >&2; exit 1; }
 	$(GO) run ./internal/xrdgen -check
+	$(GO) run ./internal/docgen -check
 
 # Keep the docs true: the generated pages are up to date (xrdgen, docgen),
 # and README.md and docs/ link only to what exists and name only make

@@ -233,17 +233,28 @@ func nsName(ns, name string) string {
 
 // Settings are the environment's budget keys, under data.budget.
 type Settings struct {
-	// Enforcement is the enforcement of a budget that names none.
+	// Enforcement is the enforcement of a budget that names none:
+	// monitor-only or enabled. Default monitor-only.
 	Enforcement string `json:"enforcement"`
 	// Prometheus, when its URL is set, is where the spend of a budget
 	// without spendRef comes from.
 	Prometheus struct {
-		URL            string             `json:"url"`
-		Query          string             `json:"query"`
-		Label          string             `json:"label"`
-		TimeoutSeconds *float64           `json:"timeoutSeconds"`
-		CacheSeconds   *float64           `json:"cacheSeconds"`
-		Prices         map[string]float64 `json:"prices"`
+		// URL is the Prometheus-compatible API's address; without it
+		// there is no Prometheus spend source.
+		URL string `json:"url"`
+		// Query is the query of node-hours by machine type; $cluster,
+		// $namespace and $name are replaced by the XR's.
+		Query string `json:"query"`
+		// Label is the label of the query's results that names the
+		// machine type. Default label_node_kubernetes_io_instance_type.
+		Label string `json:"label"`
+		// TimeoutSeconds bounds one query. Default 2, at most 10.
+		TimeoutSeconds *float64 `json:"timeoutSeconds"`
+		// CacheSeconds is how long an answer is used. Default 300.
+		CacheSeconds *float64 `json:"cacheSeconds"`
+		// Prices are the prices of a node-hour in USD, by machine type.
+		// Default: the environment's prices.machineTypes.
+		Prices map[string]float64 `json:"prices"`
 	} `json:"prometheus"`
 }
 

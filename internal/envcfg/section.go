@@ -57,7 +57,10 @@ type Shared struct {
 
 // A ProviderConfig is the provider config of one provider family.
 type ProviderConfig struct {
+	// Name is the provider config's name. Default: default.
 	Name string `json:"name"`
+	// Kind is its kind, for namespaced XRs: ProviderConfig or
+	// ClusterProviderConfig. Default: ClusterProviderConfig.
 	Kind string `json:"kind"`
 }
 

@@ -162,12 +162,17 @@ type settings struct {
 	// Addons pin the EKS add-ons' versions, by add-on name: the build for
 	// each Kubernetes minor (versions), else one build (version).
 	Addons map[string]struct {
-		Version  string            `json:"version"`
+		// Version is one build for every minor, for an add-on without
+		// versions. Without either, EKS's default, named in a Warning.
+		Version string `json:"version"`
+		// Versions are the builds by Kubernetes minor: an add-on moves to
+		// the next minor's build once the control plane runs that minor.
 		Versions map[string]string `json:"versions"`
 	} `json:"addons"`
 	// Admins are the ARNs of the principals that get cluster-admin.
-	Admins  []string `json:"admins"`
-	AMIType string   `json:"amiType"`
+	Admins []string `json:"admins"`
+	// AMIType is the nodes' AMI type. Default AL2023_x86_64_STANDARD.
+	AMIType string `json:"amiType"`
 	// APIAllowedCIDRs restrict a public API endpoint.
 	APIAllowedCIDRs []string `json:"apiAllowedCidrs"`
 	// BudgetCostFilter replaces the budget's cost filter.

@@ -221,15 +221,21 @@ type settings struct {
 		// MachineType wins over Size; without either mapped, the
 		// environment's nodeDefaults.machineType applies.
 		MachineType string `json:"machineType"`
-		Size        string `json:"size"`
-		MinNodes    *int64 `json:"minNodes"`
-		MaxNodes    *int64 `json:"maxNodes"`
+		// Size is its size class. Default small.
+		Size string `json:"size"`
+		// MinNodes is its minimum node count. Default 1.
+		MinNodes *int64 `json:"minNodes"`
+		// MaxNodes is its maximum node count. Default 3.
+		MaxNodes *int64 `json:"maxNodes"`
 	} `json:"systemPool"`
+	// SKUTier is AKS's SKU tier. Default Standard.
 	SKUTier string `json:"skuTier"`
 	// NATPublicIPAssociation composes the NAT gateway's public IP
 	// association, a kind ../shared/crds does not serve (see README).
-	NATPublicIPAssociation bool   `json:"natPublicIpAssociation"`
-	NetworkPolicy          string `json:"networkPolicy"`
+	NATPublicIPAssociation bool `json:"natPublicIpAssociation"`
+	// NetworkPolicy is the network policy engine. Default cilium (Azure
+	// CNI overlay with the Cilium data plane).
+	NetworkPolicy string `json:"networkPolicy"`
 }
 
 // envSystemPool is the key of settings.SystemPool, for messages.

@@ -139,16 +139,32 @@ const (
 // settings are the environment's keys of this cloud, under data.gcp,
 // decoded once per call (settingsOf). Every key is optional.
 type settings struct {
-	ReleaseChannel     string   `json:"releaseChannel"`
-	ControlPlaneCIDR   string   `json:"controlPlaneCidr"`
-	NodeRoles          []string `json:"nodeServiceAccountRoles"`
-	DeletionProtection bool     `json:"deletionProtection"`
+	// ReleaseChannel is GKE's release channel, on which GKE upgrades the
+	// pools itself; UNSPECIFIED pins versions, and the function walks the
+	// pools too. Default REGULAR.
+	ReleaseChannel string `json:"releaseChannel"`
+	// ControlPlaneCIDR is the control plane's range of a private cluster,
+	// checked against the other ranges. Default 172.16.0.0/28.
+	ControlPlaneCIDR string `json:"controlPlaneCidr"`
+	// NodeRoles are the project roles of the node service account.
+	// Default roles/container.defaultNodeServiceAccount and
+	// roles/artifactregistry.reader.
+	NodeRoles []string `json:"nodeServiceAccountRoles"`
+	// DeletionProtection is GKE's deletion protection of the cluster.
+	// Default false.
+	DeletionProtection bool `json:"deletionProtection"`
 	// CredentialsSecret is the Secret holding the service account key
 	// the in-cluster providers use.
 	CredentialsSecret struct {
-		Name      string `json:"name"`
+		// Name is the Secret's name. Default gcp-creds.
+		Name string `json:"name"`
+		// Namespace is its namespace. Default: where the XR's connection
+		// secrets go (a namespaced XR's own namespace, else
+		// connectionSecretNamespace).
 		Namespace string `json:"namespace"`
-		Key       string `json:"key"`
+		// Key is the key of the service account key in it. Default
+		// credentials.
+		Key string `json:"key"`
 	} `json:"credentialsSecret"`
 }
 

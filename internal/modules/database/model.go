@@ -69,26 +69,53 @@ var Weekdays = []string{"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", 
 // decoded once per call (SettingsOf). Every key is optional; the README lists the
 // defaults. Tiers and prices are per cloud (put them in the cloud layer).
 type Settings struct {
-	Engine              string            `json:"engine"`
-	Version             string            `json:"version"`
-	Versions            []string          `json:"versions"`
-	StorageGB           *int64            `json:"storageGb"`
-	HighAvailability    *bool             `json:"highAvailability"`
-	BackupRetentionDays *int64            `json:"backupRetentionDays"`
-	DeletionProtection  *bool             `json:"deletionProtection"`
-	Location            string            `json:"location"`
-	Tiers               map[string]string `json:"tiers"`
-	Username            string            `json:"username"`
-	Network             struct {
+	// Engine is the engine of a Database that names none. Default
+	// postgres.
+	Engine string `json:"engine"`
+	// Version is the major version of a Database that names none.
+	// Default 16.
+	Version string `json:"version"`
+	// Versions are the major versions a Database may ask for. Default 14
+	// to 17.
+	Versions []string `json:"versions"`
+	// StorageGB is a Database's storage in GiB. Default 20.
+	StorageGB *int64 `json:"storageGb"`
+	// HighAvailability gives a Database a standby in another zone.
+	// Default false.
+	HighAvailability *bool `json:"highAvailability"`
+	// BackupRetentionDays are the days of backups and point-in-time
+	// recovery. Default 7.
+	BackupRetentionDays *int64 `json:"backupRetentionDays"`
+	// DeletionProtection refuses to delete the server. Default true.
+	DeletionProtection *bool `json:"deletionProtection"`
+	// Location is the region of a Database with neither clusterRef nor
+	// location (put it in the cloud's config).
+	Location string `json:"location"`
+	// Tiers map size classes to the cloud's tiers: a Cloud SQL tier, an
+	// RDS instance class or a Flexible Server SKU (put them in the
+	// cloud's config).
+	Tiers map[string]string `json:"tiers"`
+	// Username is the administrator's login. Default dbadmin.
+	Username string `json:"username"`
+	// Network is a Database's own network, without clusterRef.
+	Network struct {
+		// CIDR is its address range. Default 10.30.0.0/24.
 		CIDR string `json:"cidr"`
 	} `json:"network"`
+	// MaintenanceWindow is a weekly hour, in UTC, for the cloud's
+	// maintenance of the server.
 	MaintenanceWindow struct {
-		Day  string `json:"day"`
+		// Day is its weekday, Monday to Sunday. Default Sunday.
+		Day string `json:"day"`
+		// Hour is the hour it starts, 0 to 23. Default 3.
 		Hour *int64 `json:"hour"`
 	} `json:"maintenanceWindow"`
+	// Prices are the estimate's price table, in USD.
 	Prices struct {
-		Tiers          map[string]float64 `json:"tiers"`
-		StorageGBMonth *float64           `json:"storageGbMonth"`
+		// Tiers are the price of a server per hour, by tier.
+		Tiers map[string]float64 `json:"tiers"`
+		// StorageGBMonth is the price of a GiB of storage per month.
+		StorageGBMonth *float64 `json:"storageGbMonth"`
 	} `json:"prices"`
 }
 

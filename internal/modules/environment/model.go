@@ -117,8 +117,11 @@ type Settings struct {
 	ClusterIssuer string `json:"clusterIssuer"`
 	// Resources are the backend's default requests and limits.
 	Resources struct {
+		// Requests are the requests by resource name. Default cpu 100m,
+		// memory 128Mi.
 		Requests map[string]string `json:"requests"`
-		Limits   map[string]string `json:"limits"`
+		// Limits are the limits by resource name. Default memory 512Mi.
+		Limits map[string]string `json:"limits"`
 	} `json:"resources"`
 	// Prices are this cloud's prices of an environment's parts that its
 	// Database does not estimate itself.
