@@ -138,6 +138,16 @@ func IndexPage(xrds []PageRef, others []PageRef) []byte {
 	return b.Bytes()
 }
 
+// GraphPage is docs/reference/graph.md: the whole resource graph.
+func GraphPage(graph string) []byte {
+	var b bytes.Buffer
+	b.WriteString(generatedNotice("the example stacks rendered through the registry"))
+	b.WriteString("# The resource graph\n\n")
+	b.WriteString("See what every module composes, in what order, and how the modules use each other: each box is a Component kind of the cloud-agnostic model, which each cloud implements ([what each cloud composes](clouds.md)).\n\n")
+	b.WriteString(MermaidBlock(graph))
+	return b.Bytes()
+}
+
 // A PageRef is a page of the index.
 type PageRef struct {
 	// Title is the link's text, File the page's file in the reference

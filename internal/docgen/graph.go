@@ -182,6 +182,28 @@ func (g *Graph) label(clouds []string, what string) string {
 	return ""
 }
 
+// Of is the part of the graph inside one module: its Component kinds and
+// the edges between them, without the links to other modules. The README
+// shows the Cluster module's; docs/reference/graph.md shows them all.
+func (g *Graph) Of(module string) *Graph {
+	out := &Graph{Edges: map[Edge][]string{}, Links: map[Link][]string{}, Rendered: g.Rendered, Clouds: g.Clouds}
+	in := map[platform.Kind]bool{}
+	for _, m := range g.Modules {
+		if m.Name == module {
+			out.Modules = []modules.Module{m}
+			for _, k := range m.Kinds {
+				in[k] = true
+			}
+		}
+	}
+	for e, clouds := range g.Edges {
+		if in[e.From] && in[e.To] {
+			out.Edges[e] = clouds
+		}
+	}
+	return out
+}
+
 // MermaidTitle says how to read the diagram.
 const MermaidTitle = "Component kinds per module. An arrow runs from what is composed first to what waits for it; a label names the clouds whose example stacks have it, when not all do"
 
@@ -191,9 +213,27 @@ const MermaidTitle = "Component kinds per module. An arrow runs from what is com
 // nested XRs and for what a module reads of the Cluster it names.
 func (g *Graph) Mermaid() string {
 	var b strings.Builder
-	b.WriteString("---\ntitle: \"" + MermaidTitle + "\"\n---\n")
+	// One module's graph (the README's) is drawn bare: the text around
+	// it says how to read it.
+	single := len(g.Modules) == 1
+	if !single {
+		b.WriteString("---\ntitle: \"" + MermaidTitle + "\"\n---\n")
+	}
 	b.WriteString("flowchart LR\n")
+	// ref names a node in an edge; drawn bare, a node is labelled where
+	// it first appears.
+	labelled := map[platform.Kind]bool{}
+	ref := func(k platform.Kind) string {
+		if !single || labelled[k] {
+			return nodeID(k)
+		}
+		labelled[k] = true
+		return fmt.Sprintf("%s[\"%s\"]", nodeID(k), k)
+	}
 	for _, m := range g.Modules {
+		if single {
+			continue
+		}
 		title := fmt.Sprintf("%s (module %s)", m.XRKinds[0], m.Name)
 		if len(m.Kinds) == 0 {
 			fmt.Fprintf(&b, "  %s[\"%s XR: composes no Component kinds of the clouds\"]\n", moduleID(m.Name), m.XRKinds[0])
@@ -206,7 +246,15 @@ func (g *Graph) Mermaid() string {
 		b.WriteString("  end\n")
 	}
 	for _, e := range sortedEdges(g.Edges) {
-		fmt.Fprintf(&b, "  %s -->%s %s\n", nodeID(e.To), g.label(g.Edges[e], ""), nodeID(e.From))
+		to := ref(e.To)
+		fmt.Fprintf(&b, "  %s -->%s %s\n", to, g.label(g.Edges[e], ""), ref(e.From))
+	}
+	for _, m := range g.Modules {
+		for _, k := range m.Kinds {
+			if single && !labelled[k] {
+				fmt.Fprintf(&b, "  %s\n", ref(k))
+			}
+		}
 	}
 	for _, l := range sortedLinks(g.Links) {
 		if l.Nested {

@@ -214,7 +214,8 @@ type Output struct {
 	// Pages are the reference pages by path relative to the root, with
 	// slashes.
 	Pages map[string][]byte
-	// Graph is the resource graph in Mermaid, for the README's block.
+	// Graph is the Cluster module's resource graph in Mermaid, for the
+	// README's block.
 	Graph string
 }
 
@@ -257,11 +258,13 @@ func Generate(root string) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Graph = graph.Mermaid()
+	out.Graph = graph.Of("cluster").Mermaid()
+	out.Pages[page("graph.md")] = GraphPage(graph.Mermaid())
 	out.Pages[page("clouds.md")] = CloudsPage(stacks, graph)
 
 	out.Pages[page("README.md")] = IndexPage(refs, []PageRef{
 		{Title: "EnvironmentConfig", File: "environment.md", What: "every key of the platform's EnvironmentConfigs, its type and what it does."},
+		{Title: "The resource graph", File: "graph.md", What: "every module's Component kinds, what waits for what, and how the modules use each other."},
 		{Title: "What each cloud composes", File: "clouds.md", What: "per cloud, the managed resources (kind and apiVersion) each Component kind of the model becomes."},
 	})
 	return out, nil
