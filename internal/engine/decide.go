@@ -160,6 +160,15 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 			st.retired[name] = fmt.Sprintf("%q no longer depends on %q", by, of)
 			continue
 		}
+		// A Usage an earlier version composed on an edge whose deletion
+		// order does not matter (registry.UsageRules) goes: removing it
+		// deletes nothing, and the stack keeps only the Usages it needs.
+		if rby, rof := byName[by], byName[of]; rby != nil && rof != nil {
+			if _, ok := registry.NeedsUsage(rby.Kind, rof.Kind); !ok {
+				st.retired[name] = fmt.Sprintf("the order in which %q and %q are deleted does not matter (registry.UsageRules)", by, of)
+				continue
+			}
+		}
 		st.kept[name] = platform.Removal{Why: fmt.Sprintf("it protects %q while %q uses it", of, by)}
 	}
 	return st

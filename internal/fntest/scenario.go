@@ -70,6 +70,11 @@ type Step struct {
 	// Converge repeats the step, letting the providers act after each
 	// reconcile, until everything desired is ready.
 	Converge bool
+	// Upgrade says a new version of the function reconciles the world an
+	// earlier one composed: it may drop that version's Usages between two
+	// resources it still composes (dropping one deletes nothing), and
+	// nothing else.
+	Upgrade bool
 }
 
 // A Scenario is a sequence of reconciles of one XR.
@@ -149,6 +154,26 @@ func ready(o Object) bool {
 	return false
 }
 
+// usagesBetweenDesired are the observed Usages no longer desired whose two
+// ends, read from the Usage's name (<by>-uses-<of>), are both still
+// desired: what a new version may drop.
+func usagesBetweenDesired(before, desired map[string]Object) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(before)) {
+		kind, _ := before[name]["kind"].(string)
+		by, of, ok := strings.Cut(name, "-uses-")
+		if _, still := desired[name]; still || !ok || (kind != "Usage" && kind != "ClusterUsage") {
+			continue
+		}
+		_, byDesired := desired[by]
+		_, ofDesired := desired[of]
+		if byDesired && ofDesired {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // CheckInvariant is the safety invariant checked after every reconcile,
 // independently of the function's code: a composed resource that was
 // observed before the reconcile is still desired, unless the spec change of
@@ -196,7 +221,11 @@ func (s Scenario) Run(t *testing.T, run Runner, envs []Object) int {
 			}
 			rsp := run(req)
 			calls++
-			CheckInvariant(t, where, before, rsp, st.Removes)
+			removes := st.Removes
+			if st.Upgrade {
+				removes = append(slices.Clone(removes), usagesBetweenDesired(before, Desired(rsp))...)
+			}
+			CheckInvariant(t, where, before, rsp, removes)
 			msg := Fatal(rsp)
 			switch {
 			case st.Fatal == "" && msg != "":

@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
 // spendUSD sets the month-to-date spend the budget's spend ConfigMap holds.
@@ -155,6 +157,23 @@ func TestScenarios(t *testing.T) {
 			Steps: []fntest.Step{
 				converged,
 				{Name: "remove gpu", Spec: fntest.Edit("spec.parameters.pools.gpu", nil), Removes: []string{"nodepool-gpu"}, Check: fntest.Desires("addon-coredns", "nodepool-general")},
+			},
+		},
+		"UsagesOfAnEarlierVersion": {
+			Reason: "An earlier version composed a Usage per dependency edge: upgraded, the function drops those whose deletion order does not matter and keeps the others.",
+			XR:     fntest.AWSXR(),
+			Steps: []fntest.Step{
+				converged,
+				{Name: "upgraded", Upgrade: true, World: func(w *fntest.World) {
+					w.Observed = maps.Clone(w.Observed)
+					for _, e := range [][2]string{{"subnet-private-a", "network"}, {"release-cert-manager", "helm-provider-config"}} {
+						w.Observed[e[0]+"-uses-"+e[1]] = earlierUsage(w.Observed["cluster-auth-uses-cluster"], e[0], e[1])
+					}
+				}, Check: fntest.All(
+					fntest.Lacks("subnet-private-a-uses-network", "release-cert-manager-uses-helm-provider-config"),
+					fntest.Desires("cluster-auth-uses-cluster", "helm-provider-config-uses-cluster-auth", "nodepool-general-uses-node-role-eks-worker-node"),
+					fntest.IsReady(true),
+				)},
 			},
 		},
 		"DomainRemoved": {
@@ -406,4 +425,16 @@ func countWarnings(rsp *fnv1.RunFunctionResponse) int {
 		}
 	}
 	return n
+}
+
+// earlierUsage is a Usage an earlier version composed between by and of:
+// a copy of one of the stack's Usages, its two ends replaced.
+func earlierUsage(like fntest.Object, by, of string) fntest.Object {
+	u := overlay.DeepCopy(like)
+	spec := u["spec"].(map[string]any)
+	for end, name := range map[string]string{"by": by, "of": of} {
+		labels := spec[end].(map[string]any)["resourceSelector"].(map[string]any)["matchLabels"].(map[string]any)
+		labels[registry.LabelResource] = name
+	}
+	return u
 }
