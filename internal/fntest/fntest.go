@@ -71,7 +71,8 @@ func Files(paths ...string) ([]string, error) {
 	return out, nil
 }
 
-// Parse reads every YAML document of b.
+// Parse reads every YAML document of b. A list (kind List, as kubectl get
+// -o yaml prints one) stands for its items.
 func Parse(b []byte) ([]Object, error) {
 	var out []Object
 	r := k8syaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
@@ -86,6 +87,16 @@ func Parse(b []byte) ([]Object, error) {
 		o := Object{}
 		if err := yaml.Unmarshal(doc, &o); err != nil {
 			return nil, err
+		}
+		if items, ok := o["items"].([]any); ok && o["apiVersion"] == "v1" && o["kind"] == "List" {
+			for i, it := range items {
+				item, ok := it.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("cannot read item %d of a List: it is not an object", i)
+				}
+				out = append(out, item)
+			}
+			continue
 		}
 		if len(o) > 0 {
 			out = append(out, o)
