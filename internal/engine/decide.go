@@ -111,6 +111,11 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 					waiting = append(waiting, d)
 				}
 			}
+			for _, u := range rd.Uses {
+				if !isReady(u.Kind, u.Observed) {
+					waiting = append(waiting, u.Name)
+				}
+			}
 			if len(waiting) > 0 {
 				st.held[rd.Name] = "waits for " + strings.Join(waiting, ", ")
 				continue
