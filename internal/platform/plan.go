@@ -72,6 +72,14 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 	net.Private = private
 	p.Network = net
 	p.Components = append(p.Components, net)
+	if par.Network.PrivateServices {
+		if traits.PrivateServices {
+			p.Components = append(p.Components, PrivateServices{})
+		} else {
+			errs = append(errs, field.Invalid(xr.ParametersPath("network", "privateServices"), true,
+				fmt.Sprintf("private services access is for Cloud SQL on GCP; on cloud %q a Database joins the Cluster's network without it: remove the field", x.Cloud)))
+		}
+	}
 	if private {
 		p.Components = append(p.Components, Egress{})
 	}
@@ -528,6 +536,9 @@ func (p *Plan) Removal(id string) Removal {
 		return Removal{Why: fmt.Sprintf("the environment's chart catalog no longer has %q", name)}
 	case id == "budget":
 		return Removal{BySpec: true, Why: "spec.parameters.budget was removed"}
+	case id == PrivateServicesID:
+		// Only the spec asks for it: the environment has no say.
+		return Removal{BySpec: true, Why: "spec.parameters.network.privateServices is no longer true"}
 	}
 	return Removal{Why: fmt.Sprintf("this XR no longer renders component %s", id)}
 }

@@ -194,6 +194,11 @@ func TestScenarios(t *testing.T) {
 				fntest.ConvergeStep("settles"),
 			},
 		},
+		"PrivateServicesElsewhere": {
+			Reason: "Private services access is Cloud SQL's: on AWS and Azure it is refused, naming the field.",
+			XR:     fntest.AWSXR(fntest.Set("spec.parameters.network.privateServices", true)),
+			Steps:  []fntest.Step{{Name: "first", Fatal: `spec.parameters.network.privateServices: Invalid value: true: private services access is for Cloud SQL on GCP; on cloud "aws"`}},
+		},
 		"AzurePrivateToggled": {
 			Reason: "On Azure, making the cluster public removes the NAT gateway, its IP and association, and the private zone.",
 			XR:     fntest.AzureXR(),
