@@ -177,13 +177,17 @@ func newFakeCloud(f *fakeStore) *cloud {
 	return c
 }
 
-// usageEnds are the existing resources a Usage's by and of select.
+// usageEnd is the existing resource a Usage's by or of selects, as
+// Crossplane resolves it: by labels in the Usage's namespace, and of the
+// Usage's controller only with matchControllerRef (what another XR
+// composed, such as its Cluster's private services connection, without).
 func (f *fakeStore) usageEnd(u object, end string) object {
 	e, _ := at(u, "spec", end).(map[string]any)
 	ml, _ := at(e, "resourceSelector", "matchLabels").(map[string]any)
+	own, _ := at(e, "resourceSelector", "matchControllerRef").(bool)
 	items, _ := f.list(e["apiVersion"].(string), e["kind"].(string), str(u, "metadata", "namespace"), "")
 	for _, o := range items {
-		ok := controllerOf(o) == controllerOf(u)
+		ok := !own || controllerOf(o) == controllerOf(u)
 		for k, v := range ml {
 			ok = ok && str(o, "metadata", "labels", k) == v
 		}
@@ -203,8 +207,9 @@ type outcome struct {
 
 // deleteStack deletes a stack's resources all at once and runs rounds of
 // the providers' and Crossplane's reconciles until nothing changes:
-// a Usage's of is not deleted while its by exists (the webhook; the
-// deletion is replayed once it is gone), a Usage goes once its by is gone,
+// a Usage's of is not deleted while its by exists (the webhook, for every
+// Usage, of any XR; the deletion is replayed once it is gone), a Usage
+// goes once its by is gone,
 // a ProviderConfig once nothing uses it, a managed resource once the cloud
 // deletes it, a Secret with its owner.
 func deleteStack(c *cloud, f *fakeStore, st stack, skip map[string]bool) outcome {
@@ -235,8 +240,8 @@ func deleteStack(c *cloud, f *fakeStore, st stack, skip map[string]bool) outcome
 				continue
 			}
 			blocked := false
-			for _, uk := range st.keys {
-				if u, ok := f.objs[uk]; ok && !skip[uk] && isUsage(u) {
+			for uk, u := range f.objs {
+				if !skip[uk] && isUsage(u) {
 					if of := f.usageEnd(u, "of"); of != nil && objKey(of) == k && f.usageEnd(u, "by") != nil {
 						blocked = true
 					}
@@ -419,8 +424,14 @@ func TestAsRendered(t *testing.T) {
 func TestWithoutEachUsage(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(deletes)) {
 		for i, ex := range deletes[name] {
+			// Every stack, for the Usages of another XR's resources.
 			probe := &fakeStore{objs: map[string]object{}}
-			st := probe.load(t, ex, unprotect)
+			var st stack
+			for _, other := range deletes[name] {
+				if loaded := probe.load(t, other, unprotect); other == ex {
+					st = loaded
+				}
+			}
 			groups := map[string][]string{}
 			for _, uk := range st.keys {
 				u := probe.objs[uk]

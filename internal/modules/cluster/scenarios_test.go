@@ -194,6 +194,29 @@ func TestScenarios(t *testing.T) {
 				fntest.ConvergeStep("settles"),
 			},
 		},
+		"PrivateServicesToggled": {
+			Reason: "On GCP, spec.parameters.network.privateServices composes the range and peering Cloud SQL needs in the cluster's network, named after the cluster as Databases named theirs before; setting it to false removes them, and nothing else.",
+			XR:     fntest.GCPXR(),
+			Steps: []fntest.Step{
+				converged,
+				{Name: "on", Spec: fntest.Edit("spec.parameters.network.privateServices", true), Check: fntest.All(
+					fntest.Desires("private-services-range"), fntest.Lacks("private-services-connection"),
+					func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+						t.Helper()
+						o := fntest.Desired(rsp)["private-services-range"]
+						if got := o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/external-name"]; got != "edge-db-psa" {
+							t.Errorf("private-services-range is %v in the cloud, want edge-db-psa (the range Databases on the Cluster composed before)", got)
+						}
+					},
+				)},
+				{Name: "converged", Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.Condition("NetworkReady", "TRUE", "Available"),
+					fntest.Field("private-services-connection", "spec.forProvider.updateOnCreationFail", true),
+					fntest.Field("private-services-connection", "spec.forProvider.deletionPolicy", nil),
+					fntest.Field("private-services-range", "spec.managementPolicies", nil))},
+				{Name: "off", Spec: fntest.Edit("spec.parameters.network.privateServices", false), Removes: []string{"private-services-range", "private-services-connection"},
+					Check: fntest.All(fntest.Desires("network", "cluster"), fntest.Condition("RemovalsSettled", "TRUE", "NothingHeld"))},
+			},
+		},
 		"PrivateServicesElsewhere": {
 			Reason: "Private services access is Cloud SQL's: on AWS and Azure it is refused, naming the field.",
 			XR:     fntest.AWSXR(fntest.Set("spec.parameters.network.privateServices", true)),
