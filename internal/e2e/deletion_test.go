@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/seed-6471616d/function-cluster-platform/internal/bench"
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
@@ -337,11 +339,11 @@ var deletes = map[string][]string{
 }
 
 // deleteInOrder loads the stacks of the examples and deletes them in
-// order, each once the one before is gone, as the e2e does: what earlier
-// deletes left in the cloud by design and is in the way (abandoned)
-// deleted by hand first when release is set. It returns each delete's
-// outcome and the tally of it, and what was in the way.
-func deleteInOrder(t *testing.T, examples []string, mutate func(object) string, release bool, skip func(stack) map[string]bool) ([]outcome, []tally, []string) {
+// order, each once the one before is gone, as the e2e does. It returns
+// each delete's outcome and the tally of it, and what earlier deletes left
+// in the cloud (abandoned) in the way of a later one, which the cloud
+// would refuse for good: the e2e fails on it.
+func deleteInOrder(t *testing.T, examples []string, mutate func(object) string, skip func(stack) map[string]bool) ([]outcome, []tally, []string) {
 	t.Helper()
 	f := &fakeStore{objs: map[string]object{}}
 	var stacks []stack
@@ -360,9 +362,6 @@ func deleteInOrder(t *testing.T, examples []string, mutate func(object) string, 
 		for _, o := range c.abandonedReferencing(objs) {
 			inWay = append(inWay, fmt.Sprintf("%s: %s %s", st.example, o["kind"], extName(o)))
 		}
-		if release {
-			c.release(c.abandonedReferencing(objs))
-		}
 		before := c.del.tally()
 		var sk map[string]bool
 		if skip != nil {
@@ -376,13 +375,12 @@ func deleteInOrder(t *testing.T, examples []string, mutate func(object) string, 
 
 // TestDeletionCompletes deletes the example stacks as the e2e does (with
 // what keeps a delete from completing by design turned off: unprotect):
-// each completes, nothing is stuck, and the clouds refused deletes on
-// each. What earlier deletes abandoned in the way is deleted by hand
-// first, and reported.
+// each completes, nothing is stuck, nothing an earlier delete abandoned is
+// in the way of a later one, and the clouds refused deletes on each.
 func TestDeletionCompletes(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(deletes)) {
 		t.Run(name, func(t *testing.T) {
-			outs, tallies, inWay := deleteInOrder(t, deletes[name], unprotect, true, nil)
+			outs, tallies, inWay := deleteInOrder(t, deletes[name], unprotect, nil)
 			refused := 0
 			for i, o := range outs {
 				if len(o.left) > 0 || len(o.stuck) > 0 {
@@ -392,7 +390,7 @@ func TestDeletionCompletes(t *testing.T) {
 				t.Logf("%s: %d rounds; %s", deletes[name][i], o.rounds, tallies[i])
 			}
 			for _, w := range inWay {
-				t.Logf("FINDING: abandoned in the way of %s, deleted by hand", w)
+				t.Errorf("abandoned by an earlier delete in the way of %s, which the cloud refuses for good", w)
 			}
 			if refused == 0 {
 				t.Errorf("the cloud refused nothing")
@@ -402,11 +400,10 @@ func TestDeletionCompletes(t *testing.T) {
 }
 
 // TestAsRendered deletes the example stacks as they are, deletion
-// protection on, and without deleting by hand what is abandoned in the
-// way: it reports what stays (by design, or not).
+// protection on: it reports what stays (by design, or not).
 func TestAsRendered(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(deletes)) {
-		outs, tallies, inWay := deleteInOrder(t, deletes[name], nil, false, nil)
+		outs, tallies, inWay := deleteInOrder(t, deletes[name], nil, nil)
 		for i, o := range outs {
 			t.Logf("%-26s %s; left %v; stuck %v", deletes[name][i], tallies[i], o.left, o.stuck)
 		}
@@ -445,7 +442,7 @@ func TestWithoutEachUsage(t *testing.T) {
 			for _, g := range slices.Sorted(maps.Keys(groups)) {
 				// The same stacks render the same: skip the group's
 				// Usages, by key, in the i-th.
-				outs, _, _ := deleteInOrder(t, deletes[name][:i+1], unprotect, true, func(s stack) map[string]bool {
+				outs, _, _ := deleteInOrder(t, deletes[name][:i+1], unprotect, func(s stack) map[string]bool {
 					if s.example != ex {
 						return nil
 					}
@@ -468,5 +465,70 @@ func TestWithoutEachUsage(t *testing.T) {
 				t.Logf("%-26s without %-56s STUCK: %s", ex, what, strings.Join(why, "; "))
 			}
 		}
+	}
+}
+
+// TestClusterWaitsForItsDatabases deletes the GCP example Cluster while the
+// example Database still runs on its network, then the Database: the
+// Cluster's private services connection, its range and its network stay
+// while the Database's Cloud SQL instance uses them, nothing fails for
+// good, and once the Database is gone the Cluster's delete completes. The
+// instance's Usage of the Cluster's connection holds it (Crossplane's
+// webhook); without the Usage, the cloud's refusal to delete a connection
+// that Cloud SQL uses holds it as well (the provider retries).
+func TestClusterWaitsForItsDatabases(t *testing.T) {
+	type want struct {
+		waiting []string
+		// refusesConnection says whether the cloud refused the
+		// connection's delete: only what the Usage does not hold.
+		refusesConnection bool
+	}
+	cases := map[string]struct {
+		reason  string
+		without bool
+		want    want
+	}{
+		"WithTheUsage": {
+			reason: "The Database's Usage keeps the Cluster's connection until the instance is gone.",
+			want:   want{waiting: []string{"Connection private-services-connection", "GlobalAddress private-services-range", "Network network"}},
+		},
+		"WithoutTheUsage": {
+			reason:  "Without it the cloud refuses to delete the connection while Cloud SQL uses it, and the provider retries.",
+			without: true,
+			want:    want{waiting: []string{"Connection private-services-connection", "GlobalAddress private-services-range", "Network network"}, refusesConnection: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := &fakeStore{objs: map[string]object{}}
+			db := f.load(t, "gcp/database.yaml", unprotect)
+			cluster := f.load(t, "gcp/cluster.yaml", unprotect)
+			skip := map[string]bool{}
+			if tc.without {
+				for _, k := range db.keys {
+					if f.objs[k]["kind"] == "Usage" {
+						skip[k] = true
+					}
+				}
+			}
+			c := newFakeCloud(f)
+			first := deleteStack(c, f, cluster, skip)
+			slices.Sort(first.left)
+			if diff := cmp.Diff(tc.want.waiting, first.left); diff != "" || len(first.stuck) > 0 {
+				t.Errorf("%s\nthe Cluster's delete while the Database runs: waiting -want +got:\n%s\nstuck: %v", tc.reason, diff, first.stuck)
+			}
+			if got := c.del.tally().refused["Connection"] > 0; got != tc.want.refusesConnection {
+				t.Errorf("%s\nthe cloud refused the connection's delete: %t, want %t", tc.reason, got, tc.want.refusesConnection)
+			}
+			if out := deleteStack(c, f, db, skip); len(out.left)+len(out.stuck) > 0 {
+				t.Errorf("%s\nthe Database's delete: left %v, stuck %v", tc.reason, out.left, out.stuck)
+			}
+			if out := deleteStack(c, f, cluster, skip); len(out.left)+len(out.stuck) > 0 {
+				t.Errorf("%s\nthe Cluster's delete once the Database is gone: left %v, stuck %v", tc.reason, out.left, out.stuck)
+			}
+			if len(c.del.kept) > 0 {
+				t.Errorf("%s\nleft in the cloud: %v", tc.reason, slices.Sorted(maps.Keys(c.del.kept)))
+			}
+		})
 	}
 }

@@ -35,8 +35,6 @@ type scenarios struct {
 	// refused counts the deletes the simulated cloud refused during the
 	// XR deletes, by cloud.
 	refused map[string]int
-	// findings are what the deletes found in the way.
-	findings []string
 }
 
 // waitFor polls cond until it holds or the timeout passes.
@@ -297,21 +295,15 @@ func (s *scenarios) deleteXR(example, apiVersion, kind, ns, name string, compose
 		}
 		snap[crname] = o
 	}
-	// What earlier deletes left in the cloud by design and is in the way
-	// of this one (a Database's private services range, abandoned in the
-	// Cluster's network) the cloud would refuse for good: it is reported
-	// and deleted first, as an operator would have to.
-	objs := slices.Collect(maps.Values(snap))
-	var released string
-	if in := s.c.abandonedReferencing(objs); len(in) > 0 {
+	// Nothing an earlier delete left in the cloud may be in the way of
+	// this one: the cloud would refuse it for good (a range left in a
+	// network keeps the network), and only an operator could finish it.
+	if in := s.c.abandonedReferencing(slices.Collect(maps.Values(snap))); len(in) > 0 {
 		var what []string
 		for _, o := range in {
 			what = append(what, fmt.Sprintf("%s %s (of %s)", o["kind"], extName(o), str(o, "metadata", "labels", xr.LabelComposite)))
 		}
-		released = fmt.Sprintf("FINDING: left in the cloud by earlier deletes and in the way of this one, deleted by hand first: %s", strings.Join(what, ", "))
-		fmt.Printf("  %s: %s\n", example, released)
-		s.findings = append(s.findings, example+": "+released)
-		s.c.release(in)
+		return "", "", fmt.Errorf("%s: left in the cloud by earlier deletes, in the way of this one, which the cloud would refuse for good: %s", example, strings.Join(what, ", "))
 	}
 	before := s.c.del.tally()
 	if err := s.k.delete(apiVersion, kind, ns, name); err != nil {
