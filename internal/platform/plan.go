@@ -474,6 +474,10 @@ type Removal struct {
 	// Confirm says how the XR's owner removes it through the spec, when
 	// there is a way besides spec.parameters.confirmRemovals.
 	Confirm string
+	// InUse is set when the spec removed it, but a Usage of another XR
+	// still protects it (or what it goes with): it is held until nothing
+	// does, since its deletion would only be refused meanwhile.
+	InUse bool
 }
 
 // Removal says why the component with the supplied ID no longer renders a

@@ -180,7 +180,8 @@ type Resource struct {
 // their order of deletion matters (UsageRules), a Usage selects what it
 // uses by its labels (a Usage's of may name any resource, where a
 // selector with matchControllerRef would find only the XR's own), so that
-// the other XR's deletion of it waits until this resource is gone.
+// the other XR's deletion of it waits until this resource is gone; should
+// that XR's spec remove it meanwhile, its engine holds it (LabelInUse).
 type Use struct {
 	// Name names it among this XR's resources, in messages and in the
 	// Usage's name (UsageName): it must not be one of theirs.
