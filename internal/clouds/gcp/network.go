@@ -94,7 +94,9 @@ func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, err
 // peering, and GCP refuses to delete the network until they are gone (the
 // provider retries). While a Database's Cloud SQL instance uses the
 // peering, its Usage (dbInstance) holds the connection's deletion, and
-// with it the network's, until the instance is gone.
+// with it the network's, until the instance is gone; privateServices set
+// to false meanwhile holds both (the engine keeps what another XR's Usage
+// protects).
 //
 // Before the Cluster composed them, every GCP Database on a Cluster
 // composed the same range and peering itself, with deletionPolicy Orphan
