@@ -48,7 +48,7 @@ help:
 	@echo "make docs             fail if the docs are not true: generated pages, links and anchors, make targets, the binary's flags, README length, orphan pages"
 	@echo "make fuzz             run each fuzz target for FUZZTIME (default 10s)"
 	@echo "make redteam          replay the red-team attacks through the crossplane CLI"
-	@echo "make daytwo           render day-2 changes of the converged example Clusters through the crossplane CLI (upgrades, skips, downgrades, rotations, maintenance) and validate them"
+	@echo "make daytwo           render day-2 changes of the converged example Clusters through the crossplane CLI (upgrades, skips, downgrades, rotations, maintenance; a Database under an upgraded function) and validate them"
 	@echo "make converge         converge XRs that are not the examples through the crossplane CLI, and validate them"
 	@echo "make bench            load benchmark over gRPC against the SDK floor (about 3 minutes)"
 	@echo "make bench-go         Go benchmarks: whole calls per cloud and the hot paths"

@@ -168,6 +168,13 @@ func (c *Cluster) Selector(resource string) map[string]any {
 	return c.Match(map[string]string{registry.LabelResource: resource})
 }
 
+// Use is one of the Cluster's composed resources, read through Reads, as
+// what a resource of the XR needs (registry.Use): named cluster-<resource>,
+// selected by its labels, as far as it was delivered.
+func (c *Cluster) Use(resource string, k *registry.Kind) registry.Use {
+	return registry.Use{Name: "cluster-" + resource, Kind: k, Selector: c.Selector(resource), Observed: c.Observed[resource]}
+}
+
 // Match selects the Cluster's composed resources that carry the supplied
 // labels too, such as its private subnets.
 func (c *Cluster) Match(labels map[string]string) map[string]any {

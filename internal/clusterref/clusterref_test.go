@@ -147,3 +147,43 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+func TestUse(t *testing.T) {
+	conn := &registry.Kind{Kind: "Connection", Namespaced: "servicenetworking.gcp.m.upbound.io/v1beta1"}
+	observed := mustStruct(t, map[string]any{"kind": "Connection"})
+	c := &Cluster{Ref: "prod", Labels: map[string]string{xr.LabelComposite: "prod"}, Observed: map[string]*structpb.Struct{"peering": observed}}
+	type want struct {
+		name     string
+		selector map[string]any
+		observed *structpb.Struct
+	}
+	cases := map[string]struct {
+		reason   string
+		resource string
+		want     want
+	}{
+		"Delivered": {
+			reason:   "A resource of the Cluster is used as delivered, selected by the Cluster's labels and its composition-resource name, never by controller.",
+			resource: "peering",
+			want: want{name: "cluster-peering", observed: observed,
+				selector: map[string]any{"matchLabels": map[string]any{xr.LabelComposite: "prod", registry.LabelResource: "peering"}}},
+		},
+		"NotDelivered": {
+			reason:   "One not delivered yet has nothing observed, which keeps its user waiting.",
+			resource: "range",
+			want:     want{name: "cluster-range", selector: map[string]any{"matchLabels": map[string]any{xr.LabelComposite: "prod", registry.LabelResource: "range"}}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			u := c.Use(tc.resource, conn)
+			got := want{name: u.Name, selector: u.Selector, observed: u.Observed}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nUse(%q): -want, +got:\n%s", tc.reason, tc.resource, diff)
+			}
+			if u.Kind != conn {
+				t.Errorf("%s\nUse(%q).Kind = %v, want %v", tc.reason, tc.resource, u.Kind, conn)
+			}
+		})
+	}
+}

@@ -644,8 +644,8 @@ func (c *cloud) adopt(o object) {
 	delete(c.del.kept, extKey(o))
 }
 
-// Abandoned returns the external resources left in the cloud that
-// reference any of objs: what keeps them from being deleted.
+// abandonedReferencing returns the external resources left in the cloud
+// that reference any of objs: what keeps them from being deleted.
 func (c *cloud) abandonedReferencing(objs []object) []object {
 	c.del.mu.Lock()
 	defer c.del.mu.Unlock()
@@ -656,15 +656,6 @@ func (c *cloud) abandonedReferencing(objs []object) []object {
 		}
 	}
 	return out
-}
-
-// release deletes abandoned external resources, as an operator would.
-func (c *cloud) release(objs []object) {
-	c.del.mu.Lock()
-	defer c.del.mu.Unlock()
-	for _, o := range objs {
-		delete(c.del.kept, extKey(o))
-	}
 }
 
 // holding returns a live resource that holds o, by a holder, or nil.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/seed-6471616d/function-cluster-platform/internal/bench"
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
@@ -177,13 +179,17 @@ func newFakeCloud(f *fakeStore) *cloud {
 	return c
 }
 
-// usageEnds are the existing resources a Usage's by and of select.
+// usageEnd is the existing resource a Usage's by or of selects, as
+// Crossplane resolves it: by labels in the Usage's namespace, and of the
+// Usage's controller only with matchControllerRef (what another XR
+// composed, such as its Cluster's private services connection, without).
 func (f *fakeStore) usageEnd(u object, end string) object {
 	e, _ := at(u, "spec", end).(map[string]any)
 	ml, _ := at(e, "resourceSelector", "matchLabels").(map[string]any)
+	own, _ := at(e, "resourceSelector", "matchControllerRef").(bool)
 	items, _ := f.list(e["apiVersion"].(string), e["kind"].(string), str(u, "metadata", "namespace"), "")
 	for _, o := range items {
-		ok := controllerOf(o) == controllerOf(u)
+		ok := !own || controllerOf(o) == controllerOf(u)
 		for k, v := range ml {
 			ok = ok && str(o, "metadata", "labels", k) == v
 		}
@@ -203,8 +209,9 @@ type outcome struct {
 
 // deleteStack deletes a stack's resources all at once and runs rounds of
 // the providers' and Crossplane's reconciles until nothing changes:
-// a Usage's of is not deleted while its by exists (the webhook; the
-// deletion is replayed once it is gone), a Usage goes once its by is gone,
+// a Usage's of is not deleted while its by exists (the webhook, for every
+// Usage, of any XR; the deletion is replayed once it is gone), a Usage
+// goes once its by is gone,
 // a ProviderConfig once nothing uses it, a managed resource once the cloud
 // deletes it, a Secret with its owner.
 func deleteStack(c *cloud, f *fakeStore, st stack, skip map[string]bool) outcome {
@@ -235,8 +242,8 @@ func deleteStack(c *cloud, f *fakeStore, st stack, skip map[string]bool) outcome
 				continue
 			}
 			blocked := false
-			for _, uk := range st.keys {
-				if u, ok := f.objs[uk]; ok && !skip[uk] && isUsage(u) {
+			for uk, u := range f.objs {
+				if !skip[uk] && isUsage(u) {
 					if of := f.usageEnd(u, "of"); of != nil && objKey(of) == k && f.usageEnd(u, "by") != nil {
 						blocked = true
 					}
@@ -332,11 +339,11 @@ var deletes = map[string][]string{
 }
 
 // deleteInOrder loads the stacks of the examples and deletes them in
-// order, each once the one before is gone, as the e2e does: what earlier
-// deletes left in the cloud by design and is in the way (abandoned)
-// deleted by hand first when release is set. It returns each delete's
-// outcome and the tally of it, and what was in the way.
-func deleteInOrder(t *testing.T, examples []string, mutate func(object) string, release bool, skip func(stack) map[string]bool) ([]outcome, []tally, []string) {
+// order, each once the one before is gone, as the e2e does. It returns
+// each delete's outcome and the tally of it, and what earlier deletes left
+// in the cloud (abandoned) in the way of a later one, which the cloud
+// would refuse for good: the e2e fails on it.
+func deleteInOrder(t *testing.T, examples []string, mutate func(object) string, skip func(stack) map[string]bool) ([]outcome, []tally, []string) {
 	t.Helper()
 	f := &fakeStore{objs: map[string]object{}}
 	var stacks []stack
@@ -355,9 +362,6 @@ func deleteInOrder(t *testing.T, examples []string, mutate func(object) string, 
 		for _, o := range c.abandonedReferencing(objs) {
 			inWay = append(inWay, fmt.Sprintf("%s: %s %s", st.example, o["kind"], extName(o)))
 		}
-		if release {
-			c.release(c.abandonedReferencing(objs))
-		}
 		before := c.del.tally()
 		var sk map[string]bool
 		if skip != nil {
@@ -371,13 +375,12 @@ func deleteInOrder(t *testing.T, examples []string, mutate func(object) string, 
 
 // TestDeletionCompletes deletes the example stacks as the e2e does (with
 // what keeps a delete from completing by design turned off: unprotect):
-// each completes, nothing is stuck, and the clouds refused deletes on
-// each. What earlier deletes abandoned in the way is deleted by hand
-// first, and reported.
+// each completes, nothing is stuck, nothing an earlier delete abandoned is
+// in the way of a later one, and the clouds refused deletes on each.
 func TestDeletionCompletes(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(deletes)) {
 		t.Run(name, func(t *testing.T) {
-			outs, tallies, inWay := deleteInOrder(t, deletes[name], unprotect, true, nil)
+			outs, tallies, inWay := deleteInOrder(t, deletes[name], unprotect, nil)
 			refused := 0
 			for i, o := range outs {
 				if len(o.left) > 0 || len(o.stuck) > 0 {
@@ -387,7 +390,7 @@ func TestDeletionCompletes(t *testing.T) {
 				t.Logf("%s: %d rounds; %s", deletes[name][i], o.rounds, tallies[i])
 			}
 			for _, w := range inWay {
-				t.Logf("FINDING: abandoned in the way of %s, deleted by hand", w)
+				t.Errorf("abandoned by an earlier delete in the way of %s, which the cloud refuses for good", w)
 			}
 			if refused == 0 {
 				t.Errorf("the cloud refused nothing")
@@ -397,11 +400,10 @@ func TestDeletionCompletes(t *testing.T) {
 }
 
 // TestAsRendered deletes the example stacks as they are, deletion
-// protection on, and without deleting by hand what is abandoned in the
-// way: it reports what stays (by design, or not).
+// protection on: it reports what stays (by design, or not).
 func TestAsRendered(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(deletes)) {
-		outs, tallies, inWay := deleteInOrder(t, deletes[name], nil, false, nil)
+		outs, tallies, inWay := deleteInOrder(t, deletes[name], nil, nil)
 		for i, o := range outs {
 			t.Logf("%-26s %s; left %v; stuck %v", deletes[name][i], tallies[i], o.left, o.stuck)
 		}
@@ -419,8 +421,14 @@ func TestAsRendered(t *testing.T) {
 func TestWithoutEachUsage(t *testing.T) {
 	for _, name := range slices.Sorted(maps.Keys(deletes)) {
 		for i, ex := range deletes[name] {
+			// Every stack, for the Usages of another XR's resources.
 			probe := &fakeStore{objs: map[string]object{}}
-			st := probe.load(t, ex, unprotect)
+			var st stack
+			for _, other := range deletes[name] {
+				if loaded := probe.load(t, other, unprotect); other == ex {
+					st = loaded
+				}
+			}
 			groups := map[string][]string{}
 			for _, uk := range st.keys {
 				u := probe.objs[uk]
@@ -434,7 +442,7 @@ func TestWithoutEachUsage(t *testing.T) {
 			for _, g := range slices.Sorted(maps.Keys(groups)) {
 				// The same stacks render the same: skip the group's
 				// Usages, by key, in the i-th.
-				outs, _, _ := deleteInOrder(t, deletes[name][:i+1], unprotect, true, func(s stack) map[string]bool {
+				outs, _, _ := deleteInOrder(t, deletes[name][:i+1], unprotect, func(s stack) map[string]bool {
 					if s.example != ex {
 						return nil
 					}
@@ -457,5 +465,70 @@ func TestWithoutEachUsage(t *testing.T) {
 				t.Logf("%-26s without %-56s STUCK: %s", ex, what, strings.Join(why, "; "))
 			}
 		}
+	}
+}
+
+// TestClusterWaitsForItsDatabases deletes the GCP example Cluster while the
+// example Database still runs on its network, then the Database: the
+// Cluster's private services connection, its range and its network stay
+// while the Database's Cloud SQL instance uses them, nothing fails for
+// good, and once the Database is gone the Cluster's delete completes. The
+// instance's Usage of the Cluster's connection holds it (Crossplane's
+// webhook); without the Usage, the cloud's refusal to delete a connection
+// that Cloud SQL uses holds it as well (the provider retries).
+func TestClusterWaitsForItsDatabases(t *testing.T) {
+	type want struct {
+		waiting []string
+		// refusesConnection says whether the cloud refused the
+		// connection's delete: only what the Usage does not hold.
+		refusesConnection bool
+	}
+	cases := map[string]struct {
+		reason  string
+		without bool
+		want    want
+	}{
+		"WithTheUsage": {
+			reason: "The Database's Usage keeps the Cluster's connection until the instance is gone.",
+			want:   want{waiting: []string{"Connection private-services-connection", "GlobalAddress private-services-range", "Network network"}},
+		},
+		"WithoutTheUsage": {
+			reason:  "Without it the cloud refuses to delete the connection while Cloud SQL uses it, and the provider retries.",
+			without: true,
+			want:    want{waiting: []string{"Connection private-services-connection", "GlobalAddress private-services-range", "Network network"}, refusesConnection: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := &fakeStore{objs: map[string]object{}}
+			db := f.load(t, "gcp/database.yaml", unprotect)
+			cluster := f.load(t, "gcp/cluster.yaml", unprotect)
+			skip := map[string]bool{}
+			if tc.without {
+				for _, k := range db.keys {
+					if f.objs[k]["kind"] == "Usage" {
+						skip[k] = true
+					}
+				}
+			}
+			c := newFakeCloud(f)
+			first := deleteStack(c, f, cluster, skip)
+			slices.Sort(first.left)
+			if diff := cmp.Diff(tc.want.waiting, first.left); diff != "" || len(first.stuck) > 0 {
+				t.Errorf("%s\nthe Cluster's delete while the Database runs: waiting -want +got:\n%s\nstuck: %v", tc.reason, diff, first.stuck)
+			}
+			if got := c.del.tally().refused["Connection"] > 0; got != tc.want.refusesConnection {
+				t.Errorf("%s\nthe cloud refused the connection's delete: %t, want %t", tc.reason, got, tc.want.refusesConnection)
+			}
+			if out := deleteStack(c, f, db, skip); len(out.left)+len(out.stuck) > 0 {
+				t.Errorf("%s\nthe Database's delete: left %v, stuck %v", tc.reason, out.left, out.stuck)
+			}
+			if out := deleteStack(c, f, cluster, skip); len(out.left)+len(out.stuck) > 0 {
+				t.Errorf("%s\nthe Cluster's delete once the Database is gone: left %v, stuck %v", tc.reason, out.left, out.stuck)
+			}
+			if len(c.del.kept) > 0 {
+				t.Errorf("%s\nleft in the cloud: %v", tc.reason, slices.Sorted(maps.Keys(c.del.kept)))
+			}
+		})
 	}
 }

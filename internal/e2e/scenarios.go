@@ -35,8 +35,6 @@ type scenarios struct {
 	// refused counts the deletes the simulated cloud refused during the
 	// XR deletes, by cloud.
 	refused map[string]int
-	// findings are what the deletes found in the way.
-	findings []string
 }
 
 // waitFor polls cond until it holds or the timeout passes.
@@ -297,21 +295,15 @@ func (s *scenarios) deleteXR(example, apiVersion, kind, ns, name string, compose
 		}
 		snap[crname] = o
 	}
-	// What earlier deletes left in the cloud by design and is in the way
-	// of this one (a Database's private services range, abandoned in the
-	// Cluster's network) the cloud would refuse for good: it is reported
-	// and deleted first, as an operator would have to.
-	objs := slices.Collect(maps.Values(snap))
-	var released string
-	if in := s.c.abandonedReferencing(objs); len(in) > 0 {
+	// Nothing an earlier delete left in the cloud may be in the way of
+	// this one: the cloud would refuse it for good (a range left in a
+	// network keeps the network), and only an operator could finish it.
+	if in := s.c.abandonedReferencing(slices.Collect(maps.Values(snap))); len(in) > 0 {
 		var what []string
 		for _, o := range in {
 			what = append(what, fmt.Sprintf("%s %s (of %s)", o["kind"], extName(o), str(o, "metadata", "labels", xr.LabelComposite)))
 		}
-		released = fmt.Sprintf("FINDING: left in the cloud by earlier deletes and in the way of this one, deleted by hand first: %s", strings.Join(what, ", "))
-		fmt.Printf("  %s: %s\n", example, released)
-		s.findings = append(s.findings, example+": "+released)
-		s.c.release(in)
+		return "", "", fmt.Errorf("%s: left in the cloud by earlier deletes, in the way of this one, which the cloud would refuse for good: %s", example, strings.Join(what, ", "))
 	}
 	before := s.c.del.tally()
 	if err := s.k.delete(apiVersion, kind, ns, name); err != nil {
@@ -353,6 +345,9 @@ func (s *scenarios) deleteXR(example, apiVersion, kind, ns, name string, compose
 		time.Sleep(250 * time.Millisecond)
 	}
 	took := time.Since(start)
+	if err := s.othersUsed(snap, ns); err != nil {
+		return "", "", fmt.Errorf("%s: %w", example, err)
+	}
 	t := s.c.del.tally().since(before)
 	if len(t.stuck) > 0 || len(t.protected) > 0 {
 		return "", "", fmt.Errorf("%s: deletes failed for good meanwhile (%s), or were refused for deletion protection (%s)", example, counts(t.stuck), counts(t.protected))
@@ -367,6 +362,36 @@ func (s *scenarios) deleteXR(example, apiVersion, kind, ns, name string, compose
 		line += "; " + order
 	}
 	return line, fmt.Sprintf("deleted in %5.1f s; %s", took.Seconds(), t), nil
+}
+
+// othersUsed checks that what the XR's Usages held of other XRs (a
+// Database's instance, its Cluster's private services connection) is still
+// there once the XR is gone: a Usage keeps what it protects, it never
+// takes it along.
+func (s *scenarios) othersUsed(snap map[string]object, ns string) error {
+	for _, uName := range slices.Sorted(maps.Keys(snap)) {
+		u := snap[uName]
+		if u["kind"] != "Usage" && u["kind"] != "ClusterUsage" {
+			continue
+		}
+		of, _ := at(u, "spec", "of").(map[string]any)
+		if own, _ := at(of, "resourceSelector", "matchControllerRef").(bool); own {
+			continue
+		}
+		ml, _ := at(of, "resourceSelector", "matchLabels").(map[string]any)
+		var sel []string
+		for _, k := range slices.Sorted(maps.Keys(ml)) {
+			sel = append(sel, fmt.Sprintf("%s=%v", k, ml[k]))
+		}
+		items, err := s.k.list(of["apiVersion"].(string), of["kind"].(string), ns, strings.Join(sel, ","))
+		if err != nil {
+			return err
+		}
+		if len(items) == 0 {
+			return fmt.Errorf("usage %s held a %s of another XR (%s), which is gone with this XR", uName, of["kind"], strings.Join(sel, ","))
+		}
+	}
+	return nil
 }
 
 // why describes the composed resources left: their finalizers and why
@@ -537,6 +562,7 @@ func deletionOrder(cloudName string, snap map[string]object, goneAt map[string]t
 		min, max time.Duration
 	}
 	rules := map[string]*edges{}
+	across := map[string]int{}
 	for _, uName := range slices.Sorted(maps.Keys(snap)) {
 		u := snap[uName]
 		if u["kind"] != "Usage" && u["kind"] != "ClusterUsage" {
@@ -545,6 +571,13 @@ func deletionOrder(cloudName string, snap map[string]object, goneAt map[string]t
 		byEnd, _ := at(u, "spec", "by").(map[string]any)
 		ofEnd, _ := at(u, "spec", "of").(map[string]any)
 		by, of := usageEnd(snap, byEnd), usageEnd(snap, ofEnd)
+		if own, _ := at(ofEnd, "resourceSelector", "matchControllerRef").(bool); by != "" && !own {
+			// What it uses is another XR's (a Database's instance holds
+			// its Cluster's private services connection), which outlives
+			// this delete: the Usage orders that XR's delete, not this one.
+			across[usageRule(cloudName, snap[by], object(ofEnd))]++
+			continue
+		}
 		if by == "" || of == "" {
 			return "", fmt.Errorf("usage %s: cannot find its user (%q) or what it uses (%q) among the composed resources", uName, by, of)
 		}
@@ -568,6 +601,13 @@ func deletionOrder(cloudName string, snap map[string]object, goneAt map[string]t
 	}
 	if len(held) > 0 {
 		out = append(out, "Usages held: "+strings.Join(held, ", "))
+	}
+	var others []string
+	for _, rule := range slices.Sorted(maps.Keys(across)) {
+		others = append(others, fmt.Sprintf("%s %d", rule, across[rule]))
+	}
+	if len(others) > 0 {
+		out = append(out, "Usages of other XRs' resources, which stayed: "+strings.Join(others, ", "))
 	}
 	return strings.Join(out, "; "), nil
 }

@@ -82,7 +82,7 @@ func (st *State) RemovalsCondition() module.Condition {
 		items = append(items, fmt.Sprintf("%s (%s; %s)", name, st.kept[name].Why, howToConfirm(name, st.kept[name])))
 	}
 	return module.Condition{Type: ConditionRemovalsSettled, Status: module.StatusFalse, Reason: ReasonAwaitingOwner,
-		Message: "Kept although no longer rendered, until the XR's owner confirms the removal: " + List(items)}
+		Message: "Kept although no longer rendered: " + List(items)}
 }
 
 // Rendering reports whether the condition group has rendered resources.
@@ -97,6 +97,9 @@ func (st *State) Rendering(condition string) bool {
 
 // howToConfirm says how the XR's owner removes a held resource.
 func howToConfirm(name string, r platform.Removal) string {
+	if r.InUse {
+		return "it goes once nothing uses it: delete what uses it first (the XR whose Usage holds it), or undo the change that removed it"
+	}
 	how := fmt.Sprintf("to remove it, list %q in spec.parameters.confirmRemovals", name)
 	if r.Confirm != "" {
 		how = "to remove it, " + r.Confirm + fmt.Sprintf(", or list %q in spec.parameters.confirmRemovals", name)

@@ -111,6 +111,11 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 					waiting = append(waiting, d)
 				}
 			}
+			for _, u := range rd.Uses {
+				if !isReady(u.Kind, u.Observed) {
+					waiting = append(waiting, u.Name)
+				}
+			}
 			if len(waiting) > 0 {
 				st.held[rd.Name] = "waits for " + strings.Join(waiting, ", ")
 				continue
@@ -139,6 +144,7 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 		}
 		st.kept[name] = r
 	}
+	st.holdUsedElsewhere(observed)
 	for _, name := range usages {
 		obs := observed[name]
 		st.ready[name] = true
@@ -172,6 +178,52 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 		st.kept[name] = platform.Removal{Why: fmt.Sprintf("it protects %q while %q uses it", of, by)}
 	}
 	return st
+}
+
+// holdUsedElsewhere holds what the spec removed but a Usage of another XR
+// still protects (a Cluster's private services connection, while a
+// Database's instance uses it), and what goes with it (the rest of its
+// component): Crossplane's webhook would refuse the delete, failing every
+// reconcile of this XR until nothing uses it, and the rest of the
+// component would be left half deleted (its deletion cannot be taken back
+// if the owner changes their mind). They go once nothing uses them.
+func (st *State) holdUsedElsewhere(observed map[string]*structpb.Struct) {
+	// What this XR's own Usages protect: those go with their users.
+	protected := map[string]bool{}
+	for _, obs := range observed {
+		if registry.IsUsage(obs) {
+			protected[object.String(obs, "spec", "of", "resourceSelector", "matchLabels", registry.LabelResource)] = true
+		}
+	}
+	used := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(st.retired)) {
+		obs := observed[name]
+		if obs == nil || registry.IsUsage(obs) || protected[name] || object.StringMap(obs, "metadata", "labels")[registry.LabelInUse] != "true" {
+			continue
+		}
+		if comp := object.Annotation(obs, registry.AnnotationComponent); used[comp] == "" {
+			used[comp] = name
+		}
+	}
+	if len(used) == 0 {
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(st.retired)) {
+		obs := observed[name]
+		if obs == nil || registry.IsUsage(obs) {
+			continue
+		}
+		by, ok := used[object.Annotation(obs, registry.AnnotationComponent)]
+		if !ok {
+			continue
+		}
+		why := fmt.Sprintf("removed (%s), but a Usage of another XR still protects it (label %s)", st.retired[name], registry.LabelInUse)
+		if by != name {
+			why = fmt.Sprintf("removed (%s), but it goes with %q, which a Usage of another XR still protects (label %s)", st.retired[name], by, registry.LabelInUse)
+		}
+		delete(st.retired, name)
+		st.kept[name] = platform.Removal{InUse: true, Why: why}
+	}
 }
 
 // removal says whether the XR's spec removed an observed composed resource

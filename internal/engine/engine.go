@@ -165,6 +165,10 @@ func (c *Call) Render(comps []platform.Component, removals Remover, clusterPlan 
 		c.Warnings = append(c.Warnings, fmt.Sprintf("the provider refuses to update composed resource %q because the update would replace the cloud resource (%s): it is not Ready until the value is restored or the change is made another way", name, st.refused[name]))
 	}
 	for _, name := range st.heldNames() {
+		if r := st.kept[name]; r.InUse {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("holding composed resource %q, which is no longer rendered: %s; %s", name, r.Why, howToConfirm(name, r)))
+			continue
+		}
 		c.Warnings = append(c.Warnings, fmt.Sprintf("holding composed resource %q, which is no longer rendered: %s. Only the XR's spec removes composed resources; %s", name, st.kept[name].Why, howToConfirm(name, st.kept[name])))
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.retired)) {
@@ -333,7 +337,10 @@ func ours(obs *structpb.Struct) bool {
 }
 
 // keep returns the desired state that leaves an observed resource as it
-// is: its apiVersion, kind, labels, annotations and spec.
+// is: its apiVersion, kind, labels, annotations and spec; but the label
+// Crossplane's Usage controller sets and removes (registry.LabelInUse),
+// which the XR must not apply as its own: it would keep the label once the
+// Usage is gone.
 func keep(obs *structpb.Struct) *structpb.Struct {
 	f := obs.GetFields()
 	out := &structpb.Struct{Fields: map[string]*structpb.Value{}}
@@ -347,6 +354,15 @@ func keep(obs *structpb.Struct) *structpb.Struct {
 		if v := object.Get(obs, "metadata", k); v != nil {
 			meta.Fields[k] = v
 		}
+	}
+	if labels := meta.Fields["labels"].GetStructValue(); labels != nil && labels.Fields[registry.LabelInUse] != nil {
+		own := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(labels.Fields))}
+		for k, v := range labels.Fields {
+			if k != registry.LabelInUse {
+				own.Fields[k] = v
+			}
+		}
+		meta.Fields["labels"] = structpb.NewStructValue(own)
 	}
 	out.Fields["metadata"] = structpb.NewStructValue(meta)
 	return out

@@ -11,7 +11,8 @@ import (
 )
 
 // A dayTwo case changes a converged example Cluster the way its owner does
-// on day 200, or reports what its providers would, and renders it through
+// on day 200, or reports what its providers would (or what an earlier
+// version of the function composed, for a Database), and renders it through
 // the crossplane CLI against its converged observed resources: the
 // function must refuse it with a Fatal naming the field, or render a
 // desired state that check accepts, that withdraws nothing, and that
@@ -136,8 +137,12 @@ func reports(name, path string, v any) func(map[string]fntest.Object) {
 	return func(o map[string]fntest.Object) { fntest.Set(path, v)(o[name]) }
 }
 
+// sharedAccessBefore is what a GCP Database on a Cluster composed of the
+// Cluster's private services access before the Cluster composed it.
+const sharedAccessBefore = "internal/modules/database/testdata/upgrade/gcp-shared-access.yaml"
+
 // dayTwoCases are upgrades, skips, downgrades, rotations and maintenance
-// windows on every cloud.
+// windows on every cloud, and a GCP Database under an upgraded function.
 func dayTwoCases() []dayTwo {
 	var out []dayTwo
 	for _, cloud := range []string{"gcp", "aws", "azure"} {
@@ -189,6 +194,17 @@ func dayTwoCases() []dayTwo {
 			check: wants("cluster", "spec.forProvider.defaultNodePool.vmSize", "Standard_D4s_v5")},
 		dayTwo{attack: attack{name: "gcp-short-maintenance", example: "gcp/cluster.yaml", xr: set("spec.parameters.maintenance", map[string]any{"day": "Sunday", "startTime": "01:00", "durationHours": 4}),
 			fatal: "spec.parameters.maintenance.durationHours: Invalid value: 4: GKE needs maintenance windows that allow at least 48 hours in any 32 days"}},
+		// The function upgraded under a Database that composed its
+		// Cluster's private services range and connection itself (with
+		// the Orphan policies): they are held for its owner to confirm,
+		// as they were, while the instance holds the Cluster's.
+		dayTwo{attack: attack{name: "gcp-database-upgraded", example: "gcp/database.yaml", held: []string{"private-ip-range", "private-service-connection"}},
+			observed: func(o map[string]fntest.Object) {
+				delete(o, "instance-uses-cluster-private-services-connection")
+				maps.Copy(o, fntest.ObservedFile(sharedAccessBefore))
+			},
+			check: all(wants("private-service-connection", "spec.forProvider.deletionPolicy", "ABANDON"),
+				wants("instance-uses-cluster-private-services-connection", "spec.of.resourceSelector.matchLabels", map[string]any{"crossplane.io/composite": "prod-cluster", "platform.example.org/resource": "private-services-connection"}))},
 	)
 	return out
 }

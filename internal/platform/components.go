@@ -33,6 +33,9 @@ const (
 	KindCertificates  Kind = "Certificates"
 	KindDNSDelegation Kind = "DNSDelegation"
 	KindDNSBinding    Kind = "DNSBinding"
+	// KindPrivateServices is implemented only by the clouds whose
+	// Traits.PrivateServices is set (TestRegistrations).
+	KindPrivateServices Kind = "PrivateServices"
 )
 
 // Kinds lists the cluster module's Component kinds: every cloud implements
@@ -73,6 +76,14 @@ type Network struct {
 
 // Egress is outbound internet access (NAT) for private nodes.
 type Egress struct{}
+
+// PrivateServices is private services access in the cluster's network: a
+// range reserved for the cloud's managed services and the network's
+// peering with them, which the Databases that join the Cluster use (GCP's
+// Cloud SQL). It is planned only when spec.parameters.network.
+// privateServices asks for it, on a cloud whose Traits.PrivateServices is
+// set.
+type PrivateServices struct{}
 
 // Identity is what the cluster and its nodes run as.
 type Identity struct{}
@@ -345,6 +356,18 @@ func (Egress) ID() string { return "egress" }
 
 // Condition implements Component.
 func (Egress) Condition() string { return ConditionNetworkReady }
+
+// Kind implements Component.
+func (PrivateServices) Kind() Kind { return KindPrivateServices }
+
+// ID implements Component.
+func (PrivateServices) ID() string { return PrivateServicesID }
+
+// Condition implements Component.
+func (PrivateServices) Condition() string { return ConditionNetworkReady }
+
+// PrivateServicesID is the ID of the PrivateServices component.
+const PrivateServicesID = "private-services"
 
 // Kind implements Component.
 func (Identity) Kind() Kind { return KindIdentity }

@@ -72,6 +72,14 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 	net.Private = private
 	p.Network = net
 	p.Components = append(p.Components, net)
+	if par.Network.PrivateServices {
+		if traits.PrivateServices {
+			p.Components = append(p.Components, PrivateServices{})
+		} else {
+			errs = append(errs, field.Invalid(xr.ParametersPath("network", "privateServices"), true,
+				fmt.Sprintf("private services access is for Cloud SQL on GCP; on cloud %q a Database joins the Cluster's network without it: remove the field", x.Cloud)))
+		}
+	}
 	if private {
 		p.Components = append(p.Components, Egress{})
 	}
@@ -466,6 +474,10 @@ type Removal struct {
 	// Confirm says how the XR's owner removes it through the spec, when
 	// there is a way besides spec.parameters.confirmRemovals.
 	Confirm string
+	// InUse is set when the spec removed it, but a Usage of another XR
+	// still protects it (or what it goes with): it is held until nothing
+	// does, since its deletion would only be refused meanwhile.
+	InUse bool
 }
 
 // Removal says why the component with the supplied ID no longer renders a
@@ -528,6 +540,9 @@ func (p *Plan) Removal(id string) Removal {
 		return Removal{Why: fmt.Sprintf("the environment's chart catalog no longer has %q", name)}
 	case id == "budget":
 		return Removal{BySpec: true, Why: "spec.parameters.budget was removed"}
+	case id == PrivateServicesID:
+		// Only the spec asks for it: the environment has no say.
+		return Removal{BySpec: true, Why: "spec.parameters.network.privateServices is no longer true"}
 	}
 	return Removal{Why: fmt.Sprintf("this XR no longer renders component %s", id)}
 }

@@ -417,6 +417,15 @@ func TestRemoval(t *testing.T) {
 			reason: "The cluster is never removed by the plan.",
 			args:   args{id: "cluster"},
 		},
+		"PrivateServicesOff": {
+			reason: "Only the spec asks for private services access: without it, its resources are removed by the spec.",
+			args:   args{id: PrivateServicesID},
+			want:   want{bySpec: true},
+		},
+		"PrivateServicesOn": {
+			reason: "Private services access the spec asks for is kept.",
+			args:   args{params: xr.Parameters{Network: xr.Network{PrivateServices: true}}, id: PrivateServicesID},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -428,13 +437,67 @@ func TestRemoval(t *testing.T) {
 			for k, v := range tc.args.env {
 				env[k] = v
 			}
-			p, errs := Build(composite(tc.args.params), envcfg.New(env), Traits{PodRange: true})
+			p, errs := Build(composite(tc.args.params), envcfg.New(env), Traits{PodRange: true, PrivateServices: true})
 			if len(errs) > 0 {
 				t.Fatalf("Build: %v", errs)
 			}
 			r := p.Removal(tc.args.id)
 			if r.BySpec != tc.want.bySpec || (r.Confirm != "") != tc.want.confirm || r.Why == "" {
 				t.Errorf("%s\nRemoval(%q) = %+v, want bySpec %t, a spec statement to confirm %t, and a reason", tc.reason, tc.args.id, r, tc.want.bySpec, tc.want.confirm)
+			}
+		})
+	}
+}
+
+func TestBuildPrivateServices(t *testing.T) {
+	type args struct {
+		cloud  string
+		on     bool
+		traits Traits
+	}
+	type want struct {
+		ids  []string
+		errs []string
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"Off": {
+			reason: "Without spec.parameters.network.privateServices there is none, whatever the cloud.",
+			args:   args{traits: Traits{PrivateServices: true}},
+			want:   want{ids: []string{"network", "egress"}},
+		},
+		"On": {
+			reason: "Asked for on a cloud that offers it, it follows the network.",
+			args:   args{on: true, traits: Traits{PrivateServices: true}},
+			want:   want{ids: []string{"network", PrivateServicesID, "egress"}},
+		},
+		"Elsewhere": {
+			reason: "Asked for on a cloud whose databases need none, it is refused, naming the field.",
+			args:   args{cloud: "aws", on: true},
+			want: want{ids: []string{"network", "egress"}, errs: []string{
+				`spec.parameters.network.privateServices: Invalid value: true: private services access is for Cloud SQL on GCP; on cloud "aws" a Database joins the Cluster's network without it: remove the field`,
+			}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			x := composite(xr.Parameters{Location: "x", Network: xr.Network{PrivateServices: tc.args.on}})
+			if tc.args.cloud != "" {
+				x.Cloud = tc.args.cloud
+			}
+			p, errs := Build(x, envcfg.New(map[string]any{"sizes": gcpSizes}), tc.args.traits)
+			if diff := cmp.Diff(tc.want.errs, errStrings(errs), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nBuild(...) errors: -want, +got:\n%s", tc.reason, diff)
+			}
+			var ids []string
+			for _, c := range p.Components[:len(tc.want.ids)] {
+				ids = append(ids, c.ID())
+			}
+			if diff := cmp.Diff(tc.want.ids, ids); diff != "" {
+				t.Errorf("%s\nBuild(...) first components: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

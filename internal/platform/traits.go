@@ -24,4 +24,10 @@ type Traits struct {
 	// cluster itself rather than as a pool of the plan (AKS's system
 	// pool): the estimate counts them.
 	FixedPools func(env *envcfg.Env) []NodePool
+	// PrivateServices says whether the cloud's managed databases reach a
+	// cluster's network through private services access that the Cluster
+	// composes (GCP: Cloud SQL peers with the network): the cloud
+	// implements KindPrivateServices, and a Cluster may ask for it
+	// (spec.parameters.network.privateServices).
+	PrivateServices bool
 }

@@ -157,6 +157,10 @@ type Resource struct {
 	// deletion order matters (UsageRules) also gets a Usage, so that the
 	// dependent is deleted first.
 	DependsOn []string
+	// Uses are resources of other XRs this one needs, such as the private
+	// services connection of the Cluster a Database joins: like
+	// DependsOn, but across XRs (see Use).
+	Uses []Use
 	// Pending, when set, says why the resource cannot be rendered yet (it
 	// needs a value only an observed resource will have). Body is ignored.
 	Pending string
@@ -168,6 +172,27 @@ type Resource struct {
 	// managed resources (Crossplane v2 has no deletionPolicy there), the
 	// Orphan deletion policy for cluster-scoped ones.
 	Orphan bool
+}
+
+// A Use is a resource of another XR that a composed resource needs, such
+// as the private services connection of the Cluster a Database joins. The
+// resource is composed only once what it uses is observed ready; when
+// their order of deletion matters (UsageRules), a Usage selects what it
+// uses by its labels (a Usage's of may name any resource, where a
+// selector with matchControllerRef would find only the XR's own), so that
+// the other XR's deletion of it waits until this resource is gone; should
+// that XR's spec remove it meanwhile, its engine holds it (LabelInUse).
+type Use struct {
+	// Name names it among this XR's resources, in messages and in the
+	// Usage's name (UsageName): it must not be one of theirs.
+	Name string
+	Kind *Kind
+	// Selector selects it by its labels alone, in the XR's namespace (or
+	// cluster-wide for a cluster-scoped XR).
+	Selector map[string]any
+	// Observed is the resource as last delivered to the function (a
+	// required resource); nil until it is.
+	Observed *structpb.Struct
 }
 
 // OutputsFunc reads XR status fields from an observed composed resource and

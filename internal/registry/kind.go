@@ -147,6 +147,10 @@ var (
 	clusterUsageKind = &Kind{Kind: "ClusterUsage", Cluster: "protection.crossplane.io/v1beta1", Ready: ReadyWhenObserved}
 )
 
+// LabelInUse is the label Crossplane's Usage controller puts on what a
+// Usage protects, "true" while one does.
+const LabelInUse = "crossplane.io/in-use"
+
 // UsageKind returns the Usage kind for the supplied scope.
 func UsageKind(s xr.Scope) *Kind {
 	if s == xr.Namespaced {

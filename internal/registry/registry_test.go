@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -359,5 +361,104 @@ func TestAPIVersion(t *testing.T) {
 	}
 	if got := testNetworkKind.APIVersion(xr.ClusterScoped); got != "net.test.example.org/v2" {
 		t.Errorf("APIVersion(Cluster) = %q", got)
+	}
+}
+
+func TestRenderUses(t *testing.T) {
+	// The network of another XR, selected by its labels.
+	otherNet := Use{Name: "other-network", Kind: testNetworkKind, Selector: map[string]any{"matchLabels": map[string]any{"crossplane.io/composite": "other", LabelResource: "network"}}}
+	unordered := otherNet
+	unordered.Kind = &Kind{Kind: "Zone", Namespaced: "zone.test.m.example.org/v1", Cluster: "zone.test.example.org/v1", Provider: "test"}
+	clash := otherNet
+	clash.Name = "network"
+	type args struct {
+		scope xr.Scope
+		use   Use
+	}
+	type want struct {
+		usages map[string]object.Object
+		err    string
+	}
+	usage := func(kind, apiVersion, ofAPIVersion, byAPIVersion string) object.Object {
+		return object.Object{
+			"apiVersion": apiVersion, "kind": kind,
+			"metadata": map[string]any{
+				"labels":      map[string]any{LabelCloud: "test"},
+				"annotations": map[string]any{AnnotationComponent: "cluster"},
+			},
+			"spec": map[string]any{
+				"replayDeletion": true,
+				"of":             map[string]any{"apiVersion": ofAPIVersion, "kind": "Net", "resourceSelector": otherNet.Selector},
+				"by": map[string]any{"apiVersion": byAPIVersion, "kind": "K8s", "resourceSelector": object.Object{
+					"matchControllerRef": true, "matchLabels": map[string]any{LabelResource: "cluster"}}},
+			},
+		}
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"Namespaced": {
+			reason: "A resource of another XR whose deletion must wait gets a Usage that selects it by its labels alone, named after it.",
+			args:   args{scope: xr.Namespaced, use: otherNet},
+			want: want{usages: map[string]object.Object{
+				"cluster-uses-other-network": usage("Usage", "protection.crossplane.io/v1beta1", "net.test.m.example.org/v1", "k8s.test.m.example.org/v1"),
+			}},
+		},
+		"ClusterScoped": {
+			reason: "A cluster-scoped XR's is a ClusterUsage of the legacy kind.",
+			args:   args{scope: xr.ClusterScoped, use: otherNet},
+			want: want{usages: map[string]object.Object{
+				"cluster-uses-other-network": usage("ClusterUsage", "protection.crossplane.io/v1beta1", "net.test.example.org/v2", "k8s.test.example.org/v1"),
+			}},
+		},
+		"OrderDoesNotMatter": {
+			reason: "Across XRs as within one, only the edges of UsageRules get a Usage.",
+			args:   args{scope: xr.Namespaced, use: unordered},
+			want:   want{},
+		},
+		"NameClash": {
+			reason: "What another XR holds must not be named like one of this XR's resources: its Usage would be named like theirs.",
+			args:   args{scope: xr.Namespaced, use: clash},
+			want:   want{err: `generated names clash: "network", which composed resource "cluster" uses in another XR, is the name of one of this XR's composed resources`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := &Cloud{Name: "test"}
+			Implement(c, func(_ *Context, _ platform.Network) ([]*Resource, error) {
+				return []*Resource{{Name: "network", Kind: testNetworkKind, Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{"region": "r1"}}}}}, nil
+			})
+			Implement(c, func(_ *Context, _ platform.Cluster) ([]*Resource, error) {
+				return []*Resource{{Name: ClusterResource, Kind: testClusterKind, DependsOn: []string{"network"}, Uses: []Use{tc.args.use}}}, nil
+			})
+			ctx := NewContext(composite(tc.args.scope, xr.Composite{}), envcfg.New(nil), c, nil, nil)
+			rs, err := c.Render(ctx, []platform.Component{platform.Network{}, platform.Cluster{}})
+			if diff := cmp.Diff(tc.want.err, errString(err)); diff != "" {
+				t.Fatalf("%s\nRender(...) error: -want, +got:\n%s", tc.reason, diff)
+			}
+			if err != nil {
+				return
+			}
+			got := map[string]object.Object{}
+			for _, r := range rs {
+				if r.UsageBy != "" {
+					got[r.Name] = r.Object
+				}
+			}
+			for name, w := range tc.want.usages {
+				if diff := cmp.Diff(w, project(got[name], w)); diff != "" {
+					t.Errorf("%s\nRender(...) %s: -want, +got:\n%s", tc.reason, name, diff)
+				}
+			}
+			names := slices.Sorted(maps.Keys(got))
+			want := slices.Sorted(maps.Keys(tc.want.usages))
+			// The edge within the XR keeps its Usage whatever the other.
+			want = append([]string{"cluster-uses-network"}, want...)
+			if diff := cmp.Diff(want, names); diff != "" {
+				t.Errorf("%s\nRender(...) Usages: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }

@@ -38,8 +38,10 @@ type Rendered struct {
 	// Object is the complete desired object; nil when Pending.
 	Object    object.Object
 	DependsOn []string
-	Pending   string
-	Outputs   OutputsFunc
+	// Uses are what it needs of other XRs.
+	Uses    []Use
+	Pending string
+	Outputs OutputsFunc
 	// UsageBy names the dependent a Usage belongs to; empty for resources
 	// that are not Usages.
 	UsageBy string
@@ -261,6 +263,7 @@ func envelope(ctx *Context, comp platform.Component, r *Resource) *Rendered {
 		Condition: comp.Condition(),
 		Kind:      r.Kind,
 		DependsOn: r.DependsOn,
+		Uses:      r.Uses,
 		Pending:   r.Pending,
 		Outputs:   r.Outputs,
 	}
@@ -533,11 +536,22 @@ func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*R
 		if rd.Retire != "" {
 			continue
 		}
+		ends := make([]usageEnd, 0, len(rd.DependsOn)+len(rd.Uses))
 		for _, d := range rd.DependsOn {
 			of := byName[d]
-			if _, ok := NeedsUsage(rd.Kind, of.Kind); !ok {
+			ends = append(ends, usageEnd{name: d, kind: of.Kind, selector: ctx.Selector(d)})
+		}
+		for _, u := range rd.Uses {
+			if _, clash := byName[u.Name]; clash {
+				return nil, fmt.Errorf("generated names clash: %q, which composed resource %q uses in another XR, is the name of one of this XR's composed resources", u.Name, rd.Name)
+			}
+			ends = append(ends, usageEnd{name: u.Name, kind: u.Kind, selector: u.Selector})
+		}
+		for _, of := range ends {
+			if _, ok := NeedsUsage(rd.Kind, of.kind); !ok {
 				continue
 			}
+			d := of.name
 			name := UsageName(rd.Name, d)
 			if clash, ok := byName[name]; ok {
 				return nil, fmt.Errorf("generated names clash: the Usage that protects %q while %q uses it would be named %q, which is the name of the composed resource of %s; rename it (no pool name may make a resource name end in -uses-<resource>)", d, rd.Name, name, clash.Component)
@@ -561,8 +575,8 @@ func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*R
 					},
 					"spec": map[string]any{
 						"replayDeletion": true,
-						"of":             usageRef(ctx, of),
-						"by":             usageRef(ctx, rd),
+						"of":             usageRef(ctx, of.kind, of.selector),
+						"by":             usageRef(ctx, rd.Kind, ctx.Selector(rd.Name)),
 					},
 				},
 			}
@@ -572,11 +586,20 @@ func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*R
 	return out, nil
 }
 
-func usageRef(ctx *Context, rd *Rendered) map[string]any {
+// usageEnd is what a Usage protects: one of the XR's composed resources
+// (selected by controller and labels) or a resource of another XR (by its
+// labels).
+type usageEnd struct {
+	name     string
+	kind     *Kind
+	selector map[string]any
+}
+
+func usageRef(ctx *Context, k *Kind, selector map[string]any) map[string]any {
 	return map[string]any{
-		"apiVersion":       rd.Kind.APIVersion(ctx.XR.Scope),
-		"kind":             rd.Kind.Name(ctx.XR.Scope),
-		"resourceSelector": ctx.Selector(rd.Name),
+		"apiVersion":       k.APIVersion(ctx.XR.Scope),
+		"kind":             k.Name(ctx.XR.Scope),
+		"resourceSelector": selector,
 	}
 }
 

@@ -197,6 +197,11 @@ type Network struct {
 	CIDR         string
 	PodsCIDR     string
 	ServicesCIDR string
+	// PrivateServices asks for private services access in the network: a
+	// range reserved for a cloud's managed services and the network's
+	// peering with them, which the Databases that join the Cluster use
+	// (GCP's Cloud SQL). Off unless the spec sets it.
+	PrivateServices bool
 }
 
 // Pool is one entry of spec.parameters.pools.
@@ -289,7 +294,7 @@ var (
 		"network", "pools", "charts", "budget", "parentZone", "maintenance"}, commonParameters...)
 	fieldsMaintenance    = []string{"day", "startTime", "durationHours"}
 	fieldsParentZone     = []string{"name", "group"}
-	fieldsClusterNetwork = []string{"cidr", "podsCidr", "servicesCidr"}
+	fieldsClusterNetwork = []string{"cidr", "podsCidr", "servicesCidr", "privateServices"}
 	fieldsPool           = []string{"size", "machineType", "minNodes", "maxNodes", "spot", "diskSizeGb", "labels", "taints"}
 	fieldsTaint          = []string{"key", "value", "effect"}
 	fieldsChart          = []string{"disabled", "version", "values"}
@@ -457,6 +462,9 @@ func (d *decoder) parameters(f map[string]*structpb.Value, p *field.Path) Parame
 		CIDR:         d.str(nf["cidr"], np.Child("cidr")),
 		PodsCIDR:     d.str(nf["podsCidr"], np.Child("podsCidr")),
 		ServicesCIDR: d.str(nf["servicesCidr"], np.Child("servicesCidr")),
+	}
+	if b := d.boolean(nf["privateServices"], np.Child("privateServices")); b != nil {
+		out.Network.PrivateServices = *b
 	}
 
 	out.Pools = d.pools(f["pools"], p.Child("pools"))

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -61,59 +62,52 @@ func init() {
 	registry.Implement(Cloud, dbInstance)
 	registry.Implement(Cloud, dbSchema)
 	registry.Check(Cloud, checkDBInstance)
+	registry.Check(Cloud, checkDBNetwork)
+	// The Cluster's private services connection, which the instance waits
+	// for and holds while it lives.
+	database.Clusters.Reads(Name, clusterref.Read{Resource: rPrivateServicesConnection, Kind: serviceConnectionKind})
 }
 
-// dbNetwork renders private services access for Cloud SQL: an internal
-// range reserved for Google's services and the peering of the network with
-// them. Joining a Cluster, the network is the Cluster's: the range and the
-// peering are named after the Cluster, so that every Database on it
-// composes the same ones, and they are abandoned, not deleted, with any one
-// of them. Otherwise the Database gets a network of its own.
+// dbNetwork renders the network of a Database of its own, with private
+// services access for Cloud SQL in it, all deleted with the Database.
+// Joining a Cluster, the network and its private services access are the
+// Cluster's (privateServices; checkDBNetwork): the Database composes
+// nothing of its own for it.
+//
+// Upgrading: a Database on a Cluster composed the Cluster's private
+// services range and connection itself before (private-ip-range and
+// private-service-connection, with deletionPolicy Orphan and the
+// connection's ABANDON), left in the network for good once the last
+// Database went. This no longer renders them; the engine holds them, as
+// every resource that no statement of the spec removed: the Database
+// reports them in RemovalsSettled (False, AwaitingOwner) and a Warning,
+// until its owner lists them in spec.parameters.confirmRemovals, which
+// deletes only the managed resources (their policies leave the cloud
+// objects, which the Cluster's now manage). Until the Cluster sets
+// privateServices the Database is refused (checkDBNetwork), which changes
+// nothing.
 func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource, error) {
-	var out []*registry.Resource
-	netSel := object.Object(ctx.Selector(rDBNetwork))
-	rangeName := n.Name + "-db-psa"
-	var deps []string
-	shared := n.Cluster != nil
-	if shared {
-		netSel = object.Object(n.Cluster.Selector("network"))
-		rangeName = n.Cluster.CloudName + "-db-psa"
-	} else {
-		out = append(out, &registry.Resource{
-			Name:         rDBNetwork,
-			Kind:         networkKind,
-			ExternalName: n.Name + "-db",
-			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"project":               ctx.XR.PlaneID,
-				"autoCreateSubnetworks": false,
-				"routingMode":           "REGIONAL",
-				"description":           "Private network of database " + n.Name,
-			}}},
-		})
-		deps = []string{rDBNetwork}
+	if n.Cluster != nil {
+		return nil, nil
 	}
-	addr := object.Object{"forProvider": map[string]any{
-		"project":         ctx.XR.PlaneID,
-		"purpose":         "VPC_PEERING",
-		"addressType":     "INTERNAL",
-		"prefixLength":    20,
-		"networkSelector": netSel,
-		"description":     "Private services access of Cloud SQL",
-	}}
-	conn := object.Object{"forProvider": map[string]any{
-		"networkSelector":               netSel,
-		"service":                       serviceNetworking,
-		"reservedPeeringRangesSelector": ctx.Selector(rPSARange),
-		// Another Database on the same network may have created it.
-		"updateOnCreationFail": true,
-	}}
-	if shared {
-		conn["forProvider"].(map[string]any)["deletionPolicy"] = "ABANDON"
+	network := &registry.Resource{
+		Name:         rDBNetwork,
+		Kind:         networkKind,
+		ExternalName: n.Name + "-db",
+		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"project":               ctx.XR.PlaneID,
+			"autoCreateSubnetworks": false,
+			"routingMode":           "REGIONAL",
+			"description":           "Private network of database " + n.Name,
+		}}},
 	}
-	return append(out,
-		&registry.Resource{Name: rPSARange, Kind: globalAddressKind, ExternalName: rangeName, Body: object.Object{"spec": addr}, DependsOn: deps, Orphan: shared},
-		&registry.Resource{Name: rPSAConnect, Kind: serviceConnectionKind, Body: object.Object{"spec": conn}, DependsOn: append([]string{rPSARange}, deps...), Orphan: shared},
-	), nil
+	return append([]*registry.Resource{network}, privateServicesAccess(ctx, rPSARange, rPSAConnect, psaRangeName(n.Name), ctx.Selector(rDBNetwork), []string{rDBNetwork})...), nil
+}
+
+// checkDBNetwork refuses a Database on a Cluster without private services
+// access, naming the Cluster's field to set.
+func checkDBNetwork(_ *registry.Context, n database.Network) field.ErrorList {
+	return needPrivateServices(n.Cluster, xr.ParametersPath("clusterRef", "name"))
 }
 
 // dbInstance renders the Cloud SQL instance on private IP only, with
@@ -123,8 +117,12 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 // never reads it).
 func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resource, error) {
 	netSel := object.Object(ctx.Selector(rDBNetwork))
-	if i.Network.Cluster != nil {
-		netSel = object.Object(i.Network.Cluster.Selector("network"))
+	deps, uses := []string{rPSAConnect}, []registry.Use(nil)
+	if c := i.Network.Cluster; c != nil {
+		// The Cluster's network and peering: created once the peering is
+		// ready, and the peering's deletion held while the instance lives.
+		netSel = object.Object(c.Selector(rNetwork))
+		deps, uses = nil, []registry.Use{c.Use(rPrivateServicesConnection, serviceConnectionKind)}
 	}
 	availability := "ZONAL"
 	if i.HighAvailability {
@@ -172,7 +170,8 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 				"forProvider":                fp,
 				"writeConnectionSecretToRef": ctx.ConnectionSecretRef(i.ConnectionSecret),
 			}},
-			DependsOn: []string{rPSAConnect},
+			DependsOn: deps,
+			Uses:      uses,
 			Outputs: func(obs *structpb.Struct, _ map[string][]byte, o *registry.Outputs) {
 				o.Host = object.String(obs, "status", "atProvider", "privateIpAddress")
 				o.EngineVersion = strings.TrimPrefix(object.String(obs, "status", "atProvider", "databaseVersion"), "POSTGRES_")

@@ -59,6 +59,14 @@ func init() {
 	registry.Implement(Cloud, appBucket)
 	registry.Check(Cloud, checkAppIdentity)
 	registry.Check(Cloud, checkAppBucket)
+	registry.Check(Cloud, checkAppDatabase)
+}
+
+// checkAppDatabase refuses an environment's database on a Cluster without
+// private services access at once, rather than leave its nested Database
+// refused (checkDBNetwork).
+func checkAppDatabase(_ *registry.Context, d environment.Database) field.ErrorList {
+	return needPrivateServices(d.Cluster, xr.ParametersPath("database"))
 }
 
 // appAccountID is the ID of the backend's Google service account.

@@ -23,6 +23,9 @@ var Cloud = &registry.Cloud{
 			"networking.gke.io/load-balancer-type": "Internal",
 		},
 		PoolZones: poolZones,
+		// Cloud SQL reaches a Cluster's network through private services
+		// access, which the Cluster composes (privateServices).
+		PrivateServices: true,
 	},
 	Validate: validate,
 	Settings: settings{},
@@ -45,6 +48,7 @@ var Cloud = &registry.Cloud{
 func init() {
 	registry.Implement(Cloud, network)
 	registry.Implement(Cloud, egress)
+	registry.Implement(Cloud, privateServices)
 	registry.Implement(Cloud, identity)
 	registry.Implement(Cloud, cluster)
 	registry.Implement(Cloud, nodePool)
@@ -134,6 +138,12 @@ const (
 	rCluster        = registry.ClusterResource
 	rPublicZone     = "public-dns-zone"
 	rPrivateZone    = "private-dns-zone"
+	// Private services access: other names than a Database's own
+	// (rPSARange, rPSAConnect), so that a Database's selector of the
+	// Cluster's connection never finds one of a Database's, which carry
+	// the same labels when the two XRs share a name.
+	rPrivateServicesRange      = "private-services-range"
+	rPrivateServicesConnection = "private-services-connection"
 )
 
 // settings are the environment's keys of this cloud, under data.gcp,

@@ -17,6 +17,38 @@ func spendUSD(v string) func(*fntest.World) {
 	return func(w *fntest.World) { w.Spend = []fntest.Object{fntest.SpendConfigMap("team-edge", "spend", v)} }
 }
 
+// inUse marks an observed resource as Crossplane's Usage controller does
+// while a Usage (of another XR) protects it, or unmarks it.
+func inUse(name string, on bool) func(*fntest.World) {
+	return func(w *fntest.World) {
+		o := overlay.DeepCopy(w.Observed[name])
+		meta := o["metadata"].(map[string]any)
+		labels, _ := meta["labels"].(map[string]any)
+		if labels == nil {
+			labels = map[string]any{}
+			meta["labels"] = labels
+		}
+		delete(labels, "crossplane.io/in-use")
+		if on {
+			labels["crossplane.io/in-use"] = "true"
+		}
+		w.Observed = maps.Clone(w.Observed)
+		w.Observed[name] = o
+	}
+}
+
+// noInUseLabel checks that a desired resource does not carry the label of
+// Crossplane's Usage controller.
+func noInUseLabel(name string) fntest.Check {
+	return func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+		t.Helper()
+		labels, _ := fntest.Desired(rsp)[name]["metadata"].(map[string]any)["labels"].(map[string]any)
+		if _, ok := labels["crossplane.io/in-use"]; ok {
+			t.Errorf("%s is desired with the label crossplane.io/in-use, which only Crossplane's Usage controller sets", name)
+		}
+	}
+}
+
 // converged is the scenario prefix that brings the XR's stack up.
 var converged = fntest.Step{Name: "converge", Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.TTL(ttlReady))}
 
@@ -212,6 +244,53 @@ func TestScenarios(t *testing.T) {
 				{Name: "private again", Spec: fntest.Edit("spec.parameters.privateCluster", true), Check: fntest.Desires("router")},
 				fntest.ConvergeStep("settles"),
 			},
+		},
+		"PrivateServicesToggled": {
+			Reason: "On GCP, spec.parameters.network.privateServices composes the range and peering Cloud SQL needs in the cluster's network, named after the cluster as Databases named theirs before; setting it to false removes them, and nothing else.",
+			XR:     fntest.GCPXR(),
+			Steps: []fntest.Step{
+				converged,
+				{Name: "on", Spec: fntest.Edit("spec.parameters.network.privateServices", true), Check: fntest.All(
+					fntest.Desires("private-services-range"), fntest.Lacks("private-services-connection"),
+					func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+						t.Helper()
+						o := fntest.Desired(rsp)["private-services-range"]
+						if got := o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/external-name"]; got != "edge-db-psa" {
+							t.Errorf("private-services-range is %v in the cloud, want edge-db-psa (the range Databases on the Cluster composed before)", got)
+						}
+					},
+				)},
+				{Name: "converged", Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.Condition("NetworkReady", "TRUE", "Available"),
+					fntest.Field("private-services-connection", "spec.forProvider.updateOnCreationFail", true),
+					fntest.Field("private-services-connection", "spec.forProvider.deletionPolicy", nil),
+					fntest.Field("private-services-range", "spec.managementPolicies", nil))},
+				{Name: "off", Spec: fntest.Edit("spec.parameters.network.privateServices", false), Removes: []string{"private-services-range", "private-services-connection"},
+					Check: fntest.All(fntest.Desires("network", "cluster"), fntest.Condition("RemovalsSettled", "TRUE", "NothingHeld"))},
+			},
+		},
+		"PrivateServicesInUse": {
+			Reason: "Private services access that a Database's Usage still protects is held when the spec turns it off, range and connection together (deleting them would only be refused, and fail every reconcile), confirmRemovals or not; it goes once nothing uses it.",
+			XR:     fntest.GCPXR(fntest.Set("spec.parameters.network.privateServices", true)),
+			Steps: []fntest.Step{
+				converged,
+				{Name: "off while in use", World: inUse("private-services-connection", true), Spec: fntest.Edit("spec.parameters.network.privateServices", false), Check: fntest.All(
+					fntest.Held("private-services-range", "private-services-connection"),
+					fntest.ConditionMentions("RemovalsSettled", "a Usage of another XR still protects it"),
+					fntest.ConditionMentions("RemovalsSettled", `it goes with "private-services-connection"`),
+					fntest.Warns("it goes once nothing uses it"), noInUseLabel("private-services-connection"),
+				)},
+				// The Usage controller's label stays; the XR never applies
+				// it as its own.
+				{Name: "confirmed while in use", World: inUse("private-services-connection", true), Spec: fntest.Edit("spec.parameters.confirmRemovals", []any{"private-services-connection", "private-services-range"}),
+					Check: fntest.All(fntest.Held("private-services-range", "private-services-connection"), noInUseLabel("private-services-connection"))},
+				{Name: "nothing uses it", World: inUse("private-services-connection", false), Removes: []string{"private-services-range", "private-services-connection"},
+					Check: fntest.Condition("RemovalsSettled", "TRUE", "NothingHeld")},
+			},
+		},
+		"PrivateServicesElsewhere": {
+			Reason: "Private services access is Cloud SQL's: on AWS and Azure it is refused, naming the field.",
+			XR:     fntest.AWSXR(fntest.Set("spec.parameters.network.privateServices", true)),
+			Steps:  []fntest.Step{{Name: "first", Fatal: `spec.parameters.network.privateServices: Invalid value: true: private services access is for Cloud SQL on GCP; on cloud "aws"`}},
 		},
 		"AzurePrivateToggled": {
 			Reason: "On Azure, making the cluster public removes the NAT gateway, its IP and association, and the private zone.",

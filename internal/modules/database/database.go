@@ -19,8 +19,15 @@ import (
 // packages register what they read of it (Clusters.Reads) from init.
 var Clusters = &clusterref.Reader{Requirement: "database-cluster"}
 
-// notRequested explains an empty condition group.
-var notRequested = map[string]string{}
+// notRequested explains an empty condition group: a database that joins a
+// Cluster's network may compose nothing of its own there (on GCP the
+// Cluster composes what Cloud SQL needs in it).
+func notRequested(cluster *clusterref.Cluster) map[string]string {
+	if cluster == nil {
+		return nil
+	}
+	return map[string]string{ConditionNetworkReady: fmt.Sprintf("The database joins Cluster %q's network, and composes nothing of its own there", cluster.Ref)}
+}
 
 // Run computes the response to a request for a Database XR. rsp must
 // already carry the desired state of earlier pipeline steps. An error means
@@ -55,7 +62,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	if err != nil {
 		return err
 	}
-	conds := append(st.Conditions([]string{ConditionNetworkReady, ConditionDatabaseReady}, notRequested), st.RemovalsCondition())
+	conds := append(st.Conditions([]string{ConditionNetworkReady, ConditionDatabaseReady}, notRequested(cluster)), st.RemovalsCondition())
 	return c.Finish(st, status(req, x, c.Env, plan, st, estimate), conds)
 }
 

@@ -1,12 +1,15 @@
 package database_test
 
 import (
+	"maps"
+	"path/filepath"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
 // dbXR is a namespaced Database that is not one of the examples: size
@@ -37,6 +40,60 @@ var converged = fntest.Step{Name: "converge", Converge: true, Check: fntest.All(
 	fntest.Condition(database.ConditionDatabaseReady, "TRUE", "Available"),
 )}
 
+// convergedOnCluster is converged for a Database on the example Cluster:
+// on GCP it composes nothing of its own in the Cluster's network, whose
+// private services access is the Cluster's.
+func convergedOnCluster(cloud string) fntest.Step {
+	if cloud != "gcp" {
+		return converged
+	}
+	return fntest.Step{Name: "converge", Converge: true, Check: fntest.All(
+		fntest.IsReady(true), fntest.TTL(ttlReady),
+		fntest.Condition(database.ConditionNetworkReady, "TRUE", "NotRequested"),
+		fntest.ConditionMentions(database.ConditionNetworkReady, `Cluster "prod-cluster"`),
+		fntest.Condition(database.ConditionDatabaseReady, "TRUE", "Available"),
+	)}
+}
+
+// Requirement names of what a GCP Database reads of its Cluster.
+var (
+	clusterReq    = database.Clusters.Requirement
+	connectionReq = database.Clusters.ResourceRequirement("private-services-connection")
+)
+
+// clusterAs returns the example Cluster of GCP as Crossplane delivers it
+// to x, changed by edit: the Cluster XR and its private services
+// connection (nil edit: as it is).
+func clusterAs(x fntest.Object, edit func(cluster fntest.Object, conn map[string][]fntest.Object)) map[string][]fntest.Object {
+	out := maps.Clone(required("gcp", x))
+	out[clusterReq] = []fntest.Object{overlay.DeepCopy(out[clusterReq][0])}
+	if edit != nil {
+		edit(out[clusterReq][0], out)
+	}
+	return out
+}
+
+// withoutPrivateServices is the example Cluster as it was before it
+// composed private services access: without the field or the connection.
+func withoutPrivateServices(c fntest.Object, extra map[string][]fntest.Object) {
+	fntest.Set("spec.parameters.network.privateServices", nil)(c)
+	delete(extra, connectionReq)
+}
+
+// connectionReady sets the Ready condition of the Cluster's delivered
+// connection.
+func connectionReady(status string) func(fntest.Object, map[string][]fntest.Object) {
+	return func(_ fntest.Object, extra map[string][]fntest.Object) {
+		conn := overlay.DeepCopy(extra[connectionReq][0])
+		fntest.Set("status.conditions", []any{map[string]any{"type": "Ready", "status": status, "reason": "Simulated"}})(conn)
+		extra[connectionReq] = []fntest.Object{conn}
+	}
+}
+
+// fatalPrivateServices is the Fatal of a GCP Database on a Cluster without
+// private services access: it names the Cluster's field to set.
+const fatalPrivateServices = `spec.parameters.clusterRef.name: Invalid value: "prod-cluster": Cloud SQL joins Cluster "prod-cluster"'s network through private services access, which the Cluster does not compose: set spec.parameters.network.privateServices to true on Cluster "prod-cluster"`
+
 func TestScenarios(t *testing.T) {
 	scenarios := map[string]fntest.Scenario{}
 	for _, cloud := range []string{"gcp", "aws", "azure"} {
@@ -49,7 +106,7 @@ func TestScenarios(t *testing.T) {
 			Reason: "A Database with clusterRef converges on the Cluster's network once Crossplane delivers the Cluster.",
 			XR:     dbXR(cloud, onCluster),
 			Extra:  required(cloud, dbXR(cloud, onCluster)),
-			Steps:  []fntest.Step{converged},
+			Steps:  []fntest.Step{convergedOnCluster(cloud)},
 		}
 		scenarios[cloud+"/DatabaseRemoved"] = fntest.Scenario{
 			Reason: "Removing a database from spec.parameters.databases removes it, and nothing else.",
@@ -81,6 +138,76 @@ func TestScenarios(t *testing.T) {
 			)},
 			{Name: "Cluster delivered", World: func(w *fntest.World) { w.Extra = required("gcp", w.XR) }, Converge: true, Check: fntest.IsReady(true)},
 			{Name: "Cluster gone again", World: func(w *fntest.World) { w.Extra = nil }, Check: fntest.All(fntest.Desires("instance", "database-ledger"), fntest.Condition(database.ConditionNetworkReady, "FALSE", "Waiting"))},
+		},
+	}
+	scenarios["gcp/ClusterPrivateServices"] = fntest.Scenario{
+		Reason: "On a Cluster with private services access, a GCP Database composes no range and no peering: its instance joins the Cluster's network, and a Usage of the Cluster's connection, selected by its labels, holds the connection's deletion while the instance lives.",
+		XR:     dbXR("gcp", onCluster),
+		Extra:  required("gcp", dbXR("gcp", onCluster)),
+		Steps: []fntest.Step{convergedOnCluster("gcp"), {Name: "steady", Check: fntest.All(
+			fntest.Lacks("network", "private-ip-range", "private-service-connection", "instance-uses-private-service-connection"),
+			fntest.Field("instance", "spec.forProvider.settings.ipConfiguration.privateNetworkSelector", map[string]any{"matchLabels": map[string]any{"crossplane.io/composite": "prod-cluster", "platform.example.org/resource": "network"}}),
+			fntest.Field("instance-uses-cluster-private-services-connection", "spec.of", map[string]any{
+				"apiVersion": "servicenetworking.gcp.m.upbound.io/v1beta1", "kind": "Connection",
+				"resourceSelector": map[string]any{"matchLabels": map[string]any{"crossplane.io/composite": "prod-cluster", "platform.example.org/resource": "private-services-connection"}},
+			}),
+			fntest.Field("instance-uses-cluster-private-services-connection", "spec.by.resourceSelector.matchLabels", map[string]any{"platform.example.org/resource": "instance"}),
+		)}},
+	}
+	scenarios["gcp/ClusterWithoutPrivateServices"] = fntest.Scenario{
+		Reason: "A GCP Database on a Cluster without private services access is a Fatal naming the Cluster's field to set; once the Cluster sets it, the Database converges.",
+		XR:     dbXR("gcp", onCluster),
+		Extra:  clusterAs(dbXR("gcp", onCluster), withoutPrivateServices),
+		Steps: []fntest.Step{
+			{Name: "refused", Fatal: fatalPrivateServices, Check: fntest.FatalHas("servicenetworking.googleapis.com")},
+			{Name: "the Cluster sets it", World: func(w *fntest.World) { w.Extra = clusterAs(w.XR, nil) }, Converge: true, Check: fntest.IsReady(true)},
+		},
+	}
+	scenarios["gcp/WaitsForClusterConnection"] = fntest.Scenario{
+		Reason: "The instance waits until the Cluster's private services connection is delivered and ready, saying so; the Usage of it comes with the instance.",
+		XR:     dbXR("gcp", onCluster),
+		Extra:  clusterAs(dbXR("gcp", onCluster), func(_ fntest.Object, e map[string][]fntest.Object) { delete(e, connectionReq) }),
+		Steps: []fntest.Step{
+			{Name: "not delivered", Check: fntest.All(fntest.Lacks("instance", "instance-uses-cluster-private-services-connection"),
+				fntest.ConditionMentions(database.ConditionDatabaseReady, "instance waits for cluster-private-services-connection"))},
+			{Name: "not ready", World: func(w *fntest.World) { w.Extra = clusterAs(w.XR, connectionReady("False")) }, Check: fntest.Lacks("instance")},
+			{Name: "ready", World: func(w *fntest.World) { w.Extra = clusterAs(w.XR, nil) }, Check: fntest.Desires("instance", "instance-uses-cluster-private-services-connection")},
+			{Name: "not ready again", World: func(w *fntest.World) { w.Extra = clusterAs(w.XR, connectionReady("False")) }, Check: fntest.Desires("instance", "instance-uses-cluster-private-services-connection")},
+		},
+	}
+	scenarios["gcp/ClusterTurnsOffPrivateServices"] = fntest.Scenario{
+		Reason: "A Cluster whose owner turns private services access off refuses its Databases, which keep everything: their instances' Usages hold the Cluster's connection.",
+		XR:     dbXR("gcp", onCluster),
+		Extra:  required("gcp", dbXR("gcp", onCluster)),
+		Steps: []fntest.Step{
+			convergedOnCluster("gcp"),
+			{Name: "turned off", World: func(w *fntest.World) { w.Extra = clusterAs(w.XR, withoutPrivateServices) }, Fatal: fatalPrivateServices},
+		},
+	}
+	// The example Database as the version before composed it: the
+	// Cluster's range and connection its own, with the Orphan policies.
+	example := fntest.MustLoad(filepath.Join(examples, "gcp", "database.yaml"))[0]
+	before := fntest.ObservedFile(filepath.Join(examples, "gcp", "observed", "database.yaml"))
+	delete(before, "instance-uses-cluster-private-services-connection")
+	maps.Copy(before, fntest.ObservedFile(filepath.Join("testdata", "upgrade", "gcp-shared-access.yaml")))
+	upgraded := func(w *fntest.World) { w.Observed = maps.Clone(before) }
+	scenarios["gcp/UpgradeFromSharedAccess"] = fntest.Scenario{
+		Reason: "Upgraded, a Database that composed its Cluster's range and connection (deletionPolicy Orphan) is refused until the Cluster composes them itself; then they are held, named with how to confirm their removal, and confirmed they go without touching the cloud (their policies orphan), the Cluster's managing the same range and peering.",
+		XR:     example,
+		Extra:  clusterAs(example, withoutPrivateServices),
+		Steps: []fntest.Step{
+			{Name: "Cluster not yet", World: upgraded, Fatal: fatalPrivateServices},
+			{Name: "Cluster composes them", World: func(w *fntest.World) { w.Extra = clusterAs(w.XR, nil) }, Check: fntest.All(
+				fntest.Held("private-ip-range", "private-service-connection"),
+				fntest.Desires("instance-uses-private-service-connection", "instance-uses-cluster-private-services-connection"),
+				fntest.Field("private-ip-range", "spec.managementPolicies", []any{"Observe", "Create", "Update", "LateInitialize"}),
+				fntest.Field("private-service-connection", "spec.forProvider.deletionPolicy", "ABANDON"),
+			)},
+			{Name: "owner confirms", Spec: fntest.Edit("spec.parameters.confirmRemovals", []any{"private-ip-range", "private-service-connection"}),
+				Removes: []string{"private-ip-range", "private-service-connection"}, Check: fntest.All(
+					fntest.Lacks("instance-uses-private-service-connection"), fntest.Desires("instance", "instance-uses-cluster-private-services-connection"),
+					fntest.Condition("RemovalsSettled", "TRUE", "NothingHeld"))},
+			convergedOnCluster("gcp"),
 		},
 	}
 	scenarios["aws/SecurityGroupPending"] = fntest.Scenario{

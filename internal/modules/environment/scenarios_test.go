@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
 // appXR is a namespaced AppEnvironment that is not one of the examples, on
@@ -237,6 +238,21 @@ func TestScenarios(t *testing.T) {
 		XR:     appXR("aws"),
 		Extra:  required(appXR("gcp")),
 		Steps:  []fntest.Step{{Name: "first", Fatal: `spec.parameters.clusterRef.name: Invalid value: "prod-cluster": Cluster "prod-cluster" runs on cloud "gcp", this AppEnvironment on "aws"`}},
+	}
+	scenarios["gcp/RefusesDatabaseWithoutPrivateServices"] = fntest.Scenario{
+		Reason: "On GCP, an environment's database on a Cluster without private services access is refused at once, naming the Cluster's field to set, rather than left to its nested Database's refusal; without a database it runs.",
+		XR:     appXR("gcp"),
+		Extra: func() map[string][]fntest.Object {
+			e := maps.Clone(required(appXR("gcp")))
+			c := overlay.DeepCopy(e[environment.Clusters.Requirement][0])
+			fntest.Set("spec.parameters.network.privateServices", nil)(c)
+			e[environment.Clusters.Requirement] = []fntest.Object{c}
+			return e
+		}(),
+		Steps: []fntest.Step{
+			{Name: "first", Fatal: `spec.parameters.database: Invalid value: "prod-cluster": Cloud SQL joins Cluster "prod-cluster"'s network through private services access, which the Cluster does not compose: set spec.parameters.network.privateServices to true on Cluster "prod-cluster"`},
+			{Name: "no database", Spec: fntest.Edit("spec.parameters.database", nil), Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.Lacks("database"))},
+		},
 	}
 	scenarios["gcp/RefusesBudgetOnClaim"] = fntest.Scenario{
 		Reason: "A budget needs a namespaced AppEnvironment: the legacy Cluster composes no namespaced provider config for its WorkloadBudget.",
