@@ -72,7 +72,7 @@ func CloudsPage(stacks []Stack, graph *Graph) []byte {
 					}
 				}
 			}
-			for _, ck := range m.Kinds {
+			for _, ck := range m.AllKinds() {
 				p := per[ck]
 				if p == nil {
 					fmt.Fprintf(&b, "| %s | %s | not in the example |\n", m.Name, ck)

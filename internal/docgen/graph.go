@@ -191,7 +191,7 @@ func (g *Graph) Of(module string) *Graph {
 	for _, m := range g.Modules {
 		if m.Name == module {
 			out.Modules = []modules.Module{m}
-			for _, k := range m.Kinds {
+			for _, k := range m.AllKinds() {
 				in[k] = true
 			}
 		}
@@ -235,12 +235,12 @@ func (g *Graph) Mermaid() string {
 			continue
 		}
 		title := fmt.Sprintf("%s (module %s)", m.XRKinds[0], m.Name)
-		if len(m.Kinds) == 0 {
+		if len(m.AllKinds()) == 0 {
 			fmt.Fprintf(&b, "  %s[\"%s XR: composes no Component kinds of the clouds\"]\n", moduleID(m.Name), m.XRKinds[0])
 			continue
 		}
 		fmt.Fprintf(&b, "  subgraph %s[\"%s\"]\n", moduleID(m.Name), title)
-		for _, k := range m.Kinds {
+		for _, k := range m.AllKinds() {
 			fmt.Fprintf(&b, "    %s[\"%s\"]\n", nodeID(k), k)
 		}
 		b.WriteString("  end\n")
@@ -250,7 +250,7 @@ func (g *Graph) Mermaid() string {
 		fmt.Fprintf(&b, "  %s -->%s %s\n", to, g.label(g.Edges[e], ""), ref(e.From))
 	}
 	for _, m := range g.Modules {
-		for _, k := range m.Kinds {
+		for _, k := range m.AllKinds() {
 			if single && !labelled[k] {
 				fmt.Fprintf(&b, "  %s\n", ref(k))
 			}
@@ -265,7 +265,7 @@ func (g *Graph) Mermaid() string {
 	}
 	var unrendered []string
 	for _, m := range g.Modules {
-		for _, k := range m.Kinds {
+		for _, k := range m.AllKinds() {
 			if !g.Rendered[k] {
 				unrendered = append(unrendered, nodeID(k))
 			}
@@ -282,7 +282,7 @@ func (g *Graph) Mermaid() string {
 func kindOrder() map[platform.Kind]int {
 	out := map[platform.Kind]int{}
 	for _, m := range modules.All {
-		for _, k := range m.Kinds {
+		for _, k := range m.AllKinds() {
 			if _, ok := out[k]; !ok {
 				out[k] = len(out)
 			}

@@ -30,6 +30,9 @@ type Module struct {
 	// cloud implements; none for a module that composes without the
 	// registry's clouds.
 	Kinds []platform.Kind
+	// Optional are the Component kinds of its model that only some clouds
+	// implement, as their registry.Traits say.
+	Optional []platform.Kind
 	// Settings are the environment keys it reads (with envcfg.Section),
 	// which TestEnvironmentKeys checks the example environment against;
 	// none for a module that reads none.
@@ -38,7 +41,7 @@ type Module struct {
 
 // All are the function's modules.
 var All = []Module{
-	{Name: v1beta1.ModuleCluster, XRKinds: []string{xr.ClusterKind, xr.LegacyClusterKind}, Run: cluster.Run, Kinds: platform.Kinds, Settings: &envcfg.Known{Type: platform.Settings{}}},
+	{Name: v1beta1.ModuleCluster, XRKinds: []string{xr.ClusterKind, xr.LegacyClusterKind}, Run: cluster.Run, Kinds: platform.Kinds, Optional: platform.OptionalKinds, Settings: &envcfg.Known{Type: platform.Settings{}}},
 	{Name: v1beta1.ModuleDatabase, XRKinds: []string{xr.DatabaseKind, xr.LegacyDatabaseKind}, Run: database.Run, Kinds: database.Kinds, Settings: &envcfg.Known{Path: []string{database.SettingsKey}, Type: database.Settings{}}},
 	{Name: v1beta1.ModuleEnvironment, XRKinds: []string{xr.AppEnvironmentKind, xr.LegacyAppEnvironmentKind}, Run: environment.Run, Kinds: environment.Kinds, Settings: &envcfg.Known{Path: []string{environment.SettingsKey}, Type: environment.Settings{}}},
 	{Name: v1beta1.ModuleBudget, XRKinds: []string{xr.WorkloadBudgetKind}, Run: workloadbudget.Run},
@@ -52,4 +55,10 @@ func ForKind(kind string) (Module, bool) {
 		}
 	}
 	return Module{}, false
+}
+
+// AllKinds are the module's Component kinds, those every cloud implements
+// and then the optional ones.
+func (m Module) AllKinds() []platform.Kind {
+	return append(slices.Clone(m.Kinds), m.Optional...)
 }

@@ -43,6 +43,10 @@ const (
 var Kinds = []Kind{KindNetwork, KindEgress, KindIdentity, KindCluster, KindNodePool, KindDNSZone, KindClusterAccess, KindRelease, KindBudget,
 	KindDNSIdentity, KindDNSBinding, KindCertificates, KindDNSDelegation}
 
+// OptionalKinds lists the cluster module's Component kinds that only the
+// clouds whose Traits offer them implement.
+var OptionalKinds = []Kind{KindPrivateServices}
+
 // Condition types of the XR. Every Component reports into one of them.
 const (
 	ConditionNetworkReady   = "NetworkReady"
