@@ -167,9 +167,11 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 			continue
 		}
 		// A Usage an earlier version composed on an edge whose deletion
-		// order does not matter (registry.UsageRules) goes: removing it
-		// deletes nothing, and the stack keeps only the Usages it needs.
-		if rby, rof := byName[by], byName[of]; rby != nil && rof != nil {
+		// order does not matter (registry.UsageRules) goes, and the stack
+		// keeps only the Usages it needs; but not one that refused a
+		// deletion of what it protects: with replayDeletion, removing it
+		// would delete that.
+		if rby, rof := byName[by], byName[of]; rby != nil && rof != nil && object.Annotation(obs, registry.AnnotationDeletionAttempt) == "" {
 			if _, ok := registry.NeedsUsage(rby.Kind, rof.Kind); !ok {
 				st.retired[name] = fmt.Sprintf("the order in which %q and %q are deleted does not matter (registry.UsageRules)", by, of)
 				continue
@@ -195,17 +197,21 @@ func (st *State) holdUsedElsewhere(observed map[string]*structpb.Struct) {
 			protected[object.String(obs, "spec", "of", "resourceSelector", "matchLabels", registry.LabelResource)] = true
 		}
 	}
-	used := map[string]string{}
+	// inUse are the protected ones; used names, per component, the first
+	// of them, which the rest of its component goes with. A resource of
+	// no component goes alone.
+	inUse, used := map[string]bool{}, map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(st.retired)) {
 		obs := observed[name]
 		if obs == nil || registry.IsUsage(obs) || protected[name] || object.StringMap(obs, "metadata", "labels")[registry.LabelInUse] != "true" {
 			continue
 		}
-		if comp := object.Annotation(obs, registry.AnnotationComponent); used[comp] == "" {
+		inUse[name] = true
+		if comp := object.Annotation(obs, registry.AnnotationComponent); comp != "" && used[comp] == "" {
 			used[comp] = name
 		}
 	}
-	if len(used) == 0 {
+	if len(inUse) == 0 {
 		return
 	}
 	for _, name := range slices.Sorted(maps.Keys(st.retired)) {
@@ -213,7 +219,10 @@ func (st *State) holdUsedElsewhere(observed map[string]*structpb.Struct) {
 		if obs == nil || registry.IsUsage(obs) {
 			continue
 		}
-		by, ok := used[object.Annotation(obs, registry.AnnotationComponent)]
+		by, ok := name, inUse[name]
+		if comp := object.Annotation(obs, registry.AnnotationComponent); !ok && comp != "" {
+			by, ok = used[comp]
+		}
 		if !ok {
 			continue
 		}

@@ -151,6 +151,12 @@ var (
 // Usage protects, "true" while one does.
 const LabelInUse = "crossplane.io/in-use"
 
+// AnnotationDeletionAttempt is the annotation Crossplane's Usage webhook
+// puts on a Usage when it refused a deletion of what the Usage protects
+// (crossplane v2.3.4 internal/protection/usage.go). With replayDeletion,
+// deleting that Usage deletes what it protects.
+const AnnotationDeletionAttempt = "usage.crossplane.io/deletion-attempt-with-policy"
+
 // UsageKind returns the Usage kind for the supplied scope.
 func UsageKind(s xr.Scope) *Kind {
 	if s == xr.Namespaced {

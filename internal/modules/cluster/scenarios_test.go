@@ -192,17 +192,22 @@ func TestScenarios(t *testing.T) {
 			},
 		},
 		"UsagesOfAnEarlierVersion": {
-			Reason: "An earlier version composed a Usage per dependency edge: upgraded, the function drops those whose deletion order does not matter and keeps the others.",
+			Reason: "An earlier version composed a Usage per dependency edge: upgraded, the function drops those whose deletion order does not matter, but not one that refused a deletion (removing it would replay the delete), and keeps the others.",
 			XR:     fntest.AWSXR(),
 			Steps: []fntest.Step{
 				converged,
 				{Name: "upgraded", Upgrade: true, World: func(w *fntest.World) {
 					w.Observed = maps.Clone(w.Observed)
-					for _, e := range [][2]string{{"subnet-private-a", "network"}, {"release-cert-manager", "helm-provider-config"}} {
+					for _, e := range [][2]string{{"subnet-private-a", "network"}, {"release-cert-manager", "helm-provider-config"}, {"subnet-private-b", "network"}} {
 						w.Observed[e[0]+"-uses-"+e[1]] = earlierUsage(w.Observed["cluster-auth-uses-cluster"], e[0], e[1])
 					}
+					// Someone tried to delete the network and this Usage
+					// refused it: removing it would replay that delete.
+					meta := w.Observed["subnet-private-b-uses-network"]["metadata"].(map[string]any)
+					meta["annotations"].(map[string]any)[registry.AnnotationDeletionAttempt] = "Background"
 				}, Check: fntest.All(
 					fntest.Lacks("subnet-private-a-uses-network", "release-cert-manager-uses-helm-provider-config"),
+					fntest.Desires("subnet-private-b-uses-network"),
 					fntest.Desires("cluster-auth-uses-cluster", "helm-provider-config-uses-cluster-auth", "nodepool-general-uses-node-role-eks-worker-node"),
 					fntest.IsReady(true),
 				)},
