@@ -148,8 +148,7 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 	for _, name := range usages {
 		obs := observed[name]
 		st.ready[name] = true
-		of := object.String(obs, "spec", "of", "resourceSelector", "matchLabels", registry.LabelResource)
-		by := object.String(obs, "spec", "by", "resourceSelector", "matchLabels", registry.LabelResource)
+		by, of := registry.UsageEnds(obs)
 		if _, gone := st.retired[of]; gone {
 			st.retired[name] = fmt.Sprintf("it protects %q, which the spec removed", of)
 			continue
@@ -190,11 +189,16 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 // component would be left half deleted (its deletion cannot be taken back
 // if the owner changes their mind). They go once nothing uses them.
 func (st *State) holdUsedElsewhere(observed map[string]*structpb.Struct) {
+	// Most reconciles remove nothing: then there is nothing to hold.
+	if len(st.retired) == 0 {
+		return
+	}
 	// What this XR's own Usages protect: those go with their users.
 	protected := map[string]bool{}
 	for _, obs := range observed {
 		if registry.IsUsage(obs) {
-			protected[object.String(obs, "spec", "of", "resourceSelector", "matchLabels", registry.LabelResource)] = true
+			_, of := registry.UsageEnds(obs)
+			protected[of] = true
 		}
 	}
 	// inUse are the protected ones; used names, per component, the first

@@ -286,6 +286,16 @@ func IsUsage(obs *structpb.Struct) bool {
 	return (k == usageKind.Kind || k == clusterUsageKind.Kind) && strings.HasPrefix(object.String(obs, "apiVersion"), "protection.crossplane.io/")
 }
 
+// UsageEnds names the two composed resources an observed Usage joins, by
+// their composition-resource names: by uses of. Usages are rendered by
+// withUsages, which selects each end by LabelResource.
+func UsageEnds(obs *structpb.Struct) (by, of string) {
+	end := func(e string) string {
+		return object.String(obs, "spec", e, "resourceSelector", "matchLabels", LabelResource)
+	}
+	return end("by"), end("of")
+}
+
 // importedPool reports whether a node pool is imported, or was: its key is
 // in spec.parameters.import.resources, or a generation is marked imported
 // and the import was not released.
