@@ -86,18 +86,15 @@ type Cluster struct {
 
 // Find asks Crossplane for the Cluster that x names and for the Cluster's
 // composed resources its cloud reads, and returns what was delivered. It
-// reports false until the Cluster itself is there. The requirements are
-// returned on every call, so that they stay stable.
+// reports false until the Cluster itself is there. Every requirement is
+// returned on every call, the reads' too (their selectors need only x and
+// ref): Crossplane fetches them all before its second call and stops there,
+// where asking for the reads only once the Cluster came would cost a third
+// call on every reconcile.
 func (r *Reader) Find(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Composite, ref string) (*Cluster, bool) {
 	sel, labels := selector(x, ref)
 	module.Require(rsp, r.Requirement, sel)
-	items := req.GetRequiredResources()[r.Requirement].GetItems()
-	if len(items) == 0 {
-		return nil, false
-	}
-	cx, _ := xr.Decode(items[0].GetResource())
-	c := &Cluster{Ref: ref, XR: cx, Labels: labels, CloudName: cx.CloudName, Location: Region(x.Cloud, cx.Parameters.Location), Observed: map[string]*structpb.Struct{}}
-
+	observed := map[string]*structpb.Struct{}
 	for _, rd := range r.ReadsOf(x.Cloud) {
 		name := r.ResourceRequirement(rd.Resource)
 		ml := make(map[string]string, len(labels)+1)
@@ -113,10 +110,15 @@ func (r *Reader) Find(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 		}
 		module.Require(rsp, name, rsel)
 		if got := req.GetRequiredResources()[name].GetItems(); len(got) > 0 {
-			c.Observed[rd.Resource] = got[0].GetResource()
+			observed[rd.Resource] = got[0].GetResource()
 		}
 	}
-	return c, true
+	items := req.GetRequiredResources()[r.Requirement].GetItems()
+	if len(items) == 0 {
+		return nil, false
+	}
+	cx, _ := xr.Decode(items[0].GetResource())
+	return &Cluster{Ref: ref, XR: cx, Labels: labels, CloudName: cx.CloudName, Location: Region(x.Cloud, cx.Parameters.Location), Observed: observed}, true
 }
 
 // selector selects the Cluster named ref for x, and the labels of that

@@ -45,16 +45,18 @@ func TestFind(t *testing.T) {
 		want     want
 	}{
 		"NamespacedWaiting": {
-			reason: "A namespaced XR asks for the Cluster by name in its namespace, and for what its cloud reads by the composite label; it reports false until the Cluster is there.",
+			reason: "A namespaced XR asks for the Cluster by name in its namespace and, in the same call, for what its cloud reads by the composite label (so that Crossplane calls twice, not three times); it reports false until the Cluster is there.",
 			x:      xr.Composite{Name: "app", Namespace: ns, Scope: xr.Namespaced, Cloud: "aws"},
 			want: want{
 				reqs: map[string]*fnv1.ResourceSelector{
 					"test-cluster": {ApiVersion: xr.ClusterAPIVersion, Kind: xr.ClusterKind, Match: &fnv1.ResourceSelector_MatchName{MatchName: "prod"}, Namespace: &ns},
+					"test-cluster-cluster": {ApiVersion: eks.Namespaced, Kind: "Cluster", Namespace: &ns,
+						Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{xr.LabelComposite: "prod", registry.LabelResource: "cluster"}}}},
 				},
 			},
 		},
 		"NamespacedFound": {
-			reason: "Once the Cluster is delivered, what its cloud reads is asked for too, and delivered resources are kept by composition-resource name.",
+			reason: "Once the Cluster is delivered, the requirements stay the same, and delivered resources are kept by composition-resource name.",
 			x:      xr.Composite{Name: "app", Namespace: ns, Scope: xr.Namespaced, Cloud: "aws"},
 			required: map[string]*fnv1.Resources{
 				"test-cluster":         {Items: []*fnv1.Resource{{Resource: mustStruct(t, cluster)}}},
