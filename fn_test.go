@@ -243,7 +243,7 @@ func TestRunFunction(t *testing.T) {
 		want   want
 	}{
 		"GCPNamespacedFirstRender": {
-			reason: "A new namespaced XR composes, in the .m. groups, only what has no prerequisites; the rest waits.",
+			reason: "A new namespaced XR composes, in the .m. groups, only what has no prerequisites; the rest waits for them, whose changes re-run the XR: the TTL is the ready one.",
 			args:   args{req: fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: envs}},
 			want: want{summary: summary{
 				Desired: []string{
@@ -261,7 +261,7 @@ func TestRunFunction(t *testing.T) {
 					map[string]any{"name": "general", "machineType": "e2-standard-2", "minNodes": 2.0, "maxNodes": 4.0, "spot": false, "ready": false, "resource": "nodepool-general"},
 					map[string]any{"name": "gpu", "machineType": "g2-standard-8", "minNodes": 0.0, "maxNodes": 2.0, "spot": true, "ready": false, "resource": "nodepool-gpu"},
 				}},
-				TTL: ttlConverging,
+				TTL: ttlReady,
 			}},
 		},
 		"GCPLegacyFirstRender": {
@@ -279,7 +279,7 @@ func TestRunFunction(t *testing.T) {
 					"NetworkReady": "FALSE/Waiting", "ClusterReady": "FALSE/Waiting", "NodePoolsReady": "FALSE/Waiting",
 					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld", "Upgrading": "FALSE/UpToDate",
 				},
-				TTL: ttlConverging,
+				TTL: ttlReady,
 			}},
 		},
 		"EnvironmentRequested": {
@@ -316,7 +316,7 @@ func TestRunFunction(t *testing.T) {
 					"AddonsReady": "FALSE/Waiting", "DnsReady": "FALSE/Waiting", "RemovalsSettled": "TRUE/NothingHeld", "Upgrading": "FALSE/UpToDate",
 				},
 				Warnings: []string{"the environment lacks keys the platform needs: lifecycle.versions, prices.controlPlanePerHour, prices.machineTypes.e2-standard-2, prices.machineTypes.g2-standard-8, prices.spotMachineTypes.g2-standard-8"},
-				TTL:      ttlConverging,
+				TTL:      ttlReady,
 			}},
 		},
 		"Converged": {
@@ -708,24 +708,41 @@ func TestPanicRecovered(t *testing.T) {
 	}
 }
 
-// TestInputTTL checks that the step's Input overrides the TTLs of the flags.
+// TestInputTTL checks that the step's Input overrides the TTLs of the flags:
+// the converging one while the XR waits for another XR, which Crossplane
+// does not re-run it for, the ready one otherwise.
 func TestInputTTL(t *testing.T) {
 	cases := map[string]struct {
 		reason   string
+		xr       fntest.Object
+		module   string
 		observed map[string]fntest.Object
 		want     time.Duration
 	}{
-		"Converging": {reason: "While anything is not ready, the Input's converging TTL applies.", want: 5 * time.Second},
-		"Ready":      {reason: "Once everything is ready, the Input's ready TTL applies.", observed: fntest.ObservedFile("examples/gcp/observed/cluster.yaml"), want: 30 * time.Minute},
+		"WaitsForItsCluster": {
+			reason: "A Database whose Cluster is not there yet waits for another XR: the Input's converging TTL applies.",
+			xr:     fntest.MustLoad("examples/gcp/database.yaml")[0], module: "database",
+			want: 5 * time.Second,
+		},
+		"ConvergingOnItsOwn": {
+			reason: "A new Cluster waits only for its own composed resources, whose changes re-run it: the Input's ready TTL applies.",
+			xr:     fntest.MustLoad("examples/gcp/cluster.yaml")[0], module: "cluster",
+			want: 30 * time.Minute,
+		},
+		"Ready": {
+			reason: "Once everything is ready, the Input's ready TTL applies.",
+			xr:     fntest.MustLoad("examples/gcp/cluster.yaml")[0], module: "cluster",
+			observed: fntest.ObservedFile("examples/gcp/observed/cluster.yaml"), want: 30 * time.Minute,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			req, err := fntest.Request{
-				XR:                 fntest.MustLoad("examples/gcp/cluster.yaml")[0],
+				XR:                 tc.xr,
 				EnvironmentConfigs: envs,
 				Observed:           tc.observed,
 				Input: fntest.Object{
-					"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": "cluster",
+					"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": tc.module,
 					"ttl": map[string]any{"converging": "5s", "ready": "30m"},
 				},
 			}.Proto()

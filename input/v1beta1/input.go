@@ -47,15 +47,17 @@ type Input struct {
 
 // TTL is how long Crossplane may wait before calling the function again.
 type TTL struct {
-	// Converging is the TTL while any composed resource is not ready yet.
-	// Short, so that progress shows quickly. Defaults to the function's
-	// --ttl-converging flag.
+	// Converging is the TTL while the XR waits for another XR (the Cluster
+	// it runs on, or a value one of its resources reports), which does not
+	// re-run this XR when it changes. Short, so that progress shows
+	// quickly. Defaults to the function's --ttl-converging flag.
 	// +optional
 	Converging *metav1.Duration `json:"converging,omitempty"`
 
-	// Ready is the TTL once everything is ready. Longer, so that a
-	// converged XR costs little. Defaults to the function's --ttl-ready
-	// flag.
+	// Ready is the TTL otherwise: once everything is ready, and while the
+	// XR waits only for its own composed resources, whose changes re-run
+	// it. Longer, so that an XR costs little. Defaults to the function's
+	// --ttl-ready flag.
 	// +optional
 	Ready *metav1.Duration `json:"ready,omitempty"`
 }

@@ -28,6 +28,9 @@ type State struct {
 	ready map[string]bool
 	// held are rendered resources not composed yet, with what they wait for.
 	held map[string]string
+	// onOtherXR are the held resources that wait for another XR's
+	// resource: Pending with OnOtherXR, or a Use not ready yet.
+	onOtherXR []string
 	// kept are observed resources no longer rendered but held, because no
 	// statement of the XR's spec removed them.
 	kept map[string]platform.Removal
@@ -97,13 +100,18 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 			// are doing now.
 			st.emitted[rd.Name] = true
 		case rd.UsageBy != "":
-			if st.emitted[rd.UsageBy] {
+			// A Usage comes once both its ends exist (until then it is
+			// Pending, see registry.withUsages); it holds nothing back.
+			if st.emitted[rd.UsageBy] && rd.Pending == "" {
 				st.emitted[rd.Name] = true
 			}
 		case x.Deleting:
 			st.held[rd.Name] = "the XR is being deleted"
 		case rd.Pending != "":
 			st.held[rd.Name] = rd.Pending
+			if rd.OnOtherXR {
+				st.onOtherXR = append(st.onOtherXR, rd.Name)
+			}
 		default:
 			var waiting []string
 			for _, d := range rd.DependsOn {
@@ -114,6 +122,7 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 			for _, u := range rd.Uses {
 				if !isReady(u.Kind, u.Observed) {
 					waiting = append(waiting, u.Name)
+					st.onOtherXR = append(st.onOtherXR, rd.Name)
 				}
 			}
 			if len(waiting) > 0 {
@@ -278,6 +287,11 @@ func (st *State) desired(name string) bool {
 	_, kept := st.kept[name]
 	return st.emitted[name] || kept
 }
+
+// WaitsOnOtherXR reports whether a resource is held until another XR's
+// resource reports a value or is ready. Crossplane re-runs an XR when its
+// own composed resources change, not when another XR's do.
+func (st *State) WaitsOnOtherXR() bool { return len(st.onOtherXR) > 0 }
 
 // Ready reports whether everything is composed and ready.
 func (st *State) Ready() bool {

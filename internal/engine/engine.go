@@ -183,7 +183,10 @@ func (c *Call) Render(comps []platform.Component, removals Remover, clusterPlan 
 
 // Finish writes the XR's status: the module's fields, then the current
 // warnings and the EnvironmentConfigs of each layer. It sets the
-// conditions, emitting events only on transitions, and the response's TTL.
+// conditions, emitting events only on transitions, and the response's TTL:
+// the converging TTL only while a resource waits for another XR, which
+// Crossplane does not watch for this one; what waits for the XR's own
+// composed resources is re-run by their changes.
 func (c *Call) Finish(st *State, status map[string]any, conds []module.Condition) error {
 	if len(c.Warnings) > 0 {
 		status["warnings"] = object.FromStrings(c.Warnings)
@@ -199,7 +202,7 @@ func (c *Call) Finish(st *State, status map[string]any, conds []module.Condition
 		return err
 	}
 	module.SetConditions(c.Rsp, c.XR.Conditions, conds)
-	c.Rsp.Meta.Ttl = durationpb.New(c.Opts.TTL(st.Ready()))
+	c.Rsp.Meta.Ttl = durationpb.New(c.Opts.TTL(st.WaitsOnOtherXR()))
 	return nil
 }
 

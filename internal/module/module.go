@@ -21,9 +21,13 @@ import (
 
 // Options tune every module.
 type Options struct {
-	// TTLConverging is the response TTL while anything is not ready.
+	// TTLConverging is the response TTL while the XR waits for another
+	// XR (the Cluster it runs on, or one of its resources' reports):
+	// Crossplane does not re-run the XR when that changes.
 	TTLConverging time.Duration
-	// TTLReady is the response TTL once everything is ready.
+	// TTLReady is the response TTL otherwise: once everything is ready,
+	// and while the XR waits only for its own composed resources, whose
+	// every change re-runs it (Crossplane's realtime compositions).
 	TTLReady time.Duration
 }
 
@@ -91,13 +95,13 @@ func Require(rsp *fnv1.RunFunctionResponse, name string, sel *fnv1.ResourceSelec
 	rsp.Requirements.Resources[name] = sel
 }
 
-// TTL returns the TTL for a response whose resources are (or are not yet)
-// all ready.
-func (o Options) TTL(ready bool) time.Duration {
-	if ready {
-		return o.TTLReady
+// TTL returns the TTL for a response: the converging one while the XR
+// waits for another XR, the ready one otherwise.
+func (o Options) TTL(waitsOnOtherXR bool) time.Duration {
+	if waitsOnOtherXR {
+		return o.TTLConverging
 	}
-	return o.TTLConverging
+	return o.TTLReady
 }
 
 // Size limits of a response.

@@ -164,6 +164,11 @@ type Resource struct {
 	// Pending, when set, says why the resource cannot be rendered yet (it
 	// needs a value only an observed resource will have). Body is ignored.
 	Pending string
+	// OnOtherXR marks a Pending that waits for a resource of another XR
+	// (the Cluster a Database joins) to report the value. Crossplane does
+	// not re-run this XR when that resource changes, so until it does the
+	// XR answers with the converging TTL.
+	OnOtherXR bool
 	// Outputs, when set, reads XR status fields from the observed resource
 	// and its connection details.
 	Outputs OutputsFunc

@@ -53,6 +53,24 @@ func composite(scope xr.Scope, x xr.Composite) *xr.Composite {
 	return &x
 }
 
+// observedNamed is an observed resource of that name, with annotations.
+func observedNamed(name string, annotations map[string]any) *structpb.Struct {
+	s, err := structpb.NewStruct(map[string]any{"metadata": map[string]any{"name": name, "annotations": annotations}})
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// existing are the network and the cluster of the test cloud as observed
+// once they exist.
+func existing() map[string]*structpb.Struct {
+	return map[string]*structpb.Struct{
+		"network": observedNamed("x-net", map[string]any{AnnotationExternalName: "net-1"}),
+		"cluster": observedNamed("x-k8s", nil),
+	}
+}
+
 func observedWith(annotations map[string]any) *structpb.Struct {
 	s, err := structpb.NewStruct(map[string]any{"metadata": map[string]any{"annotations": annotations}})
 	if err != nil {
@@ -93,9 +111,9 @@ func TestRender(t *testing.T) {
 			},
 			"spec": map[string]any{
 				"replayDeletion": true,
-				"of": map[string]any{"apiVersion": ofAPIVersion, "kind": "Net", "resourceSelector": object.Object{
+				"of": map[string]any{"apiVersion": ofAPIVersion, "kind": "Net", "resourceRef": map[string]any{"name": "x-net"}, "resourceSelector": object.Object{
 					"matchControllerRef": true, "matchLabels": map[string]any{LabelResource: "network"}}},
-				"by": map[string]any{"apiVersion": byAPIVersion, "kind": "K8s", "resourceSelector": object.Object{
+				"by": map[string]any{"apiVersion": byAPIVersion, "kind": "K8s", "resourceRef": map[string]any{"name": "x-k8s"}, "resourceSelector": object.Object{
 					"matchControllerRef": true, "matchLabels": map[string]any{LabelResource: "cluster"}}},
 			},
 		}
@@ -106,8 +124,8 @@ func TestRender(t *testing.T) {
 		want   want
 	}{
 		"Namespaced": {
-			reason: "Namespaced XRs get .m. apiVersions, a ClusterProviderConfig reference, labels, annotations and a Usage per edge.",
-			args:   args{x: composite(xr.Namespaced, xr.Composite{})},
+			reason: "Namespaced XRs get .m. apiVersions, a ClusterProviderConfig reference, labels, annotations and, once both ends exist, a Usage naming them per edge.",
+			args:   args{x: composite(xr.Namespaced, xr.Composite{}), observed: existing()},
 			want: want{objects: map[string]object.Object{
 				"network": netNamespaced,
 				"cluster": {
@@ -127,8 +145,9 @@ func TestRender(t *testing.T) {
 		"ClusterScoped": {
 			reason: "Cluster-scoped XRs get legacy apiVersions, a name-only provider config reference from the environment, and ClusterUsages.",
 			args: args{
-				x:   composite(xr.ClusterScoped, xr.Composite{}),
-				env: map[string]any{"providerConfigs": map[string]any{"test": map[string]any{"name": "team-a"}}},
+				x:        composite(xr.ClusterScoped, xr.Composite{}),
+				env:      map[string]any{"providerConfigs": map[string]any{"test": map[string]any{"name": "team-a"}}},
+				observed: existing(),
 			},
 			want: want{objects: map[string]object.Object{
 				"network": {
@@ -366,7 +385,8 @@ func TestAPIVersion(t *testing.T) {
 
 func TestRenderUses(t *testing.T) {
 	// The network of another XR, selected by its labels.
-	otherNet := Use{Name: "other-network", Kind: testNetworkKind, Selector: map[string]any{"matchLabels": map[string]any{"crossplane.io/composite": "other", LabelResource: "network"}}}
+	otherNet := Use{Name: "other-network", Kind: testNetworkKind, Selector: map[string]any{"matchLabels": map[string]any{"crossplane.io/composite": "other", LabelResource: "network"}},
+		Observed: observedNamed("other-net", nil)}
 	unordered := otherNet
 	unordered.Kind = &Kind{Kind: "Zone", Namespaced: "zone.test.m.example.org/v1", Cluster: "zone.test.example.org/v1", Provider: "test"}
 	clash := otherNet
@@ -388,8 +408,8 @@ func TestRenderUses(t *testing.T) {
 			},
 			"spec": map[string]any{
 				"replayDeletion": true,
-				"of":             map[string]any{"apiVersion": ofAPIVersion, "kind": "Net", "resourceSelector": otherNet.Selector},
-				"by": map[string]any{"apiVersion": byAPIVersion, "kind": "K8s", "resourceSelector": object.Object{
+				"of":             map[string]any{"apiVersion": ofAPIVersion, "kind": "Net", "resourceRef": map[string]any{"name": "other-net"}, "resourceSelector": otherNet.Selector},
+				"by": map[string]any{"apiVersion": byAPIVersion, "kind": "K8s", "resourceRef": map[string]any{"name": "x-k8s"}, "resourceSelector": object.Object{
 					"matchControllerRef": true, "matchLabels": map[string]any{LabelResource: "cluster"}}},
 			},
 		}
@@ -400,7 +420,7 @@ func TestRenderUses(t *testing.T) {
 		want   want
 	}{
 		"Namespaced": {
-			reason: "A resource of another XR whose deletion must wait gets a Usage that selects it by its labels alone, named after it.",
+			reason: "A resource of another XR whose deletion must wait gets a Usage that names it, beside the labels that select it, and is named after it.",
 			args:   args{scope: xr.Namespaced, use: otherNet},
 			want: want{usages: map[string]object.Object{
 				"cluster-uses-other-network": usage("Usage", "protection.crossplane.io/v1beta1", "net.test.m.example.org/v1", "k8s.test.m.example.org/v1"),
@@ -433,7 +453,7 @@ func TestRenderUses(t *testing.T) {
 			Implement(c, func(_ *Context, _ platform.Cluster) ([]*Resource, error) {
 				return []*Resource{{Name: ClusterResource, Kind: testClusterKind, DependsOn: []string{"network"}, Uses: []Use{tc.args.use}}}, nil
 			})
-			ctx := NewContext(composite(tc.args.scope, xr.Composite{}), envcfg.New(nil), c, nil, nil)
+			ctx := NewContext(composite(tc.args.scope, xr.Composite{}), envcfg.New(nil), c, nil, existing())
 			rs, err := c.Render(ctx, []platform.Component{platform.Network{}, platform.Cluster{}})
 			if diff := cmp.Diff(tc.want.err, errString(err)); diff != "" {
 				t.Fatalf("%s\nRender(...) error: -want, +got:\n%s", tc.reason, diff)
@@ -458,6 +478,69 @@ func TestRenderUses(t *testing.T) {
 			want = append([]string{"cluster-uses-network"}, want...)
 			if diff := cmp.Diff(want, names); diff != "" {
 				t.Errorf("%s\nRender(...) Usages: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestUsageNamesItsEnds checks that a Usage is rendered only once both its
+// ends exist, naming them, and says what it waits for until then.
+func TestUsageNamesItsEnds(t *testing.T) {
+	type want struct {
+		pending  string
+		ofName   string
+		byName   string
+		selector bool
+	}
+	cases := map[string]struct {
+		reason   string
+		observed map[string]*structpb.Struct
+		want     want
+	}{
+		"NeitherExists": {
+			reason: "Before either end exists there is no name to give: the Usage waits.",
+			want:   want{pending: "waits until cluster and network exist, to name them"},
+		},
+		"OnlyWhatIsUsedExists": {
+			reason: "The user does not exist yet (it is composed in this reconcile): the Usage waits for the next.",
+			observed: map[string]*structpb.Struct{"network": observedNamed("x-net", map[string]any{AnnotationExternalName: "net-1"})},
+			want:     want{pending: "waits until cluster and network exist, to name them"},
+		},
+		"BothExist": {
+			reason:   "Both ends are named, so that Crossplane's Usage controller need not list their kinds; the selectors stay for reading which resources it joins.",
+			observed: existing(),
+			want:     want{ofName: "x-net", byName: "x-k8s", selector: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := NewContext(composite(xr.Namespaced, xr.Composite{}), envcfg.New(nil), testCloud(), nil, tc.observed)
+			rs, err := ctx.Cloud.Render(ctx, []platform.Component{platform.Network{}, platform.Cluster{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var u *Rendered
+			for _, r := range rs {
+				if r.Name == "cluster-uses-network" {
+					u = r
+				}
+			}
+			if u == nil {
+				t.Fatalf("%s\nno Usage cluster-uses-network rendered", tc.reason)
+			}
+			got := want{pending: u.Pending}
+			if u.Object != nil {
+				spec := u.Object["spec"].(map[string]any)
+				of, by := spec["of"].(map[string]any), spec["by"].(map[string]any)
+				got.ofName, _ = of["resourceRef"].(map[string]any)["name"].(string)
+				got.byName, _ = by["resourceRef"].(map[string]any)["name"].(string)
+				_, got.selector = of["resourceSelector"]
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nRender(...) cluster-uses-network: -want, +got:\n%s", tc.reason, diff)
+			}
+			if tc.want.pending != "" && u.Object != nil {
+				t.Errorf("%s\nRender(...) a Pending Usage has an object", tc.reason)
 			}
 		})
 	}

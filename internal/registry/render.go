@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
@@ -41,7 +42,9 @@ type Rendered struct {
 	// Uses are what it needs of other XRs.
 	Uses    []Use
 	Pending string
-	Outputs OutputsFunc
+	// OnOtherXR is the Resource's: the Pending waits for another XR.
+	OnOtherXR bool
+	Outputs   OutputsFunc
 	// UsageBy names the dependent a Usage belongs to; empty for resources
 	// that are not Usages.
 	UsageBy string
@@ -265,6 +268,7 @@ func envelope(ctx *Context, comp platform.Component, r *Resource) *Rendered {
 		DependsOn: r.DependsOn,
 		Uses:      r.Uses,
 		Pending:   r.Pending,
+		OnOtherXR: r.OnOtherXR,
 		Outputs:   r.Outputs,
 	}
 	if gen := generation(comp); gen != "" {
@@ -524,9 +528,17 @@ func checkReplacements(ctx *Context, rs []*Rendered) error {
 
 // withUsages inserts after each resource one Usage per dependency edge
 // whose deletion order matters (NeedsUsage), so that Crossplane deletes
-// those dependents before what they use. A Usage's name
-// is generated from the two it joins; one that clashes with another
-// composed resource's name is refused.
+// those dependents before what they use. A Usage's name is generated from
+// the two it joins; one that clashes with another composed resource's
+// name is refused.
+//
+// A Usage names both its ends (resourceRef) and is rendered only once both
+// exist; until then it is Pending, and the engine composes it later without
+// holding anything for it. Named ends spare Crossplane's Usage controller
+// resolving a selector, which lists every resource of that kind in the
+// namespace (uncached) and retries while an end does not exist yet. The
+// selectors stay, ignored by Crossplane beside a resourceRef, so that
+// UsageEnds can read which composed resources a Usage joins.
 func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*Rendered, error) {
 	out := make([]*Rendered, 0, 2*len(rs))
 	uk := UsageKind(ctx.XR.Scope)
@@ -539,14 +551,15 @@ func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*R
 		ends := make([]usageEnd, 0, len(rd.DependsOn)+len(rd.Uses))
 		for _, d := range rd.DependsOn {
 			of := byName[d]
-			ends = append(ends, usageEnd{name: d, kind: of.Kind, selector: ctx.Selector(d)})
+			ends = append(ends, usageEnd{name: d, kind: of.Kind, selector: ctx.Selector(d), observed: ctx.Observed(d)})
 		}
 		for _, u := range rd.Uses {
 			if _, clash := byName[u.Name]; clash {
 				return nil, fmt.Errorf("generated names clash: %q, which composed resource %q uses in another XR, is the name of one of this XR's composed resources", u.Name, rd.Name)
 			}
-			ends = append(ends, usageEnd{name: u.Name, kind: u.Kind, selector: u.Selector})
+			ends = append(ends, usageEnd{name: u.Name, kind: u.Kind, selector: u.Selector, observed: u.Observed})
 		}
+		byRef := object.String(ctx.Observed(rd.Name), "metadata", "name")
 		for _, of := range ends {
 			if _, ok := NeedsUsage(rd.Kind, of.kind); !ok {
 				continue
@@ -566,18 +579,24 @@ func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*R
 				Condition: rd.Condition,
 				Kind:      uk,
 				UsageBy:   rd.Name,
-				Object: object.Object{
-					"apiVersion": uk.APIVersion(ctx.XR.Scope),
-					"kind":       uk.Kind,
-					"metadata": map[string]any{
-						"labels":      map[string]any{LabelCloud: ctx.Cloud.Name},
-						"annotations": map[string]any{AnnotationComponent: rd.Component},
-					},
-					"spec": map[string]any{
-						"replayDeletion": true,
-						"of":             usageRef(ctx, of.kind, of.selector),
-						"by":             usageRef(ctx, rd.Kind, ctx.Selector(rd.Name)),
-					},
+			}
+			ofRef := object.String(of.observed, "metadata", "name")
+			if byRef == "" || ofRef == "" {
+				u.Pending = fmt.Sprintf("waits until %s and %s exist, to name them", rd.Name, d)
+				out = append(out, u)
+				continue
+			}
+			u.Object = object.Object{
+				"apiVersion": uk.APIVersion(ctx.XR.Scope),
+				"kind":       uk.Kind,
+				"metadata": map[string]any{
+					"labels":      map[string]any{LabelCloud: ctx.Cloud.Name},
+					"annotations": map[string]any{AnnotationComponent: rd.Component},
+				},
+				"spec": map[string]any{
+					"replayDeletion": true,
+					"of":             usageRef(ctx, of.kind, of.selector, ofRef),
+					"by":             usageRef(ctx, rd.Kind, ctx.Selector(rd.Name), byRef),
 				},
 			}
 			out = append(out, u)
@@ -588,17 +607,22 @@ func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*R
 
 // usageEnd is what a Usage protects: one of the XR's composed resources
 // (selected by controller and labels) or a resource of another XR (by its
-// labels).
+// labels), and its observed state (nil until it exists).
 type usageEnd struct {
 	name     string
 	kind     *Kind
 	selector map[string]any
+	observed *structpb.Struct
 }
 
-func usageRef(ctx *Context, k *Kind, selector map[string]any) map[string]any {
+// usageRef is one end of a Usage: the resource named name, in the Usage's
+// namespace, and the selector that would find it (which Crossplane ignores
+// beside the name).
+func usageRef(ctx *Context, k *Kind, selector map[string]any, name string) map[string]any {
 	return map[string]any{
 		"apiVersion":       k.APIVersion(ctx.XR.Scope),
 		"kind":             k.Name(ctx.XR.Scope),
+		"resourceRef":      map[string]any{"name": name},
 		"resourceSelector": selector,
 	}
 }

@@ -120,6 +120,7 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 		nodes := object.String(object.Get(c.Observed[rCluster], "status", "atProvider", "vpcConfig").GetStructValue(), "clusterSecurityGroupId")
 		if nodes == "" {
 			rule.Pending = fmt.Sprintf("waits for Cluster %q's EKS cluster to report its security group", c.Ref)
+			rule.OnOtherXR = true
 		} else {
 			ingress["referencedSecurityGroupId"] = nodes
 			ingress["description"] = "PostgreSQL from the nodes of cluster " + c.CloudName

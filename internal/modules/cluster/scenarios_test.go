@@ -58,12 +58,12 @@ func TestScenarios(t *testing.T) {
 	var firstWarning string
 	scenarios := map[string]fntest.Scenario{
 		"FirstCreate": {
-			Reason: "The first reconcile of a new XR composes only what needs nothing else, and says the XR is not ready.",
+			Reason: "The first reconcile of a new XR composes only what needs nothing else, and says the XR is not ready. What the rest waits for is its own composed resources, whose changes re-run it, so the TTL is the ready one: the converging TTL is for what waits on another XR.",
 			XR:     fntest.GCPXR(),
 			Steps: []fntest.Step{{Name: "first reconcile", Hold: true, Check: fntest.All(
 				fntest.Desires("network", "node-service-account", "public-dns-zone"),
 				fntest.Lacks("subnet", "cluster", "nodepool-general", "release-cert-manager"),
-				fntest.Condition("ClusterReady", "FALSE", "Waiting"), fntest.IsReady(false), fntest.TTL(ttlConverging),
+				fntest.Condition("ClusterReady", "FALSE", "Waiting"), fntest.IsReady(false), fntest.TTL(ttlReady),
 			)}},
 		},
 		"ConvergeStepByStep": {
@@ -306,13 +306,13 @@ func TestScenarios(t *testing.T) {
 			},
 		},
 		"ClusterNotReadyForOneCall": {
-			Reason: "A cluster that turns not ready keeps all its dependents; the XR reports it.",
+			Reason: "A cluster that turns not ready keeps all its dependents; the XR reports it, and its turning ready again re-runs the XR (the ready TTL).",
 			XR:     fntest.GCPXR(),
 			Steps: []fntest.Step{
 				converged,
 				{Name: "cluster not ready", World: fntest.ObservedCondition("cluster", "Ready", "False", "upgrading"), Hold: true, Check: fntest.All(
 					fntest.Desires("nodepool-general", "helm-provider-config", "release-ingress-nginx"),
-					fntest.Condition("ClusterReady", "FALSE", "Creating"), fntest.IsReady(false), fntest.TTL(ttlConverging),
+					fntest.Condition("ClusterReady", "FALSE", "Creating"), fntest.IsReady(false), fntest.TTL(ttlReady),
 				)},
 				fntest.ConvergeStep("recovers"),
 			},

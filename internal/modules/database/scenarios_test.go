@@ -90,6 +90,17 @@ func connectionReady(status string) func(fntest.Object, map[string][]fntest.Obje
 	}
 }
 
+// withoutSecurityGroup is extra with the Cluster's EKS cluster as it is
+// before it reports its cluster security group.
+func withoutSecurityGroup(extra map[string][]fntest.Object) map[string][]fntest.Object {
+	out := maps.Clone(extra)
+	name := database.Clusters.ResourceRequirement("cluster")
+	eks := overlay.DeepCopy(out[name][0])
+	fntest.Set("status.atProvider.vpcConfig.clusterSecurityGroupId", nil)(eks)
+	out[name] = []fntest.Object{eks}
+	return out
+}
+
 // fatalPrivateServices is the Fatal of a GCP Database on a Cluster without
 // private services access: it names the Cluster's field to set.
 const fatalPrivateServices = `spec.parameters.clusterRef.name: Invalid value: "prod-cluster": Cloud SQL joins Cluster "prod-cluster"'s network through private services access, which the Cluster does not compose: set spec.parameters.network.privateServices to true on Cluster "prod-cluster"`
@@ -141,7 +152,7 @@ func TestScenarios(t *testing.T) {
 		},
 	}
 	scenarios["gcp/ClusterPrivateServices"] = fntest.Scenario{
-		Reason: "On a Cluster with private services access, a GCP Database composes no range and no peering: its instance joins the Cluster's network, and a Usage of the Cluster's connection, selected by its labels, holds the connection's deletion while the instance lives.",
+		Reason: "On a Cluster with private services access, a GCP Database composes no range and no peering: its instance joins the Cluster's network, and a Usage of the Cluster's connection, named (with the labels that select it beside the name), holds the connection's deletion while the instance lives.",
 		XR:     dbXR("gcp", onCluster),
 		Extra:  required("gcp", dbXR("gcp", onCluster)),
 		Steps: []fntest.Step{convergedOnCluster("gcp"), {Name: "steady", Check: fntest.All(
@@ -149,6 +160,7 @@ func TestScenarios(t *testing.T) {
 			fntest.Field("instance", "spec.forProvider.settings.ipConfiguration.privateNetworkSelector", map[string]any{"matchLabels": map[string]any{"crossplane.io/composite": "prod-cluster", "platform.example.org/resource": "network"}}),
 			fntest.Field("instance-uses-cluster-private-services-connection", "spec.of", map[string]any{
 				"apiVersion": "servicenetworking.gcp.m.upbound.io/v1beta1", "kind": "Connection",
+				"resourceRef":      map[string]any{"name": required("gcp", dbXR("gcp", onCluster))[connectionReq][0]["metadata"].(map[string]any)["name"]},
 				"resourceSelector": map[string]any{"matchLabels": map[string]any{"crossplane.io/composite": "prod-cluster", "platform.example.org/resource": "private-services-connection"}},
 			}),
 			fntest.Field("instance-uses-cluster-private-services-connection", "spec.by.resourceSelector.matchLabels", map[string]any{"platform.example.org/resource": "instance"}),
@@ -164,15 +176,29 @@ func TestScenarios(t *testing.T) {
 		},
 	}
 	scenarios["gcp/WaitsForClusterConnection"] = fntest.Scenario{
-		Reason: "The instance waits until the Cluster's private services connection is delivered and ready, saying so; the Usage of it comes with the instance.",
+		Reason: "The instance waits until the Cluster's private services connection is delivered and ready, saying so, and the Database answers with the converging TTL meanwhile: Crossplane does not re-run it when another XR's resource changes. The Usage of it comes once the instance exists, naming both; what is left to wait for then is its own.",
 		XR:     dbXR("gcp", onCluster),
 		Extra:  clusterAs(dbXR("gcp", onCluster), func(_ fntest.Object, e map[string][]fntest.Object) { delete(e, connectionReq) }),
 		Steps: []fntest.Step{
 			{Name: "not delivered", Check: fntest.All(fntest.Lacks("instance", "instance-uses-cluster-private-services-connection"),
-				fntest.ConditionMentions(database.ConditionDatabaseReady, "instance waits for cluster-private-services-connection"))},
-			{Name: "not ready", World: func(w *fntest.World) { w.Extra = clusterAs(w.XR, connectionReady("False")) }, Check: fntest.Lacks("instance")},
-			{Name: "ready", World: func(w *fntest.World) { w.Extra = clusterAs(w.XR, nil) }, Check: fntest.Desires("instance", "instance-uses-cluster-private-services-connection")},
+				fntest.ConditionMentions(database.ConditionDatabaseReady, "instance waits for cluster-private-services-connection"), fntest.TTL(ttlConverging))},
+			{Name: "not ready", World: func(w *fntest.World) { w.Extra = clusterAs(w.XR, connectionReady("False")) }, Check: fntest.All(fntest.Lacks("instance"), fntest.TTL(ttlConverging))},
+			{Name: "ready", World: func(w *fntest.World) { w.Extra = clusterAs(w.XR, nil) }, Check: fntest.All(fntest.Desires("instance"), fntest.Lacks("instance-uses-cluster-private-services-connection"), fntest.IsReady(false), fntest.TTL(ttlReady))},
+			{Name: "the instance exists", Check: fntest.Desires("instance", "instance-uses-cluster-private-services-connection")},
 			{Name: "not ready again", World: func(w *fntest.World) { w.Extra = clusterAs(w.XR, connectionReady("False")) }, Check: fntest.Desires("instance", "instance-uses-cluster-private-services-connection")},
+		},
+	}
+	scenarios["aws/WaitsForClusterSecurityGroup"] = fntest.Scenario{
+		Reason: "The ingress rule waits until the Cluster's EKS cluster reports its security group, and the Database answers with the converging TTL meanwhile: that report is another XR's, which does not re-run this one.",
+		XR:     dbXR("aws", onCluster),
+		Extra:  withoutSecurityGroup(required("aws", dbXR("aws", onCluster))),
+		Steps: []fntest.Step{
+			{Name: "not reported", Hold: true, Check: fntest.All(fntest.Lacks("security-group-ingress"), fntest.IsReady(false), fntest.TTL(ttlConverging),
+				fntest.ConditionMentions(database.ConditionNetworkReady, "to report its security group"))},
+			{Name: "reported", World: func(w *fntest.World) { w.Extra = required("aws", w.XR) }, Hold: true, Check: fntest.All(fntest.Lacks("security-group-ingress"), fntest.IsReady(false), fntest.TTL(ttlReady),
+				fntest.ConditionMentions(database.ConditionNetworkReady, "security-group-ingress waits for security-group"))},
+			converged,
+			{Name: "steady", Check: fntest.Desires("security-group-ingress")},
 		},
 	}
 	scenarios["gcp/ClusterTurnsOffPrivateServices"] = fntest.Scenario{

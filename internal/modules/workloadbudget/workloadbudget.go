@@ -77,7 +77,6 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		pc["kind"] = b.ProviderConfig.Kind
 	}
 	observed := req.GetObserved().GetResources()
-	allReady := true
 	hold := e.Paused
 	if rsp.Desired == nil {
 		rsp.Desired = &fnv1.State{}
@@ -115,7 +114,6 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 			hold = true
 		}
 		ready := object.IsConditionTrue(observed[name].GetResource(), "Ready")
-		allReady = allReady && ready
 		r := fnv1.Ready_READY_FALSE
 		if ready {
 			r = fnv1.Ready_READY_TRUE
@@ -152,7 +150,8 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	dxr["status"] = s.Fields["status"]
 
 	module.SetConditions(rsp, b.Conditions, []module.Condition{e.Condition()})
-	rsp.Meta.Ttl = durationpb.New(opts.TTL(allReady))
+	// What it waits for are its own Objects, whose changes re-run it.
+	rsp.Meta.Ttl = durationpb.New(opts.TTL(false))
 	return nil
 }
 
