@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -252,6 +253,7 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string, faults bool) er
 	if err != nil {
 		return err
 	}
+	s.dumpMetrics(work, "before")
 	busy0, cores, err := machineBusy()
 	if err != nil {
 		return err
@@ -302,6 +304,7 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string, faults bool) er
 	if err != nil {
 		return err
 	}
+	s.dumpMetrics(work, "ready")
 	readies := make([]float64, 0, len(xrs))
 	for _, x := range xrs {
 		readies = append(readies, x.readyAt.Seconds())
@@ -382,6 +385,24 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string, faults bool) er
 	}
 	fmt.Println("FLEET PASSED")
 	return nil
+}
+
+// dumpMetrics keeps the API server's and Crossplane core's metrics as they
+// are now in the work directory (fleet-<when>-apiserver.prom and
+// fleet-<when>-crossplane.prom), for reading after the run what the
+// summary leaves out. A metrics endpoint that does not answer is skipped.
+func (s *scenarios) dumpMetrics(work, when string) {
+	if b, err := s.k.do(http.MethodGet, "/metrics", "", nil); err == nil {
+		_ = os.WriteFile(filepath.Join(work, "fleet-"+when+"-apiserver.prom"), b, 0o600)
+	}
+	rsp, err := http.Get("http://127.0.0.1:18080/metrics") //nolint:noctx // a one-off read of Crossplane's metrics on loopback
+	if err != nil {
+		return
+	}
+	defer rsp.Body.Close() //nolint:errcheck // a read-only body
+	if b, err := io.ReadAll(rsp.Body); err == nil {
+		_ = os.WriteFile(filepath.Join(work, "fleet-"+when+"-crossplane.prom"), b, 0o600)
+	}
 }
 
 // touch annotates every XR, so that each reconciles at once.

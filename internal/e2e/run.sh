@@ -12,6 +12,7 @@
 # (make fleet), FLEET_TIMEOUT (30m) how long the fleet may take to be Ready,
 # FLEET_FAULTS=0 to measure the fleet without injecting its faults after,
 # XP_POLL and PK_POLL Crossplane's and provider-kubernetes's poll intervals,
+# APISERVER_PROFILING=true to serve the API server's /debug/pprof (off by default),
 # FN_ARGS more flags for the function (e.g. --ttl-converging=1m),
 # PORTAL_BROWSER=required to fail, not skip, the portal's page test when no
 # Chromium is found (installed from Debian then, as root).
@@ -127,7 +128,7 @@ kube-apiserver --etcd-servers=http://127.0.0.1:2379 \
   --token-auth-file="$P/tokens.csv" --authorization-mode=RBAC \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
   --service-account-issuer=https://kubernetes.default.svc --service-cluster-ip-range=10.96.0.0/24 \
-  --endpoint-reconciler-type=none --enable-priority-and-fairness=false --profiling=false \
+  --endpoint-reconciler-type=none --enable-priority-and-fairness=false --profiling="${APISERVER_PROFILING:-false}" \
   --cert-dir="$P" >"$WORK/kube-apiserver.log" 2>&1 </dev/null &
 echo $! > "$WORK/kube-apiserver.pid"
 cat > "$KUBECONFIG" <<KC
