@@ -95,7 +95,9 @@ func run(root, readme string, check bool, log io.Writer) error {
 			stale = append(stale, msg)
 			continue
 		}
-		fmt.Fprintln(log, "warning: "+msg)
+		if _, err := fmt.Fprintln(log, "warning: "+msg); err != nil {
+			return fmt.Errorf("cannot write a warning: %w", err)
+		}
 	}
 	if readme != "" {
 		path := readme

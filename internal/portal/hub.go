@@ -347,9 +347,10 @@ func (s *space) informer(gvk schema.GroupVersionKind) (cache.SharedIndexInformer
 	if f, ok := s.failed[gvk]; ok && time.Now().Before(f.retry) {
 		return nil, f.why
 	}
-	fail := func(why string) (cache.SharedIndexInformer, string) {
+	// fail remembers why the kind cannot be watched, until resolveRetry.
+	fail := func(why string) string {
 		s.failed[gvk] = failure{why: why, retry: time.Now().Add(resolveRetry)}
-		return nil, why
+		return why
 	}
 	// Bounded, because the namespace's streams wait on this lock; a
 	// failure is tried again after a while (a CRD installed later).
@@ -359,13 +360,13 @@ func (s *space) informer(gvk schema.GroupVersionKind) (cache.SharedIndexInformer
 	switch {
 	case err != nil:
 		s.h.log.Warn("cannot find a composed kind's resource", "kind", gvk.String(), "error", err)
-		return fail("cannot watch " + gvk.Kind + ": " + err.Error())
+		return nil, fail("cannot watch " + gvk.Kind + ": " + err.Error())
 	case !namespaced:
-		return fail(gvk.Kind + " is cluster-scoped; the portal watches a namespace's resources")
+		return nil, fail(gvk.Kind + " is cluster-scoped; the portal watches a namespace's resources")
 	}
 	inf := s.h.informer(gvr, s.ns)
 	if _, err := inf.AddEventHandler(handler(s.onComposed)); err != nil {
-		return fail("cannot watch " + gvk.Kind + ": " + err.Error())
+		return nil, fail("cannot watch " + gvk.Kind + ": " + err.Error())
 	}
 	delete(s.failed, gvk)
 	go inf.Run(s.stop)

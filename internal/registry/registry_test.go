@@ -502,7 +502,7 @@ func TestUsageNamesItsEnds(t *testing.T) {
 			want:   want{pending: "waits until cluster and network exist, to name them"},
 		},
 		"OnlyWhatIsUsedExists": {
-			reason: "The user does not exist yet (it is composed in this reconcile): the Usage waits for the next.",
+			reason:   "The user does not exist yet (it is composed in this reconcile): the Usage waits for the next.",
 			observed: map[string]*structpb.Struct{"network": observedNamed("x-net", map[string]any{AnnotationExternalName: "net-1"})},
 			want:     want{pending: "waits until cluster and network exist, to name them"},
 		},
