@@ -19,6 +19,10 @@ const (
 	ReasonNotRequested   = "NotRequested"
 	ReasonNothingHeld    = "NothingHeld"
 	ReasonAwaitingOwner  = "AwaitingOwner"
+	// ReasonInUseElsewhere is RemovalsSettled's reason while everything
+	// held waits only for another XR to stop using it: there is nothing
+	// for this XR's owner to confirm.
+	ReasonInUseElsewhere = "InUseElsewhere"
 )
 
 // ConditionRemovalsSettled is False while composed resources that are no
@@ -69,8 +73,10 @@ func (st *State) Conditions(types []string, notRequested map[string]string) []mo
 }
 
 // RemovalsCondition reports the composed resources held because no
-// statement of the XR's spec removed them, each with what stopped rendering
-// it and how the XR's owner confirms its removal.
+// statement of the XR's spec removed them, or because another XR still uses
+// them, each with what stopped rendering it and how the XR's owner confirms
+// its removal (AwaitingOwner), or what it waits for when every one of them
+// only waits for another XR (InUseElsewhere).
 func (st *State) RemovalsCondition() module.Condition {
 	held := st.heldNames()
 	if len(held) == 0 {
@@ -78,10 +84,14 @@ func (st *State) RemovalsCondition() module.Condition {
 			Message: "Every composed resource is rendered, or was removed by the XR's spec"}
 	}
 	items := make([]string, 0, len(held))
+	reason := ReasonInUseElsewhere
 	for _, name := range held {
 		items = append(items, fmt.Sprintf("%s (%s; %s)", name, st.kept[name].Why, howToConfirm(name, st.kept[name])))
+		if !st.kept[name].InUse {
+			reason = ReasonAwaitingOwner
+		}
 	}
-	return module.Condition{Type: ConditionRemovalsSettled, Status: module.StatusFalse, Reason: ReasonAwaitingOwner,
+	return module.Condition{Type: ConditionRemovalsSettled, Status: module.StatusFalse, Reason: reason,
 		Message: "Kept although no longer rendered: " + List(items)}
 }
 

@@ -418,9 +418,17 @@ func All(checks ...Check) Check {
 }
 
 // Held checks that the named resources are still desired, each named in a
-// Warning and in the RemovalsSettled condition.
-func Held(names ...string) Check {
-	checks := []Check{Desires(names...), Condition("RemovalsSettled", "FALSE", "AwaitingOwner")}
+// Warning and in the RemovalsSettled condition, which awaits the owner.
+func Held(names ...string) Check { return held("AwaitingOwner", names) }
+
+// HeldInUse is Held for resources that only wait for another XR to stop
+// using them: RemovalsSettled's reason is InUseElsewhere.
+func HeldInUse(names ...string) Check { return held("InUseElsewhere", names) }
+
+// held checks that the named resources are still desired, each named in a
+// Warning and in the RemovalsSettled condition, False with reason.
+func held(reason string, names []string) Check {
+	checks := []Check{Desires(names...), Condition("RemovalsSettled", "FALSE", reason)}
 	for _, n := range names {
 		checks = append(checks, Warns(fmt.Sprintf("holding composed resource %q", n)), ConditionMentions("RemovalsSettled", n))
 	}

@@ -274,12 +274,12 @@ func TestScenarios(t *testing.T) {
 			},
 		},
 		"PrivateServicesInUse": {
-			Reason: "Private services access that a Database's Usage still protects is held when the spec turns it off, range and connection together (deleting them would only be refused, and fail every reconcile), confirmRemovals or not; it goes once nothing uses it.",
+			Reason: "Private services access that a Database's Usage still protects is held when the spec turns it off, range and connection together (deleting them would only be refused, and fail every reconcile), confirmRemovals or not, with RemovalsSettled's reason InUseElsewhere (nothing for the owner to confirm); it goes once nothing uses it.",
 			XR:     fntest.GCPXR(fntest.Set("spec.parameters.network.privateServices", true)),
 			Steps: []fntest.Step{
 				converged,
 				{Name: "off while in use", World: inUse("private-services-connection", true), Spec: fntest.Edit("spec.parameters.network.privateServices", false), Check: fntest.All(
-					fntest.Held("private-services-range", "private-services-connection"),
+					fntest.HeldInUse("private-services-range", "private-services-connection"),
 					fntest.ConditionMentions("RemovalsSettled", "a Usage of another XR still protects it"),
 					fntest.ConditionMentions("RemovalsSettled", `it goes with "private-services-connection"`),
 					fntest.Warns("it goes once nothing uses it"), noInUseLabel("private-services-connection"),
@@ -287,7 +287,7 @@ func TestScenarios(t *testing.T) {
 				// The Usage controller's label stays; the XR never applies
 				// it as its own.
 				{Name: "confirmed while in use", World: inUse("private-services-connection", true), Spec: fntest.Edit("spec.parameters.confirmRemovals", []any{"private-services-connection", "private-services-range"}),
-					Check: fntest.All(fntest.Held("private-services-range", "private-services-connection"), noInUseLabel("private-services-connection"))},
+					Check: fntest.All(fntest.HeldInUse("private-services-range", "private-services-connection"), noInUseLabel("private-services-connection"))},
 				{Name: "nothing uses it", World: inUse("private-services-connection", false), Removes: []string{"private-services-range", "private-services-connection"},
 					Check: fntest.Condition("RemovalsSettled", "TRUE", "NothingHeld")},
 			},
