@@ -1,8 +1,10 @@
 package fntest
 
 import (
+	"maps"
 	"strings"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -80,6 +82,16 @@ func Set(path string, v any) func(o Object) {
 		}
 		m[parts[len(parts)-1]] = v
 	}
+}
+
+// Unreported returns required resources as delivered before the first item
+// of requirement reported path: a copy, with that item's path removed.
+func Unreported(required map[string][]Object, requirement, path string) map[string][]Object {
+	out := maps.Clone(required)
+	o := overlay.DeepCopy(out[requirement][0])
+	Set(path, nil)(o)
+	out[requirement] = []Object{o}
+	return out
 }
 
 // ObservedFile loads an observed-resource file, keyed by

@@ -90,17 +90,6 @@ func connectionReady(status string) func(fntest.Object, map[string][]fntest.Obje
 	}
 }
 
-// withoutSecurityGroup is extra with the Cluster's EKS cluster as it is
-// before it reports its cluster security group.
-func withoutSecurityGroup(extra map[string][]fntest.Object) map[string][]fntest.Object {
-	out := maps.Clone(extra)
-	name := database.Clusters.ResourceRequirement("cluster")
-	eks := overlay.DeepCopy(out[name][0])
-	fntest.Set("status.atProvider.vpcConfig.clusterSecurityGroupId", nil)(eks)
-	out[name] = []fntest.Object{eks}
-	return out
-}
-
 // fatalPrivateServices is the Fatal of a GCP Database on a Cluster without
 // private services access: it names the Cluster's field to set.
 const fatalPrivateServices = `spec.parameters.clusterRef.name: Invalid value: "prod-cluster": Cloud SQL joins Cluster "prod-cluster"'s network through private services access, which the Cluster does not compose: set spec.parameters.network.privateServices to true on Cluster "prod-cluster"`
@@ -191,7 +180,7 @@ func TestScenarios(t *testing.T) {
 	scenarios["aws/WaitsForClusterSecurityGroup"] = fntest.Scenario{
 		Reason: "The ingress rule waits until the Cluster's EKS cluster reports its security group, and the Database answers with the converging TTL meanwhile: that report is another XR's, which does not re-run this one.",
 		XR:     dbXR("aws", onCluster),
-		Extra:  withoutSecurityGroup(required("aws", dbXR("aws", onCluster))),
+		Extra:  fntest.Unreported(required("aws", dbXR("aws", onCluster)), database.Clusters.ResourceRequirement("cluster"), "status.atProvider.vpcConfig.clusterSecurityGroupId"),
 		Steps: []fntest.Step{
 			{Name: "not reported", Hold: true, Check: fntest.All(fntest.Lacks("security-group-ingress"), fntest.IsReady(false), fntest.TTL(ttlConverging),
 				fntest.ConditionMentions(database.ConditionNetworkReady, "to report its security group"))},

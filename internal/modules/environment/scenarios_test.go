@@ -143,7 +143,7 @@ func TestScenarios(t *testing.T) {
 	scenarios["azure/WaitsForClusterIssuer"] = fntest.Scenario{
 		Reason: "The identity's federation waits until the Cluster's AKS cluster reports its OIDC issuer, and the AppEnvironment answers with the converging TTL meanwhile: that report is another XR's, which does not re-run this one. Once it came, what is left to wait for is its own.",
 		XR:     appXR("azure"),
-		Extra:  withoutIssuer(required(appXR("azure"))),
+		Extra:  fntest.Unreported(required(appXR("azure")), environment.Clusters.ResourceRequirement("cluster"), "status.atProvider.oidcIssuerUrl"),
 		Steps: []fntest.Step{
 			{Name: "not reported", Check: fntest.All(fntest.Lacks("identity-federation"), fntest.IsReady(false), fntest.TTL(ttlConverging))},
 			{Name: "reported", World: func(w *fntest.World) { w.Extra = required(w.XR) }, Check: fntest.All(fntest.IsReady(false), fntest.TTL(ttlReady))},
@@ -338,15 +338,4 @@ func legacyXR(mutate ...func(fntest.Object)) fntest.Object {
 		m(o)
 	}
 	return o
-}
-
-// withoutIssuer is extra with the Cluster's AKS cluster as it is before it
-// reports its OIDC issuer.
-func withoutIssuer(extra map[string][]fntest.Object) map[string][]fntest.Object {
-	out := maps.Clone(extra)
-	name := environment.Clusters.ResourceRequirement("cluster")
-	aks := overlay.DeepCopy(out[name][0])
-	fntest.Set("status.atProvider.oidcIssuerUrl", nil)(aks)
-	out[name] = []fntest.Object{aks}
-	return out
 }
