@@ -190,6 +190,17 @@ func TestScenarios(t *testing.T) {
 			{Name: "steady", Check: fntest.Desires("security-group-ingress")},
 		},
 	}
+	scenarios["azure/WaitsForClusterAddressSpace"] = fntest.Scenario{
+		Reason: "The delegated subnet waits until the Cluster's virtual network reports its address space, and the Database answers with the converging TTL meanwhile: that report is another XR's, which does not re-run this one.",
+		XR:     dbXR("azure", onCluster),
+		Extra:  fntest.Unreported(required("azure", dbXR("azure", onCluster)), database.Clusters.ResourceRequirement("network"), "spec.forProvider.addressSpace"),
+		Steps: []fntest.Step{
+			{Name: "not reported", Hold: true, Check: fntest.All(fntest.IsReady(false), fntest.TTL(ttlConverging),
+				fntest.ConditionMentions(database.ConditionNetworkReady, "to report its address space"))},
+			{Name: "reported", World: func(w *fntest.World) { w.Extra = required("azure", w.XR) }, Check: fntest.All(fntest.IsReady(false), fntest.TTL(ttlReady))},
+			converged,
+		},
+	}
 	scenarios["gcp/ClusterTurnsOffPrivateServices"] = fntest.Scenario{
 		Reason: "A Cluster whose owner turns private services access off refuses its Databases, which keep everything: their instances' Usages hold the Cluster's connection.",
 		XR:     dbXR("gcp", onCluster),
