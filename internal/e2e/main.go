@@ -28,6 +28,7 @@ func main() {
 	fleet := flag.Int("fleet", 0, "instead of the scenarios, apply this many mixed XRs at once, measure, and inject faults (make fleet)")
 	work := flag.String("work", "", "run.sh's work folder (pid files, start scripts), for -fleet")
 	metrics := flag.String("metrics", "http://127.0.0.1:18090/metrics", "the function's metrics, for -fleet")
+	flag.StringVar(&crossplaneMetrics, "crossplane-metrics", crossplaneMetrics, "Crossplane core's metrics, which -fleet keeps in -work")
 	providers := flag.String("providers", "gcp,aws,azure,helm,kubernetes,sql", "the folders of -prepare-crds")
 	flag.DurationVar(&cpDelay, "cp-delay", cpDelay, "how long the simulated control plane takes to report a new version")
 	flag.StringVar(&portalCfg.url, "portal", "http://127.0.0.1:18100", "the portal run.sh started, for the portal scenario")

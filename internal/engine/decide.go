@@ -28,9 +28,9 @@ type State struct {
 	ready map[string]bool
 	// held are rendered resources not composed yet, with what they wait for.
 	held map[string]string
-	// onOtherXR are the held resources that wait for another XR's
+	// onOtherXR is whether a held resource waits for another XR's
 	// resource: Pending with OnOtherXR, or a Use not ready yet.
-	onOtherXR []string
+	onOtherXR bool
 	// kept are observed resources no longer rendered but held, because no
 	// statement of the XR's spec removed them.
 	kept map[string]platform.Removal
@@ -109,9 +109,7 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 			st.held[rd.Name] = "the XR is being deleted"
 		case rd.Pending != "":
 			st.held[rd.Name] = rd.Pending
-			if rd.OnOtherXR {
-				st.onOtherXR = append(st.onOtherXR, rd.Name)
-			}
+			st.onOtherXR = st.onOtherXR || rd.OnOtherXR
 		default:
 			var waiting []string
 			for _, d := range rd.DependsOn {
@@ -122,7 +120,7 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 			for _, u := range rd.Uses {
 				if !isReady(u.Kind, u.Observed) {
 					waiting = append(waiting, u.Name)
-					st.onOtherXR = append(st.onOtherXR, rd.Name)
+					st.onOtherXR = true
 				}
 			}
 			if len(waiting) > 0 {
@@ -291,7 +289,7 @@ func (st *State) desired(name string) bool {
 // WaitsOnOtherXR reports whether a resource is held until another XR's
 // resource reports a value or is ready. Crossplane re-runs an XR when its
 // own composed resources change, not when another XR's do.
-func (st *State) WaitsOnOtherXR() bool { return len(st.onOtherXR) > 0 }
+func (st *State) WaitsOnOtherXR() bool { return st.onOtherXR }
 
 // Ready reports whether everything is composed and ready.
 func (st *State) Ready() bool {

@@ -45,7 +45,9 @@ func rendered(name string, dependsOn ...string) *registry.Rendered {
 func TestDecide(t *testing.T) {
 	type args struct {
 		rendered []*registry.Rendered
-		observed func(t *testing.T) map[string]*structpb.Struct
+		// observed are the existing resources, by name: whether each is
+		// Ready.
+		observed map[string]bool
 	}
 	type want struct {
 		emitted        []string
@@ -60,7 +62,6 @@ func TestDecide(t *testing.T) {
 		}
 		return u
 	}
-	none := func(*testing.T) map[string]*structpb.Struct { return nil }
 	cases := map[string]struct {
 		reason string
 		args   args
@@ -68,61 +69,57 @@ func TestDecide(t *testing.T) {
 	}{
 		"WaitsForItsOwn": {
 			reason: "A resource waiting for one of the XR's own is held, and the XR does not wait on another XR: the ready TTL applies, its dependency's change re-runs it.",
-			args:   args{rendered: []*registry.Rendered{rendered("network"), rendered("subnet", "network")}, observed: none},
+			args:   args{rendered: []*registry.Rendered{rendered("network"), rendered("subnet", "network")}},
 			want:   want{emitted: []string{"network"}, held: []string{"subnet"}},
 		},
 		"PendingOnOtherXR": {
 			reason: "A resource Pending on another XR's report is held, and the XR waits on another XR: the converging TTL applies.",
 			args: args{rendered: []*registry.Rendered{rendered("network"), {Name: "rule", Kind: netKind, Pending: "waits for Cluster \"c\" to report", OnOtherXR: true}},
-				observed: func(t *testing.T) map[string]*structpb.Struct {
-					return map[string]*structpb.Struct{"network": observed(t, "x-net", true)}
-				}},
+				observed: map[string]bool{"network": true}},
 			want: want{emitted: []string{"network"}, held: []string{"rule"}, waitsOnOtherXR: true},
 		},
 		"PendingOnItsOwn": {
 			reason: "A Pending without OnOtherXR waits for a value one of the XR's own resources reports.",
-			args:   args{rendered: []*registry.Rendered{rendered("network"), {Name: "rule", Kind: netKind, Pending: "waits for the ID of network"}}, observed: none},
+			args:   args{rendered: []*registry.Rendered{rendered("network"), {Name: "rule", Kind: netKind, Pending: "waits for the ID of network"}}},
 			want:   want{emitted: []string{"network"}, held: []string{"rule"}},
 		},
 		"UseNotReady": {
 			reason: "A resource that uses another XR's resource, not ready yet, is held and the XR waits on another XR.",
 			args: args{rendered: []*registry.Rendered{{Name: "instance", Kind: netKind, Object: object.Object{"kind": "Net"},
-				Uses: []registry.Use{{Name: "other-connection", Kind: netKind, Observed: observed(t, "c", false)}}}}, observed: none},
+				Uses: []registry.Use{{Name: "other-connection", Kind: netKind, Observed: observed(t, "c", false)}}}}},
 			want: want{held: []string{"instance"}, waitsOnOtherXR: true},
 		},
 		"UsageBeforeItsEndsExist": {
 			reason: "A Usage whose ends do not exist yet (Pending) is neither composed nor held: the user it follows is composed at once.",
-			args:   args{rendered: []*registry.Rendered{rendered("network"), rendered("cluster", "network"), usage("cluster", "network", "waits until cluster and network exist, to name them")}, observed: none},
+			args:   args{rendered: []*registry.Rendered{rendered("network"), rendered("cluster", "network"), usage("cluster", "network", "waits until cluster and network exist, to name them")}},
 			want:   want{emitted: []string{"network"}, held: []string{"cluster"}},
 		},
 		"UsageOnceItsEndsExist": {
 			reason: "Once both ends exist the Usage is composed with its user; the XR is ready once it exists too.",
 			args: args{rendered: []*registry.Rendered{rendered("network"), rendered("cluster", "network"), usage("cluster", "network", "")},
-				observed: func(t *testing.T) map[string]*structpb.Struct {
-					return map[string]*structpb.Struct{"network": observed(t, "x-net", true), "cluster": observed(t, "x-k8s", true)}
-				}},
+				observed: map[string]bool{"network": true, "cluster": true}},
 			want: want{emitted: []string{"cluster", "cluster-uses-network", "network"}},
 		},
 		"Ready": {
 			reason: "Everything composed and ready: nothing held, the XR is ready.",
 			args: args{rendered: []*registry.Rendered{rendered("network"), rendered("cluster", "network"), usage("cluster", "network", "")},
-				observed: func(t *testing.T) map[string]*structpb.Struct {
-					return map[string]*structpb.Struct{"network": observed(t, "x-net", true), "cluster": observed(t, "x-k8s", true), "cluster-uses-network": observed(t, "u", true)}
-				}},
+				observed: map[string]bool{"network": true, "cluster": true, "cluster-uses-network": true}},
 			want: want{emitted: []string{"cluster", "cluster-uses-network", "network"}, ready: true},
 		},
 		"ExistingUsageStays": {
 			reason: "A Usage that exists stays composed even while Pending (it keeps its observed body): nothing is withdrawn.",
 			args: args{rendered: []*registry.Rendered{rendered("network"), rendered("cluster", "network"), usage("cluster", "network", "waits until cluster and network exist, to name them")},
-				observed: func(t *testing.T) map[string]*structpb.Struct {
-					return map[string]*structpb.Struct{"network": observed(t, "x-net", true), "cluster-uses-network": observed(t, "u", true)}
-				}},
+				observed: map[string]bool{"network": true, "cluster-uses-network": true}},
 			want: want{emitted: []string{"cluster", "cluster-uses-network", "network"}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			st := decide(&xr.Composite{Name: "x", Namespace: "ns", Scope: xr.Namespaced}, nil, tc.args.rendered, tc.args.observed(t))
+			obs := make(map[string]*structpb.Struct, len(tc.args.observed))
+			for name, ready := range tc.args.observed {
+				obs[name] = observed(t, "x-"+name, ready)
+			}
+			st := decide(&xr.Composite{Name: "x", Namespace: "ns", Scope: xr.Namespaced}, nil, tc.args.rendered, obs)
 			got := want{
 				emitted:        slices.Sorted(maps.Keys(st.emitted)),
 				held:           slices.Sorted(maps.Keys(st.held)),
