@@ -47,10 +47,11 @@ type Input struct {
 
 // TTL is how long Crossplane may wait before calling the function again.
 type TTL struct {
-	// Converging is the TTL while the XR waits for another XR (the Cluster
-	// it runs on, or a value one of its resources reports), which does not
-	// re-run this XR when it changes. Short, so that progress shows
-	// quickly. Defaults to the function's --ttl-converging flag.
+	// Converging is the TTL while the XR waits for what Crossplane does not
+	// watch for it: another XR (the Cluster it runs on, or a value one of
+	// its resources reports), or a WorkloadBudget's spend. Short, so that
+	// progress shows quickly. Defaults to the function's --ttl-converging
+	// flag.
 	// +optional
 	Converging *metav1.Duration `json:"converging,omitempty"`
 

@@ -131,7 +131,12 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 	s := &scenarios{k: k, c: c, examples: examples, timeout: timeout, refused: map[string]int{}}
 	start := time.Now()
 	count := 0
-	fmt.Println("scenario: WorkloadBudget on real Deployments (within budget, over, back under, deleted while paused, monitor-only)")
+	// scenario announces one, with the time since the first began, so that
+	// a failure's log places it.
+	scenario := func(format string, a ...any) {
+		fmt.Printf("scenario [%.0f s]: %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
+	}
+	scenario("WorkloadBudget on real Deployments (within budget, over, back under, deleted while paused, monitor-only)")
 	if err := s.budget(); err != nil {
 		return fmt.Errorf("budget: %w", err)
 	}
@@ -141,7 +146,7 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 		if _, ok := dayTwoPools[cl+"/cluster.yaml"]; ok {
 			day2 = fmt.Sprintf(", upgrade one minor with the control plane reporting it %s late, rotate a pool", cpDelay)
 		}
-		fmt.Printf("scenario: %s namespaced XR (create, Ready, a Database and an AppEnvironment on it, resize a pool%s, remove a pool, delete)\n", cl, day2)
+		scenario("%s namespaced XR (create, Ready, a Database and an AppEnvironment on it, resize a pool%s, remove a pool, delete)", cl, day2)
 		during := func() error {
 			if err := s.onCluster(cl+"/database.yaml", cl, runDatabase, database.Clusters, []string{"host", "connectionSecret"}, nil, nil); err != nil {
 				return err
@@ -157,17 +162,17 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 			count += 2 // the upgrade and the rotation
 		}
 	}
-	fmt.Println("scenario: gcp legacy Database on a network of its own (create, Ready, delete)")
+	scenario("gcp legacy Database on a network of its own (create, Ready, delete)")
 	if err := s.onCluster("gcp/database-legacy.yaml", "", runDatabase, database.Clusters, []string{"host", "connectionSecret"}, nil, nil); err != nil {
 		return fmt.Errorf("gcp legacy database: %w", err)
 	}
 	count++
-	fmt.Println("scenario: gcp legacy cluster-scoped XR (create, Ready, resize a pool, delete)")
+	scenario("gcp legacy cluster-scoped XR (create, Ready, resize a pool, delete)")
 	if err := s.lifecycle("gcp/legacy.yaml", "default", "", minPath["gcp"], nil); err != nil {
 		return fmt.Errorf("gcp legacy: %w", err)
 	}
 	count++
-	fmt.Println("scenario: the self-service portal as two tenants (RBAC, validation; an AppEnvironment created, streamed, resumed and deleted through the API; one through the page in Chromium)")
+	scenario("the self-service portal as two tenants (RBAC, validation; an AppEnvironment created, streamed, resumed and deleted through the API; one through the page in Chromium)")
 	if err := s.portal(portalCfg); err != nil {
 		return fmt.Errorf("portal: %w", err)
 	}

@@ -68,9 +68,13 @@ cleanup() {
   rc=$?
   if [ -n "$KEEP" ]; then log "KEEP=1: left running; PIDs in $WORK/*.pid, KUBECONFIG=$KUBECONFIG"; return; fi
   if [ $rc -ne 0 ]; then
+    # The components' last lines, without the API server's storage-stats
+    # chatter; then the driver's own last lines again, so that the failure
+    # is what a log's tail shows.
     for f in portal function provider-kubernetes crossplane kube-apiserver; do
-      [ -f "$WORK/$f.log" ] && { echo "---- last lines of $f.log"; tail -n 25 "$WORK/$f.log"; }
+      [ -f "$WORK/$f.log" ] && { echo "---- last lines of $f.log"; grep -v '"Error getting keys"' "$WORK/$f.log" | tail -n 25; }
     done
+    [ -f "$WORK/driver.log" ] && { echo "---- the driver's last lines (e2e FAILED)"; tail -n 15 "$WORK/driver.log"; }
   fi
   for p in portal function provider-kubernetes crossplane kcm kube-apiserver etcd; do
     [ -f "$WORK/$p.pid" ] || continue
@@ -291,10 +295,10 @@ if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
   curl -sf http://127.0.0.1:18100/healthz >/dev/null
   log "portal serving on 127.0.0.1:18100 as the user portal with the roles of examples/install/portal/portal.yaml"
 
-  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -tokens="$P/tokens.csv" -portal-screenshot="$WORK/portal.png"
+  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -tokens="$P/tokens.csv" -portal-screenshot="$WORK/portal.png" 2>&1 | tee "$WORK/driver.log"
 fi
 if [ -n "${FLEET:-}" ]; then
   log "the fleet: $FLEET XRs"
-  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -fleet="$FLEET" -work="$WORK" -timeout="${FLEET_TIMEOUT:-30m}" -faults="${FLEET_FAULTS:-1}"
+  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -fleet="$FLEET" -work="$WORK" -timeout="${FLEET_TIMEOUT:-30m}" -faults="${FLEET_FAULTS:-1}" 2>&1 | tee -a "$WORK/driver.log"
 fi
 log "done"

@@ -21,9 +21,9 @@ import (
 
 // Options tune every module.
 type Options struct {
-	// TTLConverging is the response TTL while the XR waits for another
-	// XR (the Cluster it runs on, or one of its resources' reports):
-	// Crossplane does not re-run the XR when that changes.
+	// TTLConverging is the response TTL while the XR waits for what
+	// Crossplane does not watch for it: another XR (the Cluster it runs
+	// on, or one of its resources' reports), or a WorkloadBudget's spend.
 	TTLConverging time.Duration
 	// TTLReady is the response TTL otherwise: once everything is ready,
 	// and while the XR waits only for its own composed resources, whose
@@ -96,9 +96,9 @@ func Require(rsp *fnv1.RunFunctionResponse, name string, sel *fnv1.ResourceSelec
 }
 
 // TTL returns the TTL for a response: the converging one while the XR
-// waits for another XR, the ready one otherwise.
-func (o Options) TTL(waitsOnOtherXR bool) time.Duration {
-	if waitsOnOtherXR {
+// waits for what Crossplane does not watch for it, the ready one otherwise.
+func (o Options) TTL(unwatched bool) time.Duration {
+	if unwatched {
 		return o.TTLConverging
 	}
 	return o.TTLReady

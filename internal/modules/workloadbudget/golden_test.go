@@ -13,11 +13,17 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
 )
 
+// The TTLs the tests run the module with.
+const (
+	ttlConverging = 15 * time.Second
+	ttlReady      = 5 * time.Minute
+)
+
 var update = flag.Bool("update", false, "rewrite the golden file and the example's observed-resource file")
 
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	rsp := module.NewResponse(req, 15*time.Second)
-	if err := workloadbudget.Run(req, rsp, module.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute}); err != nil {
+	rsp := module.NewResponse(req, ttlConverging)
+	if err := workloadbudget.Run(req, rsp, module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
 		module.Fatal(rsp, err)
 	}
 	return rsp

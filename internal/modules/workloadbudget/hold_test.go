@@ -3,6 +3,7 @@ package workloadbudget_test
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -44,9 +45,12 @@ func TestDeletionHold(t *testing.T) {
 	deleting := overlay.DeepCopy(base)
 	deleting["metadata"].(map[string]any)["annotations"] = map[string]any{xr.AnnotationDeletionAttempt: "Background"}
 
+	// Every answer carries the short TTL: the spend comes from an object
+	// Crossplane does not watch for the WorkloadBudget.
 	type want struct {
 		hold     bool
 		replicas float64
+		ttl      time.Duration
 	}
 	cases := map[string]struct {
 		reason   string
@@ -58,37 +62,37 @@ func TestDeletionHold(t *testing.T) {
 		"Paused": {
 			reason: "An exhausted budget with enforcement scales the targets to zero and holds its deletion.",
 			xr:     base, spend: overSpend, observed: observedAt(4, 1),
-			want: want{hold: true, replicas: 0},
+			want: want{hold: true, replicas: 0, ttl: ttlConverging},
 		},
 		"Running": {
 			reason: "Within budget, with the Deployments at their replicas, nothing is held.",
 			xr:     base, spend: spendUnder, observed: observedAt(4, 1),
-			want: want{hold: false, replicas: 4},
+			want: want{hold: false, replicas: 4, ttl: ttlConverging},
 		},
 		"FirstRender": {
 			reason: "Before any Object is observed, nothing is scaled down, so nothing is held.",
 			xr:     base, spend: spendUnder,
-			want: want{hold: false, replicas: 4},
+			want: want{hold: false, replicas: 4, ttl: ttlConverging},
 		},
 		"Unpausing": {
 			reason: "Once spend drops, the replicas are restored, and the hold stays until the Deployments are back.",
 			xr:     base, spend: spendUnder, observed: observedAt(0, 0),
-			want: want{hold: true, replicas: 4},
+			want: want{hold: true, replicas: 4, ttl: ttlConverging},
 		},
 		"DeletionAttemptedWhilePaused": {
 			reason: "When the owner asked to delete it, the budget stops pausing and restores the replicas, holding the deletion until they are back.",
 			xr:     deleting, spend: overSpend, observed: observedAt(0, 0),
-			want: want{hold: true, replicas: 4},
+			want: want{hold: true, replicas: 4, ttl: ttlConverging},
 		},
 		"DeletionAttemptedRestored": {
 			reason: "Once every Deployment is back at its replicas, the hold goes and Crossplane replays the deletion.",
 			xr:     deleting, spend: overSpend, observed: observedAt(4, 1),
-			want: want{hold: false, replicas: 4},
+			want: want{hold: false, replicas: 4, ttl: ttlConverging},
 		},
 		"DeletionAttemptedPartlyRestored": {
 			reason: "One Deployment still at zero keeps the hold.",
 			xr:     deleting, spend: overSpend, observed: observedAt(4, 0),
-			want: want{hold: true, replicas: 4},
+			want: want{hold: true, replicas: 4, ttl: ttlConverging},
 		},
 	}
 	for name, tc := range cases {
@@ -104,7 +108,7 @@ func TestDeletionHold(t *testing.T) {
 			d := fntest.Desired(out)
 			hold, held := d[workloadbudget.DeletionHold]
 			replicas := d["deployment-batch-worker"]["spec"].(map[string]any)["forProvider"].(map[string]any)["manifest"].(map[string]any)["spec"].(map[string]any)["replicas"]
-			got := want{hold: held, replicas: replicas.(float64)}
+			got := want{hold: held, replicas: replicas.(float64), ttl: out.GetMeta().GetTtl().AsDuration()}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}

@@ -150,8 +150,10 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	dxr["status"] = s.Fields["status"]
 
 	module.SetConditions(rsp, b.Conditions, []module.Condition{e.Condition()})
-	// What it waits for are its own Objects, whose changes re-run it.
-	rsp.Meta.Ttl = durationpb.New(opts.TTL(false))
+	// Its spend is an object Crossplane does not watch for it: a change
+	// is seen when the XR runs again, so it runs again soon, whatever its
+	// Objects do (a budget exists to act on spend).
+	rsp.Meta.Ttl = durationpb.New(opts.TTL(true))
 	return nil
 }
 
