@@ -5,12 +5,10 @@ import (
 	"slices"
 	"testing"
 
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -50,17 +48,12 @@ func TestDecide(t *testing.T) {
 		// observed are the existing resources, by name: whether each is
 		// Ready.
 		observed map[string]bool
-		// prior are the resources an earlier pipeline step desired, with
-		// their readiness.
-		prior map[string]fnv1.Ready
 	}
 	type want struct {
 		emitted        []string
 		held           []string
 		waitsOnOtherXR bool
 		ready          bool
-		// composite is the XR's readiness the response states.
-		composite fnv1.Ready
 	}
 	usage := func(by, of string, pending string) *registry.Rendered {
 		u := &registry.Rendered{Name: registry.UsageName(by, of), Kind: usageKind, UsageBy: by, Pending: pending}
@@ -77,59 +70,47 @@ func TestDecide(t *testing.T) {
 		"WaitsForItsOwn": {
 			reason: "A resource waiting for one of the XR's own is held, and the XR does not wait on another XR: the ready TTL applies, its dependency's change re-runs it.",
 			args:   args{rendered: []*registry.Rendered{rendered("network"), rendered("subnet", "network")}},
-			want:   want{emitted: []string{"network"}, held: []string{"subnet"}, composite: fnv1.Ready_READY_FALSE},
+			want:   want{emitted: []string{"network"}, held: []string{"subnet"}},
 		},
 		"PendingOnOtherXR": {
 			reason: "A resource Pending on another XR's report is held, and the XR waits on another XR: the converging TTL applies.",
 			args: args{rendered: []*registry.Rendered{rendered("network"), {Name: "rule", Kind: netKind, Pending: "waits for Cluster \"c\" to report", OnOtherXR: true}},
 				observed: map[string]bool{"network": true}},
-			want: want{emitted: []string{"network"}, held: []string{"rule"}, waitsOnOtherXR: true, composite: fnv1.Ready_READY_FALSE},
+			want: want{emitted: []string{"network"}, held: []string{"rule"}, waitsOnOtherXR: true},
 		},
 		"PendingOnItsOwn": {
 			reason: "A Pending without OnOtherXR waits for a value one of the XR's own resources reports.",
 			args:   args{rendered: []*registry.Rendered{rendered("network"), {Name: "rule", Kind: netKind, Pending: "waits for the ID of network"}}},
-			want:   want{emitted: []string{"network"}, held: []string{"rule"}, composite: fnv1.Ready_READY_FALSE},
+			want:   want{emitted: []string{"network"}, held: []string{"rule"}},
 		},
 		"UseNotReady": {
 			reason: "A resource that uses another XR's resource, not ready yet, is held and the XR waits on another XR.",
 			args: args{rendered: []*registry.Rendered{{Name: "instance", Kind: netKind, Object: object.Object{"kind": "Net"},
 				Uses: []registry.Use{{Name: "other-connection", Kind: netKind, Observed: observed(t, "c", false)}}}}},
-			want: want{held: []string{"instance"}, waitsOnOtherXR: true, composite: fnv1.Ready_READY_FALSE},
+			want: want{held: []string{"instance"}, waitsOnOtherXR: true},
 		},
 		"UsageBeforeItsEndsExist": {
 			reason: "A Usage whose ends do not exist yet (Pending) is neither composed nor held: the user it follows is composed at once.",
 			args:   args{rendered: []*registry.Rendered{rendered("network"), rendered("cluster", "network"), usage("cluster", "network", "waits until cluster and network exist, to name them")}},
-			want:   want{emitted: []string{"network"}, held: []string{"cluster"}, composite: fnv1.Ready_READY_FALSE},
+			want:   want{emitted: []string{"network"}, held: []string{"cluster"}},
 		},
 		"UsageOnceItsEndsExist": {
 			reason: "Once both ends exist the Usage is composed with its user; the XR is ready once it exists too.",
 			args: args{rendered: []*registry.Rendered{rendered("network"), rendered("cluster", "network"), usage("cluster", "network", "")},
 				observed: map[string]bool{"network": true, "cluster": true}},
-			want: want{emitted: []string{"cluster", "cluster-uses-network", "network"}, composite: fnv1.Ready_READY_FALSE},
+			want: want{emitted: []string{"cluster", "cluster-uses-network", "network"}},
 		},
 		"Ready": {
 			reason: "Everything composed and ready: nothing held, the XR is ready.",
 			args: args{rendered: []*registry.Rendered{rendered("network"), rendered("cluster", "network"), usage("cluster", "network", "")},
 				observed: map[string]bool{"network": true, "cluster": true, "cluster-uses-network": true}},
-			want: want{emitted: []string{"cluster", "cluster-uses-network", "network"}, ready: true, composite: fnv1.Ready_READY_TRUE},
-		},
-		"ReadyWithAnEarlierStepsUnspecified": {
-			reason: "Everything of ours ready, and an earlier step's resource without a readiness: Crossplane decides the XR's from the observed resource.",
-			args: args{rendered: []*registry.Rendered{rendered("network")}, observed: map[string]bool{"network": true},
-				prior: map[string]fnv1.Ready{"extra": fnv1.Ready_READY_UNSPECIFIED}},
-			want: want{emitted: []string{"network"}, ready: true, composite: fnv1.Ready_READY_UNSPECIFIED},
-		},
-		"NotReadyWithAnEarlierStepsUnspecified": {
-			reason: "One of ours not ready: the XR is not ready, whatever an earlier step left unspecified.",
-			args: args{rendered: []*registry.Rendered{rendered("network")}, observed: map[string]bool{"network": false},
-				prior: map[string]fnv1.Ready{"extra": fnv1.Ready_READY_UNSPECIFIED}},
-			want: want{emitted: []string{"network"}, composite: fnv1.Ready_READY_FALSE},
+			want: want{emitted: []string{"cluster", "cluster-uses-network", "network"}, ready: true},
 		},
 		"ExistingUsageStays": {
 			reason: "A Usage that exists stays composed even while Pending (it keeps its observed body): nothing is withdrawn.",
 			args: args{rendered: []*registry.Rendered{rendered("network"), rendered("cluster", "network"), usage("cluster", "network", "waits until cluster and network exist, to name them")},
 				observed: map[string]bool{"network": true, "cluster-uses-network": true}},
-			want: want{emitted: []string{"cluster", "cluster-uses-network", "network"}, composite: fnv1.Ready_READY_FALSE},
+			want: want{emitted: []string{"cluster", "cluster-uses-network", "network"}},
 		},
 	}
 	for name, tc := range cases {
@@ -139,73 +120,14 @@ func TestDecide(t *testing.T) {
 				obs[name] = observed(t, "x-"+name, ready)
 			}
 			st := decide(&xr.Composite{Name: "x", Namespace: "ns", Scope: xr.Namespaced}, nil, tc.args.rendered, obs)
-			rsp := &fnv1.RunFunctionResponse{Desired: &fnv1.State{Resources: map[string]*fnv1.Resource{}}}
-			for name, r := range tc.args.prior {
-				rsp.Desired.Resources[name] = &fnv1.Resource{Resource: &structpb.Struct{}, Ready: r}
-			}
-			if _, err := st.write(rsp); err != nil {
-				t.Fatal(err)
-			}
 			got := want{
 				emitted:        slices.Sorted(maps.Keys(st.emitted)),
 				held:           slices.Sorted(maps.Keys(st.held)),
 				waitsOnOtherXR: st.WaitsOnOtherXR(),
 				ready:          st.Ready(),
-				composite:      rsp.GetDesired().GetComposite().GetReady(),
 			}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\ndecide(...): -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
-}
-
-func TestConditionsWhileCreating(t *testing.T) {
-	const group = "NetworkReady"
-	member := func(name string) *registry.Rendered {
-		r := rendered(name)
-		r.Condition = group
-		return r
-	}
-	creating := module.Condition{Type: group, Status: module.StatusFalse, Reason: ReasonCreating,
-		Message: "Waiting for its composed resources to be ready (crossplane beta trace lists them)"}
-	cases := map[string]struct {
-		reason   string
-		observed map[string]bool
-		want     module.Condition
-	}{
-		"NoneReady": {
-			reason:   "Nothing ready yet: Creating.",
-			observed: map[string]bool{"network": false, "subnet": false, "router": false},
-			want:     creating,
-		},
-		"OneReady": {
-			reason:   "One more resource ready does not change the condition: its change would cost the XR two writes and two more runs.",
-			observed: map[string]bool{"network": true, "subnet": false, "router": false},
-			want:     creating,
-		},
-		"TwoReady": {
-			reason:   "Nor does a second.",
-			observed: map[string]bool{"network": true, "subnet": true, "router": false},
-			want:     creating,
-		},
-		"AllReady": {
-			reason:   "Every member ready: Available, with their number.",
-			observed: map[string]bool{"network": true, "subnet": true, "router": true},
-			want:     module.Condition{Type: group, Status: module.StatusTrue, Reason: ReasonAvailable, Message: "All 3 composed resources are ready"},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			obs := make(map[string]*structpb.Struct, len(tc.observed))
-			for name, ready := range tc.observed {
-				obs[name] = observed(t, "x-"+name, ready)
-			}
-			st := decide(&xr.Composite{Name: "x", Namespace: "ns", Scope: xr.Namespaced}, nil,
-				[]*registry.Rendered{member("network"), member("subnet"), member("router")}, obs)
-			got := st.Conditions([]string{group}, nil)
-			if diff := cmp.Diff([]module.Condition{tc.want}, got); diff != "" {
-				t.Errorf("%s\nConditions(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
