@@ -62,11 +62,7 @@ func (st *State) Conditions(types []string, notRequested map[string]string) []mo
 		case len(held) > 0:
 			c.Reason, c.Message = ReasonWaiting, "Not composed yet: "+List(held)
 		case len(creating) > 0:
-			// No names: a message that changed with each resource's
-			// readiness would cost the XR two writes and two more runs
-			// per change (see compositeReady). Crossplane's events and
-			// crossplane beta trace name them.
-			c.Reason, c.Message = ReasonCreating, "Waiting for its composed resources to be ready (crossplane beta trace lists them)"
+			c.Reason, c.Message = ReasonCreating, "Not ready yet: "+List(creating)
 		default:
 			c.Status, c.Reason = module.StatusTrue, ReasonAvailable
 			c.Message = fmt.Sprintf("All %d composed resources are ready", len(members))

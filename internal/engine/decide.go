@@ -336,31 +336,15 @@ func (st *State) write(rsp *fnv1.RunFunctionResponse) ([]string, error) {
 	for _, name := range slices.Sorted(maps.Keys(st.kept)) {
 		setDesired(rsp, name, keep(st.observed[name]), readyOf(st.ready[name]))
 	}
-	if rsp.Desired.Composite == nil {
-		rsp.Desired.Composite = &fnv1.Resource{}
-	}
-	rsp.Desired.Composite.Ready = st.compositeReady(rsp)
-	return clashes, nil
-}
-
-// compositeReady is the XR's readiness, said explicitly rather than left
-// to Crossplane: resources not composed yet would not count towards it,
-// and a derived Ready condition lists the unready resources, a message
-// that changed with each composed resource's readiness and made each such
-// change cost two more writes of the XR and two more runs (Crossplane's
-// status update and its status apply then take turns owning the message).
-// Each condition group says what is not ready. A resource an earlier
-// pipeline step desired without a readiness leaves it to Crossplane.
-func (st *State) compositeReady(rsp *fnv1.RunFunctionResponse) fnv1.Ready {
-	if !st.Ready() {
-		return fnv1.Ready_READY_FALSE
-	}
-	for _, r := range rsp.GetDesired().GetResources() {
-		if r.GetReady() == fnv1.Ready_READY_UNSPECIFIED {
-			return fnv1.Ready_READY_UNSPECIFIED
+	if len(st.held) > 0 {
+		// Resources not composed yet do not count towards the XR's
+		// readiness, so say explicitly that it is not ready.
+		if rsp.Desired.Composite == nil {
+			rsp.Desired.Composite = &fnv1.Resource{}
 		}
+		rsp.Desired.Composite.Ready = fnv1.Ready_READY_FALSE
 	}
-	return fnv1.Ready_READY_TRUE
+	return clashes, nil
 }
 
 func readyOf(b bool) fnv1.Ready {
