@@ -46,22 +46,28 @@ type Condition struct {
 	Message string `json:"message,omitempty"`
 }
 
-// Env is an environment's own state: the XR's conditions and the URLs in
-// its status.
+// EnvState is what the page and the list say of an environment: its name,
+// its Ready and Synced conditions (with why, while not ready) and the URLs
+// in its status.
+type EnvState struct {
+	Name        string `json:"name"`
+	Namespace   string `json:"namespace"`
+	Ready       string `json:"ready"`
+	Synced      string `json:"synced"`
+	Message     string `json:"message,omitempty"`
+	URL         string `json:"url,omitempty"`
+	FrontendURL string `json:"frontendUrl,omitempty"`
+}
+
+// Env is an environment's own state on its stream: its EnvState and all
+// of the XR's conditions.
 type Env struct {
-	Name        string      `json:"name"`
-	Namespace   string      `json:"namespace"`
-	Ready       string      `json:"ready"`
-	Synced      string      `json:"synced"`
-	Message     string      `json:"message,omitempty"`
-	URL         string      `json:"url,omitempty"`
-	FrontendURL string      `json:"frontendUrl,omitempty"`
-	Conditions  []Condition `json:"conditions"`
+	EnvState
+	Conditions []Condition `json:"conditions"`
 }
 
 func (e *Env) equal(o *Env) bool {
-	return e.Name == o.Name && e.Namespace == o.Namespace && e.Ready == o.Ready && e.Synced == o.Synced &&
-		e.Message == o.Message && e.URL == o.URL && e.FrontendURL == o.FrontendURL && slices.Equal(e.Conditions, o.Conditions)
+	return e.EnvState == o.EnvState && slices.Equal(e.Conditions, o.Conditions)
 }
 
 // Resource is one composed resource of an environment: a row of its page.
@@ -416,7 +422,7 @@ func slim(obj any) (any, error) {
 func envOf(u *unstructured.Unstructured) Env {
 	conds := conditions(u)
 	ready, synced := find(conds, "Ready"), find(conds, "Synced")
-	e := Env{Name: u.GetName(), Namespace: u.GetNamespace(), Ready: ready.Status, Synced: synced.Status, Conditions: conds}
+	e := Env{EnvState: EnvState{Name: u.GetName(), Namespace: u.GetNamespace(), Ready: ready.Status, Synced: synced.Status}, Conditions: conds}
 	if ready.Status != "True" {
 		e.Message = joinReason(ready)
 	}
@@ -566,8 +572,8 @@ func (sub *Subscription) snapshot() []byte {
 	if st.env != nil {
 		snap.Environment = *st.env
 	} else {
-		snap.Environment = Env{Name: sub.name, Namespace: sub.s.ns, Ready: "Unknown", Synced: "Unknown",
-			Message: "no such environment (yet)", Conditions: []Condition{}}
+		snap.Environment = Env{EnvState: EnvState{Name: sub.name, Namespace: sub.s.ns, Ready: "Unknown", Synced: "Unknown",
+			Message: "no such environment (yet)"}, Conditions: []Condition{}}
 	}
 	for _, id := range slices.Sorted(maps.Keys(st.rows)) {
 		snap.Resources = append(snap.Resources, st.rows[id])

@@ -376,23 +376,16 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u *User) {
 	}
 }
 
-// Summary is an environment in a list.
+// Summary is an environment in a list: its EnvState, when it was created
+// and whether it is being deleted.
 type Summary struct {
-	Name        string `json:"name"`
-	Namespace   string `json:"namespace"`
-	Ready       string `json:"ready"`
-	Synced      string `json:"synced"`
-	Message     string `json:"message,omitempty"`
-	URL         string `json:"url,omitempty"`
-	FrontendURL string `json:"frontendUrl,omitempty"`
-	Created     string `json:"created,omitempty"`
-	Deleting    bool   `json:"deleting"`
+	EnvState
+	Created  string `json:"created,omitempty"`
+	Deleting bool   `json:"deleting"`
 }
 
 func summaryOf(o *unstructured.Unstructured) Summary {
-	e := envOf(o)
-	s := Summary{Name: e.Name, Namespace: e.Namespace, Ready: e.Ready, Synced: e.Synced, Message: e.Message, URL: e.URL,
-		FrontendURL: e.FrontendURL, Deleting: o.GetDeletionTimestamp() != nil}
+	s := Summary{EnvState: envOf(o).EnvState, Deleting: o.GetDeletionTimestamp() != nil}
 	if t := o.GetCreationTimestamp(); !t.IsZero() {
 		s.Created = t.UTC().Format(time.RFC3339)
 	}
