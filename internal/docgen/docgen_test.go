@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
 // root is the module's root folder, from this package's.
@@ -414,5 +415,32 @@ func TestXRDsDocumented(t *testing.T) {
 	}
 	if len(missing) > 0 {
 		t.Errorf("%d XRD fields have no description: add one to each, then run go run ./internal/xrdgen for the legacy XRDs:\n  %s", len(missing), strings.Join(missing, "\n  "))
+	}
+}
+
+// TestStacksCoverEveryModule fails when a module with Components has no
+// example stack on some cloud (exampleFiles, and a case in render): its
+// composed resources would be missing from the generated docs.
+func TestStacksCoverEveryModule(t *testing.T) {
+	stacks, err := Stacks(filepath.Join(root, "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, st := range stacks {
+		if len(st.Rendered) == 0 {
+			t.Errorf("%s (%s): the stack renders nothing", st.Example, st.Module)
+		}
+		got[st.Cloud+"/"+st.Module] = true
+	}
+	for _, m := range modules.All {
+		if len(m.Kinds) == 0 {
+			continue
+		}
+		for _, cloud := range registry.Clouds() {
+			if !got[cloud+"/"+m.Name] {
+				t.Errorf("module %q has no example stack on %s: add its example to exampleFiles and a case to render", m.Name, cloud)
+			}
+		}
 	}
 }
