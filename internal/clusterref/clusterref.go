@@ -84,6 +84,16 @@ type Cluster struct {
 	Observed map[string]*structpb.Struct
 }
 
+// Await holds r until the Cluster reports what it needs: r is Pending
+// with a message naming the Cluster and what it waits for ("its EKS
+// cluster to report its security group"), and OnOtherXR, as Crossplane
+// does not re-run this XR when the Cluster's resources change. It is the
+// one way a cloud waits for a read (TestWaitsForAnotherXR).
+func (c *Cluster) Await(r *registry.Resource, what string) {
+	r.Pending = fmt.Sprintf("waits for Cluster %q's %s", c.Ref, what)
+	r.OnOtherXR = true
+}
+
 // Find asks Crossplane for the Cluster that x names and for the Cluster's
 // composed resources its cloud reads, and returns what was delivered. It
 // reports false until the Cluster itself is there. Every requirement is

@@ -116,18 +116,21 @@ func BuildGraph(stacks []Stack) (*Graph, error) {
 			}
 		}
 	}
-	for _, r := range Readers {
+	for _, m := range modules.All {
+		if m.Clusters == nil {
+			continue
+		}
 		for _, cloud := range g.Clouds {
 			st, ok := clusters[cloud]
 			if !ok {
-				return nil, fmt.Errorf("cannot graph what module %s reads of a Cluster on %s: no Cluster example was rendered there", r.Module, cloud)
+				return nil, fmt.Errorf("cannot graph what module %s reads of a Cluster on %s: no Cluster example was rendered there", m.Name, cloud)
 			}
-			for _, read := range r.Reader.ReadsOf(cloud) {
+			for _, read := range m.Clusters.ReadsOf(cloud) {
 				kind, ok := componentOf(st, read.Resource)
 				if !ok {
-					return nil, fmt.Errorf("cannot graph what module %s reads of a Cluster on %s: the example Cluster renders no %q", r.Module, cloud, read.Resource)
+					return nil, fmt.Errorf("cannot graph what module %s reads of a Cluster on %s: the example Cluster renders no %q", m.Name, cloud, read.Resource)
 				}
-				addLink(Link{Kind: kind, Module: r.Module}, cloud)
+				addLink(Link{Kind: kind, Module: m.Name}, cloud)
 			}
 		}
 	}

@@ -36,16 +36,6 @@ type Stack struct {
 	Rendered []*registry.Rendered
 }
 
-// Readers are the modules whose XRs name a Cluster (clusterRef), with what
-// each cloud registered that they read of it.
-var Readers = []struct {
-	Module string
-	Reader *clusterref.Reader
-}{
-	{Module: v1beta1.ModuleDatabase, Reader: database.Clusters},
-	{Module: v1beta1.ModuleEnvironment, Reader: environment.Clusters},
-}
-
 // exampleFiles are the namespaced example XR of each module with
 // Components, in examples/<cloud>/.
 var exampleFiles = []struct{ Module, File string }{

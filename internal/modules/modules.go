@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
@@ -37,13 +38,17 @@ type Module struct {
 	// which TestEnvironmentKeys checks the example environment against;
 	// none for a module that reads none.
 	Settings *envcfg.Known
+	// Clusters finds the Cluster its XRs name (spec.parameters.clusterRef),
+	// with what each cloud reads of it; nil for a module whose XRs name
+	// none. TestWaitsForAnotherXR checks every read against every example.
+	Clusters *clusterref.Reader
 }
 
 // All are the function's modules.
 var All = []Module{
 	{Name: v1beta1.ModuleCluster, XRKinds: []string{xr.ClusterKind, xr.LegacyClusterKind}, Run: cluster.Run, Kinds: platform.Kinds, Optional: platform.OptionalKinds, Settings: &envcfg.Known{Type: platform.Settings{}}},
-	{Name: v1beta1.ModuleDatabase, XRKinds: []string{xr.DatabaseKind, xr.LegacyDatabaseKind}, Run: database.Run, Kinds: database.Kinds, Settings: &envcfg.Known{Path: []string{database.SettingsKey}, Type: database.Settings{}}},
-	{Name: v1beta1.ModuleEnvironment, XRKinds: []string{xr.AppEnvironmentKind, xr.LegacyAppEnvironmentKind}, Run: environment.Run, Kinds: environment.Kinds, Settings: &envcfg.Known{Path: []string{environment.SettingsKey}, Type: environment.Settings{}}},
+	{Name: v1beta1.ModuleDatabase, XRKinds: []string{xr.DatabaseKind, xr.LegacyDatabaseKind}, Run: database.Run, Kinds: database.Kinds, Settings: &envcfg.Known{Path: []string{database.SettingsKey}, Type: database.Settings{}}, Clusters: database.Clusters},
+	{Name: v1beta1.ModuleEnvironment, XRKinds: []string{xr.AppEnvironmentKind, xr.LegacyAppEnvironmentKind}, Run: environment.Run, Kinds: environment.Kinds, Settings: &envcfg.Known{Path: []string{environment.SettingsKey}, Type: environment.Settings{}}, Clusters: environment.Clusters},
 	{Name: v1beta1.ModuleBudget, XRKinds: []string{xr.WorkloadBudgetKind}, Run: workloadbudget.Run},
 }
 

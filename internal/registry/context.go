@@ -167,7 +167,8 @@ type Resource struct {
 	// OnOtherXR marks a Pending that waits for a resource of another XR
 	// (the Cluster a Database joins) to report the value. Crossplane does
 	// not re-run this XR when that resource changes, so until it does the
-	// XR answers with the converging TTL.
+	// XR answers with the converging TTL. Clouds set it with Pending
+	// through clusterref's Cluster.Await.
 	OnOtherXR bool
 	// Outputs, when set, reads XR status fields from the observed resource
 	// and its connection details.

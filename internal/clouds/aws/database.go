@@ -119,8 +119,7 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 		group.Body = object.Object{"spec": map[string]any{"forProvider": groupFP}}
 		nodes := object.String(object.Get(c.Observed[rCluster], "status", "atProvider", "vpcConfig").GetStructValue(), "clusterSecurityGroupId")
 		if nodes == "" {
-			rule.Pending = fmt.Sprintf("waits for Cluster %q's EKS cluster to report its security group", c.Ref)
-			rule.OnOtherXR = true
+			c.Await(rule, "EKS cluster to report its security group")
 		} else {
 			ingress["referencedSecurityGroupId"] = nodes
 			ingress["description"] = "PostgreSQL from the nodes of cluster " + c.CloudName

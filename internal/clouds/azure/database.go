@@ -117,8 +117,7 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 		if !cidr.IsValid() {
 			space := object.Strings(c.Observed[rNetwork], "spec", "forProvider", "addressSpace")
 			if len(space) == 0 {
-				subnet.Pending = fmt.Sprintf("waits for Cluster %q's virtual network to report its address space", c.Ref)
-				subnet.OnOtherXR = true
+				c.Await(subnet, "virtual network to report its address space")
 			} else {
 				var err error
 				if cidr, err = delegatedSubnet(space[0], n.Name); err != nil {

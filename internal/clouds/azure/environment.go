@@ -96,8 +96,7 @@ func appIdentity(ctx *registry.Context, id environment.Identity) ([]*registry.Re
 	name := id.Name + "-backend"
 	fed := &registry.Resource{Name: rAppFederation, Kind: federationKind, ExternalName: name, DependsOn: []string{rAppIdentity}}
 	if issuer := object.String(id.Cluster.Observed[rCluster], "status", "atProvider", "oidcIssuerUrl"); issuer == "" {
-		fed.Pending = fmt.Sprintf("waits for Cluster %q's AKS cluster to report its OIDC issuer", id.Cluster.Ref)
-		fed.OnOtherXR = true
+		id.Cluster.Await(fed, "AKS cluster to report its OIDC issuer")
 	} else {
 		fed.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
 			"resourceGroupNameSelector": ctx.Selector(rAppResourceGroup),
