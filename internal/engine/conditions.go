@@ -66,6 +66,9 @@ func (st *State) Conditions(types []string, notRequested map[string]string) []mo
 		default:
 			c.Status, c.Reason = module.StatusTrue, ReasonAvailable
 			c.Message = fmt.Sprintf("All %d composed resources are ready", len(members))
+			if len(members) == 1 {
+				c.Message = "The composed resource " + members[0] + " is ready"
+			}
 		}
 		out = append(out, c)
 	}
