@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/kubekinds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -100,7 +101,7 @@ func externalDNSConfig(ctx *registry.Context, namespace string) *registry.Resour
 	name := rDNSConfig
 	tenant := object.String(ctx.Observed(rDNSIdentity), "status", "atProvider", "tenantId")
 	if tenant == "" {
-		return &registry.Resource{Name: name, Kind: kube.ObjectKind, Pending: "waits for the tenant ID of " + rDNSIdentity}
+		return &registry.Resource{Name: name, Kind: kubekinds.Object, Pending: "waits for the tenant ID of " + rDNSIdentity}
 	}
 	cfg, _ := json.Marshal(map[string]any{ //nolint:errchkjson // strings and a bool always marshal
 		"tenantId":                     tenant,

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/kubekinds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -58,7 +59,7 @@ func AppObject(ctx *registry.Context, name string, app *environment.App, manifes
 	}
 	return &registry.Resource{
 		Name: name,
-		Kind: ObjectKind,
+		Kind: kubekinds.Object,
 		Body: object.Object{"spec": map[string]any{
 			"providerConfigRef": ctx.LocalProviderConfigRef(app.ProviderConfig),
 			"forProvider":       map[string]any{"manifest": manifest},
@@ -135,7 +136,7 @@ func connection(ctx *registry.Context, c environment.Connection) ([]*registry.Re
 	pw := object.Get(obs, "status", "passwordSecret").GetStructValue()
 	pwName, pwKey := object.String(pw, "name"), object.String(pw, "key")
 	if dbName == "" || pwName == "" || pwKey == "" {
-		return []*registry.Resource{{Name: environment.ResourceConnection, Kind: ObjectKind, Pending: "the Database has not reported where its password is yet (status.passwordSecret)"}}, nil
+		return []*registry.Resource{{Name: environment.ResourceConnection, Kind: kubekinds.Object, Pending: "the Database has not reported where its password is yet (status.passwordSecret)"}}, nil
 	}
 	db := map[string]any{"apiVersion": DatabaseXRKind.APIVersion(ctx.XR.Scope), "kind": DatabaseXRKind.Name(ctx.XR.Scope), "name": dbName}
 	secret := map[string]any{"apiVersion": "v1", "kind": "Secret", "name": pwName}

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"github.com/seed-6471616d/function-cluster-platform/internal/kubekinds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -39,7 +40,7 @@ func BoundRelease(bind Binding) func(*registry.Context, platform.Release) ([]*re
 		}
 		b := bind(ctx, r)
 		if b.Pending != "" {
-			return []*registry.Resource{{Name: ReleaseName(r.Name), Kind: ReleaseKind, Pending: b.Pending}}, nil
+			return []*registry.Resource{{Name: ReleaseName(r.Name), Kind: kubekinds.Release, Pending: b.Pending}}, nil
 		}
 		r.Values = overlay.Merge(overlay.DeepCopy(r.Values), b.Values)
 		out, err := Release(ctx, r)

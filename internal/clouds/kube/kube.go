@@ -6,6 +6,7 @@
 package kube
 
 import (
+	"github.com/seed-6471616d/function-cluster-platform/internal/kubekinds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -18,55 +19,9 @@ const (
 	releasePrefix            = "release-"
 )
 
-// Kinds of provider-helm and provider-kubernetes.
-var (
-	HelmProviderConfigKind = &registry.Kind{
-		Kind:       "ProviderConfig",
-		Namespaced: "helm.m.crossplane.io/v1beta1",
-		Cluster:    "helm.crossplane.io/v1beta1",
-		Ready:      registry.ReadyWhenObserved,
-		Required:   []string{"spec.credentials.source"},
-		Roles:      registry.Access,
-	}
-	KubernetesProviderConfigKind = &registry.Kind{
-		Kind:       "ProviderConfig",
-		Namespaced: "kubernetes.m.crossplane.io/v1alpha1",
-		Cluster:    "kubernetes.crossplane.io/v1alpha1",
-		Ready:      registry.ReadyWhenObserved,
-		Required:   []string{"spec.credentials.source"},
-		Roles:      registry.Access,
-	}
-	ObjectKind = (&registry.Kind{
-		Kind:       "Object",
-		Namespaced: "kubernetes.m.crossplane.io/v1alpha1",
-		Cluster:    "kubernetes.crossplane.io/v1alpha2",
-		Provider:   "kubernetes",
-		Required:   []string{"spec.forProvider.manifest"},
-		Opaque:     []string{"spec.forProvider.manifest"},
-	}).WithGuarded("what an Object applies, and where, is the function's: an XR's overrides may configure the object, not make it another one",
-		"spec.forProvider.manifest.apiVersion", "spec.forProvider.manifest.kind", "spec.forProvider.manifest.metadata.name", "spec.forProvider.manifest.metadata.namespace").
-		// provider-kubernetes applies the manifest as it is: no field of
-		// its own is replacement-only (what the manifest makes is
-		// guarded above).
-		Replaces()
-	ReleaseKind = (&registry.Kind{
-		Kind:       "Release",
-		Namespaced: "helm.m.crossplane.io/v1beta1",
-		Cluster:    "helm.crossplane.io/v1beta1",
-		Provider:   "helm",
-		Required:   []string{"spec.forProvider.chart.name"},
-		Opaque:     []string{"spec.forProvider.values"},
-	}).WithGuarded("chart sources, release namespaces and values read from Secrets or ConfigMaps are the platform's (the environment's chart catalog); an XR sets values through spec.parameters.charts",
-		"spec.forProvider.chart", "spec.forProvider.namespace", "spec.forProvider.set", "spec.forProvider.valuesFrom").
-		// provider-helm upgrades a release in place; the fields that
-		// would make it another release (chart, namespace) are guarded
-		// above and fixed by the catalog.
-		Replaces()
-)
-
 // Kinds are the kinds every cloud composes through this package, for each
 // cloud's Kinds.
-var Kinds = []*registry.Kind{HelmProviderConfigKind, KubernetesProviderConfigKind, ObjectKind, ReleaseKind, DatabaseXRKind, WorkloadBudgetKind}
+var Kinds = []*registry.Kind{kubekinds.HelmProviderConfig, kubekinds.KubernetesProviderConfig, kubekinds.Object, kubekinds.Release, DatabaseXRKind, WorkloadBudgetKind}
 
 // KubeconfigKey is the key of the kubeconfig in a connection secret.
 const KubeconfigKey = registry.KubeconfigKey
@@ -110,13 +65,13 @@ func ProviderConfigs(ctx *registry.Context, a platform.ClusterAccess, creds Cred
 	return []*registry.Resource{
 		{
 			Name:      HelmProviderConfig,
-			Kind:      HelmProviderConfigKind,
+			Kind:      kubekinds.HelmProviderConfig,
 			Body:      object.Object{"metadata": map[string]any{"name": a.Name}, "spec": spec()},
 			DependsOn: deps,
 		},
 		{
 			Name:      KubernetesProviderConfig,
-			Kind:      KubernetesProviderConfigKind,
+			Kind:      kubekinds.KubernetesProviderConfig,
 			Body:      object.Object{"metadata": map[string]any{"name": a.Name}, "spec": spec()},
 			DependsOn: deps,
 		},
@@ -133,7 +88,7 @@ func ReleaseName(chart string) string { return releasePrefix + chart }
 func Release(ctx *registry.Context, r platform.Release) ([]*registry.Resource, error) {
 	return []*registry.Resource{{
 		Name: ReleaseName(r.Name),
-		Kind: ReleaseKind,
+		Kind: kubekinds.Release,
 		Body: object.Object{"spec": map[string]any{
 			"providerConfigRef": ctx.LocalProviderConfigRef(r.ProviderConfig),
 			"rollbackLimit":     3,
@@ -158,7 +113,7 @@ func Release(ctx *registry.Context, r platform.Release) ([]*registry.Resource, e
 func Object(ctx *registry.Context, name string, a platform.ClusterAccess, manifest map[string]any) *registry.Resource {
 	return &registry.Resource{
 		Name: name,
-		Kind: ObjectKind,
+		Kind: kubekinds.Object,
 		Body: object.Object{"spec": map[string]any{
 			"providerConfigRef": ctx.LocalProviderConfigRef(a.Name),
 			"forProvider":       map[string]any{"manifest": manifest},

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
-	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/kubekinds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -91,8 +91,8 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		}
 		name := targetPrefix + t.Name
 		o, err := structpb.NewStruct(object.Object{
-			"apiVersion": kube.ObjectKind.APIVersion(xr.Namespaced),
-			"kind":       kube.ObjectKind.Kind,
+			"apiVersion": kubekinds.Object.APIVersion(xr.Namespaced),
+			"kind":       kubekinds.Object.Kind,
 			"metadata": map[string]any{
 				"annotations": map[string]any{registry.AnnotationComponent: "target/" + t.Name},
 			},

@@ -1,0 +1,59 @@
+// Package kubekinds holds the kinds of the providers that reach into a
+// workload cluster, provider-helm and provider-kubernetes: every cloud
+// composes them through internal/clouds/kube, and the WorkloadBudget module
+// composes Objects of its own, without a cloud.
+package kubekinds
+
+import "github.com/seed-6471616d/function-cluster-platform/internal/registry"
+
+var (
+	// HelmProviderConfig is provider-helm's ProviderConfig, ready once observed.
+	HelmProviderConfig = &registry.Kind{
+		Kind:       "ProviderConfig",
+		Namespaced: "helm.m.crossplane.io/v1beta1",
+		Cluster:    "helm.crossplane.io/v1beta1",
+		Ready:      registry.ReadyWhenObserved,
+		Required:   []string{"spec.credentials.source"},
+		Roles:      registry.Access,
+	}
+	// KubernetesProviderConfig is provider-kubernetes's ProviderConfig, ready
+	// once observed.
+	KubernetesProviderConfig = &registry.Kind{
+		Kind:       "ProviderConfig",
+		Namespaced: "kubernetes.m.crossplane.io/v1alpha1",
+		Cluster:    "kubernetes.crossplane.io/v1alpha1",
+		Ready:      registry.ReadyWhenObserved,
+		Required:   []string{"spec.credentials.source"},
+		Roles:      registry.Access,
+	}
+	// Object is provider-kubernetes's Object: one manifest applied to the
+	// workload cluster.
+	Object = (&registry.Kind{
+		Kind:       "Object",
+		Namespaced: "kubernetes.m.crossplane.io/v1alpha1",
+		Cluster:    "kubernetes.crossplane.io/v1alpha2",
+		Provider:   "kubernetes",
+		Required:   []string{"spec.forProvider.manifest"},
+		Opaque:     []string{"spec.forProvider.manifest"},
+	}).WithGuarded("what an Object applies, and where, is the function's: an XR's overrides may configure the object, not make it another one",
+		"spec.forProvider.manifest.apiVersion", "spec.forProvider.manifest.kind", "spec.forProvider.manifest.metadata.name", "spec.forProvider.manifest.metadata.namespace").
+		// provider-kubernetes applies the manifest as it is: no field of
+		// its own is replacement-only (what the manifest makes is
+		// guarded above).
+		Replaces()
+	// Release is provider-helm's Release: one chart installed in the
+	// workload cluster.
+	Release = (&registry.Kind{
+		Kind:       "Release",
+		Namespaced: "helm.m.crossplane.io/v1beta1",
+		Cluster:    "helm.crossplane.io/v1beta1",
+		Provider:   "helm",
+		Required:   []string{"spec.forProvider.chart.name"},
+		Opaque:     []string{"spec.forProvider.values"},
+	}).WithGuarded("chart sources, release namespaces and values read from Secrets or ConfigMaps are the platform's (the environment's chart catalog); an XR sets values through spec.parameters.charts",
+		"spec.forProvider.chart", "spec.forProvider.namespace", "spec.forProvider.set", "spec.forProvider.valuesFrom").
+		// provider-helm upgrades a release in place; the fields that
+		// would make it another release (chart, namespace) are guarded
+		// above and fixed by the catalog.
+		Replaces()
+)
