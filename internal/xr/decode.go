@@ -17,21 +17,32 @@ type decoder struct {
 	errs field.ErrorList
 }
 
+// as reads v as the structpb kind K, or records a type error saying
+// what it must be. A nil or null v is absent: no value, no error.
+func as[K any](d *decoder, v *structpb.Value, p *field.Path, must string) (K, bool) {
+	var zero K
+	if v == nil || isNull(v) {
+		return zero, false
+	}
+	k, ok := v.GetKind().(K)
+	if !ok {
+		d.errs = append(d.errs, field.TypeInvalid(p, kindOf(v), "must be "+must))
+		return zero, false
+	}
+	return k, true
+}
+
 // fields returns the fields of v when it is an object. Unknown keys (those not
 // in known) are reported, naming the keys that are allowed.
 func (d *decoder) fields(v *structpb.Value, p *field.Path, known ...string) map[string]*structpb.Value {
-	if v == nil || isNull(v) {
-		return nil
-	}
-	s, ok := v.GetKind().(*structpb.Value_StructValue)
+	s, ok := as[*structpb.Value_StructValue](d, v, p, "an object")
 	if !ok {
-		d.errs = append(d.errs, field.TypeInvalid(p, kindOf(v), "must be an object"))
 		return nil
 	}
 	f := s.StructValue.GetFields()
 	if len(known) > 0 {
 		for _, k := range slices.Sorted(maps.Keys(f)) {
-			if !contains(known, k) {
+			if !slices.Contains(known, k) {
 				d.errs = append(d.errs, field.Forbidden(p.Child(k), "unknown field; known fields are: "+join(known)))
 			}
 		}
@@ -45,36 +56,24 @@ func (d *decoder) object(v *structpb.Value, p *field.Path) map[string]*structpb.
 }
 
 func (d *decoder) str(v *structpb.Value, p *field.Path) string {
-	if v == nil || isNull(v) {
-		return ""
-	}
-	s, ok := v.GetKind().(*structpb.Value_StringValue)
+	s, ok := as[*structpb.Value_StringValue](d, v, p, "a string")
 	if !ok {
-		d.errs = append(d.errs, field.TypeInvalid(p, kindOf(v), "must be a string"))
 		return ""
 	}
 	return s.StringValue
 }
 
 func (d *decoder) boolean(v *structpb.Value, p *field.Path) *bool {
-	if v == nil || isNull(v) {
-		return nil
-	}
-	b, ok := v.GetKind().(*structpb.Value_BoolValue)
+	b, ok := as[*structpb.Value_BoolValue](d, v, p, "a boolean")
 	if !ok {
-		d.errs = append(d.errs, field.TypeInvalid(p, kindOf(v), "must be a boolean"))
 		return nil
 	}
 	return &b.BoolValue
 }
 
 func (d *decoder) integer(v *structpb.Value, p *field.Path) *int64 {
-	if v == nil || isNull(v) {
-		return nil
-	}
-	n, ok := v.GetKind().(*structpb.Value_NumberValue)
+	n, ok := as[*structpb.Value_NumberValue](d, v, p, "an integer")
 	if !ok {
-		d.errs = append(d.errs, field.TypeInvalid(p, kindOf(v), "must be an integer"))
 		return nil
 	}
 	f := n.NumberValue
@@ -87,12 +86,8 @@ func (d *decoder) integer(v *structpb.Value, p *field.Path) *int64 {
 }
 
 func (d *decoder) number(v *structpb.Value, p *field.Path) *float64 {
-	if v == nil || isNull(v) {
-		return nil
-	}
-	n, ok := v.GetKind().(*structpb.Value_NumberValue)
+	n, ok := as[*structpb.Value_NumberValue](d, v, p, "a number")
 	if !ok {
-		d.errs = append(d.errs, field.TypeInvalid(p, kindOf(v), "must be a number"))
 		return nil
 	}
 	if math.IsNaN(n.NumberValue) || math.IsInf(n.NumberValue, 0) {
@@ -103,12 +98,8 @@ func (d *decoder) number(v *structpb.Value, p *field.Path) *float64 {
 }
 
 func (d *decoder) list(v *structpb.Value, p *field.Path) []*structpb.Value {
-	if v == nil || isNull(v) {
-		return nil
-	}
-	l, ok := v.GetKind().(*structpb.Value_ListValue)
+	l, ok := as[*structpb.Value_ListValue](d, v, p, "a list")
 	if !ok {
-		d.errs = append(d.errs, field.TypeInvalid(p, kindOf(v), "must be a list"))
 		return nil
 	}
 	return l.ListValue.GetValues()
@@ -141,12 +132,8 @@ func (d *decoder) stringMap(v *structpb.Value, p *field.Path) map[string]string 
 // anyMap returns an object as plain Go data, for fields that are passed
 // through to rendered resources.
 func (d *decoder) anyMap(v *structpb.Value, p *field.Path) map[string]any {
-	if v == nil || isNull(v) {
-		return nil
-	}
-	s, ok := v.GetKind().(*structpb.Value_StructValue)
+	s, ok := as[*structpb.Value_StructValue](d, v, p, "an object")
 	if !ok {
-		d.errs = append(d.errs, field.TypeInvalid(p, kindOf(v), "must be an object"))
 		return nil
 	}
 	return s.StructValue.AsMap()
@@ -172,15 +159,6 @@ func kindOf(v *structpb.Value) string {
 	default:
 		return "null"
 	}
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // join lists allowed values for messages.

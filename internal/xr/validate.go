@@ -65,7 +65,7 @@ func ValidateComposite(x *Composite, clouds []string) field.ErrorList {
 	switch {
 	case x.Cloud == "":
 		errs = append(errs, field.Required(LabelPath(LabelCloud), "the cloud label selects the cloud layer; supported values: "+quoteAll(clouds)))
-	case !contains(clouds, x.Cloud):
+	case !slices.Contains(clouds, x.Cloud):
 		errs = append(errs, field.NotSupported(LabelPath(LabelCloud), x.Cloud, clouds))
 	}
 	if x.PlaneID == "" {
@@ -227,7 +227,7 @@ func validateTaints(taints []Taint, p *field.Path) field.ErrorList {
 		for _, msg := range validation.IsValidLabelValue(t.Value) {
 			errs = append(errs, field.Invalid(tp.Child("value"), Brief(t.Value), msg))
 		}
-		if !contains(TaintEffects, t.Effect) {
+		if !slices.Contains(TaintEffects, t.Effect) {
 			errs = append(errs, field.NotSupported(tp.Child("effect"), t.Effect, TaintEffects))
 		}
 	}
@@ -247,7 +247,7 @@ func Brief(s string) string {
 func validateImport(imp Import) field.ErrorList {
 	var errs field.ErrorList
 	ip := ParametersPath("import")
-	if imp.Mode != "" && !contains(ImportModes, imp.Mode) {
+	if imp.Mode != "" && !slices.Contains(ImportModes, imp.Mode) {
 		errs = append(errs, field.NotSupported(ip.Child("mode"), imp.Mode, ImportModes))
 	}
 	if imp.Enabled && len(imp.Resources) == 0 {
@@ -287,10 +287,10 @@ func validateBudget(b *Budget) field.ErrorList {
 	if b.LimitUSD <= 0 {
 		errs = append(errs, field.Invalid(bp.Child("limitUsd"), b.LimitUSD, "must be greater than zero"))
 	}
-	if b.Period != "" && !contains(BudgetPeriods, b.Period) {
+	if b.Period != "" && !slices.Contains(BudgetPeriods, b.Period) {
 		errs = append(errs, field.NotSupported(bp.Child("period"), b.Period, BudgetPeriods))
 	}
-	if b.Enforcement != "" && !contains(EnforcementModes, b.Enforcement) {
+	if b.Enforcement != "" && !slices.Contains(EnforcementModes, b.Enforcement) {
 		errs = append(errs, field.NotSupported(bp.Child("enforcement"), b.Enforcement, EnforcementModes))
 	}
 	for i, t := range b.Thresholds {

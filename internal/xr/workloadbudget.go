@@ -1,6 +1,8 @@
 package xr
 
 import (
+	"slices"
+
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -107,7 +109,7 @@ func (b *WorkloadBudget) validate() field.ErrorList {
 	if b.LimitUSD <= 0 {
 		errs = append(errs, field.Invalid(sp.Child("limitUsd"), b.LimitUSD, "must be greater than zero"))
 	}
-	if b.Enforcement != "" && !contains(EnforcementModes, b.Enforcement) {
+	if b.Enforcement != "" && !slices.Contains(EnforcementModes, b.Enforcement) {
 		errs = append(errs, field.NotSupported(sp.Child("enforcement"), b.Enforcement, EnforcementModes))
 	}
 	if len(b.Targets) == 0 {
