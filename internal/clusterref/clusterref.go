@@ -84,11 +84,13 @@ type Cluster struct {
 	Observed map[string]*structpb.Struct
 }
 
-// Await holds r until the Cluster reports what it needs: r is Pending
-// with a message naming the Cluster and what it waits for ("its EKS
-// cluster to report its security group"), and OnOtherXR, as Crossplane
-// does not re-run this XR when the Cluster's resources change. It is the
-// one way a cloud waits for a read (TestWaitsForAnotherXR).
+// Await holds r until the Cluster reports a value r needs: r is Pending
+// with a message naming the Cluster and what it waits for (what is
+// "EKS cluster to report its security group"), and OnOtherXR, as
+// Crossplane does not re-run this XR when the Cluster's resources change.
+// A cloud waits for a value of a read with it, and for a read to be ready
+// with a registry.Use; TestWaitsForAnotherXR fails when either leaves the
+// ready TTL.
 func (c *Cluster) Await(r *registry.Resource, what string) {
 	r.Pending = fmt.Sprintf("waits for Cluster %q's %s", c.Ref, what)
 	r.OnOtherXR = true
