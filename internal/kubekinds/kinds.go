@@ -6,26 +6,26 @@ package kubekinds
 
 import "github.com/seed-6471616d/function-cluster-platform/internal/registry"
 
+// providerConfig is a ProviderConfig of provider-helm or
+// provider-kubernetes at its namespaced and legacy apiVersions: ready once
+// observed, with its credentials required, and in the Access deletion role
+// (what objects inside the cluster are reached through).
+func providerConfig(namespaced, cluster string) *registry.Kind {
+	return &registry.Kind{
+		Kind:       "ProviderConfig",
+		Namespaced: namespaced,
+		Cluster:    cluster,
+		Ready:      registry.ReadyWhenObserved,
+		Required:   []string{"spec.credentials.source"},
+		Roles:      registry.Access,
+	}
+}
+
 var (
-	// HelmProviderConfig is provider-helm's ProviderConfig, ready once observed.
-	HelmProviderConfig = &registry.Kind{
-		Kind:       "ProviderConfig",
-		Namespaced: "helm.m.crossplane.io/v1beta1",
-		Cluster:    "helm.crossplane.io/v1beta1",
-		Ready:      registry.ReadyWhenObserved,
-		Required:   []string{"spec.credentials.source"},
-		Roles:      registry.Access,
-	}
-	// KubernetesProviderConfig is provider-kubernetes's ProviderConfig, ready
-	// once observed.
-	KubernetesProviderConfig = &registry.Kind{
-		Kind:       "ProviderConfig",
-		Namespaced: "kubernetes.m.crossplane.io/v1alpha1",
-		Cluster:    "kubernetes.crossplane.io/v1alpha1",
-		Ready:      registry.ReadyWhenObserved,
-		Required:   []string{"spec.credentials.source"},
-		Roles:      registry.Access,
-	}
+	// HelmProviderConfig is provider-helm's ProviderConfig.
+	HelmProviderConfig = providerConfig("helm.m.crossplane.io/v1beta1", "helm.crossplane.io/v1beta1")
+	// KubernetesProviderConfig is provider-kubernetes's ProviderConfig.
+	KubernetesProviderConfig = providerConfig("kubernetes.m.crossplane.io/v1alpha1", "kubernetes.crossplane.io/v1alpha1")
 	// Object is provider-kubernetes's Object: one manifest applied to the
 	// workload cluster.
 	Object = (&registry.Kind{
