@@ -18,11 +18,11 @@ import (
 // it, or the response is Fatal); the steps below that change only the
 // world remove nothing.
 
-// override sets spec.parameters.overrides.<name> to the supplied overlay.
+// override sets spec.parameters.overrides.<name> to the supplied overlay,
+// creating spec.parameters when the XR has none (the fuzzer's XRs may not).
 func override(name string, ov map[string]any) func(*fntest.World) {
 	return func(w *fntest.World) {
-		par := w.XR["spec"].(map[string]any)["parameters"].(map[string]any)
-		par["overrides"] = map[string]any{name: ov}
+		fntest.Set("spec.parameters.overrides", map[string]any{name: ov})(w.XR)
 	}
 }
 
