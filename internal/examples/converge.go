@@ -28,11 +28,7 @@ const maxRounds = 20
 // render is validated against the provider CRDs and every XRD. These XRs
 // are not the examples: they show that XRs nobody tuned converge too.
 func converge(crossplane, out, crds, cache, image string, folders []string) error {
-	available, err := functions(functionsFile)
-	if err != nil {
-		return err
-	}
-	comps, xrds, err := apis(available)
+	comps, xrds, err := apis()
 	if err != nil {
 		return err
 	}

@@ -212,21 +212,13 @@ func dayTwoCases() []dayTwo {
 // dayTwoRun replays every case through the crossplane CLI and validates
 // every render.
 func dayTwoRun(crossplane, out, crds, cache, image string) error {
-	available, err := functions(functionsFile)
+	comps, xrds, err := apis()
 	if err != nil {
 		return err
 	}
-	comps, xrds, err := apis(available)
+	envs, err := exampleEnvs()
 	if err != nil {
 		return err
-	}
-	envs := map[string]fntest.Object{}
-	files, err := filepath.Glob("examples/envconfigs/*.yaml")
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		envs[filepath.Base(f)] = fntest.MustLoad(f)[0]
 	}
 	extensions := append(dirs(crds), slices.Compact(slices.Sorted(maps.Values(xrds)))...)
 	refused, rendered := 0, 0

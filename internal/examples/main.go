@@ -148,11 +148,7 @@ func previewTo(output, xr, required, dst string, env ...string) error {
 }
 
 func run(crossplane, out, crds, cache, image string, validate bool) error {
-	available, err := functions(functionsFile)
-	if err != nil {
-		return err
-	}
-	comps, xrds, err := apis(available)
+	comps, xrds, err := apis()
 	if err != nil {
 		return err
 	}
@@ -473,11 +469,15 @@ func functions(path string) (map[string]bool, error) {
 const apisDir = "apis"
 
 // apis finds every Composition (by compositeTypeRef) whose functions are all
-// available, and every XRD (by the types it defines), under apisDir.
-func apis(available map[string]bool) (map[typeRef]string, map[typeRef]string, error) {
+// in functionsFile, and every XRD (by the types it defines), under apisDir.
+func apis() (map[typeRef]string, map[typeRef]string, error) {
+	available, err := functions(functionsFile)
+	if err != nil {
+		return nil, nil, err
+	}
 	comps := map[typeRef]string{}
 	xrds := map[typeRef]string{}
-	err := filepath.WalkDir(apisDir, func(path string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(apisDir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
 			return err
 		}
@@ -508,6 +508,19 @@ func apis(available map[string]bool) (map[typeRef]string, map[typeRef]string, er
 		return nil
 	})
 	return comps, xrds, err
+}
+
+// exampleEnvs are the example EnvironmentConfigs, by file name.
+func exampleEnvs() (map[string]fntest.Object, error) {
+	files, err := filepath.Glob("examples/envconfigs/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	envs := map[string]fntest.Object{}
+	for _, f := range files {
+		envs[filepath.Base(f)] = fntest.MustLoad(f)[0]
+	}
+	return envs, nil
 }
 
 // gather copies the YAML files of the supplied folders into dst.

@@ -157,21 +157,13 @@ var attacks = []attack{
 // the first attack that withdraws a resource, renders a forbidden value, or
 // is met otherwise than expected.
 func redteam(crossplane, out string) error {
-	available, err := functions(functionsFile)
+	comps, _, err := apis()
 	if err != nil {
 		return err
 	}
-	comps, _, err := apis(available)
+	envs, err := exampleEnvs()
 	if err != nil {
 		return err
-	}
-	envs := map[string]fntest.Object{}
-	files, err := filepath.Glob("examples/envconfigs/*.yaml")
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		envs[filepath.Base(f)] = fntest.MustLoad(f)[0]
 	}
 	refused, held := 0, 0
 	for _, a := range attacks {
