@@ -178,6 +178,11 @@ func Next(target Minor, obs Observed, pol Policy, path *field.Path) (Plan, *fiel
 		}
 		return p, nil
 	}
+	if !walkable(r, target) {
+		// Minor steps never cross a major version, and a minor beyond
+		// Kubernetes's is no step at all.
+		return p, field.Invalid(path, target.String(), fmt.Sprintf("the control plane runs %s; a version is reached one minor at a time within Kubernetes 1.x", r))
+	}
 	if target.Less(r) {
 		if obs.Asked.IsZero() || target.Less(obs.Asked) {
 			return p, field.Invalid(path, target.String(), fmt.Sprintf("the control plane runs %s and is never downgraded%s", r, allowed(pol.Window, r)))

@@ -19,14 +19,18 @@ func TestParseMinor(t *testing.T) {
 		want   Minor
 		ok     bool
 	}{
-		"Minor":    {reason: "A minor alias.", in: "1.33", want: v("1.33"), ok: true},
-		"Patch":    {reason: "A patch version.", in: "1.33.5", want: v("1.33"), ok: true},
-		"GKE":      {reason: "GKE's build.", in: "1.34.1-gke.1829001", want: v("1.34"), ok: true},
-		"EKS":      {reason: "A v-prefixed EKS platform version.", in: "v1.35.0-eks-3025e55", want: v("1.35"), ok: true},
-		"Empty":    {reason: "Nothing is no version.", in: "", ok: false},
-		"NoMinor":  {reason: "A major alone is no minor.", in: "1", ok: false},
-		"Garbage":  {reason: "Words are no version.", in: "latest", ok: false},
-		"Negative": {reason: "A negative minor is no version.", in: "1.-2", ok: false},
+		"Minor":      {reason: "A minor alias.", in: "1.33", want: v("1.33"), ok: true},
+		"Patch":      {reason: "A patch version.", in: "1.33.5", want: v("1.33"), ok: true},
+		"GKE":        {reason: "GKE's build.", in: "1.34.1-gke.1829001", want: v("1.34"), ok: true},
+		"EKS":        {reason: "A v-prefixed EKS platform version.", in: "v1.35.0-eks-3025e55", want: v("1.35"), ok: true},
+		"Empty":      {reason: "Nothing is no version.", in: "", ok: false},
+		"NoMinor":    {reason: "A major alone is no minor.", in: "1", ok: false},
+		"Garbage":    {reason: "Words are no version.", in: "latest", ok: false},
+		"Negative":   {reason: "A negative minor is no version.", in: "1.-2", ok: false},
+		"OtherMajor": {reason: "Kubernetes is 1.x: a plan of minor steps cannot reach 2.0.", in: "2.0", ok: false},
+		"ZeroMajor":  {reason: "Kubernetes is 1.x: 0.33 is no version of it.", in: "0.33", ok: false},
+		"HugeMinor":  {reason: "A minor of more than three digits is no Kubernetes version (a walk to it would never end).", in: "1.2000000000", ok: false},
+		"MaxMinor":   {reason: "Three digits are the most the XR allows.", in: "1.999", want: Minor{Major: 1, Minor: 999}, ok: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -184,6 +188,16 @@ func TestNext(t *testing.T) {
 			args:   args{target: v("1.33"), pol: Policy{Window: window, AutoUpgrade: true}, obs: Observed{ControlPlane: v("1.35"), Asked: v("1.34")}},
 			want:   want{err: `spec.parameters.version: Invalid value: "1.33": the control plane runs 1.35 and is never downgraded; allowed targets: 1.35`},
 		},
+		"OtherMajor": {
+			reason: "A target of another major is refused at once: a walk of minor steps never reaches it.",
+			args:   args{target: Minor{Major: 2, Minor: 0}, pol: Policy{Parallel: 1}, obs: Observed{ControlPlane: v("1.33"), Asked: v("1.33")}},
+			want:   want{err: `spec.parameters.version: Invalid value: "2.0": the control plane runs 1.33; a version is reached one minor at a time within Kubernetes 1.x`},
+		},
+		"BeyondKubernetesMinors": {
+			reason: "A minor beyond what ParseMinor accepts is refused, not walked to.",
+			args:   args{target: Minor{Major: 1, Minor: 2000000000}, pol: Policy{Parallel: 1}, obs: Observed{ControlPlane: v("1.33"), Asked: v("1.33")}},
+			want:   want{err: `spec.parameters.version: Invalid value: "1.2000000000": the control plane runs 1.33; a version is reached one minor at a time within Kubernetes 1.x`},
+		},
 		"AutoUpgradePools": {
 			reason: "On a release channel pools carry no version; the next minor waits for the cloud to move them.",
 			args: args{target: v("1.35"), pol: Policy{Window: window, AutoUpgrade: true}, obs: Observed{ControlPlane: v("1.34"), Asked: v("1.34"),
@@ -212,6 +226,34 @@ func TestNext(t *testing.T) {
 			got := want{cp: p.ControlPlane, pools: p.Pools, newPool: p.NewPools, phase: p.Phase(), steps: steps, ahead: p.Ahead}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nNext(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestWindowTargets(t *testing.T) {
+	type args struct {
+		w    Window
+		from Minor
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   []string
+	}{
+		"FromRunning":  {reason: "From what runs to the window's maximum.", args: args{w: Window{Min: v("1.31"), Max: v("1.35")}, from: v("1.33")}, want: []string{"1.33", "1.34", "1.35"}},
+		"FromMinimum":  {reason: "A new cluster may be asked for the whole window.", args: args{w: Window{Min: v("1.34"), Max: v("1.35")}}, want: []string{"1.34", "1.35"}},
+		"OpenAbove":    {reason: "Any newer minor is allowed: nothing to list.", args: args{w: Window{Min: v("1.31")}, from: v("1.33")}},
+		"OpenBelow":    {reason: "No minimum and nothing running: no first minor to list from.", args: args{w: Window{Max: v("1.35")}}},
+		"OtherMajor":   {reason: "A maximum of another major is no walk of minors: nothing is listed, and the listing ends.", args: args{w: Window{Max: Minor{Major: 2}}, from: v("1.33")}},
+		"HugeMaximum":  {reason: "A maximum beyond Kubernetes's minors is not walked to.", args: args{w: Window{Max: Minor{Major: 1, Minor: 2000000000}}, from: v("1.33")}},
+		"AboveMaximum": {reason: "Running above the maximum: nothing to list.", args: args{w: Window{Max: v("1.32")}, from: v("1.33")}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := tc.args.w.Targets(tc.args.from)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nTargets(%s): -want, +got:\n%s", tc.reason, tc.args.from, diff)
 			}
 		})
 	}

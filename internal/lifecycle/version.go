@@ -20,9 +20,20 @@ type Minor struct {
 	Major, Minor int
 }
 
+// Kubernetes is at major version 1, and its minors have at most three
+// digits (the XR's spec.parameters.version allows no more). A plan walks
+// from one minor to the next, so these bounds are what keeps every walk
+// short: ParseMinor refuses anything outside them, and no loop here runs
+// from one major to another.
+const (
+	major    = 1
+	maxMinor = 999
+)
+
 // ParseMinor reads the minor version of a version string as the clouds
 // write it: "1.33", "1.33.5", "v1.33.5", "1.33.5-gke.1200000",
-// "1.33.5-eks-1a2b3c". It reports false for anything else.
+// "1.33.5-eks-1a2b3c". It reports false for anything else, and for a
+// version outside Kubernetes 1.0 to 1.999.
 func ParseMinor(s string) (Minor, bool) {
 	s = strings.TrimPrefix(strings.TrimSpace(s), "v")
 	parts := strings.SplitN(s, ".", 3)
@@ -30,7 +41,7 @@ func ParseMinor(s string) (Minor, bool) {
 		return Minor{}, false
 	}
 	maj, err := strconv.Atoi(parts[0])
-	if err != nil || maj <= 0 {
+	if err != nil || maj != major {
 		return Minor{}, false
 	}
 	minor := parts[1]
@@ -38,10 +49,16 @@ func ParseMinor(s string) (Minor, bool) {
 		minor = minor[:i]
 	}
 	mnr, err := strconv.Atoi(minor)
-	if err != nil || mnr < 0 {
+	if err != nil || mnr < 0 || mnr > maxMinor {
 		return Minor{}, false
 	}
 	return Minor{Major: maj, Minor: mnr}, true
+}
+
+// walkable reports whether a walk from m to o, one minor at a time, ends:
+// both are of one major and within Kubernetes's minors.
+func walkable(m, o Minor) bool {
+	return m.Major == o.Major && m.Minor >= 0 && m.Minor <= maxMinor && o.Minor >= 0 && o.Minor <= maxMinor
 }
 
 // MustParseMinor is ParseMinor for literals; it panics on a bad one.
@@ -113,8 +130,11 @@ func (w Window) Targets(from Minor) []string {
 	if lo.IsZero() || (!w.Min.IsZero() && lo.Less(w.Min)) {
 		lo = w.Min
 	}
+	if lo.IsZero() || !walkable(lo, w.Max) {
+		return nil
+	}
 	var out []string
-	for m := lo; !m.IsZero() && !w.Max.Less(m); m = m.Next() {
+	for m := lo; !w.Max.Less(m); m = m.Next() {
 		out = append(out, m.String())
 	}
 	return out

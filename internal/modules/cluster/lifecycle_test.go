@@ -375,6 +375,26 @@ func TestLifecycle(t *testing.T) {
 				{Name: "owner moves on", Spec: fntest.Edit("spec.parameters.version", "1.34"), Check: fntest.Condition("Upgrading", "TRUE", "ControlPlaneUpgrade")},
 			},
 		},
+		"EnvironmentOutsideKubernetes1": {
+			Reason: "The environment's version and window are read as Kubernetes 1.x minors of at most three digits, as the XR's version is: another major, or a minor no walk of steps ends at, is a Fatal naming the environment's key, not a render that never returns.",
+			XR:     fntest.GCPXR(),
+			Steps: []fntest.Step{converged,
+				{Name: "version 2.0", World: fntest.EnvEdit("cluster-platform-baseline", "version", "2.0"), Fatal: `environment.version: Invalid value: "2.0": must be a Kubernetes minor version such as "1.33"`},
+				{Name: "version 1.2000000000", World: fntest.EnvEdit("cluster-platform-baseline", "version", "1.2000000000"), Fatal: `environment.version: Invalid value: "1.2000000000": must be a Kubernetes minor version such as "1.33"`},
+				{Name: "window up to 2.0", World: func(w *fntest.World) {
+					fntest.EnvEdit("cluster-platform-baseline", "version", "1.33")(w)
+					fntest.EnvEdit("cluster-platform-cloud-gcp", "lifecycle.versions.max", "2.0")(w)
+				}, Fatal: `environment.lifecycle.versions.max: Invalid value: "2.0": must be a Kubernetes minor version such as "1.33"`},
+				{Name: "window back", World: fntest.EnvEdit("cluster-platform-cloud-gcp", "lifecycle.versions.max", "1.36"), Check: fntest.Condition("Upgrading", "FALSE", "UpToDate")},
+			},
+		},
+		"NewClusterWindowOfAnotherMajor": {
+			Reason: "On a first render too, a window that ends in another major is a Fatal naming it.",
+			XR:     fntest.AWSXR(fntest.Set("spec.parameters.version", "1.33")),
+			Steps: []fntest.Step{
+				{Name: "window up to 2.0", World: fntest.EnvEdit("cluster-platform-cloud-aws", "lifecycle.versions.max", "2.0"), Fatal: `environment.lifecycle.versions.max: Invalid value: "2.0": must be a Kubernetes minor version such as "1.33"`},
+			},
+		},
 		"EKSAheadAfterEndOfSupport": {
 			Reason: "EKS upgraded the control plane on its own: it is asked for what it runs (asking less would be refused), with a Warning; the node groups stay.",
 			XR:     fntest.AWSXR(fntest.Set("spec.parameters.version", "1.33")),
