@@ -68,15 +68,18 @@ build:
 generate:
 	cd input && $(GO) generate -tags generate ./...
 	$(GO) run ./internal/xrdgen
+	$(GO) run ./internal/refgen -crds=$(CRDS)
 	$(GO) run ./internal/docgen
 
 # Fail when a generated file differs from what its generator writes: the
-# Input CRD (controller-gen), the legacy XRDs (xrdgen), and the reference
+# Input CRD (controller-gen), the legacy XRDs (xrdgen), the fields a
+# reference resolves (refgen, from the provider CRDs), and the reference
 # pages and the README's resource graph (docgen).
 check-generated:
 	cd input && $(GO) generate -tags generate ./...
 	git diff --exit-code -- package/input || { echo "package/input is out of date: run make generate and commit it" >&2; exit 1; }
 	$(GO) run ./internal/xrdgen -check
+	$(GO) run ./internal/refgen -crds=$(CRDS) -check
 	$(GO) run ./internal/docgen -check
 
 # Keep the docs true: the generated pages are up to date (xrdgen, docgen),
@@ -84,6 +87,7 @@ check-generated:
 # targets and flags of the binary that exist (internal/docscheck).
 docs:
 	$(GO) run ./internal/xrdgen -check
+	$(GO) run ./internal/refgen -crds=$(CRDS) -check
 	$(GO) run ./internal/docgen -check
 	$(GO) run ./internal/docscheck
 

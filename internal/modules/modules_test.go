@@ -42,6 +42,32 @@ func TestRegistrations(t *testing.T) {
 	t.Logf("%d modules on %d clouds: %d implementations checked", len(modules.All), len(clouds), kinds)
 }
 
+// TestReferenceFields fails when a managed kind a cloud composes is missing
+// from the table internal/refgen generates from the provider CRDs (which
+// fields a reference resolves, and an XR's overrides may therefore not
+// set): a kind added to a cloud's Kinds needs make generate.
+func TestReferenceFields(t *testing.T) {
+	kinds, resolved := 0, 0
+	for _, name := range registry.Clouds() {
+		c, _ := registry.Lookup(name)
+		for _, k := range c.Kinds {
+			if !k.Managed() {
+				continue
+			}
+			kinds++
+			refs, ok := k.References()
+			if !ok {
+				t.Errorf("cloud %q composes %s, whose reference fields were never read from its CRDs: run make generate (internal/refgen)", name, k.Kind)
+			}
+			resolved += len(refs)
+		}
+	}
+	if kinds == 0 || resolved == 0 {
+		t.Fatalf("%d managed kinds with %d reference fields: the table is empty", kinds, resolved)
+	}
+	t.Logf("%d managed kinds, %d reference fields an XR's overrides may not set", kinds, resolved)
+}
+
 // TestModuleNames fails when two modules share an Input name.
 func TestModuleNames(t *testing.T) {
 	seen := map[string]bool{}

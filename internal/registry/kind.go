@@ -138,6 +138,28 @@ func (k *Kind) Name(s xr.Scope) string {
 // takes a providerConfigRef and managementPolicies.
 func (k *Kind) Managed() bool { return k.Provider != "" }
 
+// GVK is the key of a kind at an apiVersion in tables generated from CRDs:
+// "compute.gcp.m.upbound.io/v1beta1, Kind=Network".
+func GVK(apiVersion, kind string) string { return apiVersion + ", Kind=" + kind }
+
+// References returns the dotted paths, under spec.forProvider, of the
+// kind's fields that a reference or selector beside them resolves, in
+// either scope, as internal/refgen read them from the provider CRDs; and
+// whether the CRD of each scope the kind is served in was read.
+func (k *Kind) References() ([]string, bool) {
+	var out []string
+	known := true
+	for _, s := range []xr.Scope{xr.Namespaced, xr.ClusterScoped} {
+		if k.APIVersion(s) == "" {
+			continue
+		}
+		paths, ok := referenceFields[GVK(k.APIVersion(s), k.Name(s))]
+		known = known && ok
+		out = append(out, paths...)
+	}
+	return out, known
+}
+
 // Usage kinds, which Crossplane's protection group serves at v1beta1.
 var (
 	// usageKind protects one namespaced resource from deletion while

@@ -34,7 +34,7 @@ const (
 	ruleImport   = "an imported resource's management and deletion policies are set by spec.parameters.import; no override weakens import protection"
 	ruleTenant   = "an XR's overrides reach spec.forProvider, spec.initProvider and non-reserved metadata labels and annotations only; management and deletion policies, provider configs, connection-secret targets and every other field are the platform's"
 	ruleSecret   = "credentials are the platform's: they reach a resource only as references the platform sets"
-	ruleRefs     = "references to other resources (…Ref, …Refs, …Selector) are wired by the function; an override could point them at another tenant's resources"
+	ruleRefs     = "references to other resources (…Ref, …Refs, …Selector, and the fields they resolve) are wired by the function; an override could point them at another tenant's resources"
 	ruleVersion  = "Kubernetes versions move only through spec.parameters.version (or the environment's version), one minor at a time, control plane first: an override would skip, downgrade or put a node pool ahead of its control plane"
 )
 
@@ -192,6 +192,9 @@ func tenant(k *Kind, path []string) string {
 			return ""
 		}
 	}
+	if resolvesReference(k, path[2:]) {
+		return ruleRefs
+	}
 	for _, seg := range path[2:] {
 		switch {
 		case reCredentialKey.MatchString(seg):
@@ -201,6 +204,31 @@ func tenant(k *Kind, path []string) string {
 		}
 	}
 	return ""
+}
+
+// resolvesReference reports whether an overlay path under spec.forProvider
+// or spec.initProvider sets a field of the kind that a reference resolves
+// (a value there is used instead of the reference the function wires), or
+// replaces an object or list that holds one. Index segments of list items
+// are passed over: the CRDs' paths name a list's items by the list.
+func resolvesReference(k *Kind, path []string) bool {
+	refs, _ := k.References()
+	if len(refs) == 0 {
+		return false
+	}
+	segs := make([]string, 0, len(path))
+	for _, s := range path {
+		if !strings.HasPrefix(s, "[") {
+			segs = append(segs, s)
+		}
+	}
+	dotted := strings.Join(segs, ".")
+	for _, r := range refs {
+		if dotted == r || strings.HasPrefix(r, dotted+".") || strings.HasPrefix(dotted, r+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // WhyNodeCounts is why node counts are guarded: they come from the pools'

@@ -14,6 +14,10 @@ func TestPolicy(t *testing.T) {
 	release := (&Kind{Kind: "Release", Provider: "helm", Opaque: []string{"spec.forProvider.values"}}).
 		WithGuarded("chart sources", "spec.forProvider.chart", "spec.forProvider.namespace", "spec.forProvider.set")
 	providerConfig := &Kind{Kind: "ProviderConfig"}
+	// Kinds whose reference fields come from their CRDs (references.go).
+	nodeGroup := &Kind{Kind: "NodeGroup", Namespaced: "eks.aws.m.upbound.io/v1beta1", Provider: "aws"}
+	eks := &Kind{Kind: "Cluster", Namespaced: "eks.aws.m.upbound.io/v1beta1", Cluster: "eks.aws.upbound.io/v1beta2", Provider: "aws"}
+	gke := &Kind{Kind: "Cluster", Namespaced: "container.gcp.m.upbound.io/v1beta1", Provider: "gcp"}
 
 	type args struct {
 		who      Principal
@@ -89,6 +93,48 @@ func TestPolicy(t *testing.T) {
 				"o.spec.forProvider.networkSelector.matchLabels.team: Forbidden: " + ruleRefs,
 				"o.spec.forProvider.nodeConfig[0].serviceAccountRef.name: Forbidden: " + ruleRefs,
 				"o.spec.forProvider.rootPasswordSecretRef.name: Forbidden: " + ruleSecret,
+			},
+		},
+		"TenantResolvedReferences": {
+			reason: "A field that a reference beside it resolves is used instead of the reference: set by an XR's author it could put a node group into another tenant's cluster, with a role and subnets of their choosing.",
+			args: args{who: Tenant, kind: nodeGroup, overlay: map[string]any{"spec": map[string]any{"forProvider": map[string]any{
+				"clusterName":   "team-b-cluster",
+				"nodeRoleArn":   "arn:aws:iam::111122223333:role/OrganizationAdmin",
+				"subnetIds":     []any{"subnet-0teamb"},
+				"remoteAccess":  map[string]any{"sourceSecurityGroupIds": []any{"sg-1"}},
+				"instanceTypes": []any{"m7i.large"},
+				"labels":        map[string]any{"tier": "batch"},
+			}, "initProvider": map[string]any{"subnetIds": []any{"subnet-0teamb"}}}}},
+			want: []string{
+				"o.spec.forProvider.clusterName: Forbidden: " + ruleRefs,
+				"o.spec.forProvider.nodeRoleArn: Forbidden: " + ruleRefs,
+				"o.spec.forProvider.remoteAccess.sourceSecurityGroupIds: Forbidden: " + ruleRefs,
+				"o.spec.forProvider.subnetIds: Forbidden: " + ruleRefs,
+				"o.spec.initProvider.subnetIds: Forbidden: " + ruleRefs,
+			},
+		},
+		"TenantResolvedReferenceInList": {
+			reason: "A reference field inside a list's items is found under the list, and replacing the list whole would replace the references in it.",
+			args: args{who: Tenant, kind: eks, overlay: map[string]any{"spec": map[string]any{"forProvider": map[string]any{
+				"vpcConfig": []any{map[string]any{"subnetIds": []any{"subnet-0teamb"}, "endpointPublicAccess": true}},
+			}}}},
+			want: []string{
+				"o.spec.forProvider.vpcConfig: Forbidden: " + ruleRefs,
+				"o.spec.forProvider.vpcConfig[0].subnetIds: Forbidden: " + ruleRefs,
+			},
+		},
+		"TenantResolvedNetwork": {
+			reason: "A GKE cluster's network and subnetwork are references: another tenant's VPC is not the XR author's to name.",
+			args: args{who: Tenant, kind: gke, overlay: map[string]any{"spec": map[string]any{"forProvider": map[string]any{
+				"network":        "projects/team-b/global/networks/team-b-vpc",
+				"subnetwork":     "projects/team-b/regions/europe-west1/subnetworks/team-b",
+				"nodeConfig":     map[string]any{"serviceAccount": "admin@team-b.iam.gserviceaccount.com", "machineType": "e2-standard-8"},
+				"networkingMode": "VPC_NATIVE",
+			}}}},
+			want: []string{
+				"o.spec.forProvider.network: Forbidden: " + ruleRefs,
+				"o.spec.forProvider.nodeConfig.serviceAccount: Forbidden: " + ruleRefs,
+				"o.spec.forProvider.subnetwork: Forbidden: " + ruleRefs,
 			},
 		},
 		"TenantGuarded": {
