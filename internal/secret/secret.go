@@ -9,55 +9,153 @@ import (
 	"strings"
 )
 
-// Field names that hold a credential, by their lower-case suffix. always
-// holds one whatever precedes it; generic unless the name starts with
-// "existing" (existingSecret names a Secret). The suffixes are indexed by
-// their last byte, so that most field names are rejected by one lookup:
-// this runs over every key of the desired state on every reconcile.
+// Field names that hold a credential are recognised by their words. A name
+// is split into words at camelCase boundaries (adminPassword, APIKey) and
+// at every byte that is not a letter or a digit ('_', '-', '.'), so
+// AWS_SECRET_ACCESS_KEY, secretAccessKey and secret-access-key are the same
+// three words, compared without regard to case. The last word decides,
+// with the one before it (and "existing", see term), which keeps the names
+// that locate or tune a credential apart from the credential: secretName,
+// secretKeyRef, passwordSecretName, tokenTTL and sslPassthrough end in
+// another word.
 var (
-	always  = []string{"secretkey", "secretaccesskey", "clientsecret", "privatekey", "private_key", "apikey", "api_key", "accesstoken", "authtoken", "auth_token"}
-	generic = []string{"password", "passwd", "pwd", "passphrase", "token", "secret", "credential", "credentials"}
+	// terms are the last words that make a field a credential.
+	terms = []term{
+		{word: "password", generic: true, glued: true},
+		{word: "passwd", generic: true, glued: true},
+		{word: "pass", generic: true},
+		{word: "pwd", generic: true, glued: true},
+		{word: "passphrase", generic: true, glued: true},
+		{word: "secret", generic: true, glued: true, after: []string{"client"}},
+		{word: "token", generic: true, glued: true, after: []string{"access", "auth"}},
+		{word: "credential", generic: true, glued: true},
+		{word: "credentials", generic: true, glued: true},
+		{word: "key", glued: true, after: []string{"api", "secret", "access", "private"}},
+		{word: "string", glued: true, after: []string{"connection"}},
+	}
 
-	byLast = func() map[byte][]suffix {
-		m := map[byte][]suffix{}
-		for _, l := range []struct {
-			words  []string
-			always bool
-		}{{always, true}, {generic, false}} {
-			for _, w := range l.words {
-				m[w[len(w)-1]] = append(m[w[len(w)-1]], suffix{w, l.always})
-			}
+	// byLast indexes the terms by their last byte, so that most field
+	// names are rejected by one lookup: this runs over every key of the
+	// desired state on every reconcile.
+	byLast = func() (a [256][]term) {
+		for _, t := range terms {
+			a[t.word[len(t.word)-1]] = append(a[t.word[len(t.word)-1]], t)
 		}
-		return m
+		return a
 	}()
 )
 
-type suffix struct {
-	word   string
-	always bool
+// A term is a last word that makes a field a credential.
+type term struct {
+	word string
+	// generic: the field holds a credential whatever the word before,
+	// unless "existing" starts the name's last dotted segment or is the
+	// word before: existingSecret, existingAdminPassword and
+	// apiKeyExistingSecret name a Secret, they do not hold one.
+	generic bool
+	// after: the field holds a credential, "existing" or not, when the
+	// word before ends in one of these: apiKey, SECRET_KEY,
+	// secret-access-key, private_key, clientSecret, accessToken,
+	// connectionString. A key or a string after any other word is not one.
+	after []string
+	// glued: the word is also recognised at the end of a longer one,
+	// written together with the word before it: adminpassword, apikey,
+	// SECRETKEY, clientsecret, connectionstring. pass is not (bypass,
+	// compass).
+	glued bool
 }
 
 // Key reports whether a field name holds a credential: adminPassword,
-// clientSecret, apiToken, but not passwordKey or existingSecret, which
-// locate one.
+// DB_PASS, clientSecret, api-key, x-api-key, AWS_SECRET_ACCESS_KEY,
+// private_key, apiToken, connectionString; but not passwordKey, secretName,
+// secretKeyRef or tokenTTL, which locate or tune one, nor existingSecret or
+// apiKeyExistingSecret, which name a Secret. The name may be a Helm set
+// path such as auth.password or auth.existingSecret.
 func Key(name string) bool {
-	if name == "" {
+	end := len(name)
+	for end > 0 && !alnum(name[end-1]) {
+		end--
+	}
+	if end == 0 {
 		return false
 	}
-	last := name[len(name)-1]
-	if 'A' <= last && last <= 'Z' {
-		last += 'a' - 'A'
+	c := name[end-1]
+	if upper(c) {
+		c += 'a' - 'A'
 	}
-	for _, s := range byLast[last] {
-		if len(name) < len(s.word) || !strings.EqualFold(name[len(name)-len(s.word):], s.word) {
+	candidates := byLast[c]
+	if len(candidates) == 0 {
+		return false
+	}
+	name = name[:end]
+	for _, t := range candidates {
+		if !endsWithAny(name, t.word) {
 			continue
 		}
-		if s.always || len(name) < len("existing") || !strings.EqualFold(name[:len("existing")], "existing") {
+		word, rest := lastWord(name)
+		if len(word) < len(t.word) {
+			continue
+		}
+		before := word[:len(word)-len(t.word)]
+		switch {
+		case before == "":
+			before, _ = lastWord(rest)
+		case !t.glued:
+			continue
+		}
+		if endsWithAny(before, t.after...) {
+			return true
+		}
+		seg := name[strings.LastIndexByte(name, '.')+1:]
+		return t.generic && !startsWithFold(seg, "existing") && !endsWithAny(before, "existing")
+	}
+	return false
+}
+
+// lastWord splits the last word off name: the word, and everything before
+// it. A word is a run of letters and digits that ends before a separator,
+// before an upper-case letter that follows a lower-case letter or a digit
+// (adminPassword), or before the last upper-case letter of a run that a
+// lower-case letter follows (APIKey, DBPassword).
+func lastWord(name string) (word, rest string) {
+	end := len(name)
+	for end > 0 && !alnum(name[end-1]) {
+		end--
+	}
+	start := end
+	for start > 0 && alnum(name[start-1]) {
+		start--
+		if start == 0 || !upper(name[start]) {
+			continue
+		}
+		p := name[start-1]
+		if lower(p) || digit(p) || upper(p) && start+1 < end && lower(name[start+1]) {
+			break
+		}
+	}
+	return name[start:end], name[:start]
+}
+
+// endsWithAny reports whether w ends with one of the suffixes, whatever
+// their case.
+func endsWithAny(w string, suffixes ...string) bool {
+	for _, s := range suffixes {
+		if len(w) >= len(s) && strings.EqualFold(w[len(w)-len(s):], s) {
 			return true
 		}
 	}
 	return false
 }
+
+// startsWithFold reports whether s starts with prefix, whatever its case.
+func startsWithFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+func alnum(c byte) bool { return lower(c) || upper(c) || digit(c) }
+func lower(c byte) bool { return 'a' <= c && c <= 'z' }
+func upper(c byte) bool { return 'A' <= c && c <= 'Z' }
+func digit(c byte) bool { return '0' <= c && c <= '9' }
 
 // Find returns the paths (dotted, with [i] for list items) of every
 // plaintext credential in v, a JSON-compatible value, sorted:
