@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -77,7 +78,10 @@ type Cluster struct {
 	Labels map[string]string
 	// CloudName is the name the Cluster's cloud resources derive from.
 	CloudName string
-	// Location is the Cluster's region.
+	// Location is the Cluster's region: of its spec.parameters.location,
+	// else of the location it reports in its status (the environment's,
+	// see xr.StatusLocation); empty while it names none and has not
+	// reported one (see AwaitLocation).
 	Location string
 	// Observed are the Cluster's composed resources the cloud reads (see
 	// Reads), by composition-resource name, as far as they were delivered.
@@ -130,7 +134,36 @@ func (r *Reader) Find(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 		return nil, false
 	}
 	cx, _ := xr.Decode(items[0].GetResource())
-	return &Cluster{Ref: ref, XR: cx, Labels: labels, CloudName: cx.CloudName, Location: Region(x.Cloud, cx.Parameters.Location), Observed: observed}, true
+	return &Cluster{Ref: ref, XR: cx, Labels: labels, CloudName: cx.CloudName, Location: Region(x.Cloud, location(cx)), Observed: observed}, true
+}
+
+// location is where a Cluster runs: its spec.parameters.location, else the
+// location the cluster module resolved from the Cluster's environment and
+// reported in its status, or "" while it has reported none.
+func location(cx *xr.Cluster) string {
+	if cx.Parameters.Location != "" {
+		return cx.Parameters.Location
+	}
+	return object.String(cx.Status, xr.StatusLocation)
+}
+
+// AwaitLocation says why an XR that needs the Cluster's location waits for
+// it, or returns "" once it is known. A Cluster that names no location
+// runs in its environment's, which it reports in status.location once the
+// function rendered it; until then its dependents compose nothing that
+// needs it (engine.Call.Wait), rather than an empty region.
+func (c *Cluster) AwaitLocation() string {
+	if c.Location != "" {
+		return ""
+	}
+	return fmt.Sprintf("Cluster %q names no location in spec.parameters.location and has not reported the one its environment gives it in status.location yet (the Cluster's own conditions say whether it renders)", c.Ref)
+}
+
+// LocationRequired is the error of an XR that needs the Cluster's location
+// where it is unknown (see AwaitLocation): it names clusterRef and the
+// Cluster's fields that would give it.
+func (c *Cluster) LocationRequired() *field.Error {
+	return field.Invalid(xr.ParametersPath("clusterRef", "name"), c.Ref, fmt.Sprintf("Cluster %q has no location: it names none in spec.parameters.location and reports none in status.location; set the Cluster's spec.parameters.location or its environment's location", c.Ref))
 }
 
 // selector selects the Cluster named ref for x, and the labels of that

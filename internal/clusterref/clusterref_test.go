@@ -1,6 +1,7 @@
 package clusterref
 
 import (
+	"maps"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -71,6 +72,45 @@ func TestFind(t *testing.T) {
 				},
 			},
 		},
+		"LocationFromStatus": {
+			reason: "A Cluster that names no location runs in its environment's, which it reports in status.location: that is its location, as a region (a GKE zone's region).",
+			x:      xr.Composite{Name: "app", Namespace: ns, Scope: xr.Namespaced, Cloud: "gcp"},
+			required: map[string]*fnv1.Resources{
+				"test-cluster": {Items: []*fnv1.Resource{{Resource: mustStruct(t, located(cluster, "", "europe-west1-b"))}}},
+			},
+			want: want{
+				found: true, location: "europe-west1", labels: map[string]string{xr.LabelComposite: "prod"},
+				reqs: map[string]*fnv1.ResourceSelector{
+					"test-cluster": {ApiVersion: xr.ClusterAPIVersion, Kind: xr.ClusterKind, Match: &fnv1.ResourceSelector_MatchName{MatchName: "prod"}, Namespace: &ns},
+				},
+			},
+		},
+		"SpecLocationWins": {
+			reason: "The spec's location is the Cluster's location, whatever its status reports (the Cluster refuses to move; its status keeps the last location it rendered).",
+			x:      xr.Composite{Name: "app", Namespace: ns, Scope: xr.Namespaced, Cloud: "gcp"},
+			required: map[string]*fnv1.Resources{
+				"test-cluster": {Items: []*fnv1.Resource{{Resource: mustStruct(t, located(cluster, "us-central1", "europe-west1"))}}},
+			},
+			want: want{
+				found: true, location: "us-central1", labels: map[string]string{xr.LabelComposite: "prod"},
+				reqs: map[string]*fnv1.ResourceSelector{
+					"test-cluster": {ApiVersion: xr.ClusterAPIVersion, Kind: xr.ClusterKind, Match: &fnv1.ResourceSelector_MatchName{MatchName: "prod"}, Namespace: &ns},
+				},
+			},
+		},
+		"LocationUnreported": {
+			reason: "A Cluster that names no location and has not reported its environment's is found without one: its dependents wait (AwaitLocation), never use an empty region.",
+			x:      xr.Composite{Name: "app", Namespace: ns, Scope: xr.Namespaced, Cloud: "gcp"},
+			required: map[string]*fnv1.Resources{
+				"test-cluster": {Items: []*fnv1.Resource{{Resource: mustStruct(t, located(cluster, "", ""))}}},
+			},
+			want: want{
+				found: true, labels: map[string]string{xr.LabelComposite: "prod"},
+				reqs: map[string]*fnv1.ResourceSelector{
+					"test-cluster": {ApiVersion: xr.ClusterAPIVersion, Kind: xr.ClusterKind, Match: &fnv1.ResourceSelector_MatchName{MatchName: "prod"}, Namespace: &ns},
+				},
+			},
+		},
 		"Claim": {
 			reason: "The XR of a claim asks for the Cluster claim of that name in the claim's namespace, by the claim labels.",
 			x:      xr.Composite{Name: "app-x1", Scope: xr.ClusterScoped, Cloud: "gcp", Labels: map[string]string{xr.LabelClaimNamespace: ns}},
@@ -112,6 +152,59 @@ func TestFind(t *testing.T) {
 			got := want{found: found, location: c.Location, labels: c.Labels, reqs: tc.want.reqs, observed: observed}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), protocmp.Transform()); diff != "" {
 				t.Errorf("%s\nFind(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// located returns a copy of the Cluster object c with spec.parameters.location
+// spec and status.location status, each left out when empty.
+func located(c map[string]any, spec, status string) map[string]any {
+	out := maps.Clone(c)
+	params := map[string]any{}
+	if spec != "" {
+		params["location"] = spec
+	}
+	out["spec"] = map[string]any{"parameters": params}
+	delete(out, "status")
+	if status != "" {
+		out["status"] = map[string]any{xr.StatusLocation: status}
+	}
+	return out
+}
+
+func TestAwaitLocation(t *testing.T) {
+	type want struct {
+		await string
+		err   string
+	}
+	cases := map[string]struct {
+		reason   string
+		location string
+		want     want
+	}{
+		"Known": {
+			reason:   "Once the Cluster's location is known, nothing waits for it.",
+			location: "us-central1",
+		},
+		"Unknown": {
+			reason: "An unknown location is waited for, naming the Cluster and both of its fields that would give it; where it cannot be waited for, the error names clusterRef and what to set.",
+			want: want{
+				await: `Cluster "prod" names no location in spec.parameters.location and has not reported the one its environment gives it in status.location yet (the Cluster's own conditions say whether it renders)`,
+				err:   `spec.parameters.clusterRef.name: Invalid value: "prod": Cluster "prod" has no location: it names none in spec.parameters.location and reports none in status.location; set the Cluster's spec.parameters.location or its environment's location`,
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := &Cluster{Ref: "prod", Location: tc.location}
+			got := want{await: c.AwaitLocation()}
+			if got.await != "" {
+				// What an XR that cannot wait reports instead.
+				got.err = c.LocationRequired().Error()
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nAwaitLocation(), LocationRequired(): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -47,6 +47,12 @@ const (
 	LegacyClusterKind       = "XCluster"
 )
 
+// StatusLocation is the field of a Cluster's status that says where it
+// runs: its spec.parameters.location, or the environment's location when
+// the spec names none. The XRs that name the Cluster (clusterRef) read it
+// there, as they cannot read the Cluster's environment.
+const StatusLocation = "location"
+
 // The APIs of the kinds other modules compose: the Database (nested in an
 // AppEnvironment) and the AppEnvironment, namespaced and legacy.
 const (

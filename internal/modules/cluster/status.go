@@ -90,6 +90,9 @@ func status(x *xr.Cluster, out registry.Outputs, plan *platform.Plan, st *engine
 		pools = append(pools, entry)
 	}
 	status["nodePools"] = pools
+	// The location the plan was built in: the spec's, else the
+	// environment's, which Run resolved before planning.
+	status[xr.StatusLocation] = x.Parameters.Location
 	status["upgrade"] = upgradeStatus(up.plan)
 	status["kubeconfigSecret"] = kubeconfigSecret(x)
 	status["estimatedMonthlyUsd"] = map[string]any{"min": estimate.Min, "max": estimate.Max}

@@ -47,9 +47,14 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		var found bool
 		cluster, found = Clusters.Find(req, rsp, &x.Composite, ref.Name)
 		if !found {
-			return c.Wait(status(req, x, c.Env, nil, nil, 0), waitingFor(x, ref.Name))
+			return c.Wait(status(req, x, c.Env, nil, nil, 0), waitingFor(clusterAbsent(x, ref.Name)))
 		}
 		c.Errs = append(c.Errs, cluster.Check(&x.Composite, "Database", "a database joins a network")...)
+		// The database joins the Cluster's network in the Cluster's region,
+		// which it may not have reported yet: never plan without it.
+		if why := cluster.AwaitLocation(); why != "" && len(c.Errs) == 0 {
+			return c.Wait(status(req, x, c.Env, nil, nil, 0), waitingFor("Waiting for the region of the Cluster whose private network the database joins (spec.parameters.clusterRef): "+why))
+		}
 	}
 	plan, perrs := Build(x, s, cluster)
 	c.Errs = append(c.Errs, perrs...)
@@ -96,13 +101,19 @@ func status(req *fnv1.RunFunctionRequest, x *xr.Database, env *envcfg.Env, plan 
 	return out
 }
 
-// waitingFor are the conditions of a Database waiting for its Cluster.
-func waitingFor(x *xr.Database, ref string) []module.Condition {
+// clusterAbsent says that a Database waits for its Cluster, which is not
+// there yet.
+func clusterAbsent(x *xr.Database, ref string) string {
 	where := "namespace " + x.Namespace
 	if x.Namespace == "" {
 		where = "the claim's namespace"
 	}
-	msg := fmt.Sprintf("Waiting for Cluster %q (%s), whose private network the database joins (spec.parameters.clusterRef): it is not there yet", ref, where)
+	return fmt.Sprintf("Waiting for Cluster %q (%s), whose private network the database joins (spec.parameters.clusterRef): it is not there yet", ref, where)
+}
+
+// waitingFor are the conditions of a Database waiting for its Cluster, for
+// the reason msg says.
+func waitingFor(msg string) []module.Condition {
 	return []module.Condition{
 		{Type: ConditionNetworkReady, Status: module.StatusFalse, Reason: engine.ReasonWaiting, Message: msg},
 		{Type: ConditionDatabaseReady, Status: module.StatusFalse, Reason: engine.ReasonWaiting, Message: msg},

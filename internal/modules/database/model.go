@@ -272,6 +272,11 @@ func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster) (*Plan, fiel
 	}
 
 	net := &Network{Name: x.CloudName, Cluster: cluster}
+	if cluster != nil && cluster.Location == "" {
+		// Run waits for it; a database never joins a network of an
+		// unknown region.
+		errs = append(errs, cluster.LocationRequired())
+	}
 	switch {
 	case par.Location != "":
 		net.Location = par.Location
@@ -283,7 +288,7 @@ func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster) (*Plan, fiel
 	default:
 		net.Location = s.Location
 	}
-	if net.Location == "" {
+	if net.Location == "" && cluster == nil {
 		errs = append(errs, field.Required(xr.ParametersPath("location"), "the region of the database: set it, name a Cluster in clusterRef, or set the environment's database.location"))
 	}
 	cidr, path := par.Network.CIDR, xr.ParametersPath("network", "cidr")

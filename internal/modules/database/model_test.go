@@ -92,6 +92,20 @@ func TestBuild(t *testing.T) {
 				`spec.parameters.location: Invalid value: "elsewhere": a database joins Cluster "prod"'s network privately in its region, cluster-region; leave location unset or make it cluster-region`,
 			}},
 		},
+		"OnClusterWithoutLocation": {
+			reason: "A Cluster whose location is unknown (none in its spec, none reported in its status) is named with the fields that would give it, never read as an empty region, even beside the XR's own location, which could not be checked against it; the message of a Database without a Cluster is not given.",
+			args:   args{params: xr.DatabaseParameters{Location: "xr-region"}, cluster: &clusterref.Cluster{Ref: "prod", Labels: map[string]string{"crossplane.io/composite": "prod"}}},
+			want: want{errs: []string{
+				`spec.parameters.clusterRef.name: Invalid value: "prod": Cluster "prod" has no location: it names none in spec.parameters.location and reports none in status.location; set the Cluster's spec.parameters.location or its environment's location`,
+			}},
+		},
+		"OnClusterWithoutLocationNorOwn": {
+			reason: "Without a location of its own either, the Cluster's missing location is the one error: the environment's database.location is not a Cluster's region.",
+			args:   args{cluster: &clusterref.Cluster{Ref: "prod", Labels: map[string]string{"crossplane.io/composite": "prod"}}},
+			want: want{errs: []string{
+				`spec.parameters.clusterRef.name: Invalid value: "prod": Cluster "prod" has no location: it names none in spec.parameters.location and reports none in status.location; set the Cluster's spec.parameters.location or its environment's location`,
+			}},
+		},
 		"NoLocationNoTiers": {
 			reason: "Without a location anywhere, or tiers in the environment, the fields to set are named.",
 			args:   args{settings: func(s *Settings) { s.Location = ""; s.Tiers = nil }},

@@ -64,11 +64,17 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	cluster, found := Clusters.Find(req, rsp, &x.Composite, ref)
 	siblings := findSiblings(req, rsp, x)
 	if !found {
-		return c.Wait(status(req, x, nil, nil), waitingFor(x, ref))
+		return c.Wait(status(req, x, nil, nil), waitingFor(clusterAbsent(x, ref)))
 	}
 	c.Errs = append(c.Errs, cluster.Check(&x.Composite, "AppEnvironment", "an environment runs on a Cluster")...)
 	c.Errs = append(c.Errs, checkNamespaceOwner(x, siblings)...)
 	c.Errs = append(c.Errs, checkNameOwners(x, siblings)...)
+	// The bucket, the identity and what goes with them live in the
+	// Cluster's region, which it may not have reported yet: never plan
+	// without it.
+	if why := cluster.AwaitLocation(); why != "" && len(c.Errs) == 0 {
+		return c.Wait(status(req, x, nil, nil), waitingFor("Waiting for the region of the Cluster the environment runs on (spec.parameters.clusterRef): "+why))
+	}
 	plan, perrs := Build(x, c.Env, cluster)
 	c.Errs = append(c.Errs, perrs...)
 	if err := c.Invalid(); err != nil {
@@ -165,14 +171,19 @@ func estimate(req *fnv1.RunFunctionRequest, plan *Plan) (map[string]any, bool) {
 // round2 rounds to cents.
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
-// waitingFor are the conditions of an AppEnvironment waiting for its
-// Cluster.
-func waitingFor(x *xr.AppEnvironment, ref string) []module.Condition {
+// clusterAbsent says that an AppEnvironment waits for its Cluster, which
+// is not there yet.
+func clusterAbsent(x *xr.AppEnvironment, ref string) string {
 	where := "namespace " + x.Namespace
 	if x.Namespace == "" {
 		where = "the claim's namespace"
 	}
-	msg := fmt.Sprintf("Waiting for Cluster %q (%s), which the environment runs on (spec.parameters.clusterRef): it is not there yet", ref, where)
+	return fmt.Sprintf("Waiting for Cluster %q (%s), which the environment runs on (spec.parameters.clusterRef): it is not there yet", ref, where)
+}
+
+// waitingFor are the conditions of an AppEnvironment waiting for its
+// Cluster, for the reason msg says.
+func waitingFor(msg string) []module.Condition {
 	out := make([]module.Condition, 0, len(ConditionTypes))
 	for _, t := range ConditionTypes {
 		out = append(out, module.Condition{Type: t, Status: module.StatusFalse, Reason: engine.ReasonWaiting, Message: msg})

@@ -429,6 +429,10 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster) (
 	if x.PlaneType == "" {
 		delete(app.Labels, xr.LabelPlaneType)
 	}
+	if app.Location == "" {
+		// Run waits for it; nothing is rendered in an empty region.
+		errs = append(errs, cluster.LocationRequired())
+	}
 	errs = append(errs, checkNamespace(x, env)...)
 	p := &Plan{App: app}
 	p.Components = append(p.Components, Namespace{app})

@@ -37,7 +37,9 @@ func TestBuild(t *testing.T) {
 		reason string
 		par    xr.AppParameters
 		env    map[string]any
-		want   want
+		// cluster changes the Cluster the environment runs on.
+		cluster func(*clusterref.Cluster)
+		want    want
 	}{
 		"Minimal": {
 			reason: "A backend alone: namespace, identity and backend; one replica, port 8000, the default resources.",
@@ -77,6 +79,14 @@ func TestBuild(t *testing.T) {
 				},
 			},
 		},
+		"ClusterWithoutLocation": {
+			reason:  "A Cluster whose location is unknown (none in its spec, none reported in its status) is named with the fields that would give it: the bucket and the identity are never planned in an empty region.",
+			par:     xr.AppParameters{Backend: image, Bucket: &xr.AppBucket{}},
+			cluster: func(c *clusterref.Cluster) { c.Location = "" },
+			want: want{kinds: []platform.Kind{KindNamespace, KindIdentity, KindBucket, KindBackend}, bucket: &Bucket{Name: "shop-assets"}, errs: []string{
+				`spec.parameters.clusterRef.name: Invalid value: "prod": Cluster "prod" has no location: it names none in spec.parameters.location and reports none in status.location; set the Cluster's spec.parameters.location or its environment's location`,
+			}},
+		},
 		"Refused": {
 			reason: "A host outside the Cluster's domain and a namespace of the Cluster's add-ons (from the environment's chart catalog) are refused.",
 			par:    xr.AppParameters{Backend: image, Namespace: "observability", Ingress: &xr.AppIngress{Host: "shop.example.net"}},
@@ -89,7 +99,11 @@ func TestBuild(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p, errs := Build(appXR(tc.par), envcfg.New(tc.env), testCluster("example.com"))
+			cluster := testCluster("example.com")
+			if tc.cluster != nil {
+				tc.cluster(cluster)
+			}
+			p, errs := Build(appXR(tc.par), envcfg.New(tc.env), cluster)
 			var got []string
 			for _, e := range errs {
 				got = append(got, e.Error())
