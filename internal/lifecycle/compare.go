@@ -145,9 +145,12 @@ func InProgress(observed *structpb.Struct) bool {
 // for nothing, from what the provider reports (status.atProvider). A field
 // whose spec already asks for the desired value changes too when the
 // provider reports another value and refuses the update: an earlier render
-// asked for a replacement that never happened. Walk fields are not
-// compared. Only what is rendered counts: providers fill in fields the
-// function does not render.
+// asked for a replacement that never happened. A field neither the spec
+// nor the provider's report holds, where the provider reports the object
+// that would hold it, changes from nothing: the cloud resource does not
+// have it. Walk fields
+// are not compared. Only what is rendered counts: providers fill in fields
+// the function does not render.
 func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) Verdict {
 	var v Verdict
 	if observed == nil || desired == nil {
@@ -169,8 +172,16 @@ func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) 
 		segs := strings.Split(f.Path, ".")
 		asked := object.Get(observed, segs...)
 		var reported *structpb.Value
+		// reports is whether the provider reports the object that holds
+		// the field (status.atProvider itself, for a top-level field): only
+		// then is a field missing from both the spec, which the provider
+		// late-initializes from the cloud, and its report one the cloud
+		// resource does not have.
+		reports := false
 		if len(segs) > 2 && segs[0] == "spec" && segs[1] == "forProvider" {
-			reported = object.Get(observed, append([]string{"status", "atProvider"}, segs[2:]...)...)
+			at := append([]string{"status", "atProvider"}, segs[2:]...)
+			reported = object.Get(observed, at...)
+			reports = len(object.Get(observed, at[:len(at)-1]...).GetStructValue().GetFields()) > 0
 		}
 		if f.Action == Raise {
 			if old := cmp.Or(asked, reported); old != nil && lower(nv, old) {
@@ -183,7 +194,12 @@ func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) 
 			v.Changes = append(v.Changes, Change{Field: f, Old: asked, New: nv})
 		case asked == nil && reported != nil && changes(reported, nv):
 			v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv})
-		case asked != nil && reported != nil && names(refusal, f.Attribute) && changes(reported, nv):
+		case asked == nil && reported == nil && reports:
+			// Neither the spec (which the provider late-initializes from
+			// the cloud) nor the provider's report has the field: the
+			// cloud resource has none, and setting one replaces it.
+			v.Changes = append(v.Changes, Change{Field: f, New: nv})
+		case asked != nil && names(refusal, f.Attribute) && (reported == nil || changes(reported, nv)):
 			v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv, Stuck: true})
 		}
 	}

@@ -84,6 +84,30 @@ func TestCompare(t *testing.T) {
 			want:     []string{`spec.forProvider.instanceTypes ["m6i.large"] -> ["m6i.xlarge"]`},
 			action:   Rotate,
 		},
+		"AddedToReportedResource": {
+			reason:   "A field neither the spec (late-initialized from the cloud) nor the provider's report holds is one the cloud resource does not have: setting it replaces the resource.",
+			desired:  spec(map[string]any{"instanceTypes": []any{"m6i.xlarge"}}),
+			observed: observed(map[string]any{"region": "eu-west-1"}, map[string]any{"region": "eu-west-1"}),
+			want:     []string{`spec.forProvider.instanceTypes (none) -> ["m6i.xlarge"]`},
+			action:   Rotate,
+		},
+		"AddedBeforeAnyReport": {
+			reason:   "Before the provider reports the resource, a field missing from the spec says nothing of the cloud resource.",
+			desired:  spec(map[string]any{"instanceTypes": []any{"m6i.xlarge"}}),
+			observed: observed(map[string]any{}, map[string]any{}),
+		},
+		"AddedInUnreportedObject": {
+			reason:   "A field of an object the provider does not report at all is not known to be missing from the cloud resource.",
+			desired:  spec(map[string]any{"defaultNodePool": map[string]any{"vmSize": "Standard_D4s_v5"}}),
+			observed: observed(map[string]any{"region": "westeurope"}, map[string]any{"region": "westeurope"}),
+		},
+		"StuckOnAddedField": {
+			reason:   "A field an earlier render added, which the cloud resource does not have and the provider refuses to set in place, is stuck.",
+			desired:  spec(map[string]any{"instanceTypes": []any{"m6i.xlarge"}}),
+			observed: observed(map[string]any{"instanceTypes": []any{"m6i.xlarge"}}, map[string]any{"region": "eu-west-1"}, refusing),
+			want:     []string{`spec.forProvider.instanceTypes (none) -> ["m6i.xlarge"]`},
+			action:   Rotate,
+		},
 		"ReportedDiffersNotRefused": {
 			reason:   "The provider reporting another value without refusing is not stuck (it may normalise it).",
 			desired:  spec(map[string]any{"instanceTypes": []any{"m6i.xlarge"}}),

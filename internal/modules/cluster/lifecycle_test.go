@@ -470,6 +470,14 @@ func TestLifecycle(t *testing.T) {
 				{Name: "back to on-demand rotates again", Spec: fntest.Edit("spec.parameters.pools.general.spot", false), Check: fntest.Condition("Upgrading", "TRUE", "NodePoolRotation")},
 			},
 		},
+		"FieldAddedToPoolRotates": {
+			Reason: "A replacement-only field the pool's cloud resource does not have (neither its spec nor its provider's report holds it), added by an override, is a change from nothing: the pool rotates instead of being edited in place.",
+			XR:     fntest.GCPXR(),
+			Steps: []fntest.Step{converged,
+				{Name: "maxPodsPerNode added", Spec: fntest.Edit("spec.parameters.overrides", map[string]any{"nodepool-general": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"maxPodsPerNode": 32.0}}}}),
+					Check: generalRotates("spec.forProvider.maxPodsPerNode", 32.0, "spec.forProvider.autoscaling.minNodeCount", 2)},
+			},
+		},
 		"OnePoolRotatesAtATime": {
 			Reason: "With lifecycle.parallelPools 1, a second pool's rotation waits, its resource kept as it is.",
 			XR:     fntest.AWSXR(),
