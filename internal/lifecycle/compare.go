@@ -194,16 +194,36 @@ func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) 
 			v.Changes = append(v.Changes, Change{Field: f, Old: asked, New: nv})
 		case asked == nil && reported != nil && changes(reported, nv):
 			v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv})
-		case asked == nil && reported == nil && reports:
+		case asked == nil && reported == nil && reports && !reference(segs[len(segs)-1]) && !empty(nv):
 			// Neither the spec (which the provider late-initializes from
 			// the cloud) nor the provider's report has the field: the
 			// cloud resource has none, and setting one replaces it.
 			v.Changes = append(v.Changes, Change{Field: f, New: nv})
-		case asked != nil && names(refusal, f.Attribute) && (reported == nil || changes(reported, nv)):
+		case asked != nil && names(refusal, f.Attribute) && (reported == nil && !reference(segs[len(segs)-1]) || reported != nil && changes(reported, nv)):
 			v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv, Stuck: true})
 		}
 	}
 	return v
+}
+
+// reference reports whether a field name is a Crossplane reference or
+// selector (…Ref, …Refs, …Selector): the provider resolves it into another
+// field and never reports it, so its absence from a report says nothing of
+// the cloud resource.
+func reference(name string) bool {
+	return strings.HasSuffix(name, "Ref") || strings.HasSuffix(name, "Refs") || strings.HasSuffix(name, "Selector")
+}
+
+// empty reports whether a rendered value is an empty list or object, which
+// upjet leaves out of a report.
+func empty(v *structpb.Value) bool {
+	switch t := v.GetKind().(type) {
+	case *structpb.Value_ListValue:
+		return len(t.ListValue.GetValues()) == 0
+	case *structpb.Value_StructValue:
+		return len(t.StructValue.GetFields()) == 0
+	}
+	return false
 }
 
 // names reports whether a provider's refusal names the Terraform attribute

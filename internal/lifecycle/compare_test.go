@@ -24,6 +24,7 @@ func TestCompare(t *testing.T) {
 		src.Refuse("region", "t.region", "f.go:3"),
 		src.Cycle("defaultNodePool.vmSize", "t.default_node_pool.vm_size", "f.go:4"),
 		src.Raise("storageMb", "t.storage_mb", "f.go:5"),
+		src.Refuse("clusterNameSelector", "aws_eks_node_group.cluster_name", "f.go:6"),
 	}
 	spec := func(fp map[string]any) map[string]any {
 		return map[string]any{"spec": map[string]any{"forProvider": fp}}
@@ -100,6 +101,22 @@ func TestCompare(t *testing.T) {
 			reason:   "A field of an object the provider does not report at all is not known to be missing from the cloud resource.",
 			desired:  spec(map[string]any{"defaultNodePool": map[string]any{"vmSize": "Standard_D4s_v5"}}),
 			observed: observed(map[string]any{"region": "westeurope"}, map[string]any{"region": "westeurope"}),
+		},
+		"AddedSelector": {
+			reason:   "A selector is resolved into another field and never reported: rendering one the spec lacks is no change from nothing.",
+			desired:  spec(map[string]any{"clusterNameSelector": map[string]any{"matchLabels": map[string]any{"a": "b"}}}),
+			observed: observed(map[string]any{"clusterName": "edge"}, map[string]any{"clusterName": "edge"}),
+		},
+		"AddedEmpty": {
+			reason:   "An empty list is left out of a provider's report: rendering one is no change from nothing.",
+			desired:  spec(map[string]any{"instanceTypes": []any{}}),
+			observed: observed(map[string]any{"region": "eu-west-1"}, map[string]any{"region": "eu-west-1"}),
+		},
+		"RefusedSelectorNotStuck": {
+			reason:  "A refusal of the field a selector resolves does not make the selector stuck at \"(none)\": the selector is never reported.",
+			desired: spec(map[string]any{"clusterNameSelector": map[string]any{"matchLabels": map[string]any{"a": "b"}}}),
+			observed: observed(map[string]any{"clusterNameSelector": map[string]any{"matchLabels": map[string]any{"a": "b"}}}, map[string]any{"region": "eu-west-1"},
+				map[string]any{"type": "Synced", "status": "False", "message": `refuse to update the external resource because the following update requires replacing it: cannot change the value of the argument "cluster_name"`}),
 		},
 		"StuckOnAddedField": {
 			reason:   "A field an earlier render added, which the cloud resource does not have and the provider refuses to set in place, is stuck.",
