@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 )
 
 // A Principal is who wrote an overlay. The two have different powers: the
@@ -34,7 +35,7 @@ const (
 	ruleImport   = "an imported resource's management and deletion policies are set by spec.parameters.import; no override weakens import protection"
 	ruleTenant   = "an XR's overrides reach spec.forProvider, spec.initProvider and non-reserved metadata labels and annotations only; management and deletion policies, provider configs, connection-secret targets and every other field are the platform's"
 	ruleSecret   = "credentials are the platform's: they reach a resource only as references the platform sets"
-	ruleRefs     = "references to other resources (…Ref, …Refs, …Selector, and the fields they resolve) are wired by the function; an override could point them at another tenant's resources"
+	ruleRefs     = "references to other resources (…Ref, …Refs, …Selector) and the fields they resolve are the platform's: the function wires them, and a value set there could point at another tenant's resources"
 	ruleVersion  = "Kubernetes versions move only through spec.parameters.version (or the environment's version), one minor at a time, control plane first: an override would skip, downgrade or put a node pool ahead of its control plane"
 )
 
@@ -72,7 +73,7 @@ func Reserved(key string) bool {
 func checkPolicy(root *field.Path, skip int, who Principal, rd *Rendered, imported bool, ov map[string]any) field.ErrorList {
 	var errs field.ErrorList
 	walk(ov, nil, func(path []string, v any) {
-		if reason := refusal(who, rd.Kind, imported, path, v); reason != "" {
+		if reason := refusal(who, rd, imported, path, v); reason != "" {
 			errs = append(errs, field.Forbidden(fieldPath(root, path[skip:]), reason))
 		}
 	})
@@ -104,7 +105,8 @@ func walk(v map[string]any, path []string, leaf func(path []string, v any)) {
 }
 
 // refusal returns the rule a principal breaks by setting path to v, or "".
-func refusal(who Principal, k *Kind, imported bool, path []string, v any) string {
+func refusal(who Principal, rd *Rendered, imported bool, path []string, v any) string {
+	k := rd.Kind
 	if r := structural(path, v); r != "" {
 		return r
 	}
@@ -117,7 +119,7 @@ func refusal(who Principal, k *Kind, imported bool, path []string, v any) string
 	if who == Platform {
 		return ""
 	}
-	return tenant(k, path)
+	return tenant(rd, path)
 }
 
 // walked reports whether an overlay path sets, or holds, a version field of
@@ -170,7 +172,8 @@ func structural(path []string, v any) string {
 // anything outside spec.forProvider and spec.initProvider of a managed
 // resource and non-reserved labels and annotations; credentials and
 // references inside them; and the paths the kind guards.
-func tenant(k *Kind, path []string) string {
+func tenant(rd *Rendered, path []string) string {
+	k := rd.Kind
 	if under(path, "metadata") && len(path) >= 3 && (path[1] == "labels" || path[1] == "annotations") {
 		return ""
 	}
@@ -192,7 +195,7 @@ func tenant(k *Kind, path []string) string {
 			return ""
 		}
 	}
-	if resolvesReference(k, path[2:]) {
+	if resolvesReference(rd, path) {
 		return ruleRefs
 	}
 	for _, seg := range path[2:] {
@@ -208,24 +211,68 @@ func tenant(k *Kind, path []string) string {
 
 // resolvesReference reports whether an overlay path under spec.forProvider
 // or spec.initProvider sets a field of the kind that a reference resolves
-// (a value there is used instead of the reference the function wires), or
-// replaces an object or list that holds one. Index segments of list items
-// are passed over: the CRDs' paths name a list's items by the list.
-func resolvesReference(k *Kind, path []string) bool {
-	refs, _ := k.References()
-	if len(refs) == 0 {
+// (a value there is used instead of a reference, and could name another
+// tenant's resource), or replaces a list or object under which the rendered
+// resource holds a reference the function wires. Index segments of list
+// items are passed over: the CRDs' paths name a list's items by the list.
+func resolvesReference(rd *Rendered, path []string) bool {
+	refs, _ := rd.Kind.References()
+	if len(refs) == 0 || len(path) < 3 {
 		return false
 	}
 	segs := make([]string, 0, len(path))
-	for _, s := range path {
+	for _, s := range path[2:] {
 		if !strings.HasPrefix(s, "[") {
 			segs = append(segs, s)
 		}
 	}
 	dotted := strings.Join(segs, ".")
 	for _, r := range refs {
-		if dotted == r || strings.HasPrefix(r, dotted+".") || strings.HasPrefix(dotted, r+".") {
+		if dotted == r || strings.HasPrefix(dotted, r+".") {
 			return true
+		}
+		if strings.HasPrefix(r, dotted+".") && wiresReference(at(rd.Object, path)) {
+			return true
+		}
+	}
+	return false
+}
+
+// at is the value of an object at an overlay path, or nil.
+func at(o object.Object, path []string) any {
+	var cur any = map[string]any(o)
+	for _, s := range path {
+		switch t := cur.(type) {
+		case map[string]any:
+			cur = t[s]
+		case []any:
+			i, err := strconv.Atoi(strings.Trim(s, "[]"))
+			if err != nil || i < 0 || i >= len(t) {
+				return nil
+			}
+			cur = t[i]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+// wiresReference reports whether a rendered value holds a reference or a
+// selector anywhere inside it.
+func wiresReference(v any) bool {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, item := range t {
+			if reReferenceKey.MatchString(k) || wiresReference(item) {
+				return true
+			}
+		}
+	case []any:
+		for _, item := range t {
+			if wiresReference(item) {
+				return true
+			}
 		}
 	}
 	return false

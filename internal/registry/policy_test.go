@@ -24,6 +24,8 @@ func TestPolicy(t *testing.T) {
 		kind     *Kind
 		imported bool
 		overlay  map[string]any
+		// rendered is the resource as the function rendered it.
+		rendered map[string]any
 	}
 	cases := map[string]struct {
 		reason string
@@ -114,14 +116,24 @@ func TestPolicy(t *testing.T) {
 			},
 		},
 		"TenantResolvedReferenceInList": {
-			reason: "A reference field inside a list's items is found under the list, and replacing the list whole would replace the references in it.",
+			reason: "A reference field inside a list's items is found under the list, and replacing the list whole would replace the references the function wired in it.",
 			args: args{who: Tenant, kind: eks, overlay: map[string]any{"spec": map[string]any{"forProvider": map[string]any{
 				"vpcConfig": []any{map[string]any{"subnetIds": []any{"subnet-0teamb"}, "endpointPublicAccess": true}},
+			}}}, rendered: map[string]any{"spec": map[string]any{"forProvider": map[string]any{
+				"vpcConfig": []any{map[string]any{"subnetIdSelector": map[string]any{"matchLabels": map[string]any{"a": "b"}}, "endpointPublicAccess": false}},
 			}}}},
 			want: []string{
 				"o.spec.forProvider.vpcConfig: Forbidden: " + ruleRefs,
 				"o.spec.forProvider.vpcConfig[0].subnetIds: Forbidden: " + ruleRefs,
 			},
+		},
+		"TenantListWithoutWiredReference": {
+			reason: "A list that could hold a reference field, under which the function wires none, is the XR author's to replace, as long as its items set no such field.",
+			args: args{who: Tenant, kind: eks, overlay: map[string]any{"spec": map[string]any{"forProvider": map[string]any{
+				"vpcConfig": []any{map[string]any{"endpointPublicAccess": true}},
+			}}}, rendered: map[string]any{"spec": map[string]any{"forProvider": map[string]any{
+				"vpcConfig": []any{map[string]any{"endpointPublicAccess": false}},
+			}}}},
 		},
 		"TenantResolvedNetwork": {
 			reason: "A GKE cluster's network and subnetwork are references: another tenant's VPC is not the XR author's to name.",
@@ -209,7 +221,7 @@ func TestPolicy(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			rd := &Rendered{Name: "o", Kind: tc.args.kind}
+			rd := &Rendered{Name: "o", Kind: tc.args.kind, Object: tc.args.rendered}
 			got := checkPolicy(field.NewPath("o"), 0, tc.args.who, rd, tc.args.imported, tc.args.overlay)
 			if diff := cmp.Diff(tc.want, errStrings(got), cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
 				t.Errorf("%s\ncheckPolicy(...): -want, +got:\n%s", tc.reason, diff)
