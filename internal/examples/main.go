@@ -518,7 +518,11 @@ func exampleEnvs() (map[string]fntest.Object, error) {
 	}
 	envs := map[string]fntest.Object{}
 	for _, f := range files {
-		envs[filepath.Base(f)] = fntest.MustLoad(f)[0]
+		objs, err := fntest.Load(f)
+		if err != nil || len(objs) == 0 {
+			return nil, fmt.Errorf("cannot load EnvironmentConfig %s: %v", f, err)
+		}
+		envs[filepath.Base(f)] = objs[0]
 	}
 	return envs, nil
 }

@@ -122,3 +122,34 @@ func SpendConfigMap(namespace, name, usd string) Object {
 		"data":     map[string]any{"spentUsd": usd},
 	}
 }
+
+// Located returns required resources with the first item of requirement
+// (a Cluster) given spec.parameters.location spec and status.location
+// status, each left out when empty: a Cluster located by its spec, by its
+// environment (which the cluster module reports in its status), or not yet
+// by either.
+func Located(required map[string][]Object, requirement, spec, status string) map[string][]Object {
+	out := maps.Clone(required)
+	c := overlay.DeepCopy(out[requirement][0])
+	var sv, st any
+	if spec != "" {
+		sv = spec
+	}
+	if status != "" {
+		st = status
+	}
+	Set("spec.parameters.location", sv)(c)
+	Set("status."+xr.StatusLocation, st)(c)
+	out[requirement] = []Object{c}
+	return out
+}
+
+// ClusterLocations are, by cloud, the example Cluster's own
+// spec.parameters.location (Spec) and another location its environment
+// could give it (Other, on GCP a zone) with the region that makes
+// (OtherRegion).
+var ClusterLocations = map[string]struct{ Spec, Other, OtherRegion string }{
+	"gcp":   {Spec: "us-central1", Other: "europe-west1-b", OtherRegion: "europe-west1"},
+	"aws":   {Spec: "eu-west-1", Other: "us-west-2", OtherRegion: "us-west-2"},
+	"azure": {Spec: "westeurope", Other: "northeurope", OtherRegion: "northeurope"},
+}

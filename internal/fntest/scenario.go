@@ -554,3 +554,18 @@ func ConnectionKeys(want ...string) Check {
 		}
 	}
 }
+
+// NoEmptyRegion checks that no desired resource names an empty region or
+// location in spec.forProvider.
+func NoEmptyRegion(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+	t.Helper()
+	for _, name := range slices.Sorted(maps.Keys(rsp.GetDesired().GetResources())) {
+		spec, _ := rsp.GetDesired().GetResources()[name].GetResource().AsMap()["spec"].(map[string]any)
+		fp, _ := spec["forProvider"].(map[string]any)
+		for _, k := range []string{"region", "location"} {
+			if v, ok := fp[k]; ok && fmt.Sprint(v) == "" {
+				t.Errorf("%s: spec.forProvider.%s is empty", name, k)
+			}
+		}
+	}
+}

@@ -1,17 +1,12 @@
 package database_test
 
 import (
-	"fmt"
-	"maps"
-	"slices"
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
-	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
 // clusterLocated delivers the example Cluster of cloud to x with
@@ -19,19 +14,7 @@ import (
 // when empty: a Cluster located by its spec, by its environment (which the
 // cluster module reports in its status), or not yet by either.
 func clusterLocated(cloud string, x fntest.Object, spec, status string) map[string][]fntest.Object {
-	out := maps.Clone(required(cloud, x))
-	c := overlay.DeepCopy(out[clusterReq][0])
-	var sv, st any
-	if spec != "" {
-		sv = spec
-	}
-	if status != "" {
-		st = status
-	}
-	fntest.Set("spec.parameters.location", sv)(c)
-	fntest.Set("status."+xr.StatusLocation, st)(c)
-	out[clusterReq] = []fntest.Object{c}
-	return out
+	return fntest.Located(required(cloud, x), clusterReq, spec, status)
 }
 
 // instanceRegion checks the region the database server is rendered in:
@@ -43,20 +26,6 @@ func instanceRegion(cloud, region string) fntest.Check {
 	return fntest.Field("instance", "spec.forProvider.region", region)
 }
 
-// noEmptyRegion checks that no desired resource names an empty region or
-// location in spec.forProvider.
-func noEmptyRegion(t *testing.T, rsp *fnv1.RunFunctionResponse) {
-	t.Helper()
-	for _, name := range slices.Sorted(maps.Keys(rsp.GetDesired().GetResources())) {
-		fp, _ := rsp.GetDesired().GetResources()[name].GetResource().AsMap()["spec"].(map[string]any)["forProvider"].(map[string]any)
-		for _, k := range []string{"region", "location"} {
-			if v, ok := fp[k]; ok && fmt.Sprint(v) == "" {
-				t.Errorf("%s: spec.forProvider.%s is empty", name, k)
-			}
-		}
-	}
-}
-
 // unreportedLocation is the wait of a Database whose Cluster's location is
 // not known yet: nothing new composed, not ready, the converging TTL (the
 // Cluster is another XR, whose changes do not re-run this one), the
@@ -66,37 +35,25 @@ var unreportedLocation = fntest.All(
 	fntest.Condition(database.ConditionDatabaseReady, "FALSE", "Waiting"),
 	fntest.ConditionMentions(database.ConditionNetworkReady, `Cluster "prod-cluster" names no location in spec.parameters.location`),
 	fntest.ConditionMentions(database.ConditionDatabaseReady, "status.location"),
-	fntest.IsReady(false), fntest.TTL(ttlConverging), noEmptyRegion,
+	fntest.IsReady(false), fntest.TTL(ttlConverging), fntest.NoEmptyRegion,
 )
-
-// otherRegion is, per cloud, a region the example Cluster's environment
-// could give it, other than its spec's (on GCP a zone, whose region the
-// database takes).
-var otherRegion = map[string]struct{ location, region string }{
-	"gcp":   {"europe-west1-b", "europe-west1"},
-	"aws":   {"us-west-2", "us-west-2"},
-	"azure": {"northeurope", "northeurope"},
-}
-
-// specRegion is the example Cluster's own spec.parameters.location.
-var specRegion = map[string]string{"gcp": "us-central1", "aws": "eu-west-1", "azure": "westeurope"}
 
 func TestClusterLocationScenarios(t *testing.T) {
 	scenarios := map[string]fntest.Scenario{}
 	for _, cloud := range []string{"gcp", "aws", "azure"} {
 		x := dbXR(cloud, onCluster)
-		other := otherRegion[cloud]
+		other := fntest.ClusterLocations[cloud]
 		scenarios[cloud+"/ClusterLocatedBySpec"] = fntest.Scenario{
 			Reason: "On a Cluster that names its location, the database is in that region, as before the Cluster reported one in its status.",
 			XR:     x,
-			Extra:  clusterLocated(cloud, x, specRegion[cloud], ""),
-			Steps:  []fntest.Step{convergedOnCluster(cloud), {Name: "steady", Check: fntest.All(instanceRegion(cloud, specRegion[cloud]), noEmptyRegion)}},
+			Extra:  clusterLocated(cloud, x, fntest.ClusterLocations[cloud].Spec, ""),
+			Steps:  []fntest.Step{convergedOnCluster(cloud), {Name: "steady", Check: fntest.All(instanceRegion(cloud, fntest.ClusterLocations[cloud].Spec), fntest.NoEmptyRegion)}},
 		}
 		scenarios[cloud+"/ClusterLocatedByEnvironment"] = fntest.Scenario{
 			Reason: "On a Cluster that names no location, the database is in the one the Cluster's environment gave it, which the Cluster reports in status.location; no Fatal asks the Database for a location.",
 			XR:     x,
-			Extra:  clusterLocated(cloud, x, "", other.location),
-			Steps:  []fntest.Step{convergedOnCluster(cloud), {Name: "steady", Check: fntest.All(instanceRegion(cloud, other.region), noEmptyRegion)}},
+			Extra:  clusterLocated(cloud, x, "", other.Other),
+			Steps:  []fntest.Step{convergedOnCluster(cloud), {Name: "steady", Check: fntest.All(instanceRegion(cloud, other.OtherRegion), fntest.NoEmptyRegion)}},
 		}
 		scenarios[cloud+"/WaitsForClusterLocation"] = fntest.Scenario{
 			Reason: "On a Cluster that names no location and has not reported its environment's yet, the Database waits, composing nothing and saying why; once the Cluster reports it, the Database converges there.",
@@ -109,8 +66,8 @@ func TestClusterLocationScenarios(t *testing.T) {
 						t.Errorf("%d resources desired while the Cluster's location is unknown, want none", n)
 					}
 				})},
-				{Name: "reported", World: func(w *fntest.World) { w.Extra = clusterLocated(cloud, w.XR, "", other.location) }, Converge: true, Check: fntest.IsReady(true)},
-				{Name: "steady", Check: fntest.All(instanceRegion(cloud, other.region), noEmptyRegion)},
+				{Name: "reported", World: func(w *fntest.World) { w.Extra = clusterLocated(cloud, w.XR, "", other.Other) }, Converge: true, Check: fntest.IsReady(true)},
+				{Name: "steady", Check: fntest.All(instanceRegion(cloud, other.OtherRegion), fntest.NoEmptyRegion)},
 			},
 		}
 	}
@@ -122,7 +79,7 @@ func TestClusterLocationScenarios(t *testing.T) {
 		Steps: []fntest.Step{
 			convergedOnCluster("aws"),
 			{Name: "spec location removed", World: func(w *fntest.World) { w.Extra = clusterLocated("aws", w.XR, "", "eu-west-1") }, Check: fntest.All(
-				fntest.IsReady(true), instanceRegion("aws", "eu-west-1"), noEmptyRegion)},
+				fntest.IsReady(true), instanceRegion("aws", "eu-west-1"), fntest.NoEmptyRegion)},
 			{Name: "status location gone too", World: func(w *fntest.World) { w.Extra = clusterLocated("aws", w.XR, "", "") }, Check: fntest.All(
 				unreportedLocation, fntest.Desires("instance", "subnet-group", "security-group"), instanceRegion("aws", "eu-west-1"))},
 			{Name: "reported again", World: func(w *fntest.World) { w.Extra = clusterLocated("aws", w.XR, "", "eu-west-1") }, Converge: true, Check: fntest.All(

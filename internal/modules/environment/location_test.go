@@ -1,9 +1,6 @@
 package environment_test
 
 import (
-	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 
@@ -11,8 +8,6 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
-	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
-	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
 // clusterLocated delivers x's example Cluster with spec.parameters.location
@@ -20,19 +15,7 @@ import (
 // located by its spec, by its environment (which the cluster module
 // reports in its status), or not yet by either.
 func clusterLocated(x fntest.Object, spec, status string) map[string][]fntest.Object {
-	out := maps.Clone(required(x))
-	c := overlay.DeepCopy(out[environment.Clusters.Requirement][0])
-	var sv, st any
-	if spec != "" {
-		sv = spec
-	}
-	if status != "" {
-		st = status
-	}
-	fntest.Set("spec.parameters.location", sv)(c)
-	fntest.Set("status."+xr.StatusLocation, st)(c)
-	out[environment.Clusters.Requirement] = []fntest.Object{c}
-	return out
+	return fntest.Located(required(x), environment.Clusters.Requirement, spec, status)
 }
 
 // inRegion checks the region of the environment's bucket and identity,
@@ -62,21 +45,6 @@ func firstInRegion(cloud, region string) fntest.Check {
 	}
 }
 
-// noEmptyRegion checks that no desired resource names an empty region or
-// location in spec.forProvider.
-func noEmptyRegion(t *testing.T, rsp *fnv1.RunFunctionResponse) {
-	t.Helper()
-	for _, name := range slices.Sorted(maps.Keys(rsp.GetDesired().GetResources())) {
-		spec, _ := rsp.GetDesired().GetResources()[name].GetResource().AsMap()["spec"].(map[string]any)
-		fp, _ := spec["forProvider"].(map[string]any)
-		for _, k := range []string{"region", "location"} {
-			if v, ok := fp[k]; ok && fmt.Sprint(v) == "" {
-				t.Errorf("%s: spec.forProvider.%s is empty", name, k)
-			}
-		}
-	}
-}
-
 // unreportedLocation is the wait of an AppEnvironment whose Cluster's
 // location is not known yet: not ready, the converging TTL (the Cluster is
 // another XR, whose changes do not re-run this one), every condition
@@ -88,40 +56,28 @@ var unreportedLocation = fntest.All(
 	fntest.ConditionMentions(environment.ConditionBucketReady, `Cluster "prod-cluster" names no location in spec.parameters.location`),
 	fntest.ConditionMentions(environment.ConditionIdentityReady, "status.location"),
 	fntest.Status("ready", false),
-	fntest.IsReady(false), fntest.TTL(ttlConverging), noEmptyRegion,
+	fntest.IsReady(false), fntest.TTL(ttlConverging), fntest.NoEmptyRegion,
 )
-
-// otherRegion is, per cloud, a region the example Cluster's environment
-// could give it, other than its spec's (on GCP a zone, whose region the
-// environment takes).
-var otherRegion = map[string]struct{ location, region string }{
-	"gcp":   {"europe-west1-b", "europe-west1"},
-	"aws":   {"us-west-2", "us-west-2"},
-	"azure": {"northeurope", "northeurope"},
-}
-
-// specRegion is the example Cluster's own spec.parameters.location.
-var specRegion = map[string]string{"gcp": "us-central1", "aws": "eu-west-1", "azure": "westeurope"}
 
 func TestClusterLocationScenarios(t *testing.T) {
 	scenarios := map[string]fntest.Scenario{}
 	for _, cloud := range []string{"gcp", "aws", "azure"} {
 		x := appXR(cloud)
-		other := otherRegion[cloud]
+		other := fntest.ClusterLocations[cloud]
 		scenarios[cloud+"/ClusterLocatedBySpec"] = fntest.Scenario{
 			Reason: "On a Cluster that names its location, the bucket and the identity are in that region, as before the Cluster reported one in its status.",
 			XR:     x,
-			Extra:  clusterLocated(x, specRegion[cloud], ""),
-			Steps:  []fntest.Step{converged, {Name: "steady", Check: fntest.All(inRegion(cloud, specRegion[cloud]), noEmptyRegion)}},
+			Extra:  clusterLocated(x, fntest.ClusterLocations[cloud].Spec, ""),
+			Steps:  []fntest.Step{converged, {Name: "steady", Check: fntest.All(inRegion(cloud, fntest.ClusterLocations[cloud].Spec), fntest.NoEmptyRegion)}},
 		}
 		scenarios[cloud+"/ClusterLocatedByEnvironment"] = fntest.Scenario{
 			Reason: "On a Cluster that names no location, the bucket and the identity are in the one the Cluster's environment gave it, which the Cluster reports in status.location, from the first render on.",
 			XR:     x,
-			Extra:  clusterLocated(x, "", other.location),
+			Extra:  clusterLocated(x, "", other.Other),
 			Steps: []fntest.Step{
-				{Name: "first", Hold: true, Check: fntest.All(firstInRegion(cloud, other.region), noEmptyRegion)},
+				{Name: "first", Hold: true, Check: fntest.All(firstInRegion(cloud, other.OtherRegion), fntest.NoEmptyRegion)},
 				converged,
-				{Name: "steady", Check: fntest.All(inRegion(cloud, other.region), noEmptyRegion)},
+				{Name: "steady", Check: fntest.All(inRegion(cloud, other.OtherRegion), fntest.NoEmptyRegion)},
 			},
 		}
 		scenarios[cloud+"/WaitsForClusterLocation"] = fntest.Scenario{
@@ -135,8 +91,8 @@ func TestClusterLocationScenarios(t *testing.T) {
 						t.Errorf("%d resources desired while the Cluster's location is unknown, want none", n)
 					}
 				})},
-				{Name: "reported", World: func(w *fntest.World) { w.Extra = clusterLocated(w.XR, "", other.location) }, Converge: true, Check: fntest.IsReady(true)},
-				{Name: "steady", Check: fntest.All(inRegion(cloud, other.region), noEmptyRegion)},
+				{Name: "reported", World: func(w *fntest.World) { w.Extra = clusterLocated(w.XR, "", other.Other) }, Converge: true, Check: fntest.IsReady(true)},
+				{Name: "steady", Check: fntest.All(inRegion(cloud, other.OtherRegion), fntest.NoEmptyRegion)},
 			},
 		}
 	}
@@ -148,7 +104,7 @@ func TestClusterLocationScenarios(t *testing.T) {
 		Steps: []fntest.Step{
 			converged,
 			{Name: "spec location removed", World: func(w *fntest.World) { w.Extra = clusterLocated(w.XR, "", "eu-west-1") }, Check: fntest.All(
-				fntest.IsReady(true), inRegion("aws", "eu-west-1"), noEmptyRegion)},
+				fntest.IsReady(true), inRegion("aws", "eu-west-1"), fntest.NoEmptyRegion)},
 			{Name: "status location gone too", World: func(w *fntest.World) { w.Extra = clusterLocated(w.XR, "", "") }, Check: fntest.All(
 				unreportedLocation, fntest.Desires("bucket", "identity", "identity-association", "deployment", "database"), inRegion("aws", "eu-west-1"))},
 			{Name: "reported again", World: func(w *fntest.World) { w.Extra = clusterLocated(w.XR, "", "eu-west-1") }, Converge: true, Check: fntest.All(
