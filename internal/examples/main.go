@@ -519,8 +519,11 @@ func exampleEnvs() (map[string]fntest.Object, error) {
 	envs := map[string]fntest.Object{}
 	for _, f := range files {
 		objs, err := fntest.Load(f)
-		if err != nil || len(objs) == 0 {
-			return nil, fmt.Errorf("cannot load EnvironmentConfig %s: %v", f, err)
+		if err != nil {
+			return nil, fmt.Errorf("cannot load EnvironmentConfig %s: %w", f, err)
+		}
+		if len(objs) == 0 {
+			return nil, fmt.Errorf("cannot load EnvironmentConfig %s: the file holds none", f)
 		}
 		envs[filepath.Base(f)] = objs[0]
 	}
