@@ -172,16 +172,10 @@ func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) 
 		segs := strings.Split(f.Path, ".")
 		asked := object.Get(observed, segs...)
 		var reported *structpb.Value
-		// reports is whether the provider reports the object that holds
-		// the field (status.atProvider itself, for a top-level field): only
-		// then is a field missing from both the spec, which the provider
-		// late-initializes from the cloud, and its report one the cloud
-		// resource does not have.
-		reports := false
+		var at []string
 		if len(segs) > 2 && segs[0] == "spec" && segs[1] == "forProvider" {
-			at := append([]string{"status", "atProvider"}, segs[2:]...)
+			at = append([]string{"status", "atProvider"}, segs[2:]...)
 			reported = object.Get(observed, at...)
-			reports = len(object.Get(observed, at[:len(at)-1]...).GetStructValue().GetFields()) > 0
 		}
 		if f.Action == Raise {
 			if old := cmp.Or(asked, reported); old != nil && lower(nv, old) {
@@ -194,24 +188,25 @@ func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) 
 			v.Changes = append(v.Changes, Change{Field: f, Old: asked, New: nv})
 		case asked == nil && reported != nil && changes(reported, nv):
 			v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv})
-		case asked == nil && reported == nil && reports && !reference(segs[len(segs)-1]) && !empty(nv):
+		case asked == nil && reported == nil && at != nil && reports(observed, at) && !object.IsReference(segs[len(segs)-1]) && !empty(nv):
 			// Neither the spec (which the provider late-initializes from
 			// the cloud) nor the provider's report has the field: the
 			// cloud resource has none, and setting one replaces it.
 			v.Changes = append(v.Changes, Change{Field: f, New: nv})
-		case asked != nil && names(refusal, f.Attribute) && (reported == nil && !reference(segs[len(segs)-1]) || reported != nil && changes(reported, nv)):
+		case asked != nil && names(refusal, f.Attribute) && (reported == nil && !object.IsReference(segs[len(segs)-1]) || reported != nil && changes(reported, nv)):
 			v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv, Stuck: true})
 		}
 	}
 	return v
 }
 
-// reference reports whether a field name is a Crossplane reference or
-// selector (…Ref, …Refs, …Selector): the provider resolves it into another
-// field and never reports it, so its absence from a report says nothing of
-// the cloud resource.
-func reference(name string) bool {
-	return strings.HasSuffix(name, "Ref") || strings.HasSuffix(name, "Refs") || strings.HasSuffix(name, "Selector")
+// reports is whether the provider reports the object that holds the field
+// at a status.atProvider path (status.atProvider itself, for a top-level
+// field): only then is a field missing from both the spec, which the
+// provider late-initializes from the cloud, and its report one the cloud
+// resource does not have.
+func reports(observed *structpb.Struct, at []string) bool {
+	return len(object.Get(observed, at[:len(at)-1]...).GetStructValue().GetFields()) > 0
 }
 
 // empty reports whether a rendered value is an empty list or object, which

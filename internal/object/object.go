@@ -181,3 +181,21 @@ func First(s *structpb.Struct, path ...string) *structpb.Struct {
 	}
 	return l[0].GetStructValue()
 }
+
+// IsReference reports whether a field name is a Crossplane cross-resource
+// reference or selector: vpcIdRef, subnetIdRefs, networkSelector (and a bare
+// ref or selector). A provider resolves it into another field and never
+// reports it in status.atProvider.
+func IsReference(name string) bool {
+	for _, suffix := range []string{"Refs", "Ref", "Selectors", "Selector"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok && base != "" {
+			c := base[len(base)-1]
+			return 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
+		}
+	}
+	switch name {
+	case "ref", "refs", "selector", "selectors":
+		return true
+	}
+	return false
+}

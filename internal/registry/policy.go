@@ -42,10 +42,6 @@ const (
 // reCredentialKey matches field names that hold or locate credentials.
 var reCredentialKey = regexp.MustCompile(`(?i)(secret|password|passwd|credential|token|privatekey|masterauth)`)
 
-// reReferenceKey matches the field names of Crossplane cross-resource
-// references and selectors.
-var reReferenceKey = regexp.MustCompile(`[a-z0-9](Ref|Refs|Selector|Selectors)$|^(ref|refs|selector|selectors)$`)
-
 // reservedDomains are the label and annotation domains overlays never set.
 var reservedDomains = []string{"crossplane.io", "platform.example.org", "upbound.io", "kubernetes.io", "k8s.io"}
 
@@ -202,7 +198,7 @@ func tenant(rd *Rendered, path []string) string {
 		switch {
 		case reCredentialKey.MatchString(seg):
 			return ruleSecret
-		case reReferenceKey.MatchString(seg):
+		case object.IsReference(seg):
 			return ruleRefs
 		}
 	}
@@ -264,7 +260,7 @@ func wiresReference(v any) bool {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, item := range t {
-			if reReferenceKey.MatchString(k) || wiresReference(item) {
+			if object.IsReference(k) || wiresReference(item) {
 				return true
 			}
 		}
