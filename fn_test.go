@@ -106,7 +106,7 @@ func TestRunFunctionFatal(t *testing.T) {
 		"NameTooLongForGKE": {
 			reason: "GKE cluster names are at most 40 characters.",
 			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("metadata.labels.clusterName", "a-very-long-cluster-name-that-gke-will-refuse")), EnvironmentConfigs: envs}},
-			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[clusterName]: Invalid value: "a-very-long-cluster-name-that-gke-will-refuse": GKE cluster names start with a lower-case letter, contain only lower-case letters, digits and '-', do not end with '-', and have at most 40 characters; set the clusterName label to choose one`)},
+			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: metadata.labels[clusterName]: Forbidden: cluster name "a-very-long-cluster-name-that-gke-will-refuse" is not assigned to namespace "team-edge": hosts and chosen cloud names are global, so the platform team assigns them to namespaces (environment key tenancy.namespaces.team-edge.names); metadata.labels[clusterName]: Invalid value: "a-very-long-cluster-name-that-gke-will-refuse": GKE cluster names start with a lower-case letter, contain only lower-case letters, digits and '-', do not end with '-', do not start with 'xn--' (a look-alike host's punycode), and have at most 40 characters; set the clusterName label to choose one`)},
 		},
 		"InvalidProject": {
 			reason: "planeId must be a GCP project ID on GCP.",
@@ -144,7 +144,8 @@ func TestRunFunctionFatal(t *testing.T) {
 		"UnknownImportMode": {
 			reason: "Import modes are observe and manage.",
 			args:   args{req: fntest.Request{XR: fntest.GCPXR(fntest.Set("spec.parameters.import", map[string]any{"enabled": true, "mode": "adopt", "resources": map[string]any{"cluster": "edge"}})), EnvironmentConfigs: envs}},
-			want:   want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.import.mode: Unsupported value: "adopt": supported values: "observe", "manage"`)},
+			want: want{rsp: fatal(`invalid Cluster team-edge/edge: spec.parameters.import.mode: Unsupported value: "adopt": supported values: "observe", "manage"; ` +
+				`spec.parameters.import.resources[cluster]: Forbidden: existing resource "edge" is not assigned to namespace "team-edge": hosts and chosen cloud names are global, so the platform team assigns them to namespaces (environment key tenancy.namespaces.team-edge.names)`)},
 		},
 		"UnknownParameter": {
 			reason: "A misspelt parameter is reported, not silently ignored.",
@@ -301,7 +302,8 @@ func TestRunFunction(t *testing.T) {
 			reason: "An environment in the pipeline context (function-environment-configs) is used as is, without a requirement.",
 			args: args{req: fntest.Request{XR: fntest.GCPXR(), Context: fntest.Object{envcfg.ContextKey: fntest.Object{
 				"apiVersion": "internal.crossplane.io/v1alpha1", "kind": "Environment",
-				"sizes": map[string]any{"small": "e2-standard-2"},
+				"sizes":   map[string]any{"small": "e2-standard-2"},
+				"tenancy": map[string]any{"namespaces": map[string]any{"team-edge": map[string]any{"hosts": []any{"edge.example.net"}}}},
 			}}}},
 			want: want{summary: summary{
 				Desired: []string{

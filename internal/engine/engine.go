@@ -108,11 +108,33 @@ func Begin(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts mod
 			return nil, err
 		}
 	}
-	return &Call{
+	x.CloudName = cloudName(x, TenancyOf(res.Env), cloud, observed)
+	c := &Call{
 		Req: req, Rsp: rsp, Opts: opts,
 		XR: x, Cloud: cloud, Env: res.Env, Observed: observed,
 		Errs: errs, Warnings: res.Warnings, layers: res.Layers,
-	}, nil
+	}
+	c.checkChosenNames()
+	return c, nil
+}
+
+// checkChosenNames refuses the cloud names an XR's owner chose that its
+// namespace was not assigned: a Cluster's clusterName label, and the
+// existing resources an import adopts (a provider adopts a cloud resource
+// by its name, so importing another tenant's would manage it).
+func (c *Call) checkChosenNames() {
+	x := c.XR
+	if n := x.Labels[xr.LabelClusterName]; n != "" {
+		if err := c.check(xr.LabelPath(xr.LabelClusterName), "cluster name", n, "names", c.Tenancy().Name); err != nil {
+			c.Errs = append(c.Errs, err)
+		}
+	}
+	ip := xr.ParametersPath("import", "resources")
+	for _, k := range slices.Sorted(maps.Keys(x.Import.Resources)) {
+		if err := c.CheckName(ip.Key(k), "existing resource", x.Import.Resources[k]); err != nil {
+			c.Errs = append(c.Errs, err)
+		}
+	}
 }
 
 // Invalid returns the call's errors, and the wrongly typed environment

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 )
 
 // sectionKey identifies a decoded section: its type and its path.
@@ -48,6 +50,9 @@ type Shared struct {
 	// Overrides are the platform team's overlays, by composition-resource
 	// name.
 	Overrides map[string]map[string]any `json:"overrides"`
+	// Tenancy assigns hosts and chosen cloud names to namespaces, and says
+	// which namespaces keep bare cloud names (docs/safety.md).
+	Tenancy names.Tenancy `json:"tenancy"`
 	// Prices are the prices every estimate shares.
 	Prices struct {
 		// HoursPerMonth is the hours a monthly estimate counts.

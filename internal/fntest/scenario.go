@@ -569,3 +569,32 @@ func NoEmptyRegion(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 		}
 	}
 }
+
+// Grant returns an environment change that grants a namespace hosts and
+// cloud names in the tenancy of names (environment key tenancy), as the
+// platform team does for a namespace that imports existing resources or
+// publishes under a domain of its own.
+func Grant(namespace string, hosts, names []string) func(*World) {
+	return EnvEdit("cluster-platform-baseline", "tenancy.namespaces."+namespace, map[string]any{"hosts": FromStrings(hosts), "names": FromStrings(names)})
+}
+
+// FromStrings is a list of strings as an object's list.
+func FromStrings(l []string) []any {
+	out := make([]any, len(l))
+	for i, s := range l {
+		out[i] = s
+	}
+	return out
+}
+
+// Granted is a step that first applies a grant (Grant).
+func Granted(st Step, grant func(*World)) Step {
+	prev := st.World
+	st.World = func(w *World) {
+		grant(w)
+		if prev != nil {
+			prev(w)
+		}
+	}
+	return st
+}

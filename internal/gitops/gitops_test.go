@@ -250,7 +250,7 @@ func TestScaffoldedClusters(t *testing.T) {
 	for _, cloud := range registry.Clouds() {
 		values := map[string]string{
 			"name": "scaffolded", "cloud": cloud, "planeType": "production", "version": "1.33",
-			"domain": "scaffolded.example.com", "size": "medium", "minNodes": "3", "maxNodes": "10",
+			"domain": "scaffolded.prod.example.com", "size": "medium", "minNodes": "3", "maxNodes": "10",
 			"limitUsd": "2500", "enforcement": "monitor-only",
 			"planeId":  map[string]string{"gcp": "scaffold-project", "aws": "123456789012", "azure": "00000000-0000-0000-0000-000000000000"}[cloud],
 			"location": map[string]string{"gcp": "europe-west4", "aws": "eu-west-1", "azure": "westeurope"}[cloud],

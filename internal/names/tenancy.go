@@ -95,7 +95,7 @@ type Grant struct {
 	// or a prefix followed by "*". Names that begin with the XR's own
 	// derived name and '-' need no grant.
 	Names []string `json:"names"`
-	// BareNames: its XRs derive their cloud names from their names alone,
+	// BareNames says that its XRs derive their cloud names from their names alone,
 	// without the namespace's tag, as before names had tenants. For the
 	// platform team's own namespace, whose names it keeps apart itself.
 	BareNames bool `json:"bareNames"`

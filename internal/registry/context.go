@@ -21,6 +21,12 @@ const (
 	// LabelCloud records the cloud that composed the resource; the cloud
 	// of an XR cannot change once it has composed resources.
 	LabelCloud = "platform.example.org/cloud"
+	// LabelCloudName records the name a tenant's XR derived its cloud
+	// names from (names.Tenant), so that the XR keeps it whatever the
+	// tenancy of names says later; absent where the XR's names are bare
+	// (its name alone), as on everything composed before names had
+	// tenants.
+	LabelCloudName = "platform.example.org/cloud-name"
 	// AnnotationComponent records the agnostic component that produced the
 	// resource, which decides whether a spec change removed it.
 	AnnotationComponent = "platform.example.org/component"

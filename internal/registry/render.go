@@ -295,6 +295,9 @@ func envelope(ctx *Context, comp platform.Component, r *Resource) *Rendered {
 	}
 	labels[LabelResource] = r.Name
 	labels[LabelCloud] = ctx.Cloud.Name
+	if x := ctx.XR; x.CloudName != x.BareName && x.BareName != "" {
+		labels[LabelCloudName] = x.CloudName
+	}
 	ann, _ := meta["annotations"].(map[string]any)
 	if ann == nil {
 		ann = map[string]any{}

@@ -234,12 +234,20 @@ func DecodeAppEnvironment(s *structpb.Struct) (*AppEnvironment, field.ErrorList)
 	return x, d.errs
 }
 
+// MaxAppEnvironmentName bounds an AppEnvironment's name: its resources'
+// names and its nested Database's (the name and a generated suffix) derive
+// from it. The portal applies the same rule (ValidateAppEnvironment).
+const MaxAppEnvironmentName = 40
+
 // AppNamespace is the namespace of the environment on the workload
-// cluster: spec.parameters.namespace, else the XR's cloud name (for a
+// cluster: spec.parameters.namespace, else the XR's bare name (for a
 // claim, the claim's name).
 func (x *AppEnvironment) AppNamespace() string {
 	if x.Parameters.Namespace != "" {
 		return x.Parameters.Namespace
+	}
+	if x.BareName != "" {
+		return x.BareName
 	}
 	return x.CloudName
 }
@@ -250,6 +258,7 @@ func (x *AppEnvironment) AppNamespace() string {
 // use) is the module's to check.
 func ValidateAppEnvironment(x *AppEnvironment, clouds []string) field.ErrorList {
 	errs := ValidateComposite(&x.Composite, clouds)
+	errs = append(errs, ValidateCloudName(&x.Composite, MaxAppEnvironmentName, "AppEnvironment", "its cloud resources' names derive from it")...)
 	p := x.Parameters
 	rp := ParametersPath("clusterRef", "name")
 	if p.ClusterRef.Name == "" {

@@ -116,7 +116,26 @@ func TestValidateAppEnvironment(t *testing.T) {
 			reason: "An XR name that is no DNS label cannot be the default namespace; the error names metadata.name.",
 			name:   "Shop.Prod",
 			params: ok,
-			want:   []string{`metadata.name: Invalid value: "Shop.Prod": the namespace on the workload cluster: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`},
+			want: []string{
+				`metadata.name: Invalid value: "Shop.Prod": AppEnvironment names start with a lower-case letter, contain only lower-case letters, digits and '-', do not end with '-', do not start with 'xn--' (a look-alike host's punycode), and have at most 40 characters (its cloud resources' names derive from it); choose another name`,
+				`metadata.name: Invalid value: "Shop.Prod": the namespace on the workload cluster: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+			},
+		},
+		"PortalNames": {
+			reason: "Names the clouds refuse, and punycode look-alikes, are refused here, where the portal validates a request too.",
+			name:   "9t-x",
+			params: ok,
+			want: []string{
+				`metadata.name: Invalid value: "9t-x": AppEnvironment names start with a lower-case letter, contain only lower-case letters, digits and '-', do not end with '-', do not start with 'xn--' (a look-alike host's punycode), and have at most 40 characters (its cloud resources' names derive from it); choose another name`,
+			},
+		},
+		"Punycode": {
+			reason: "A punycode name would give a look-alike host (<name>.<domain>).",
+			name:   "xn--pple-43d",
+			params: ok,
+			want: []string{
+				`metadata.name: Invalid value: "xn--pple-43d": AppEnvironment names start with a lower-case letter, contain only lower-case letters, digits and '-', do not end with '-', do not start with 'xn--' (a look-alike host's punycode), and have at most 40 characters (its cloud resources' names derive from it); choose another name`,
+			},
 		},
 		"Backend": {
 			reason: "Image, port, replicas, env names and credentials, and quantities are checked, every one at once.",

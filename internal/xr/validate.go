@@ -367,7 +367,11 @@ func quoteAll(l []string) string {
 // '-', not ending with '-', at most max characters. product names what is
 // named (GKE, EKS, AKS, Cloud SQL, ...); why, when set, explains the limit.
 func ValidateCloudName(x *Composite, max int, product, why string) field.ErrorList {
-	if len(x.CloudName) <= max && reCloudName.MatchString(x.CloudName) {
+	n := x.BareName
+	if n == "" {
+		n = x.CloudName
+	}
+	if len(n) <= max && reCloudName.MatchString(n) && !strings.HasPrefix(n, "xn--") {
 		return nil
 	}
 	p := field.NewPath("metadata", "name")
@@ -384,7 +388,7 @@ func ValidateCloudName(x *Composite, max int, product, why string) field.ErrorLi
 	if x.Labels[LabelClusterName] == "" && x.Kind != "" && !strings.HasSuffix(x.Kind, "Cluster") {
 		hint = "; choose another name"
 	}
-	return field.ErrorList{field.Invalid(p, x.CloudName, fmt.Sprintf(
-		"%s names start with a lower-case letter, contain only lower-case letters, digits and '-', do not end with '-', and have at most %d characters%s%s",
+	return field.ErrorList{field.Invalid(p, n, fmt.Sprintf(
+		"%s names start with a lower-case letter, contain only lower-case letters, digits and '-', do not end with '-', do not start with 'xn--' (a look-alike host's punycode), and have at most %d characters%s%s",
 		product, max, why, hint))}
 }

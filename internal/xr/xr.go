@@ -112,10 +112,15 @@ type Composite struct {
 	Cloud     string
 	PlaneID   string
 	PlaneType string
-	// CloudName is the name the XR's cloud resources derive from: the
-	// clusterName label of a Cluster, else the claim's name for an XR of a
-	// claim, else metadata.name.
+	// CloudName is the name the XR's cloud resources derive from. Decoded,
+	// it is BareName; the engine then gives an XR of a tenant's namespace
+	// the name its namespace's tenancy derives (names.Tenant), or the one
+	// its running resources were named with.
 	CloudName string
+	// BareName is the name the XR's owner chose: the clusterName label of
+	// a Cluster, else the claim's name for an XR of a claim, else
+	// metadata.name.
+	BareName string
 
 	// Import is spec.parameters.import.
 	Import Import
@@ -395,7 +400,18 @@ func decodeComposite(s *structpb.Struct) Composite {
 	if x.CloudName == "" {
 		x.CloudName = x.Name
 	}
+	x.BareName = x.CloudName
 	return x
+}
+
+// Tenant is the namespace whose tenancy of names the XR is under: its own,
+// or for the XR of a claim the claim's; empty for a cluster-scoped XR of
+// no claim, which only the platform team can create.
+func (x *Composite) Tenant() string {
+	if x.Namespace != "" {
+		return x.Namespace
+	}
+	return x.Labels[LabelClaimNamespace]
 }
 
 // decodeCommon reads the parameters every XR kind takes from the fields of
@@ -437,7 +453,7 @@ func Decode(s *structpb.Struct) (*Cluster, field.ErrorList) {
 	d := &decoder{}
 	x := &Cluster{Composite: decodeComposite(s)}
 	if n := x.Labels[LabelClusterName]; n != "" {
-		x.CloudName = n
+		x.CloudName, x.BareName = n, n
 	}
 	spec := object.Get(s, "spec")
 	sp := field.NewPath("spec")

@@ -60,7 +60,7 @@ func TestDecode(t *testing.T) {
 				Composite: Composite{
 					APIVersion: "platform.example.org/v1alpha1", Kind: "Cluster", Name: "prod", Namespace: "platform",
 					Labels: map[string]string{"cloud": "gcp", "planeId": "my-project-123"},
-					Scope:  Namespaced, Cloud: "gcp", PlaneID: "my-project-123", CloudName: "prod",
+					Scope:  Namespaced, Cloud: "gcp", PlaneID: "my-project-123", CloudName: "prod", BareName: "prod",
 				},
 				Parameters: Parameters{
 					Location: "us-central1",
@@ -77,7 +77,7 @@ func TestDecode(t *testing.T) {
 			want: want{xr: &Cluster{
 				Composite: Composite{
 					Name: "prod-x7k2p", Labels: map[string]string{"crossplane.io/claim-name": "prod"},
-					Scope: ClusterScoped, CloudName: "prod",
+					Scope: ClusterScoped, CloudName: "prod", BareName: "prod",
 				},
 				Parameters: Parameters{Location: "x"},
 			}},

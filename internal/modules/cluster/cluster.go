@@ -40,6 +40,11 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		x.Parameters.Location = s.Location
 	}
 	c.Errs = append(c.Errs, xr.RequireLocation(x)...)
+	// A Cluster's domain is a host: its public zone, the delegation in
+	// the parent zone and every host of its environments live under it.
+	if err := c.CheckHost(xr.ParametersPath("domain"), x.Parameters.Domain); err != nil {
+		c.Errs = append(c.Errs, err)
+	}
 
 	// Plan and check the cloud's rules even when the XR has errors, so
 	// that one Fatal names every bad field.

@@ -499,7 +499,7 @@ func TestLifecycle(t *testing.T) {
 			Reason: "An imported pool is never replaced: a replacement-only change of it is a Fatal.",
 			XR: fntest.AWSXR(fntest.Set("spec.parameters.import", map[string]any{"enabled": true, "mode": "manage",
 				"resources": map[string]any{"nodepool-general": "general"}})),
-			Steps: []fntest.Step{converged,
+			Steps: []fntest.Step{fntest.Granted(converged, edgeGrant),
 				{Name: "size medium", Spec: fntest.Edit("spec.parameters.pools.general.size", "medium"), Fatal: "node pool general is imported"},
 			},
 		},

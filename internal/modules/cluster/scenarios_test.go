@@ -52,6 +52,10 @@ func noInUseLabel(name string) fntest.Check {
 // converged is the scenario prefix that brings the XR's stack up.
 var converged = fntest.Step{Name: "converge", Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.TTL(ttlReady))}
 
+// edgeGrant is the platform team's grant of the fixtures' namespace
+// team-edge to import existing resources by name, and of its domain.
+var edgeGrant = fntest.Grant("team-edge", []string{"edge.example.net", "*.edge.example.net"}, []string{"edge", "edge-two", "general", "existing-gke", "vpc-*", "Z0123456789"})
+
 func TestScenarios(t *testing.T) {
 	// firstWarning is the warning of the first step of WarningsReportedOnce,
 	// which the second puts in the XR's status.
@@ -94,12 +98,12 @@ func TestScenarios(t *testing.T) {
 		"KubeconfigToClaimOwner": {
 			Reason: "A claim's XR returns the kubeconfig, endpoint and CA as connection details, which Crossplane copies to the claim's Secret, and its status says so; nothing before the cluster writes one.",
 			XR: fntest.GCPXR(fntest.Legacy, func(o fntest.Object) {
-				o["metadata"].(map[string]any)["labels"].(map[string]any)["crossplane.io/claim-namespace"] = "team-a"
+				o["metadata"].(map[string]any)["labels"].(map[string]any)["crossplane.io/claim-namespace"] = "team-edge"
 			}),
 			Steps: []fntest.Step{
 				{Name: "first", Hold: true, Check: fntest.ConnectionKeys()},
 				{Name: "converged", Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.ConnectionKeys("kubeconfig", "endpoint", "clusterCA"),
-					fntest.Status("kubeconfigSecret", map[string]any{"namespace": "team-a", "key": "kubeconfig", "via": "Claim"}))},
+					fntest.Status("kubeconfigSecret", map[string]any{"namespace": "team-edge", "key": "kubeconfig", "via": "Claim"}))},
 			},
 		},
 		"KubeconfigInNamespace": {
@@ -150,7 +154,7 @@ func TestScenarios(t *testing.T) {
 			Reason: "A new clusterName label would rename every cloud resource: Fatal.",
 			XR:     fntest.GCPXR(),
 			Steps: []fntest.Step{
-				converged,
+				fntest.Granted(converged, edgeGrant),
 				{Name: "renamed", Spec: fntest.Edit("metadata.labels.clusterName", "edge-two"), Fatal: "cloud names are immutable"},
 			},
 		},
@@ -251,7 +255,7 @@ func TestScenarios(t *testing.T) {
 			},
 		},
 		"PrivateServicesToggled": {
-			Reason: "On GCP, spec.parameters.network.privateServices composes the range and peering Cloud SQL needs in the cluster's network, named after the cluster as Databases named theirs before; setting it to false removes them, and nothing else.",
+			Reason: "On GCP, spec.parameters.network.privateServices composes the range and peering Cloud SQL needs in the cluster's network, named after the cluster's cloud name (as Databases on it named theirs before); setting it to false removes them, and nothing else.",
 			XR:     fntest.GCPXR(),
 			Steps: []fntest.Step{
 				converged,
@@ -260,8 +264,8 @@ func TestScenarios(t *testing.T) {
 					func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 						t.Helper()
 						o := fntest.Desired(rsp)["private-services-range"]
-						if got := o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/external-name"]; got != "edge-db-psa" {
-							t.Errorf("private-services-range is %v in the cloud, want edge-db-psa (the range Databases on the Cluster composed before)", got)
+						if got := o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/external-name"]; got != "edge-4153p-db-psa" {
+							t.Errorf("private-services-range is %v in the cloud, want edge-4153p-db-psa (named after the cluster's cloud name, which for a new Cluster of team-edge carries the namespace's tag)", got)
 						}
 					},
 				)},
@@ -367,7 +371,7 @@ func TestScenarios(t *testing.T) {
 				"enabled": true, "mode": "observe", "resources": map[string]any{"cluster": "edge"},
 			})),
 			Steps: []fntest.Step{
-				converged,
+				fntest.Granted(converged, edgeGrant),
 				{Name: "observe", Check: fntest.Field("cluster", "spec.managementPolicies", []any{"Observe"})},
 				{Name: "manage", Spec: fntest.Edit("spec.parameters.import.mode", "manage"), Check: fntest.Field("cluster", "spec.managementPolicies", []any{"Observe", "Create", "Update", "LateInitialize"})},
 				{Name: "back to observe", Spec: fntest.Edit("spec.parameters.import.mode", "observe"), Check: fntest.Field("cluster", "spec.managementPolicies", []any{"Observe"})},
@@ -381,7 +385,7 @@ func TestScenarios(t *testing.T) {
 				"enabled": true, "only": true, "resources": map[string]any{"network": "vpc-0123456789abcdef0", "public-dns-zone": "Z0123456789"},
 			})),
 			Steps: []fntest.Step{
-				{Name: "first", Check: fntest.All(fntest.Desires("network", "public-dns-zone"), fntest.Lacks("cluster", "subnet-private-a"))},
+				{Name: "first", World: edgeGrant, Check: fntest.All(fntest.Desires("network", "public-dns-zone"), fntest.Lacks("cluster", "subnet-private-a"))},
 				fntest.ConvergeStep("settles"),
 			},
 		},

@@ -171,7 +171,7 @@ func TestTrustBoundary(t *testing.T) {
 			Reason: "On an imported, observe-only cluster an XR's overrides can neither widen the management policies nor drop the import marker.",
 			XR:     fntest.GCPXR(importedCluster),
 			Steps: []fntest.Step{
-				converged,
+				fntest.Granted(converged, edgeGrant),
 				{Name: "all policies", Spec: override("cluster", spec(map[string]any{"managementPolicies": []any{"*"}})), Fatal: "spec.parameters.overrides.cluster.spec.managementPolicies: Forbidden"},
 				{Name: "import marker removed", Spec: override("cluster", annotations(map[string]any{"platform.example.org/import-mode": nil})), Fatal: "spec.parameters.overrides.cluster.metadata.annotations[platform.example.org/import-mode]: Forbidden"},
 				{Name: "deletion policy", Spec: override("cluster", spec(map[string]any{"deletionPolicy": "Delete"})), Fatal: "spec.parameters.overrides.cluster.spec.deletionPolicy: Forbidden"},
@@ -204,7 +204,7 @@ func TestTrustBoundary(t *testing.T) {
 			Reason: "The platform team's overrides may set management policies on ordinary resources, but not on an imported one.",
 			XR:     fntest.GCPXR(importedCluster),
 			Steps: []fntest.Step{
-				converged,
+				fntest.Granted(converged, edgeGrant),
 				{Name: "orphan policy fleet-wide", World: envOverride("network", spec(map[string]any{"deletionPolicy": "Orphan"})), Check: fntest.Field("network", "spec.deletionPolicy", "Orphan")},
 				{Name: "on the imported cluster", World: envOverride("cluster", spec(map[string]any{"managementPolicies": []any{"*"}})), Fatal: "environment.overrides.cluster.spec.managementPolicies: Forbidden"},
 			},
@@ -214,7 +214,7 @@ func TestTrustBoundary(t *testing.T) {
 			XR: fntest.GCPXR(fntest.Set("spec.parameters.import", map[string]any{
 				"enabled": true, "resources": map[string]any{"clustr": "existing-gke"},
 			})),
-			Steps: []fntest.Step{{Name: "first", Fatal: `spec.parameters.import.resources[clustr]: Invalid value: "clustr": names no managed resource this XR composes; importable names: cluster, cluster-issuer, dns-identity`}},
+			Steps: []fntest.Step{{Name: "first", World: edgeGrant, Fatal: `spec.parameters.import.resources[clustr]: Invalid value: "clustr": names no managed resource this XR composes; importable names: cluster, cluster-issuer, dns-identity`}},
 		},
 		"OverrideKeyTypo": {
 			Reason: "An XR's override key that names nothing is a Fatal: a typo is never silently ignored.",

@@ -306,7 +306,7 @@ func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster) (*Plan, fiel
 
 	inst.Databases = par.Databases
 	if len(inst.Databases) == 0 {
-		inst.Databases = []string{DefaultDatabaseName(x.CloudName)}
+		inst.Databases = []string{DefaultDatabaseName(cmp.Or(x.BareName, x.CloudName))}
 	}
 	// The components are values: build them once the plan is complete.
 	p := &Plan{Network: net, Instance: inst, Components: []platform.Component{*net, *inst}}

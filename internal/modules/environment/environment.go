@@ -22,6 +22,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -68,7 +69,8 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	}
 	c.Errs = append(c.Errs, cluster.Check(&x.Composite, "AppEnvironment", "an environment runs on a Cluster")...)
 	c.Errs = append(c.Errs, checkNamespaceOwner(x, siblings)...)
-	c.Errs = append(c.Errs, checkNameOwners(x, siblings)...)
+	c.Errs = append(c.Errs, checkTenancy(c, x)...)
+	c.Errs = append(c.Errs, checkNameOwners(x, siblings, c.Tenancy())...)
 	// The bucket, the identity and what goes with them live in the
 	// Cluster's region, which it may not have reported yet: never plan
 	// without it.
@@ -242,12 +244,13 @@ func checkNamespaceOwner(x *xr.AppEnvironment, siblings []*xr.AppEnvironment) fi
 // an existing bucket of its name), opening one's objects to the other's
 // CDN or backend. Among environments created at the same second, the name
 // decides.
-func checkNameOwners(x *xr.AppEnvironment, siblings []*xr.AppEnvironment) field.ErrorList {
+func checkNameOwners(x *xr.AppEnvironment, siblings []*xr.AppEnvironment, t *names.Tenancy) field.ErrorList {
 	var errs field.ErrorList
 	for _, s := range siblings {
 		if s.Cloud != x.Cloud || s.PlaneID != x.PlaneID || !older(s, x) {
 			continue
 		}
+		s.CloudName = siblingCloudName(s, t)
 		theirs, mine := claimedNames(s), claimedNames(x)
 		for _, v := range slices.Sorted(maps.Keys(mine)) {
 			n := mine[v]
@@ -257,6 +260,42 @@ func checkNameOwners(x *xr.AppEnvironment, siblings []*xr.AppEnvironment) field.
 		}
 	}
 	return errs
+}
+
+// checkTenancy refuses the hosts and chosen bucket names the platform team
+// did not assign to the XR's namespace (engine.Call.CheckHost and
+// CheckName): hosts and bucket names are global, and one namespace's XR
+// must never publish another's host or adopt its bucket.
+func checkTenancy(c *engine.Call, x *xr.AppEnvironment) field.ErrorList {
+	var errs field.ErrorList
+	add := func(err *field.Error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	par := x.Parameters
+	if i := par.Ingress; i != nil {
+		add(c.CheckHost(xr.ParametersPath("ingress", "host"), i.Host))
+	}
+	if b := par.Bucket; b != nil {
+		add(c.CheckName(xr.ParametersPath("bucket", "name"), "bucket", b.Name))
+	}
+	if f := par.Frontend; f != nil {
+		add(c.CheckHost(xr.ParametersPath("frontend", "host"), f.Host))
+		add(c.CheckName(xr.ParametersPath("frontend", "bucketName"), "bucket", f.BucketName))
+	}
+	return errs
+}
+
+// siblingCloudName is the cloud name a sibling derives its bucket names
+// from, as the engine gives it to the sibling's own render when it has no
+// resources yet.
+func siblingCloudName(s *xr.AppEnvironment, t *names.Tenancy) string {
+	ns := s.Tenant()
+	if ns == "" || t.Of(ns).BareNames {
+		return s.BareName
+	}
+	return names.Tenant(ns, s.BareName, names.MaxBase)
 }
 
 // claimed is a host or a bucket an AppEnvironment has, and the field that

@@ -404,10 +404,6 @@ type Plan struct {
 	Warnings []string
 }
 
-// MaxName bounds an AppEnvironment's cloud name: its resources' names and
-// its nested Database's (the name and a generated suffix) derive from it.
-const MaxName = 40
-
 // Build plans an application environment on cluster. Every error names a
 // field path: of the XR for bad input, of the environment for bad
 // configuration.
@@ -415,7 +411,6 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster) (
 	var errs field.ErrorList
 	par := x.Parameters
 	s := SettingsOf(env)
-	errs = append(errs, xr.ValidateCloudName(&x.Composite, MaxName, "AppEnvironment", "its cloud resources' names derive from it")...)
 	app := &App{
 		Name:           x.CloudName,
 		Namespace:      x.AppNamespace(),
