@@ -37,6 +37,18 @@ var (
 		Opaque:     []string{"spec.forProvider.manifest"},
 	}).WithGuarded("what an Object applies, and where, is the function's: an XR's overrides may configure the object, not make it another one",
 		"spec.forProvider.manifest.apiVersion", "spec.forProvider.manifest.kind", "spec.forProvider.manifest.metadata.name", "spec.forProvider.manifest.metadata.namespace").
+		// An Ingress's rules and TLS hosts, a Gateway API route's
+		// hostnames, and the annotations that make external-dns publish,
+		// or ingress-nginx serve, another host: two namespaces' objects
+		// with one host on a shared Cluster split or steal its traffic.
+		// (An annotation key's dots read as path segments: the prefixes
+		// below guard every key of those domains.)
+		WithGuarded(registry.WhyHost,
+			"spec.forProvider.manifest.spec.rules", "spec.forProvider.manifest.spec.tls", "spec.forProvider.manifest.spec.hostnames",
+			"spec.forProvider.manifest.metadata.annotations.external-dns",
+			"spec.forProvider.manifest.metadata.annotations.nginx.ingress.kubernetes.io/server-alias",
+			"spec.forProvider.manifest.metadata.annotations.nginx.ingress.kubernetes.io/server-snippet",
+			"spec.forProvider.manifest.metadata.annotations.nginx.ingress.kubernetes.io/configuration-snippet").
 		// provider-kubernetes applies the manifest as it is: no field of
 		// its own is replacement-only (what the manifest makes is
 		// guarded above).

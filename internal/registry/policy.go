@@ -288,6 +288,12 @@ const WhyIdentity = "who may act as an identity, and what it may do, is the plat
 // environments.
 const WhyRecord = "a record lives in a zone others share: its zone, name and values come from the XR's parameters (domain and parentZone, an environment's frontend.host), so that no XR can take over another's name"
 
+// WhyHost is why the hosts a resource serves or publishes are guarded:
+// hosts are global, and a namespace uses only those the platform team
+// assigned it (environment key tenancy), which the XR's parameters are
+// checked against.
+const WhyHost = "hosts are global: a resource serves or publishes only the hosts of the XR's parameters (spec.parameters.domain, ingress.host, frontend.host), which must be assigned to its namespace (environment key tenancy)"
+
 // WhyPrivate is why a database's network exposure is guarded: it is
 // reachable only privately, whoever asks.
 const WhyPrivate = "a database is reachable only privately: public access is not the XR author's to open"

@@ -123,7 +123,7 @@ var (
 		terraform.Refuse("clusterNameSelector", "aws_eks_pod_identity_association.cluster_name (RequiresReplace)", "internal/service/eks/pod_identity_association.go:78-83"),
 		terraform.Refuse("namespace", "aws_eks_pod_identity_association.namespace (RequiresReplace)", "internal/service/eks/pod_identity_association.go:93-98"),
 		terraform.Refuse("serviceAccount", "aws_eks_pod_identity_association.service_account (RequiresReplace)", "internal/service/eks/pod_identity_association.go:103-108"))
-	zoneKind = registry.Upjet(Name, "route53", "Zone", "v1beta1", "spec.forProvider.name").Replaces(
+	zoneKind = registry.Upjet(Name, "route53", "Zone", "v1beta1", "spec.forProvider.name").WithGuarded(registry.WhyHost, "spec.forProvider.name", "spec.initProvider.name").Replaces(
 		terraform.Refuse("name", "aws_route53_zone.name", "internal/service/route53/zone.go:76-86"),
 		terraform.Refuse("delegationSetId", "aws_route53_zone.delegation_set_id", "internal/service/route53/zone.go:59-65"))
 	budgetResourceKind = registry.Upjet(Name, "budgets", "Budget", "v1beta2", "spec.forProvider.budgetType", "spec.forProvider.timeUnit").Replaces(

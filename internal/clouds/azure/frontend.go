@@ -45,7 +45,7 @@ var (
 	fdOriginGroupKind = registry.Upjet(Name, "cdn", "FrontdoorOriginGroup", "v1beta2", "spec.forProvider.loadBalancing").Replaces(
 		terraform.Refuse("cdnFrontdoorProfileIdSelector", "azurerm_cdn_frontdoor_origin_group.cdn_frontdoor_profile_id", fdOriginGroup+":50-55"))
 	// An origin's host name, ports and host header change in place.
-	fdOriginKind = registry.Upjet(Name, "cdn", "FrontdoorOrigin", "v1beta2", "spec.forProvider.hostName", "spec.forProvider.certificateNameCheckEnabled").Replaces(
+	fdOriginKind = registry.Upjet(Name, "cdn", "FrontdoorOrigin", "v1beta2", "spec.forProvider.hostName", "spec.forProvider.certificateNameCheckEnabled").WithGuarded(registry.WhyHost, "spec.forProvider.hostName", "spec.forProvider.originHostHeader", "spec.initProvider.hostName", "spec.initProvider.originHostHeader").Replaces(
 		terraform.Refuse("cdnFrontdoorOriginGroupIdSelector", "azurerm_cdn_frontdoor_origin.cdn_frontdoor_origin_group_id", fdOrigin+":56-61"))
 	// A route's origin group changes in place (:58-62), its endpoint not.
 	fdRouteKind = registry.Upjet(Name, "cdn", "FrontdoorRoute", "v1beta2", "spec.forProvider.patternsToMatch", "spec.forProvider.supportedProtocols").Replaces(

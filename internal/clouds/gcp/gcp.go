@@ -121,7 +121,7 @@ var (
 		terraform.Rotate("maxPodsPerNode", "google_container_node_pool.max_pods_per_node", "google/services/container/resource_container_node_pool.go:397-400"),
 		terraform.Rotate("networkConfig", "google_container_node_pool.network_config", "google/services/container/resource_container_node_pool.go:538-660")).
 		WithNodeCount("status.atProvider.nodeCount")
-	zoneKind = registry.Upjet(Name, "dns", "ManagedZone", "v1beta2", "spec.forProvider.dnsName").Replaces(
+	zoneKind = registry.Upjet(Name, "dns", "ManagedZone", "v1beta2", "spec.forProvider.dnsName").WithGuarded(registry.WhyHost, "spec.forProvider.dnsName", "spec.initProvider.dnsName").Replaces(
 		terraform.Refuse("project", "google_dns_managed_zone.project", "google/services/dns/resource_dns_managed_zone.go:424-428"),
 		terraform.Refuse("dnsName", "google_dns_managed_zone.dns_name", "google/services/dns/resource_dns_managed_zone.go:145-148"),
 		terraform.Refuse("visibility", "google_dns_managed_zone.visibility", "google/services/dns/resource_dns_managed_zone.go:375-378"))
