@@ -115,6 +115,7 @@ func Begin(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts mod
 		Errs: errs, Warnings: res.Warnings, layers: res.Layers,
 	}
 	c.checkChosenNames()
+	c.checkBareName()
 	return c, nil
 }
 

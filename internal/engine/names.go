@@ -56,6 +56,25 @@ func cloudName(x *xr.Composite, t *names.Tenancy, cloud *registry.Cloud, observe
 	return derived
 }
 
+// checkBareName refuses, in a namespace of bare names, a name that has the
+// form of another namespace's derived one: its cloud names would be that
+// tenant's.
+func (c *Call) checkBareName() {
+	x := c.XR
+	if x.CloudName != x.BareName || x.Labels[xr.LabelClusterName] != "" || x.Tenant() == "" || !names.LooksDerived(x.BareName) {
+		return
+	}
+	p := field.NewPath("metadata", "name")
+	if x.Labels[xr.LabelClaimName] != "" {
+		p = xr.LabelPath(xr.LabelClaimName)
+	}
+	if len(c.Observed) > 0 {
+		// What runs keeps its name.
+		return
+	}
+	c.Errs = append(c.Errs, field.Invalid(p, x.BareName, fmt.Sprintf("ends like the cloud names other namespaces' XRs derive (<name>-<digit and four letters or digits>), and the XRs of namespace %q keep their bare names: choose another name", x.Tenant())))
+}
+
 // validBare reports whether a bare name is one a tenant name derives from;
 // the module's validation names the field of one that is not.
 func validBare(n string) bool {

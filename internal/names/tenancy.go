@@ -36,9 +36,31 @@ const MaxBase = 40
 // every cloud takes in a name (Crockford's base 32, lower-cased).
 const tagAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
 
-// Tag is a short tag of a namespace, the same on every call: TagLen
-// characters of its SHA-256 in [0-9a-z].
-func Tag(namespace string) string { return hash(namespace, TagLen) }
+// Tag is a short tag of a namespace, the same on every call: a digit,
+// then TagLen-1 characters of its SHA-256 in [0-9a-z]. The digit sets a
+// derived name apart from the bare names of a namespace whose XRs keep
+// them (LooksDerived).
+func Tag(namespace string) string {
+	h := hash(namespace, TagLen)
+	sum := sha256.Sum256([]byte(namespace))
+	return string('0'+sum[31]%10) + h[1:]
+}
+
+// LooksDerived reports whether a bare name has the form of a derived one
+// ("<name>-<digit><4 of [0-9a-z]>"): a namespace of bare names may not use
+// it, or one of its XRs could take a tenant's derived names.
+func LooksDerived(name string) bool {
+	i := len(name) - TagLen - 1
+	if i < 1 || name[i] != '-' || name[i+1] < '0' || name[i+1] > '9' {
+		return false
+	}
+	for _, c := range name[i+2:] {
+		if !strings.ContainsRune(tagAlphabet, c) {
+			return false
+		}
+	}
+	return true
+}
 
 // hash is n characters of tagAlphabet from the SHA-256 of s.
 func hash(s string, n int) string {

@@ -34,7 +34,7 @@ func TestTag(t *testing.T) {
 		})
 	}
 	// Fixed values: a change of the derivation would rename what runs.
-	if diff := cmp.Diff("mkbe0", Tag("tenant-x")); diff != "" {
+	if diff := cmp.Diff("5kbe0", Tag("tenant-x")); diff != "" {
 		t.Errorf("Tag(tenant-x) changed, which would rename every tenant-x resource: -want, +got:\n%s", diff)
 	}
 }
@@ -52,7 +52,7 @@ func TestTenant(t *testing.T) {
 		"Short": {
 			reason: "A name that fits with the tag gets the namespace's tag.",
 			args:   args{namespace: "tenant-x", name: "shop", max: MaxBase},
-			want:   "shop-mkbe0",
+			want:   "shop-5kbe0",
 		},
 		"Long": {
 			reason: "A name too long for the tag keeps a prefix and a long hash of namespace and name, within max.",
@@ -187,6 +187,30 @@ func TestRefusalWhy(t *testing.T) {
 			got := tc.r.Why(`host "www.prod.example.com"`, "tenant-x", "hosts")
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nWhy: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestLooksDerived(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		name   string
+		want   bool
+	}{
+		"Derived":      {reason: "A tenant's derived name.", name: Tenant("tenant-x", "wiki", MaxBase), want: true},
+		"Bare":         {reason: "A plain name.", name: "prod-cluster", want: false},
+		"FiveLetters":  {reason: "A last part of five letters is a word, not a tag (a tag starts with a digit).", name: "app-cache", want: false},
+		"FleetSuffix":  {reason: "A short suffix such as the fleet's.", name: "shop-gcp0", want: false},
+		"DigitNotTag":  {reason: "A digit then a letter outside the tag's alphabet.", name: "db-1lite", want: false},
+		"TooShort":     {reason: "Nothing before the tag.", name: "-1abcd", want: false},
+		"DigitAndTag":  {reason: "Ends like a tag: refused in a namespace of bare names.", name: "shop-2abcd", want: true},
+		"YearAndMonth": {reason: "A date-like suffix of the tag's form is refused too: the rule cannot tell.", name: "report-2024a", want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := LooksDerived(tc.name); got != tc.want {
+				t.Errorf("%s\nLooksDerived(%q) = %t, want %t", tc.reason, tc.name, got, tc.want)
 			}
 		})
 	}

@@ -264,8 +264,8 @@ func TestScenarios(t *testing.T) {
 					func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 						t.Helper()
 						o := fntest.Desired(rsp)["private-services-range"]
-						if got := o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/external-name"]; got != "edge-4153p-db-psa" {
-							t.Errorf("private-services-range is %v in the cloud, want edge-4153p-db-psa (named after the cluster's cloud name, which for a new Cluster of team-edge carries the namespace's tag)", got)
+						if got := o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/external-name"]; got != "edge-2153p-db-psa" {
+							t.Errorf("private-services-range is %v in the cloud, want edge-2153p-db-psa (named after the cluster's cloud name, which for a new Cluster of team-edge carries the namespace's tag)", got)
 						}
 					},
 				)},

@@ -49,7 +49,7 @@ func TestTenancyAttacks(t *testing.T) {
 			Steps: []fntest.Step{{Name: "attack", Fatal: `spec.parameters.import.resources[cluster]: Forbidden: existing resource "prod-cluster" is not assigned to namespace "tenant-x"`}},
 		}
 		scenarios[cloud+"/SameNameApart"] = fntest.Scenario{
-			Reason: "A Cluster named like the platform's, in the tenant's namespace on its own domain, converges with cloud names of its own: every one derived from prod-cluster-mkbe0, none from prod-cluster alone.",
+			Reason: "A Cluster named like the platform's, in the tenant's namespace on its own domain, converges with cloud names of its own: every one derived from prod-cluster-5kbe0, none from prod-cluster alone.",
 			XR:     tenantCluster(cloud, fntest.Set("spec.parameters.domain", "tenant-x.apps.example.com")),
 			Steps: []fntest.Step{{Name: "converge", Converge: true, Check: fntest.All(fntest.IsReady(true), func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 				t.Helper()
@@ -59,11 +59,11 @@ func TestTenancyAttacks(t *testing.T) {
 						continue
 					}
 					meta := o["metadata"].(map[string]any)
-					if l, _ := meta["labels"].(map[string]any)["platform.example.org/cloud-name"]; l != "prod-cluster-mkbe0" {
-						t.Errorf("%s carries cloud name %v, want prod-cluster-mkbe0", name, l)
+					if l, _ := meta["labels"].(map[string]any)["platform.example.org/cloud-name"]; l != "prod-cluster-5kbe0" {
+						t.Errorf("%s carries cloud name %v, want prod-cluster-5kbe0", name, l)
 					}
 					ext, _ := meta["annotations"].(map[string]any)["crossplane.io/external-name"].(string)
-					if flat := strings.ReplaceAll(ext, "-", ""); strings.HasPrefix(flat, "prodcluster") && !strings.HasPrefix(flat, "prodclustermkbe0") {
+					if flat := strings.ReplaceAll(ext, "-", ""); strings.HasPrefix(flat, "prodcluster") && !strings.HasPrefix(flat, "prodcluster5kbe0") {
 						t.Errorf("%s is named %q in the cloud, which the platform's prod-cluster derives too", name, ext)
 					}
 				}

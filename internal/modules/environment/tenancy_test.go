@@ -65,12 +65,12 @@ func ownNames(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 	for name, r := range rsp.GetDesired().GetResources() {
 		o := r.GetResource().AsMap()
 		labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
-		if got := labels["platform.example.org/cloud-name"]; got != "wiki-mkbe0" {
-			t.Errorf("%s carries cloud name %v, want wiki-mkbe0 (wiki in tenant-x)", name, got)
+		if got := labels["platform.example.org/cloud-name"]; got != "wiki-5kbe0" {
+			t.Errorf("%s carries cloud name %v, want wiki-5kbe0 (wiki in tenant-x)", name, got)
 		}
 		// Azure's storage account names drop the '-'.
 		ext, _ := o["metadata"].(map[string]any)["annotations"].(map[string]any)["crossplane.io/external-name"].(string)
-		if flat := strings.ReplaceAll(ext, "-", ""); strings.HasPrefix(flat, "wiki") && !strings.HasPrefix(flat, "wikimkbe0") {
+		if flat := strings.ReplaceAll(ext, "-", ""); strings.HasPrefix(flat, "wiki") && !strings.HasPrefix(flat, "wiki5kbe0") {
 			t.Errorf("%s is named %q in the cloud: a name derived from wiki alone, which another namespace's wiki derives too", name, ext)
 		}
 	}
@@ -167,13 +167,13 @@ func TestTenancyAttacks(t *testing.T) {
 		}
 		scenarios[cloud+"/OwnHostsAndNames"] = fntest.Scenario{
 			Reason: "The tenant's own subdomain, a bucket named after its own environment, and an Ingress annotation that names no host converge; its cloud names carry its namespace's tag.",
-			XR: tenantXR(cloud, fntest.Set("spec.parameters.bucket.name", "wiki-mkbe0-media"),
+			XR: tenantXR(cloud, fntest.Set("spec.parameters.bucket.name", "wiki-5kbe0-media"),
 				fntest.Set("spec.parameters.overrides", ingress(map[string]any{"metadata": map[string]any{
 					"annotations": map[string]any{"nginx.ingress.kubernetes.io/proxy-body-size": "8m"}}}))),
 			Extra: tenantCluster(cloud, "tenant-x.apps.example.com"),
 			Steps: []fntest.Step{{Name: "converge", Converge: true, Check: fntest.All(
 				fntest.IsReady(true),
-				fntest.Status("bucketName", "wiki-mkbe0-media"),
+				fntest.Status("bucketName", "wiki-5kbe0-media"),
 				ownNames,
 			)}},
 		}
