@@ -39,6 +39,10 @@ type attack struct {
 	// observedEdit, when set, changes what the providers report before
 	// the render.
 	observedEdit func(map[string]fntest.Object)
+	// tenant, when set, is another namespace the example is copied into,
+	// with the Cluster it runs on: a new XR there, rendered without
+	// observed resources, that tries to take the example's names.
+	tenant string
 }
 
 func set(path string, v any) func(fntest.Object) { return fntest.Set(path, v) }
@@ -155,6 +159,36 @@ var attacks = []attack{
 		fatal: "spec.parameters.overrides.frontend-dns-validation.spec.forProvider.zoneName: Forbidden"},
 	{name: "xr-azure-pools-collide", example: "azure/cluster.yaml", xr: set("spec.parameters.pools", map[string]any{"batch-1": map[string]any{"size": "small"}, "batch1": map[string]any{"size": "small"}}),
 		fatal: "would both be AKS node pool"},
+	// Tenancy of names: a hostile tenant's namespace (tenant-x, which the
+	// example environment gives only its own subdomain of
+	// apps.example.com) copies the platform's examples to take their
+	// hosts and cloud names.
+	{name: "xn-gcp-app-copied", example: "gcp/appenvironment.yaml", tenant: "tenant-x",
+		fatal: `spec.parameters.ingress.host: Forbidden: host "shop.prod.example.com" is not assigned to namespace "tenant-x"`},
+	{name: "xn-aws-frontend-host", example: "aws/appenvironment.yaml", tenant: "tenant-x", xr: set("spec.parameters.ingress", nil),
+		fatal: `spec.parameters.frontend.host: Forbidden: host "billing.prod.example.com" is not assigned to namespace "tenant-x"`},
+	{name: "xn-azure-app-copied", example: "azure/appenvironment.yaml", tenant: "tenant-x",
+		fatal: `is not assigned to namespace "tenant-x"`},
+	{name: "xn-gcp-bucket-named", example: "gcp/appenvironment.yaml", tenant: "tenant-x",
+		xr: both(set("spec.parameters.ingress.host", "shop.tenant-x.apps.example.com"), set("spec.parameters.frontend", nil), set("spec.parameters.bucket", map[string]any{"name": "shop-frontend"})),
+		fatal: `spec.parameters.bucket.name: Forbidden: bucket "shop-frontend" is not assigned to namespace "tenant-x"`},
+	{name: "xn-gcp-cluster-domain", example: "gcp/cluster.yaml", tenant: "tenant-x",
+		fatal: `spec.parameters.domain: Forbidden: host "prod.example.com" is not assigned to namespace "tenant-x"`},
+	{name: "xn-aws-cluster-name", example: "aws/cluster.yaml", tenant: "tenant-x",
+		xr:    both(set("spec.parameters.domain", "tenant-x.apps.example.com"), set("metadata.labels.clusterName", "prod-cluster")),
+		fatal: `metadata.labels[clusterName]: Forbidden: cluster name "prod-cluster" is not assigned to namespace "tenant-x"`},
+	{name: "xn-azure-cluster-import", example: "azure/cluster.yaml", tenant: "tenant-x",
+		xr: both(set("spec.parameters.domain", "tenant-x.apps.example.com"),
+			set("spec.parameters.import", map[string]any{"enabled": true, "mode": "manage", "resources": map[string]any{"cluster": "prod-cluster"}})),
+		fatal: `spec.parameters.import.resources[cluster]: Forbidden: existing resource "prod-cluster" is not assigned to namespace "tenant-x"`},
+	{name: "xn-aws-ingress-rewritten", example: "aws/appenvironment.yaml", tenant: "tenant-x",
+		xr: both(set("spec.parameters.ingress.host", "billing.tenant-x.apps.example.com"), set("spec.parameters.frontend", nil),
+			overrides("ingress", map[string]any{"spec": map[string]any{"forProvider": map[string]any{"manifest": map[string]any{"spec": map[string]any{"rules": []any{map[string]any{"host": "billing.prod.example.com"}}}}}}})),
+		fatal: `spec.parameters.overrides.ingress.spec.forProvider.manifest.spec.rules: Forbidden: hosts are global`},
+	{name: "xn-gcp-db-same-name", example: "gcp/database.yaml", tenant: "tenant-x",
+		absent: []string{"crossplane.io/external-name: orders-db\n"}},
+	{name: "xn-azure-db-same-name", example: "azure/database.yaml", tenant: "tenant-x",
+		absent: []string{"crossplane.io/external-name: orders-db\n"}},
 }
 
 // redteam replays every attack and reports how each was met. It fails on
@@ -208,6 +242,12 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 		}
 	}
 	xr := fntest.MustLoad(filepath.Join("examples", a.example))[0]
+	if a.tenant != "" {
+		fntest.Set("metadata.namespace", a.tenant)(xr)
+		if err := moveRequired(req, a.tenant); err != nil {
+			return "", err
+		}
+	}
 	if a.xr != nil {
 		a.xr(xr)
 	}
@@ -233,8 +273,14 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	cmd := exec.Command(crossplane, "render", xrFile, comp, functionsFile, //nolint:gosec // our own CLI and files
-		"--required-resources="+req, "--observed-resources="+observed, "--include-full-xr")
+	args := []string{"render", xrFile, comp, functionsFile, "--required-resources=" + req, "--include-full-xr"}
+	if a.tenant == "" {
+		args = append(args, "--observed-resources="+observed)
+	} else {
+		// A new XR: nothing observed, nothing to withdraw.
+		observed = ""
+	}
+	cmd := exec.Command(crossplane, args...) //nolint:gosec // our own CLI and files
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
 	if err := os.WriteFile(filepath.Join(dir, "render.yaml"), stdout.Bytes(), 0o600); err != nil {
@@ -266,7 +312,11 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 			settled = conditionMessage(o, "RemovalsSettled")
 		}
 	}
-	for _, o := range fntest.MustLoad(observed) {
+	var was []fntest.Object
+	if observed != "" {
+		was = fntest.MustLoad(observed)
+	}
+	for _, o := range was {
 		if n := fntest.CompositionResourceName(o); !names[n] {
 			return "", fmt.Errorf("WITHDRAWN: observed composed resource %q is not rendered", n)
 		}
@@ -285,6 +335,40 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 		return fmt.Sprintf("updated in place; nothing withdrawn (%d resources)", len(rendered)-1), nil
 	}
 	return fmt.Sprintf("held: %s; nothing withdrawn (%d resources)", strings.Join(a.held, ", "), len(rendered)-1), nil
+}
+
+// moveRequired moves the namespaced required objects gathered in dir (the
+// Cluster an XR runs on) into namespace ns, with a domain of ns's own, as a
+// tenant's Cluster would be.
+func moveRequired(dir, ns string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "required-*.yaml"))
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		objs, err := fntest.Load(f)
+		if err != nil {
+			return err
+		}
+		var out []byte
+		for _, o := range objs {
+			if o["metadata"].(map[string]any)["namespace"] != nil {
+				fntest.Set("metadata.namespace", ns)(o)
+			}
+			if str(o, "kind") == "Cluster" {
+				fntest.Set("spec.parameters.domain", ns+".apps.example.com")(o)
+			}
+			b, err := yaml.Marshal(o)
+			if err != nil {
+				return err
+			}
+			out = append(append(out, "---\n"...), b...)
+		}
+		if err := os.WriteFile(f, out, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func conditionMessage(o fntest.Object, typ string) string {
