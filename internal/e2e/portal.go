@@ -534,6 +534,12 @@ func (s *scenarios) portal(cfg portalConfig) error {
 	cluster := fntest.MustLoad(filepath.Join(s.examples, example))[0]
 	meta := cluster["metadata"].(map[string]any)
 	meta["name"], meta["namespace"] = policy.Cluster, portalTenant
+	// The tenant's Cluster has the domain its policy gives the tenant's
+	// environments, one the environment assigns the namespace: the
+	// example Cluster's is the platform namespace's.
+	if policy.Domain != "" {
+		cluster["spec"].(map[string]any)["parameters"].(map[string]any)["domain"] = policy.Domain
+	}
 	if err := s.k.apply(cluster); err != nil {
 		return fmt.Errorf("cannot create the Cluster %s/%s: %w", portalTenant, policy.Cluster, err)
 	}

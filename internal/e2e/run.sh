@@ -285,7 +285,8 @@ if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
     kubectl create namespace "$t" >/dev/null
     kubectl -n "$t" create rolebinding appenvironment-editors --clusterrole=appenvironment-editor --group="$t" >/dev/null
   done
-  sed 's/^  name: portal-policy-team-a$/  name: portal-policy-tenant-a/' examples/install/portal/policy.yaml | kubectl apply -f - >/dev/null
+  sed -e 's/^  name: portal-policy-team-a$/  name: portal-policy-tenant-a/' -e 's/^    domain: team-a\.apps\.example\.com$/    domain: tenant-a.apps.example.com/' \
+    examples/install/portal/policy.yaml | kubectl apply -f - >/dev/null
   kubectl -n crossplane-system get configmap portal-policy-tenant-a >/dev/null
   sed 's/token: e2e-admin-token/token: e2e-portal-token/' "$KUBECONFIG" > "$WORK/portal-kubeconfig"
   "$WORK/function" portal --address=127.0.0.1:18100 --kubeconfig="$WORK/portal-kubeconfig" --policy-namespace=crossplane-system \
