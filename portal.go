@@ -31,6 +31,16 @@ type PortalCmd struct {
 	Ping            time.Duration `default:"15s" help:"How often an idle event stream gets a keep-alive comment."`
 	QPS             float32       `default:"50" help:"Requests per second to the API server."`
 	Burst           int           `default:"100" help:"Burst of requests to the API server."`
+	NegativeTTL     time.Duration `name:"token-negative-ttl" default:"10s" help:"How long a token the API server refused is remembered (by its hash)."`
+	ReviewQPS       float32       `default:"20" help:"TokenReviews per second: their own rate limit, apart from authenticated users' requests."`
+	ReviewBurst     int           `default:"40" help:"Burst of TokenReviews."`
+	ReviewsInFlight int           `default:"32" help:"TokenReviews at once; past it a new token gets a 429."`
+	AddressReviews  float64       `name:"reviews-per-address" default:"5" help:"TokenReviews per second one client address may cause (a token bucket; a cached token costs none)."`
+	AddressBurst    int           `name:"review-burst-per-address" default:"20" help:"Burst of TokenReviews of one client address."`
+	StreamsPerUser  int           `default:"20" help:"Event streams one user may have open at once."`
+	StreamGrace     time.Duration `default:"30s" help:"How long a namespace's watches outlive its last viewer."`
+	HeaderTimeout   time.Duration `default:"10s" help:"How long a request's headers may take to arrive."`
+	BodyTimeout     time.Duration `default:"10s" help:"How long a request with a body may take to arrive whole."`
 	Debug           bool          `short:"d" help:"Log at debug level."`
 }
 
@@ -54,6 +64,11 @@ func (c *PortalCmd) Run() error {
 	cfg.QPS, cfg.Burst, cfg.UserAgent = c.QPS, c.Burst, "function-cluster-platform-portal"
 	s, err := portal.New(cfg, portal.Options{
 		PolicyNamespace: c.PolicyNamespace, PolicyPrefix: c.PolicyPrefix, TokenTTL: c.TokenCacheTTL, Audiences: c.Audiences,
+		NegativeTTL: c.NegativeTTL, ReviewQPS: c.ReviewQPS, ReviewBurst: c.ReviewBurst, ReviewsInFlight: c.ReviewsInFlight, Grace: c.StreamGrace,
+		Limits: portal.Limits{
+			HeaderTimeout: c.HeaderTimeout, BodyTimeout: c.BodyTimeout, StreamsPerUser: c.StreamsPerUser,
+			ReviewsPerAddress: c.AddressReviews, ReviewBurstPerAddress: c.AddressBurst,
+		},
 		Ring: c.Ring, MaxBody: c.MaxBodyBytes, Ping: c.Ping, Clouds: registry.Clouds(), Log: log,
 	})
 	if err != nil {

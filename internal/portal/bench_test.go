@@ -23,6 +23,7 @@ func BenchmarkStreams(b *testing.B) {
 		env("app", bucketGVK),
 		composed(bucketGVK, "app-bucket-a", "app", "bucket", "False"),
 	)
+	w.srv.Limits.StreamsPerUser = -1 // one user opens all of them
 	srv := httptest.NewServer(w.srv.Handler())
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: viewers, MaxConnsPerHost: 0}}

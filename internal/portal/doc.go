@@ -11,4 +11,13 @@
 // may watch the environment. It validates a request with the same
 // internal/xr code the function uses and imports no cloud package; no
 // package of the function imports it.
+//
+// It holds under a hostile caller (Limits): a malformed header or the
+// anonymous user is a 401; TokenReviews have their own client and rate
+// limit, a cache of refusals and a bucket per client address; requests
+// have header, body and write deadlines that event streams replace with
+// their own; a stream opens only in a namespace that exists, its watches
+// stop when the namespace's last viewer has been gone a while, and a user
+// has a bounded number of streams; only the kinds the platform composes
+// are watched (Composed); a policy may bound a namespace's environments.
 package portal

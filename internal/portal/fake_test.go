@@ -40,7 +40,7 @@ const (
 	tokenCarol = "carol-secret-token-9012"
 )
 
-var tenants = map[string][]string{"alice": {"team-a"}, "bob": {"team-b"}, "carol": {"team-a"}}
+var tenants = map[string][]string{"alice": {"team-a"}, "bob": {"team-b"}, "carol": {"team-a", "team-c"}}
 
 // world is an API server in memory: a fake dynamic client, users by
 // token, RBAC by namespace, and a policy for team-a.
@@ -52,8 +52,9 @@ type world struct {
 
 func newWorld(t testing.TB, objs ...runtime.Object) *world {
 	t.Helper()
+	objs = append(objs, namespace("team-a"), namespace("team-b"))
 	dyn := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		envGVR: "AppEnvironmentList", bucketGVR: "BucketList", objectGVR: "ObjectList",
+		envGVR: "AppEnvironmentList", bucketGVR: "BucketList", objectGVR: "ObjectList", namespaces: "NamespaceList",
 	}, objs...)
 	w := &world{dyn: dyn, log: &bytes.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: w.log}, nil))
@@ -70,7 +71,8 @@ func newWorld(t testing.TB, objs ...runtime.Object) *world {
 		Authn: fakeAuthn{}, Authz: fakeAuthz{},
 		As:       func(u *User) (dynamic.Interface, error) { return tenantClient{Interface: dyn, user: u.Name}, nil },
 		Policies: fakePolicies{"team-a": testPolicy()},
-		Hub:      NewHub(dyn, resolve, 8, "test", log),
+		Hub:      NewHub(dyn, resolve, HubOptions{Ring: 8, Epoch: "test", Grace: time.Minute, Log: log}),
+		Own:      dyn,
 		Clouds:   []string{"aws", "azure", "gcp"}, MaxBody: DefaultMaxBody, Ping: time.Hour, Log: log,
 	}
 	t.Cleanup(w.srv.Hub.Close)
@@ -97,6 +99,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 type fakeAuthn struct{}
+
+// Known: the fake asks no API server, so every answer is as good as cached.
+func (fakeAuthn) Known(string) bool { return true }
 
 func (fakeAuthn) Authenticate(_ context.Context, token string) (*User, error) {
 	switch token {
@@ -174,6 +179,11 @@ func (r refused) Delete(context.Context, string, metav1.DeleteOptions, ...string
 
 func (r refused) Watch(context.Context, metav1.ListOptions) (watch.Interface, error) {
 	return nil, r.err
+}
+
+// namespace is a Namespace of the fake API server.
+func namespace(name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
 }
 
 // do sends a request to the world's portal.

@@ -3,6 +3,7 @@ package portal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -91,28 +93,62 @@ type Snapshot struct {
 // Hub turns the API server's watches into per-environment event streams:
 // one informer per kind and namespace, shared by every viewer of that
 // namespace, so a thousand open pages cost the API server one watch per
-// kind.
+// kind. A namespace's informers start with its first viewer, only if the
+// namespace exists, and stop a grace period after its last one left.
 type Hub struct {
 	dyn     dynamic.Interface
 	resolve Resolver
 	ring    int
 	epoch   string
+	grace   time.Duration
 	log     *slog.Logger
 
 	mu      sync.Mutex
 	spaces  map[string]*space
 	streams uint64
+	warned  bool
 }
 
 // A Resolver finds the resource of a kind, and whether it is namespaced.
 type Resolver func(ctx context.Context, gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool, error)
 
+// HubOptions configure a Hub.
+type HubOptions struct {
+	// Ring is how many events of each watched environment are kept for
+	// viewers that reconnect.
+	Ring int
+	// Epoch tells this process's event IDs from another's.
+	Epoch string
+	// Grace is how long a namespace's informers outlive its last viewer,
+	// so that a page that reconnects finds them running.
+	Grace time.Duration
+	Log   *slog.Logger
+}
+
+// DefaultGrace is how long a namespace's informers outlive its last viewer.
+const DefaultGrace = 30 * time.Second
+
+// ErrNoNamespace is a stream asked for in a namespace that does not exist.
+var ErrNoNamespace = errors.New("no such namespace")
+
 // NewHub returns a Hub watching through dyn with the portal's own
-// identity, finding composed kinds' resources with resolve. It keeps the last ring events of each watched environment for
-// viewers that reconnect; epoch tells this process's event IDs from
-// another's.
-func NewHub(dyn dynamic.Interface, resolve Resolver, ring int, epoch string, log *slog.Logger) *Hub {
-	return &Hub{dyn: dyn, resolve: resolve, ring: ring, epoch: epoch, log: log, spaces: map[string]*space{}}
+// identity, finding composed kinds' resources with resolve.
+func NewHub(dyn dynamic.Interface, resolve Resolver, o HubOptions) *Hub {
+	return &Hub{dyn: dyn, resolve: resolve, ring: o.Ring, epoch: o.Epoch, grace: o.Grace, log: o.Log, spaces: map[string]*space{}}
+}
+
+// Watched is how many namespaces the Hub has informers in, and how many
+// informers (each a list and a watch on the API server) in all.
+func (h *Hub) Watched() (spaces, informers int) {
+	h.mu.Lock()
+	all := slices.Collect(maps.Values(h.spaces))
+	h.mu.Unlock()
+	for _, s := range all {
+		s.mu.Lock()
+		informers += 1 + len(s.kinds)
+		s.mu.Unlock()
+	}
+	return len(all), informers
 }
 
 // space is a namespace's informers and its environments' streams.
@@ -122,6 +158,12 @@ type space struct {
 	stop   chan struct{}
 	envs   cache.SharedIndexInformer
 	synced chan struct{}
+
+	// viewers and idle are the Hub's: under its lock, how many
+	// subscriptions hold the space, and the timer that stops it once
+	// none has for the grace period.
+	viewers int
+	idle    *time.Timer
 
 	mu      sync.Mutex
 	kinds   map[schema.GroupVersionKind]cache.SharedIndexInformer
@@ -157,45 +199,145 @@ type event struct {
 	frame []byte
 }
 
-func (h *Hub) space(ctx context.Context, ns string) (*space, error) {
+// space returns namespace ns's informers, holding them for one more
+// viewer until release; they start when ns has none, if ns exists.
+func (h *Hub) space(ctx context.Context, ns, name string) (*space, error) {
 	h.mu.Lock()
-	s, ok := h.spaces[ns]
-	if !ok {
-		s = &space{
-			h: h, ns: ns, stop: make(chan struct{}), synced: make(chan struct{}),
-			kinds:   map[schema.GroupVersionKind]cache.SharedIndexInformer{},
-			failed:  map[schema.GroupVersionKind]failure{},
-			streams: map[string]*stream{},
-		}
-		s.envs = h.informer(envGVR, ns)
-		if _, err := s.envs.AddEventHandler(handler(func(o *unstructured.Unstructured) { s.refresh(o.GetName()) })); err != nil {
-			h.mu.Unlock()
-			return nil, fmt.Errorf("cannot watch environments in %s: %w", ns, err)
-		}
-		go s.envs.Run(s.stop)
-		go func() {
-			if cache.WaitForCacheSync(s.stop, s.envs.HasSynced) {
-				close(s.synced)
-			}
-		}()
-		h.spaces[ns] = s
-	}
+	s, ok := h.hold(ns)
 	h.mu.Unlock()
+	if !ok {
+		// Outside the lock: it asks the API server.
+		if err := h.exists(ctx, ns, name); err != nil {
+			return nil, err
+		}
+		h.mu.Lock()
+		if s, ok = h.hold(ns); !ok {
+			var err error
+			if s, err = h.start(ns); err != nil {
+				h.mu.Unlock()
+				return nil, err
+			}
+		}
+		h.mu.Unlock()
+	}
 	select {
 	case <-s.synced:
 		return s, nil
 	case <-ctx.Done():
+		h.release(s)
 		return nil, fmt.Errorf("cannot list the environments of namespace %s: %w", ns, ctx.Err())
 	}
+}
+
+// hold takes one more viewer of namespace ns's space, if there is one.
+// The Hub's lock is held.
+func (h *Hub) hold(ns string) (*space, bool) {
+	s, ok := h.spaces[ns]
+	if !ok {
+		return nil, false
+	}
+	s.viewers++
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
+	return s, true
+}
+
+// start starts namespace ns's environment informer, with one viewer. The
+// Hub's lock is held.
+func (h *Hub) start(ns string) (*space, error) {
+	s := &space{
+		h: h, ns: ns, stop: make(chan struct{}), synced: make(chan struct{}), viewers: 1,
+		kinds:   map[schema.GroupVersionKind]cache.SharedIndexInformer{},
+		failed:  map[schema.GroupVersionKind]failure{},
+		streams: map[string]*stream{},
+	}
+	s.envs = h.informer(envGVR, ns)
+	if _, err := s.envs.AddEventHandler(handler(func(o *unstructured.Unstructured) { s.refresh(o.GetName()) })); err != nil {
+		return nil, fmt.Errorf("cannot watch environments in %s: %w", ns, err)
+	}
+	go s.envs.Run(s.stop)
+	go func() {
+		if cache.WaitForCacheSync(s.stop, s.envs.HasSynced) {
+			close(s.synced)
+		}
+	}()
+	h.spaces[ns] = s
+	return s, nil
+}
+
+// release lets go of one viewer of s. When it was the last, s's informers
+// stop after the grace period, unless a viewer came back.
+func (h *Hub) release(s *space) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.viewers--
+	if s.viewers > 0 {
+		return
+	}
+	if h.grace <= 0 {
+		h.stop(s)
+		return
+	}
+	s.idle = time.AfterFunc(h.grace, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if s.viewers == 0 {
+			h.stop(s)
+		}
+	})
+}
+
+// stop stops a space's informers, once. The Hub's lock is held.
+func (h *Hub) stop(s *space) {
+	if h.spaces[s.ns] != s {
+		return
+	}
+	delete(h.spaces, s.ns)
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
+	close(s.stop)
+}
+
+// exists checks that namespace ns exists before anything watches it: a
+// watch in a namespace that does not exist would otherwise stay open for
+// nothing. A portal whose ClusterRole does not let it read namespaces
+// checks that the environment exists instead, and says so once in the log.
+func (h *Hub) exists(ctx context.Context, ns, name string) error {
+	_, err := h.dyn.Resource(namespaces).Get(ctx, ns, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%w: %s", ErrNoNamespace, ns)
+	case !apierrors.IsForbidden(err):
+		return fmt.Errorf("cannot check that namespace %s exists: %w", ns, err)
+	}
+	h.mu.Lock()
+	if !h.warned {
+		h.warned = true
+		h.log.Warn("the portal may not get namespaces: a stream opens only for an environment that exists; grant get on namespaces in its ClusterRole", "error", err)
+	}
+	h.mu.Unlock()
+	_, err = h.dyn.Resource(envGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%w, or no environment %s in it: %s", ErrNoNamespace, name, ns)
+	}
+	return fmt.Errorf("cannot check that environment %s/%s exists: %w", ns, name, err)
 }
 
 // Close stops every watch.
 func (h *Hub) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for ns, s := range h.spaces {
-		close(s.stop)
-		delete(h.spaces, ns)
+	for _, s := range h.spaces {
+		h.stop(s)
 	}
 }
 
@@ -307,11 +449,16 @@ func resourceRefs(u *unstructured.Unstructured) []ref {
 	return out
 }
 
-// row is a composed resource's readiness, from its kind's informer.
+// row is a composed resource's readiness, from its kind's informer. A
+// reference to a kind the platform does not compose starts no informer.
 func (s *space) row(r ref) Resource {
 	row := Resource{
 		ID: r.gvk.Group + "/" + r.gvk.Kind + "/" + r.name, Kind: r.gvk.Kind, APIVersion: r.gvk.GroupVersion().String(),
 		Name: r.name, Ready: "Unknown", Synced: "Unknown",
+	}
+	if !Composed(r.gvk.GroupKind()) {
+		row.Message = NotWatched
+		return row
 	}
 	inf, why := s.informer(r.gvk)
 	if inf == nil {
@@ -343,6 +490,10 @@ func (s *space) row(r ref) Resource {
 	}
 	return row
 }
+
+// NotWatched is the message of a row whose kind the platform does not
+// compose: a reference written by hand, which the portal does not follow.
+const NotWatched = "not watched: the platform composes no such kind"
 
 // informer is the shared informer of a composed kind in the namespace,
 // started on first use; nil and why when the kind cannot be watched.
@@ -490,12 +641,13 @@ type Subscription struct {
 	name   string
 	st     *stream
 	cursor uint64
+	closed sync.Once
 }
 
 // Subscribe starts following an environment, watching its namespace
 // first if nobody does yet. The caller must Close it.
 func (h *Hub) Subscribe(ctx context.Context, ns, name string) (*Subscription, error) {
-	s, err := h.space(ctx, ns)
+	s, err := h.space(ctx, ns, name)
 	if err != nil {
 		return nil, err
 	}
@@ -588,12 +740,15 @@ func (sub *Subscription) snapshot() []byte {
 
 // Close ends the subscription.
 func (sub *Subscription) Close() {
-	sub.s.mu.Lock()
-	defer sub.s.mu.Unlock()
-	sub.st.subs--
-	if sub.st.subs == 0 && sub.st.env == nil {
-		delete(sub.s.streams, sub.name)
-	}
+	sub.closed.Do(func() {
+		sub.s.mu.Lock()
+		sub.st.subs--
+		if sub.st.subs == 0 && sub.st.env == nil {
+			delete(sub.s.streams, sub.name)
+		}
+		sub.s.mu.Unlock()
+		sub.s.h.release(sub.s)
+	})
 }
 
 // parseID splits an event ID "<epoch>-<seq>".

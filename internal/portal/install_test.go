@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 )
 
@@ -314,6 +315,9 @@ func TestInstallComposedKinds(t *testing.T) {
 			t.Run(group+"/"+kind, func(t *testing.T) {
 				if group == "" {
 					t.Fatalf("an environment composes %s of the core group: the portal watches no core kind", kind)
+				}
+				if !Composed(schema.GroupKind{Group: group, Kind: kind}) {
+					t.Errorf("an environment composes %s of group %s, which Composed leaves out: its row would not be watched", kind, group)
 				}
 				for _, verb := range []string{"get", "list", "watch"} {
 					if !allows(portal, group, plural(kind), verb) {

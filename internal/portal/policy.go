@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
+	"github.com/distribution/reference"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
@@ -32,10 +33,6 @@ const PolicyKey = "policy.yaml"
 // the portal for it.
 const AnnotationRequestedBy = "portal.platform.example.org/requested-by"
 
-// MaxNameLength bounds an environment's name: cloud names are derived
-// from it with suffixes (a bucket's "-frontend"), within the clouds' 63.
-const MaxNameLength = 40
-
 // A Policy is what the platform team decides for a namespace's
 // self-service environments; a request only chooses among it. It is kept
 // in a ConfigMap in the portal's own namespace, which tenants cannot edit.
@@ -48,8 +45,10 @@ type Policy struct {
 	Cluster string `json:"cluster"`
 	// DefaultImage is the backend's image when a request names none.
 	DefaultImage string `json:"defaultImage"`
-	// ImagePrefixes are the prefixes a requested image must start with;
-	// empty: a request may not choose its image.
+	// ImagePrefixes are where a requested image may come from, each a
+	// registry and, optionally, leading path components, such as
+	// ghcr.io/acme/; a prefix matches whole components only. Empty: a
+	// request may not choose its image.
 	ImagePrefixes []string `json:"imagePrefixes,omitempty"`
 	// Domain, the Cluster's domain or under it, gives each environment an
 	// Ingress at api-<name>.<domain> and offers front ends at
@@ -59,6 +58,9 @@ type Policy struct {
 	DeletionPolicy string `json:"deletionPolicy,omitempty"`
 	// Sizes a request may ask for, by name.
 	Sizes map[string]Size `json:"sizes"`
+	// MaxEnvironments is how many AppEnvironments the namespace may have
+	// when the portal creates one; 0: no bound.
+	MaxEnvironments int `json:"maxEnvironments,omitempty"`
 }
 
 // A Size is what one size of environment gets.
@@ -95,6 +97,19 @@ func ParsePolicy(data string) (*Policy, error) {
 	}
 	if len(p.Sizes) == 0 {
 		errs = append(errs, "sizes needs at least one size")
+	}
+	if p.DefaultImage != "" {
+		if _, err := reference.ParseNormalizedNamed(p.DefaultImage); err != nil {
+			errs = append(errs, fmt.Sprintf("defaultImage %q is not an image reference: %v", p.DefaultImage, err))
+		}
+	}
+	for i, pre := range p.ImagePrefixes {
+		if _, err := parsePrefix(pre); err != nil {
+			errs = append(errs, fmt.Sprintf("imagePrefixes[%d]: %v", i, err))
+		}
+	}
+	if p.MaxEnvironments < 0 {
+		errs = append(errs, fmt.Sprintf("maxEnvironments %d: must be 0 (no bound) or more", p.MaxEnvironments))
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("invalid %s: %s", PolicyKey, strings.Join(errs, "; "))
@@ -139,14 +154,17 @@ func DecodeRequest(body []byte) (*Request, []FieldError) {
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
 			f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 			return nil, []FieldError{{Field: f, Message: "unknown field; known: " + strings.Join(requestFields, ", ")}}
-		case errors.As(err, &te):
+		case errors.As(err, &te) && te.Field != "":
 			return nil, []FieldError{{Field: te.Field, Message: fmt.Sprintf("must be a %s, not a %s", te.Type, te.Value)}}
+		case errors.As(err, &te):
+			return nil, []FieldError{{Field: "body", Message: "must be a JSON object, not a " + te.Value}}
 		default:
 			return nil, []FieldError{{Field: "body", Message: "not a JSON object: " + err.Error()}}
 		}
 	}
-	if d.More() {
-		return nil, []FieldError{{Field: "body", Message: "one JSON object expected, found more"}}
+	// Nothing but white space may follow the object.
+	if _, err := d.Token(); !errors.Is(err, io.EOF) {
+		return nil, []FieldError{{Field: "body", Message: "one JSON object expected, found more after it"}}
 	}
 	return r, nil
 }
@@ -155,18 +173,12 @@ var requestFields = []string{"name", "size", "image", "database", "frontend"}
 
 // Build checks a request against the policy and the rules the function
 // itself applies (internal/xr), and returns the AppEnvironment it asks
-// for in namespace ns, or every field error.
+// for in namespace ns, or every field error, at most one per field. The
+// name is checked by the function's rules alone.
 func (p *Policy) Build(ns string, r *Request, requestedBy string, clouds []string) (*unstructured.Unstructured, []FieldError) {
 	var errs []FieldError
-	switch {
-	case r.Name == "":
+	if r.Name == "" {
 		errs = append(errs, FieldError{"name", "required: the environment's name"})
-	case len(r.Name) > MaxNameLength:
-		errs = append(errs, FieldError{"name", fmt.Sprintf("at most %d characters", MaxNameLength)})
-	default:
-		for _, m := range validation.IsDNS1123Label(r.Name) {
-			errs = append(errs, FieldError{"name", m})
-		}
 	}
 	size, ok := p.Sizes[r.Size]
 	switch {
@@ -177,13 +189,10 @@ func (p *Policy) Build(ns string, r *Request, requestedBy string, clouds []strin
 	}
 	image := p.DefaultImage
 	if r.Image != "" {
-		image = r.Image
-		if !slices.ContainsFunc(p.ImagePrefixes, func(pre string) bool { return strings.HasPrefix(r.Image, pre) }) {
-			msg := "this namespace's policy does not let a request choose its image"
-			if len(p.ImagePrefixes) > 0 {
-				msg = "must start with one of: " + strings.Join(p.ImagePrefixes, ", ")
-			}
+		if msg := p.imageAllowed(r.Image); msg != "" {
 			errs = append(errs, FieldError{"image", msg})
+		} else {
+			image = r.Image
 		}
 	}
 	if r.Database && ok && size.Database == "" {
@@ -192,10 +201,10 @@ func (p *Policy) Build(ns string, r *Request, requestedBy string, clouds []strin
 	if r.Frontend && p.Domain == "" {
 		errs = append(errs, FieldError{"frontend", "this namespace's policy offers no front ends (it has no domain)"})
 	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
 
+	// The XR is built even from a request with errors, from what of it is
+	// good, so that the function's own rules (the name's) are reported
+	// with the rest.
 	params := map[string]any{
 		"clusterRef": map[string]any{"name": p.Cluster},
 		"backend":    backend(image, size),
@@ -203,13 +212,13 @@ func (p *Policy) Build(ns string, r *Request, requestedBy string, clouds []strin
 	if p.DeletionPolicy != "" {
 		params["deletionPolicy"] = p.DeletionPolicy
 	}
-	if r.Database {
+	if r.Database && size.Database != "" {
 		params["database"] = map[string]any{"size": size.Database}
 	}
 	if p.Domain != "" {
 		params["ingress"] = map[string]any{"host": "api-" + r.Name + "." + p.Domain, "tls": true}
 	}
-	if r.Frontend {
+	if r.Frontend && p.Domain != "" {
 		params["frontend"] = map[string]any{"host": r.Name + "." + p.Domain, "apiPath": "/api"}
 	}
 	labels := map[string]any{xr.LabelCloud: p.Cloud, xr.LabelPlaneID: p.PlaneID}
@@ -225,7 +234,117 @@ func (p *Policy) Build(ns string, r *Request, requestedBy string, clouds []strin
 		},
 		"spec": map[string]any{"parameters": params},
 	}}
-	return u, validate(u, clouds)
+	errs = merge(errs, validate(u, clouds))
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return u, nil
+}
+
+// merge adds the function's errors to the portal's own, keeping one per
+// field: a field the portal already refused is not refused again for
+// what the portal put in its place, and the messages of one field are
+// joined. The name's errors come first, as the form shows them.
+func merge(own, fn []FieldError) []FieldError {
+	var order []string
+	msgs := map[string][]string{}
+	add := func(e FieldError) {
+		if _, ok := msgs[e.Field]; !ok {
+			order = append(order, e.Field)
+		}
+		if !slices.Contains(msgs[e.Field], e.Message) {
+			msgs[e.Field] = append(msgs[e.Field], e.Message)
+		}
+	}
+	for _, e := range own {
+		add(e)
+	}
+	refused := func(f string) bool { return slices.ContainsFunc(own, func(e FieldError) bool { return e.Field == f }) }
+	for _, e := range fn {
+		if !refused(e.Field) {
+			add(e)
+		}
+	}
+	out := make([]FieldError, 0, len(order))
+	for _, f := range order {
+		out = append(out, FieldError{Field: f, Message: strings.Join(msgs[f], "; ")})
+	}
+	slices.SortStableFunc(out, func(a, b FieldError) int {
+		switch {
+		case a.Field == b.Field:
+			return 0
+		case a.Field == "name":
+			return -1
+		case b.Field == "name":
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// imageAllowed says why a requested image is refused, "" when it is not:
+// it must be an image reference, under one of the policy's prefixes by
+// registry and whole path components.
+func (p *Policy) imageAllowed(image string) string {
+	if len(p.ImagePrefixes) == 0 {
+		return "this namespace's policy does not let a request choose its image"
+	}
+	named, err := reference.ParseNormalizedNamed(image)
+	if err != nil {
+		return fmt.Sprintf("not an image reference: %v", err)
+	}
+	for _, pre := range p.ImagePrefixes {
+		// A prefix ParsePolicy would refuse admits nothing.
+		if ip, err := parsePrefix(pre); err == nil && ip.matches(named) {
+			return ""
+		}
+	}
+	return "must be under one of: " + strings.Join(p.ImagePrefixes, ", ") + " (a registry, then whole path components)"
+}
+
+// imagePrefix is an image prefix: a registry and leading path
+// components; under: only names below them, not the repository they name.
+type imagePrefix struct {
+	domain string
+	path   []string
+	under  bool
+}
+
+// matches says whether a parsed image name is within the prefix.
+func (ip imagePrefix) matches(named reference.Named) bool {
+	path := strings.Split(reference.Path(named), "/")
+	n := len(ip.path)
+	if ip.under {
+		n++
+	}
+	return reference.Domain(named) == ip.domain && len(path) >= n && slices.Equal(path[:len(ip.path)], ip.path)
+}
+
+// parsePrefix reads an image prefix, such as ghcr.io/acme/ or
+// registry.acme.com: a registry, then whole path components; with a
+// trailing '/', only the names below them. It is read by the image
+// reference parser, so that a prefix means to the policy what it means to
+// a container runtime.
+func parsePrefix(pre string) (imagePrefix, error) {
+	refuse := fmt.Errorf("%q is not a registry and whole path components, such as ghcr.io/acme/", pre)
+	trimmed, under := strings.CutSuffix(pre, "/")
+	parts := strings.Split(trimmed, "/")
+	if trimmed == "" {
+		return imagePrefix{}, refuse
+	}
+	// A name below the prefix must parse with the prefix's first
+	// component as its registry (not Docker Hub's by default) and the
+	// rest, unchanged, as its leading path components.
+	named, err := reference.ParseNormalizedNamed(trimmed + "/x")
+	if err != nil || reference.Domain(named) != parts[0] {
+		return imagePrefix{}, refuse
+	}
+	want := strings.Join(append(slices.Clone(parts[1:]), "x"), "/")
+	if path := reference.Path(named); path != want && (parts[0] != "docker.io" || path != "library/"+want) {
+		return imagePrefix{}, refuse
+	}
+	return imagePrefix{domain: parts[0], path: parts[1:], under: under}, nil
 }
 
 func backend(image string, s Size) map[string]any {
@@ -255,11 +374,22 @@ func validate(u *unstructured.Unstructured, clouds []string) []FieldError {
 	if len(errs) == 0 {
 		errs = xr.ValidateAppEnvironment(x, clouds)
 	}
+	named := slices.ContainsFunc(errs, func(e *field.Error) bool { return e.Field == "metadata.name" })
 	var out []FieldError
 	for _, e := range errs {
+		if named && derivedFromName[e.Field] {
+			continue // the name's own error says it
+		}
 		out = append(out, FieldError{Field: requestField(e), Message: e.ErrorBody()})
 	}
 	return out
+}
+
+// derivedFromName are the paths whose values the portal derives from the
+// name: when the name is refused, so are they, for the same reason.
+var derivedFromName = map[string]bool{
+	"spec.parameters.ingress.host":  true,
+	"spec.parameters.frontend.host": true,
 }
 
 // fromRequest maps the AppEnvironment paths a request's fields set to

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -43,7 +44,32 @@ func TestDecodeRequest(t *testing.T) {
 		"TwoObjects": {
 			reason: "Trailing data is refused.",
 			body:   `{"name":"x"} {"name":"y"}`,
-			want:   want{errs: []FieldError{{Field: "body", Message: "one JSON object expected, found more"}}},
+			want:   want{errs: []FieldError{{Field: "body", Message: "one JSON object expected, found more after it"}}},
+		},
+		"TrailingBrace": {
+			reason: "A closing brace after the object is trailing data too.",
+			body:   `{"name":"x","size":"tiny"}}`,
+			want:   want{errs: []FieldError{{Field: "body", Message: "one JSON object expected, found more after it"}}},
+		},
+		"TrailingBracket": {
+			reason: "So is a closing bracket.",
+			body:   `{"name":"x","size":"tiny"}]`,
+			want:   want{errs: []FieldError{{Field: "body", Message: "one JSON object expected, found more after it"}}},
+		},
+		"TrailingGarbage": {
+			reason: "So is anything else.",
+			body:   `{"name":"x","size":"tiny"}x`,
+			want:   want{errs: []FieldError{{Field: "body", Message: "one JSON object expected, found more after it"}}},
+		},
+		"TrailingWhiteSpace": {
+			reason: "White space after the object is not data.",
+			body:   "{\"name\":\"x\"} \n\t",
+			want:   want{req: &Request{Name: "x"}},
+		},
+		"NotAnObject": {
+			reason: "A body that is not an object is named as the body.",
+			body:   `["x"]`,
+			want:   want{errs: []FieldError{{Field: "body", Message: "must be a JSON object, not a array"}}},
 		},
 	}
 	for name, tc := range cases {
@@ -93,9 +119,9 @@ func TestBuild(t *testing.T) {
 			reason: "Each wrong field of a request is named at once.",
 			req:    Request{Name: "Bad_Name", Size: "huge", Image: "docker.io/evil:1"},
 			want: want{errs: []FieldError{
-				{Field: "name", Message: "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"},
+				{Field: "name", Message: byTheFunction},
 				{Field: "size", Message: `"huge" is not offered here; this namespace offers: small, tiny`},
-				{Field: "image", Message: "must start with one of: ghcr.io/acme/"},
+				{Field: "image", Message: "must be under one of: ghcr.io/acme/ (a registry, then whole path components)"},
 			}},
 		},
 		"Required": {
@@ -105,11 +131,6 @@ func TestBuild(t *testing.T) {
 				{Field: "name", Message: "required: the environment's name"},
 				{Field: "size", Message: "required; this namespace offers: small, tiny"},
 			}},
-		},
-		"LongName": {
-			reason: "Cloud names are derived from the name, so it is bounded.",
-			req:    Request{Name: strings.Repeat("a", MaxNameLength+1), Size: "tiny"},
-			want:   want{errs: []FieldError{{Field: "name", Message: "at most 40 characters"}}},
 		},
 		"NoDatabaseForSize": {
 			reason: "A size without a database class refuses a database.",
@@ -130,9 +151,60 @@ func TestBuild(t *testing.T) {
 		},
 		"ImageCheckedByTheFunctionsRules": {
 			reason: "The function's own validation (internal/xr) applies, and names the request's field.",
-			req:    Request{Name: "x", Size: "tiny", Image: "ghcr.io/acme/App Name"},
-			want: want{errs: []FieldError{{Field: "image", Message: `Invalid value: "ghcr.io/acme/App Name": ` +
+			req:    Request{Name: "x", Size: "tiny", Image: "ghcr.io/acme/app:Latest1"},
+			want: want{errs: []FieldError{{Field: "image", Message: `Invalid value: "ghcr.io/acme/app:Latest1": ` +
 				`must be a container image reference such as ghcr.io/acme/api:1.4.2, without spaces or upper-case letters in its name`}}},
+		},
+		"ImageNotAReference": {
+			reason: "A requested image is read by an image reference parser: a name it refuses is refused.",
+			req:    Request{Name: "x", Size: "tiny", Image: "ghcr.io/acme/App Name"},
+			want:   want{errs: []FieldError{{Field: "image", Message: "not an image reference: invalid reference format: repository name (acme/App Name) must be lowercase"}}},
+		},
+		"ImageDotDot": {
+			reason: "A path that climbs out of the prefix is no image reference, not an image under the prefix.",
+			req:    Request{Name: "x", Size: "tiny", Image: "ghcr.io/acme/../evil/x:1"},
+			want:   want{errs: []FieldError{{Field: "image", Message: "not an image reference: invalid reference format"}}},
+		},
+		"ImageAtAnotherHost": {
+			reason: "What follows an '@' is a digest, not another registry.",
+			req:    Request{Name: "x", Size: "tiny", Image: "ghcr.io/acme/x@evil.example.com/y:1"},
+			want:   want{errs: []FieldError{{Field: "image", Message: "not an image reference: invalid reference format"}}},
+		},
+		"ImageInALookAlikeComponent": {
+			reason: "A prefix matches whole path components: ghcr.io/acme/ does not admit ghcr.io/acme-evil/.",
+			req:    Request{Name: "x", Size: "tiny", Image: "ghcr.io/acme-evil/x:1"},
+			want:   want{errs: []FieldError{{Field: "image", Message: "must be under one of: ghcr.io/acme/ (a registry, then whole path components)"}}},
+		},
+		"ImageTheRepositoryAbove": {
+			reason: "A prefix with a trailing '/' admits only what is below it.",
+			req:    Request{Name: "x", Size: "tiny", Image: "ghcr.io/acme:1"},
+			want:   want{errs: []FieldError{{Field: "image", Message: "must be under one of: ghcr.io/acme/ (a registry, then whole path components)"}}},
+		},
+		"ImageInALookAlikeRegistry": {
+			reason: "A registry prefix is the whole registry: registry.acme.com does not admit registry.acme.com.evil.io.",
+			policy: func(p *Policy) { p.ImagePrefixes = []string{"registry.acme.com"} },
+			req:    Request{Name: "x", Size: "tiny", Image: "registry.acme.com.evil.io/x:1"},
+			want:   want{errs: []FieldError{{Field: "image", Message: "must be under one of: registry.acme.com (a registry, then whole path components)"}}},
+		},
+		"ImageInTheRegistry": {
+			reason: "A registry prefix admits what that registry holds.",
+			policy: func(p *Policy) { p.ImagePrefixes = []string{"registry.acme.com"} },
+			req:    Request{Name: "x", Size: "tiny", Image: "registry.acme.com/team/x@sha256:" + strings.Repeat("a", 64)},
+			want: want{params: map[string]any{
+				"clusterRef": map[string]any{"name": "shared"},
+				"backend":    map[string]any{"image": "registry.acme.com/team/x@sha256:" + strings.Repeat("a", 64), "replicas": int64(1)},
+				"ingress":    map[string]any{"host": "api-x.apps.example.com", "tls": true},
+			}},
+		},
+		"ImageDockerHubShorthand": {
+			reason: "An image is matched as a container runtime reads it: acme/app is docker.io/acme/app.",
+			policy: func(p *Policy) { p.ImagePrefixes = []string{"docker.io/acme/"} },
+			req:    Request{Name: "x", Size: "tiny", Image: "acme/app:2"},
+			want: want{params: map[string]any{
+				"clusterRef": map[string]any{"name": "shared"},
+				"backend":    map[string]any{"image": "acme/app:2", "replicas": int64(1)},
+				"ingress":    map[string]any{"host": "api-x.apps.example.com", "tls": true},
+			}},
 		},
 		"BrokenPolicy": {
 			reason: "A policy the function would refuse is named as the policy's fault, not the requester's.",
@@ -149,7 +221,7 @@ func TestBuild(t *testing.T) {
 				tc.policy(p)
 			}
 			u, errs := p.Build("team-a", &tc.req, "alice", []string{"aws", "azure", "gcp"})
-			got := want{errs: errs}
+			got := want{errs: redactName(errs)}
 			if len(errs) == 0 {
 				got.params, _, _ = unstructured.NestedMap(u.Object, "spec", "parameters")
 			}
@@ -160,7 +232,75 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+// byTheFunction stands for the message of a name error, which is
+// internal/xr's to word (TestNameRules checks that it is there).
+const byTheFunction = "(the function's name rule)"
+
+// redactName replaces the message of a name error, other than the
+// portal's own "required", with byTheFunction.
+func redactName(errs []FieldError) []FieldError {
+	out := slices.Clone(errs)
+	for i := range out {
+		if out[i].Field == "name" && !strings.HasPrefix(out[i].Message, "required") && out[i].Message != "" {
+			out[i].Message = byTheFunction
+		}
+	}
+	return out
+}
+
+func TestNameRules(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		name   string
+		want   []string
+	}{
+		"LeadingDigit": {
+			reason: "A cloud name starts with a letter (internal/xr's rule): 9t-x is a DNS label the function refuses.",
+			name:   "9t-x", want: []string{"name"},
+		},
+		"DigitsOnly": {
+			reason: "A name of digits only is refused by the function, so by the portal.",
+			name:   "123", want: []string{"name"},
+		},
+		"Punycode": {
+			reason: "An xn-- name would give a host that looks like another (xn--pple-43d is аpple with a Cyrillic а).",
+			name:   "xn--pple-43d", want: []string{"name"},
+		},
+		"TooLong": {
+			reason: "Cloud names derive from the name: 41 characters are too many.",
+			name:   strings.Repeat("a", 41), want: []string{"name"},
+		},
+		"Longest": {
+			reason: "40 characters are allowed.",
+			name:   strings.Repeat("a", 40),
+		},
+		"Good": {
+			reason: "A name the function accepts builds.",
+			name:   "feature-x",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			u, errs := testPolicy().Build("team-a", &Request{Name: tc.name, Size: "tiny"}, "alice", []string{"gcp"})
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Field)
+				if e.Message == "" {
+					t.Errorf("%s\nerror on %s without a message", tc.reason, e.Field)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nBuild(name %q): fields in error: -want, +got:\n%s\n%v", tc.reason, tc.name, diff, errs)
+			}
+			if (u == nil) != (len(tc.want) > 0) {
+				t.Errorf("%s\nBuild(name %q): built %t with errors %v", tc.reason, tc.name, u != nil, errs)
+			}
+		})
+	}
+}
+
 func TestParsePolicy(t *testing.T) {
+	const good = "cloud: gcp\nplaneId: p\ncluster: c\ndefaultImage: ghcr.io/acme/app:1\nsizes: {s: {replicas: 1}}\n"
 	cases := map[string]struct {
 		reason string
 		data   string
@@ -178,7 +318,42 @@ func TestParsePolicy(t *testing.T) {
 		},
 		"Good": {
 			reason: "A complete policy parses.",
-			data:   "cloud: gcp\nplaneId: p\ncluster: c\ndefaultImage: i\nsizes: {s: {replicas: 1}}\n",
+			data:   good + "imagePrefixes: [ghcr.io/acme/, registry.acme.com, docker.io/acme, localhost:5000/team/]\nmaxEnvironments: 3\n",
+		},
+		"PrefixNotAComponent": {
+			reason: "A prefix that ends inside a path component is refused by name: prefixes match whole components.",
+			data:   good + "imagePrefixes: [ghcr.io/acme/, ghcr.io/ac-]\n",
+			want:   `invalid policy.yaml: imagePrefixes[1]: "ghcr.io/ac-" is not a registry and whole path components, such as ghcr.io/acme/`,
+		},
+		"PrefixWithoutRegistry": {
+			reason: "A prefix names its registry: acme/ would silently mean Docker Hub.",
+			data:   good + "imagePrefixes: [acme/]\n",
+			want:   `invalid policy.yaml: imagePrefixes[0]: "acme/" is not a registry and whole path components, such as ghcr.io/acme/`,
+		},
+		"PrefixWithTag": {
+			reason: "A prefix is a name, not an image with a tag.",
+			data:   good + "imagePrefixes: [\"ghcr.io/acme/app:1\"]\n",
+			want:   `invalid policy.yaml: imagePrefixes[0]: "ghcr.io/acme/app:1" is not a registry and whole path components, such as ghcr.io/acme/`,
+		},
+		"PrefixDotDot": {
+			reason: "A prefix with .. is refused.",
+			data:   good + "imagePrefixes: [ghcr.io/../]\n",
+			want:   `invalid policy.yaml: imagePrefixes[0]: "ghcr.io/../" is not a registry and whole path components, such as ghcr.io/acme/`,
+		},
+		"PrefixHalfARegistry": {
+			reason: "A registry prefix is a whole host: a trailing dot is not one.",
+			data:   good + "imagePrefixes: [registry.acme.]\n",
+			want:   `invalid policy.yaml: imagePrefixes[0]: "registry.acme." is not a registry and whole path components, such as ghcr.io/acme/`,
+		},
+		"DefaultImage": {
+			reason: "The default image must be an image reference.",
+			data:   "cloud: gcp\nplaneId: p\ncluster: c\ndefaultImage: ghcr.io/acme/../x\nsizes: {s: {replicas: 1}}\n",
+			want:   `invalid policy.yaml: defaultImage "ghcr.io/acme/../x" is not an image reference: invalid reference format`,
+		},
+		"NegativeQuota": {
+			reason: "A quota is 0 (none) or more.",
+			data:   good + "maxEnvironments: -1\n",
+			want:   "invalid policy.yaml: maxEnvironments -1: must be 0 (no bound) or more",
 		},
 	}
 	for name, tc := range cases {
@@ -207,6 +382,7 @@ func TestAPI(t *testing.T) {
 		method string
 		path   string
 		token  string
+		header string
 		body   string
 		want   want
 	}{
@@ -214,6 +390,51 @@ func TestAPI(t *testing.T) {
 			reason: "A request without a bearer token is refused before anything else.",
 			method: http.MethodPost, path: base + "team-a/environments", body: `{"name":"x","size":"tiny"}`,
 			want: want{code: 401, body: `{"error":"a bearer token is required (Authorization: Bearer <token>)"}`},
+		},
+		"TokenAfterTwoSpaces": {
+			reason: "Bearer, two spaces and a token is malformed: the API server would review \" x\" as the anonymous user.",
+			method: http.MethodGet, path: base + "team-a/environments", header: "Bearer  " + tokenAlice,
+			want: want{code: 401, body: malformed},
+		},
+		"LowerCaseScheme": {
+			reason: "The header is exactly Bearer <token>.",
+			method: http.MethodGet, path: base + "team-a/environments", header: "bearer " + tokenAlice,
+			want: want{code: 401, body: malformed},
+		},
+		"EmptyToken": {
+			reason: "A bearer token is not empty.",
+			method: http.MethodGet, path: base + "team-a/environments", header: "Bearer ",
+			want: want{code: 401, body: malformed},
+		},
+		"SpaceInToken": {
+			reason: "A token has no spaces.",
+			method: http.MethodGet, path: base + "team-a/environments", header: "Bearer " + tokenAlice + " x",
+			want: want{code: 401, body: malformed},
+		},
+		"ControlInToken": {
+			reason: "A token has no control characters.",
+			method: http.MethodGet, path: base + "team-a/environments", header: "Bearer a\tb",
+			want: want{code: 401, body: malformed},
+		},
+		"BasicAuth": {
+			reason: "Another scheme is not a bearer token.",
+			method: http.MethodGet, path: base + "team-a/environments", header: "Basic YWxpY2U6cHc=",
+			want: want{code: 401, body: malformed},
+		},
+		"TrailingData": {
+			reason: "Data after the request's object is refused, and nothing is created.",
+			method: http.MethodPost, path: base + "team-a/environments", token: tokenAlice, body: `{"name":"x","size":"tiny"}}`,
+			want: want{code: 400, body: `{"error":"invalid request","fields":[{"field":"body","message":"one JSON object expected, found more after it"}]}`},
+		},
+		"NamespaceNotALabel": {
+			reason: "A namespace is a DNS label: a dotted one is refused before anything else.",
+			method: http.MethodGet, path: base + "team.a/environments/x/events", token: tokenAlice,
+			want: want{code: 400, body: `{"error":"namespace \"team.a\": must not contain dots"}`},
+		},
+		"StreamInNoNamespace": {
+			reason: "A stream opens only in a namespace that exists.",
+			method: http.MethodGet, path: base + "team-c/environments/x/events", token: tokenCarol,
+			want: want{code: 404, body: `{"error":"no such namespace: team-c"}`},
 		},
 		"BadToken": {
 			reason: "A token the API server does not know is refused.",
@@ -228,7 +449,7 @@ func TestAPI(t *testing.T) {
 		"BadRequest": {
 			reason: "A bad request is a 400 naming each field, and nothing is created.",
 			method: http.MethodPost, path: base + "team-a/environments", token: tokenAlice, body: `{"name":"x","size":"huge","image":"docker.io/x"}`,
-			want: want{code: 400, body: `{"error":"invalid request","fields":[{"field":"size","message":"\"huge\" is not offered here; this namespace offers: small, tiny"},{"field":"image","message":"must start with one of: ghcr.io/acme/"}]}`},
+			want: want{code: 400, body: `{"error":"invalid request","fields":[{"field":"size","message":"\"huge\" is not offered here; this namespace offers: small, tiny"},{"field":"image","message":"must be under one of: ghcr.io/acme/ (a registry, then whole path components)"}]}`},
 		},
 		"UnknownField": {
 			reason: "An unknown field is a 400 naming it.",
@@ -314,7 +535,11 @@ func TestAPI(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t, env("existing"))
-			rec := w.do(t, tc.method, tc.path, tc.token, tc.body)
+			var hdr []string
+			if tc.header != "" {
+				hdr = []string{"Authorization", tc.header}
+			}
+			rec := w.do(t, tc.method, tc.path, tc.token, tc.body, hdr...)
 			l, err := w.dyn.Resource(envGVR).Namespace("team-a").List(context.Background(), metav1.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
@@ -332,6 +557,9 @@ func TestAPI(t *testing.T) {
 		})
 	}
 }
+
+// malformed is the answer to a malformed Authorization header.
+const malformed = `{"error":"a malformed Authorization header: want one, exactly Bearer <token>, the token without spaces or control characters"}`
 
 func TestCreated(t *testing.T) {
 	w := newWorld(t)

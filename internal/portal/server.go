@@ -9,10 +9,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,13 +69,105 @@ type Server struct {
 	As       Impersonator
 	Policies Policies
 	Hub      *Hub
+	// Own is the portal's own client, which counts a namespace's
+	// environments against its policy's quota; nil: the caller's.
+	Own dynamic.Interface
 	// Clouds are the cloud labels the function serves.
 	Clouds  []string
 	MaxBody int64
 	// Ping is how often an idle stream gets a comment line.
-	Ping time.Duration
-	Log  *slog.Logger
+	Ping   time.Duration
+	Limits Limits
+	Log    *slog.Logger
+
+	once     sync.Once
+	reviews  *AddressLimiter
+	mu       sync.Mutex
+	open     map[string]int
+	creating map[string]*sync.Mutex
 }
+
+// Limits bound what one client can hold of the portal. A zero field is its
+// default.
+type Limits struct {
+	// HeaderTimeout is how long a request's headers may take to arrive
+	// (the http.Server's ReadHeaderTimeout). Default 10 s.
+	HeaderTimeout time.Duration
+	// BodyTimeout is how long, from its start, a request with a body may
+	// take to arrive whole, the body included; past it the connection is
+	// closed. Default 10 s.
+	BodyTimeout time.Duration
+	// WriteTimeout is how long an answer may take to be written, from its
+	// request's start, and each write of an event stream. Default 1 min.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection without a request.
+	// Default 2 min.
+	IdleTimeout time.Duration
+	// StreamsPerUser is how many event streams one user may have open at
+	// once; negative: no bound. Default 20.
+	StreamsPerUser int
+	// ReviewsPerAddress and ReviewBurstPerAddress are the TokenReviews a
+	// client address may cause: a token bucket of ReviewBurstPerAddress,
+	// refilled at ReviewsPerAddress a second. A request whose token's
+	// answer is cached costs none. Defaults 5 a second, 20.
+	ReviewsPerAddress     float64
+	ReviewBurstPerAddress int
+	// Addresses is how many client addresses the review limit tracks.
+	// Default 10,000.
+	Addresses int
+}
+
+// The default Limits.
+const (
+	DefaultHeaderTimeout         = 10 * time.Second
+	DefaultBodyTimeout           = 10 * time.Second
+	DefaultWriteTimeout          = time.Minute
+	DefaultIdleTimeout           = 2 * time.Minute
+	DefaultStreamsPerUser        = 20
+	DefaultReviewsPerAddress     = 5
+	DefaultReviewBurstPerAddress = 20
+	DefaultAddresses             = 10000
+)
+
+// withDefaults fills in the zero fields.
+func (l Limits) withDefaults() Limits {
+	set := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	set(&l.HeaderTimeout, DefaultHeaderTimeout)
+	set(&l.BodyTimeout, DefaultBodyTimeout)
+	set(&l.WriteTimeout, DefaultWriteTimeout)
+	set(&l.IdleTimeout, DefaultIdleTimeout)
+	if l.StreamsPerUser == 0 {
+		l.StreamsPerUser = DefaultStreamsPerUser
+	}
+	if l.ReviewsPerAddress <= 0 {
+		l.ReviewsPerAddress = DefaultReviewsPerAddress
+	}
+	if l.ReviewBurstPerAddress <= 0 {
+		l.ReviewBurstPerAddress = DefaultReviewBurstPerAddress
+	}
+	if l.Addresses <= 0 {
+		l.Addresses = DefaultAddresses
+	}
+	return l
+}
+
+// HTTPServer is the http.Server that serves the portal on address, with
+// its header and idle timeouts. It has no WriteTimeout, which would end
+// every event stream: each request gets its own deadlines instead.
+func (s *Server) HTTPServer(address string) *http.Server {
+	l := s.Limits.withDefaults()
+	return &http.Server{
+		Addr: address, Handler: s.Handler(),
+		ReadHeaderTimeout: l.HeaderTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: MaxHeaderBytes,
+	}
+}
+
+// MaxHeaderBytes bounds a request's headers.
+const MaxHeaderBytes = 64 << 10
 
 // Handler routes the portal's requests.
 func (s *Server) Handler() http.Handler {
@@ -91,17 +186,27 @@ func (s *Server) Handler() http.Handler {
 	return s.headers(mux)
 }
 
-// headers sets what every answer carries, and logs the request: its
-// method, path, status and user, never a credential.
+// headers sets what every answer carries and the request's deadlines, and
+// logs the request: its method, path, status and user, never a
+// credential. A request with a body must arrive whole within BodyTimeout,
+// whether or not a handler reads it: the server reads what a handler left
+// before it reuses the connection.
 func (s *Server) headers(next http.Handler) http.Handler {
+	l := s.Limits.withDefaults()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rc := http.NewResponseController(w)
+		if hasBody(r) {
+			_ = rc.SetReadDeadline(start.Add(l.BodyTimeout))
+			r.Body = http.MaxBytesReader(w, r.Body, s.MaxBody)
+		}
+		_ = rc.SetWriteDeadline(start.Add(l.WriteTimeout))
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Frame-Options", "DENY")
 		rec := &recorder{ResponseWriter: w, status: http.StatusOK}
-		start := time.Now()
 		next.ServeHTTP(rec, r)
 		s.Log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status, "user", rec.user, "duration", time.Since(start).Round(time.Millisecond).String())
 	})
@@ -122,20 +227,56 @@ func (r *recorder) WriteHeader(code int) {
 // Unwrap lets http.ResponseController reach the connection (Flush).
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
+// hasBody says whether a request comes with a body.
+func hasBody(r *http.Request) bool {
+	return r.Body != nil && r.Body != http.NoBody && (r.ContentLength != 0 || len(r.TransferEncoding) > 0)
+}
+
+// reviewLimit is the limit of TokenReviews per client address.
+func (s *Server) reviewLimit() *AddressLimiter {
+	s.once.Do(func() {
+		l := s.Limits.withDefaults()
+		s.reviews = &AddressLimiter{Rate: rate.Limit(l.ReviewsPerAddress), Burst: l.ReviewBurstPerAddress, Max: l.Addresses, Now: time.Now}
+	})
+	return s.reviews
+}
+
 type authed func(w http.ResponseWriter, r *http.Request, u *User)
 
 // auth authenticates the bearer token and checks the namespace and name
-// in the path before the handler runs.
+// in the path before the handler runs. A request whose token needs a
+// TokenReview takes one from its address's bucket first.
 func (s *Server) auth(next authed) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || token == "" {
+		values := r.Header.Values("Authorization")
+		if len(values) == 0 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="portal"`)
 			writeError(w, http.StatusUnauthorized, "a bearer token is required (Authorization: Bearer <token>)", nil)
 			return
 		}
+		token, ok := "", len(values) == 1
+		if ok {
+			token, ok = Bearer(values[0])
+		}
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="portal", error="invalid_request"`)
+			writeError(w, http.StatusUnauthorized, "a malformed Authorization header: want one, exactly Bearer <token>, the token without spaces or control characters", nil)
+			return
+		}
+		if k, ok := s.Authn.(knower); !ok || !k.Known(token) {
+			if ok, wait := s.reviewLimit().Take(r.RemoteAddr); !ok {
+				w.Header().Set("Retry-After", retryAfter(wait))
+				writeError(w, http.StatusTooManyRequests, "too many new tokens from this address: try again later", nil)
+				return
+			}
+		}
 		u, err := s.Authn.Authenticate(r.Context(), token)
-		if err != nil {
+		switch {
+		case errors.Is(err, errBusy):
+			w.Header().Set("Retry-After", "1")
+			writeError(w, http.StatusTooManyRequests, "too many tokens are being checked: try again later", nil)
+			return
+		case err != nil:
 			if !errors.Is(err, errUnauthenticated) {
 				s.Log.Error("cannot review a token", "error", err)
 			}
@@ -146,13 +287,15 @@ func (s *Server) auth(next authed) http.Handler {
 		if rec, ok := w.(*recorder); ok {
 			rec.user = u.Name
 		}
-		for _, p := range []string{"ns", "name"} {
-			v := r.PathValue(p)
-			if v == "" {
-				continue
+		if ns := r.PathValue("ns"); ns != "" {
+			if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("namespace %q: %s", ns, strings.Join(msgs, "; ")), nil)
+				return
 			}
-			if msgs := validation.IsDNS1123Subdomain(v); len(msgs) > 0 {
-				writeError(w, http.StatusBadRequest, fmt.Sprintf("%s %q: %s", p, v, strings.Join(msgs, "; ")), nil)
+		}
+		if name := r.PathValue("name"); name != "" {
+			if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("name %q: %s", name, strings.Join(msgs, "; ")), nil)
 				return
 			}
 		}
@@ -282,13 +425,18 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, u *User) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.MaxBody))
 	if err != nil {
 		var mb *http.MaxBytesError
-		if errors.As(err, &mb) {
+		switch {
+		case errors.As(err, &mb):
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", mb.Limit), nil)
-			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			writeError(w, http.StatusRequestTimeout, fmt.Sprintf("the body did not arrive within %s", s.Limits.withDefaults().BodyTimeout), nil)
+		default:
+			writeError(w, http.StatusBadRequest, "cannot read the body", nil)
 		}
-		writeError(w, http.StatusBadRequest, "cannot read the body", nil)
 		return
 	}
+	// The whole request is read: what follows is the API server's time.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	req, ferrs := DecodeRequest(body)
 	if len(ferrs) > 0 {
 		writeError(w, http.StatusBadRequest, "invalid request", ferrs)
@@ -307,6 +455,15 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, u *User) {
 	if !ok {
 		return
 	}
+	if p.MaxEnvironments > 0 {
+		// One create at a time per namespace, so that two at once cannot
+		// both pass the count.
+		unlock := s.creatingIn(ns)
+		defer unlock()
+		if !s.underQuota(w, r, c, ns, p.MaxEnvironments) {
+			return
+		}
+	}
 	if _, err := c.Create(r.Context(), env, metav1.CreateOptions{FieldManager: "portal"}); err != nil {
 		s.apiError(w, err)
 		return
@@ -314,6 +471,66 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, u *User) {
 	url := "/api/v1/namespaces/" + ns + "/environments/" + req.Name
 	w.Header().Set("Location", url)
 	writeJSON(w, http.StatusAccepted, Created{Name: req.Name, Namespace: ns, URL: url, Events: url + "/events"})
+}
+
+// creatingIn takes namespace ns's create lock, returning its release.
+func (s *Server) creatingIn(ns string) func() {
+	s.mu.Lock()
+	if s.creating == nil {
+		s.creating = map[string]*sync.Mutex{}
+	}
+	m, ok := s.creating[ns]
+	if !ok {
+		m = &sync.Mutex{}
+		s.creating[ns] = m
+	}
+	s.mu.Unlock()
+	m.Lock()
+	return m.Unlock
+}
+
+// underQuota counts namespace ns's environments with the portal's own
+// client, answering 403 when there are already quota of them.
+func (s *Server) underQuota(w http.ResponseWriter, r *http.Request, c dynamic.ResourceInterface, ns string, quota int) bool {
+	if s.Own != nil {
+		c = s.Own.Resource(envGVR).Namespace(ns)
+	}
+	l, err := c.List(r.Context(), metav1.ListOptions{})
+	if err != nil {
+		s.Log.Error("cannot count the environments of a namespace", "namespace", ns, "error", err)
+		writeError(w, http.StatusBadGateway, "cannot count the namespace's environments", nil)
+		return false
+	}
+	if n := len(l.Items); n >= quota {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("namespace %s has %d environments, as many as its policy allows (maxEnvironments %d): delete one before creating another", ns, n, quota), nil)
+		return false
+	}
+	return true
+}
+
+// takeStream counts one more open stream of user, false when it has as many
+// as it may.
+func (s *Server) takeStream(user string) bool {
+	limit := s.Limits.withDefaults().StreamsPerUser
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if limit >= 0 && s.open[user] >= limit {
+		return false
+	}
+	if s.open == nil {
+		s.open = map[string]int{}
+	}
+	s.open[user]++
+	return true
+}
+
+// releaseStream counts one stream of user less.
+func (s *Server) releaseStream(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[user]--; s.open[user] <= 0 {
+		delete(s.open, user)
+	}
 }
 
 func (s *Server) remove(w http.ResponseWriter, r *http.Request, u *User) {
@@ -337,17 +554,33 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u *User) {
 	if !s.allowed(w, r, u, "watch", name) {
 		return
 	}
+	limits := s.Limits.withDefaults()
+	if !s.takeStream(u.Name) {
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%s has %d event streams open, as many as a user may: close one first", u.Name, limits.StreamsPerUser), nil)
+		return
+	}
+	defer s.releaseStream(u.Name)
+	// A stream lasts: no deadline for the request (it has no body), and
+	// none for the answer while the namespace's watches start (bounded
+	// below), then one for each write, so that a viewer that stops
+	// reading is let go.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	sub, err := s.Hub.Subscribe(ctx, ns, name)
 	cancel()
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNoNamespace):
+		writeError(w, http.StatusNotFound, err.Error(), nil)
+		return
+	case err != nil:
 		s.Log.Error("cannot follow an environment", "namespace", ns, "name", name, "error", err)
 		writeError(w, http.StatusServiceUnavailable, err.Error(), nil)
 		return
 	}
 	defer sub.Close()
-	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -357,6 +590,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u *User) {
 	ping := time.NewTicker(s.Ping)
 	defer ping.Stop()
 	for {
+		_ = rc.SetWriteDeadline(time.Now().Add(limits.WriteTimeout))
 		for _, f := range frames {
 			if _, err := w.Write(f); err != nil {
 				return
