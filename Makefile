@@ -35,7 +35,7 @@ FUZZTIME      ?= 10s
 XPKG          := $(OUT)/function-cluster-platform.xpkg
 ARCH          ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all help build generate check-generated docs test lint fuzz bench bench-go bench-portal render validate redteam daytwo converge xpkg e2e fleet tools clean
+.PHONY: all help build generate check-generated docs test lint fuzz bench bench-go bench-portal render validate redteam redteam-portal daytwo converge xpkg e2e fleet tools clean
 
 # One line per target.
 help:
@@ -48,6 +48,7 @@ help:
 	@echo "make docs             fail if the docs are not true: generated pages, links and anchors, make targets, the binary's flags, README length, orphan pages"
 	@echo "make fuzz             run each fuzz target for FUZZTIME (default 10s)"
 	@echo "make redteam          replay the red-team attacks through the crossplane CLI"
+	@echo "make redteam-portal   replay the attacks on the portal against one served on loopback (a fake API server): each must hold"
 	@echo "make daytwo           render day-2 changes of the converged example Clusters through the crossplane CLI (upgrades, skips, downgrades, rotations, maintenance; a Database under an upgraded function) and validate them"
 	@echo "make converge         converge XRs that are not the examples through the crossplane CLI, and validate them"
 	@echo "make bench            load benchmark over gRPC against the SDK floor (about 3 minutes)"
@@ -191,6 +192,14 @@ validate: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready
 redteam: $(CROSSPLANE)
 	mkdir -p $(OUT)
 	$(call with-function,-redteam)
+
+# Replay the attacks on the portal (issue 35) against a portal served on
+# loopback, built as the portal subcommand builds it, with a fake API
+# server over HTTP (internal/portal/redteam_test.go): bad tokens, a flood
+# of them, slowloris, bogus namespaces, look-alike images, names, trailing
+# data, hand-written resource references, the quota. About 15 s.
+redteam-portal:
+	PORTAL_REDTEAM=1 $(GO) test ./internal/portal -run='^TestRedteam$$' -count=1 -v
 
 # Day-2 changes of the converged example Clusters through the crossplane
 # CLI: upgraded, skipped, downgraded, rotated, maintenance windows; each
