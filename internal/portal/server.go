@@ -198,7 +198,7 @@ func (s *Server) headers(next http.Handler) http.Handler {
 		rc := http.NewResponseController(w)
 		if hasBody(r) {
 			_ = rc.SetReadDeadline(start.Add(l.BodyTimeout))
-			r.Body = http.MaxBytesReader(w, r.Body, s.MaxBody)
+			r.Body = http.MaxBytesReader(w, r.Body, s.maxBody())
 		}
 		_ = rc.SetWriteDeadline(start.Add(l.WriteTimeout))
 		h := w.Header()
@@ -226,6 +226,14 @@ func (r *recorder) WriteHeader(code int) {
 
 // Unwrap lets http.ResponseController reach the connection (Flush).
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// maxBody is MaxBody, DefaultMaxBody when it is not set.
+func (s *Server) maxBody() int64 {
+	if s.MaxBody <= 0 {
+		return DefaultMaxBody
+	}
+	return s.MaxBody
+}
 
 // hasBody says whether a request comes with a body.
 func hasBody(r *http.Request) bool {
@@ -422,7 +430,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, u *User) {
 	if !s.allowed(w, r, u, "create", "") {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.maxBody()))
 	if err != nil {
 		var mb *http.MaxBytesError
 		switch {
