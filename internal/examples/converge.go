@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/secret"
 	"github.com/seed-6471616d/function-cluster-platform/internal/simulate"
@@ -60,6 +62,9 @@ func converge(crossplane, out, crds, cache, image string, folders []string) erro
 		dir := filepath.Join(out, name)
 		required := filepath.Join(dir, "required")
 		if err := gather(required, "examples/envconfigs", "examples/spend", filepath.Join("examples", cloud, "required")); err != nil {
+			return err
+		}
+		if err := grantTeams(filepath.Join(required, "envconfigs-baseline.yaml")); err != nil {
 			return err
 		}
 		rounds, last, composed, err := convergeOne(crossplane, f, comp, required, dir)
@@ -204,4 +209,29 @@ func dayOne(render string) error {
 	}
 	fmt.Printf("day one   kubeconfig in %s/%s, external-dns and cert-manager bound to the cloud identity dns-identity (%d bindings)\n", wantNS, cmp.Or(str(ks, "name"), "(the claim's Secret)"), bound)
 	return nil
+}
+
+// teamGrants are the platform team's grants for the teams whose XRs
+// converge renders, by namespace (testdata/tenancy.yaml).
+const teamGrants = "internal/examples/testdata/tenancy.yaml"
+
+// grantTeams lays teamGrants over the tenancy of names of the baseline
+// EnvironmentConfig at path.
+func grantTeams(path string) error {
+	b, err := os.ReadFile(teamGrants)
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %w", teamGrants, err)
+	}
+	var grants map[string]any
+	if err := yaml.Unmarshal(b, &grants); err != nil {
+		return fmt.Errorf("cannot parse %s: %w", teamGrants, err)
+	}
+	base, err := readFirst(path)
+	if err != nil {
+		return err
+	}
+	for ns, g := range grants {
+		fntest.Set("data.tenancy.namespaces."+ns, g)(base)
+	}
+	return writeYAML(path, base)
 }

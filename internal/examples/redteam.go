@@ -165,12 +165,12 @@ var attacks = []attack{
 	// hosts and cloud names.
 	{name: "xn-gcp-app-copied", example: "gcp/appenvironment.yaml", tenant: "tenant-x",
 		fatal: `spec.parameters.ingress.host: Forbidden: host "shop.prod.example.com" is not assigned to namespace "tenant-x"`},
-	{name: "xn-aws-frontend-host", example: "aws/appenvironment.yaml", tenant: "tenant-x", xr: set("spec.parameters.ingress", nil),
-		fatal: `spec.parameters.frontend.host: Forbidden: host "billing.prod.example.com" is not assigned to namespace "tenant-x"`},
+	{name: "xn-aws-frontend-host", example: "aws/appenvironment.yaml", tenant: "tenant-x", xr: both(set("spec.parameters.ingress", nil), set("spec.parameters.frontend.apiPath", nil)),
+		fatal: `spec.parameters.frontend.host: Forbidden: host "billing-app.prod.example.com" is not assigned to namespace "tenant-x"`},
 	{name: "xn-azure-app-copied", example: "azure/appenvironment.yaml", tenant: "tenant-x",
 		fatal: `is not assigned to namespace "tenant-x"`},
 	{name: "xn-gcp-bucket-named", example: "gcp/appenvironment.yaml", tenant: "tenant-x",
-		xr: both(set("spec.parameters.ingress.host", "shop.tenant-x.apps.example.com"), set("spec.parameters.frontend", nil), set("spec.parameters.bucket", map[string]any{"name": "shop-frontend"})),
+		xr:    both(set("spec.parameters.ingress.host", "shop.tenant-x.apps.example.com"), set("spec.parameters.frontend", nil), set("spec.parameters.bucket", map[string]any{"name": "shop-frontend"})),
 		fatal: `spec.parameters.bucket.name: Forbidden: bucket "shop-frontend" is not assigned to namespace "tenant-x"`},
 	{name: "xn-gcp-cluster-domain", example: "gcp/cluster.yaml", tenant: "tenant-x",
 		fatal: `spec.parameters.domain: Forbidden: host "prod.example.com" is not assigned to namespace "tenant-x"`},
@@ -182,7 +182,7 @@ var attacks = []attack{
 			set("spec.parameters.import", map[string]any{"enabled": true, "mode": "manage", "resources": map[string]any{"cluster": "prod-cluster"}})),
 		fatal: `spec.parameters.import.resources[cluster]: Forbidden: existing resource "prod-cluster" is not assigned to namespace "tenant-x"`},
 	{name: "xn-aws-ingress-rewritten", example: "aws/appenvironment.yaml", tenant: "tenant-x",
-		xr: both(set("spec.parameters.ingress.host", "billing.tenant-x.apps.example.com"), set("spec.parameters.frontend", nil),
+		xr: both(set("spec.parameters.ingress.host", "billing.tenant-x.apps.example.com"), set("spec.parameters.frontend", nil), set("spec.parameters.bucket.name", nil),
 			overrides("ingress", map[string]any{"spec": map[string]any{"forProvider": map[string]any{"manifest": map[string]any{"spec": map[string]any{"rules": []any{map[string]any{"host": "billing.prod.example.com"}}}}}}})),
 		fatal: `spec.parameters.overrides.ingress.spec.forProvider.manifest.spec.rules: Forbidden: hosts are global`},
 	{name: "xn-gcp-db-same-name", example: "gcp/database.yaml", tenant: "tenant-x",
@@ -217,7 +217,7 @@ func redteam(crossplane, out string) error {
 		}
 		fmt.Printf("redteam   %-28s %-14s %s\n", a.name, a.example, msg)
 	}
-	fmt.Printf("redteam   %d attacks through the crossplane CLI: %d refused with a Fatal naming the path, %d rendered with nothing withdrawn (removals held)\n", len(attacks), refused, held)
+	fmt.Printf("redteam   %d attacks through the crossplane CLI: %d refused with a Fatal naming the path, %d rendered with nothing withdrawn (removals held) or named apart\n", len(attacks), refused, held)
 	return nil
 }
 
@@ -330,6 +330,9 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 		if bytes.Contains(stdout.Bytes(), []byte(s)) {
 			return "", fmt.Errorf("FORBIDDEN: the render holds %q", s)
 		}
+	}
+	if a.tenant != "" {
+		return fmt.Sprintf("a new XR named apart: none of its %d resources has the original's names", len(rendered)-1), nil
 	}
 	if len(a.held) == 0 {
 		return fmt.Sprintf("updated in place; nothing withdrawn (%d resources)", len(rendered)-1), nil
