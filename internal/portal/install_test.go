@@ -12,6 +12,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 )
 
 // The install manifests, from this package's folder.
@@ -361,8 +363,17 @@ func TestInstallPolicy(t *testing.T) {
 	if got := cluster.Metadata.Labels["planeType"]; got != p.PlaneType {
 		t.Errorf("policy planeType %q, the example %s Cluster's %q", p.PlaneType, p.Cloud, got)
 	}
-	if d := cluster.Spec.Parameters.Domain; p.Domain != d && !strings.HasSuffix(p.Domain, "."+d) {
-		t.Errorf("policy domain %q is neither the example %s Cluster's domain %q nor under it", p.Domain, p.Cloud, d)
+	// The hosts the policy gives the namespace's environments are the
+	// namespace's in the example environment's tenancy of names; its
+	// Cluster (a copy of the example, on that domain) may have it too.
+	ten, err := exampleTenancy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{p.Domain, "api-x." + p.Domain, "x." + p.Domain} {
+		if r := ten.Host(ns, h); r != names.Assigned {
+			t.Errorf("policy domain %q: %s", p.Domain, r.Why(fmt.Sprintf("host %q", h), ns, "hosts"))
+		}
 	}
 
 	tiers, err := databaseTiers(p.Cloud)
@@ -381,6 +392,24 @@ func TestInstallPolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exampleTenancy is the tenancy of names of the example environment.
+func exampleTenancy() (*names.Tenancy, error) {
+	path := filepath.Join(examplesDir, "envconfigs", "baseline.yaml")
+	b, err := os.ReadFile(path) //nolint:gosec // the repository's own examples
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	var ec struct {
+		Data struct {
+			Tenancy names.Tenancy `json:"tenancy"`
+		} `json:"data"`
+	}
+	if err := yaml.Unmarshal(b, &ec); err != nil {
+		return nil, fmt.Errorf("cannot parse %s: %w", path, err)
+	}
+	return &ec.Data.Tenancy, nil
 }
 
 // databaseTiers are the database size classes of a cloud's example
