@@ -35,7 +35,7 @@ FUZZTIME      ?= 10s
 XPKG          := $(OUT)/function-cluster-platform.xpkg
 ARCH          ?= $(shell $(GO) env GOARCH)
 
-.PHONY: all help build generate check-generated docs test lint fuzz bench bench-go bench-portal render validate redteam redteam-portal daytwo converge xpkg e2e fleet tools clean
+.PHONY: all help build generate check-generated docs test lint deps fuzz bench bench-go bench-portal render validate redteam redteam-portal daytwo converge xpkg e2e fleet tools clean
 
 # One line per target.
 help:
@@ -43,6 +43,7 @@ help:
 	@echo "make test             run the tests (go test -race ./...)"
 	@echo "make validate         render, then validate every render against ../shared/crds and Crossplane's schemas"
 	@echo "make lint             golangci-lint"
+	@echo "make deps             list the dependencies' security floors (internal/deps/floors.txt) against go.mod; fail below one"
 	@echo "make generate         regenerate the Input CRD, the legacy XRDs and Compositions, docs/reference and the README's resource graph"
 	@echo "make check-generated  fail if generated files are out of date"
 	@echo "make docs             fail if the docs are not true: generated pages, links and anchors, make targets, the binary's flags, README length, orphan pages"
@@ -99,6 +100,10 @@ test:
 GOLANGCI_LINT_VERSION ?= v2.6.2
 lint:
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
+
+# The dependencies' security floors against go.mod (also part of make test).
+deps:
+	$(GO) test ./internal/deps -run TestFloors -v -count=1
 
 # Each fuzz target for FUZZTIME (make fuzz FUZZTIME=5m for a long run).
 fuzz:
