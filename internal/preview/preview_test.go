@@ -1,6 +1,7 @@
 package preview
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,6 +37,38 @@ func TestDiff(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, diff("", tc.desired, tc.observed), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\ndiff(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestPrintPlan(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		plan   *Plan
+		want   string
+	}{
+		"WarningsAndFatal": {
+			reason: "The plan against the observed resources says the reconcile's Warnings, as crossplane render does (an AKS system pool's cycling without a drain, say).",
+			plan:   &Plan{Changed: map[string][]Change{"cluster": {{Path: "spec.forProvider.defaultNodePool.vmSize", Old: "a", New: "b"}}}, Warnings: []string{"the system pool cycles without draining"}},
+			want: "\nPlan against the observed resources: 0 added, 1 changed, 0 held, 0 removed\n" +
+				"  ~ cluster\n      spec.forProvider.defaultNodePool.vmSize: \"a\" -> \"b\"\n" +
+				"Warning: the system pool cycles without draining\n",
+		},
+		"Fatal": {
+			reason: "A refused reconcile says its Fatal.",
+			plan:   &Plan{Fatal: "invalid Cluster x: spec.parameters.version: Invalid value"},
+			want:   "\nPlan against the observed resources: 0 added, 0 changed, 0 held, 0 removed\nFatal: invalid Cluster x: spec.parameters.version: Invalid value\n",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var b strings.Builder
+			if err := PrintPlan(&b, tc.plan); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, b.String()); diff != "" {
+				t.Errorf("%s\nPrintPlan: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

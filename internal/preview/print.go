@@ -69,7 +69,9 @@ func printResults(w *errWriter, warnings []string, fatal string, est *Cost) {
 	}
 }
 
-// PrintPlan writes what one reconcile would do to the observed resources.
+// PrintPlan writes what one reconcile would do to the observed resources,
+// and its Warnings and Fatal as Crossplane surfaces them (crossplane render
+// prints them too).
 func PrintPlan(out io.Writer, p *Plan) error {
 	w := &errWriter{w: out}
 	w.printf("\nPlan against the observed resources: %d added, %d changed, %d held, %d removed\n", len(p.Added), len(p.Changed), len(p.Held), len(p.Removed))
@@ -105,7 +107,7 @@ func PrintPlan(out io.Writer, p *Plan) error {
 		}
 		w.printf("\nRotation of node pool %s: %s beside %s (%s); waits for %s\n", r.Pool, r.Resource, strings.Join(r.From, ", "), strings.Join(r.Changes, ", "), r.WaitingFor)
 	}
-	printResults(w, nil, p.Fatal, nil)
+	printResults(w, p.Warnings, p.Fatal, nil)
 	return w.err
 }
 
