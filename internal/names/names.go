@@ -30,6 +30,22 @@ func Join(max int, parts ...string) string {
 	return Shorten(strings.Join(parts, "-"), max)
 }
 
+// JoinFor is Join for the names an XR derives from its cloud name: for a
+// tenant's derived name (tenant true), a name too long keeps a prefix and a
+// 50-bit hash of the whole, as Tenant does, since a prefix cut before the
+// namespace's tag would leave only Shorten's 24-bit hash to keep two
+// namespaces' names apart, which anyone can find a collision of by trying
+// names; a bare name keeps Shorten's, which the names it runs with were
+// made with.
+func JoinFor(tenant bool, max int, parts ...string) string {
+	s := strings.Join(parts, "-")
+	if !tenant || len(s) <= max {
+		return Shorten(s, max)
+	}
+	prefix := strings.TrimRight(s[:max-longHashLen-1], "-_.")
+	return prefix + "-" + hash(s, longHashLen)
+}
+
 // Normalise lower-cases s and replaces every character outside [a-z0-9-]
 // with '-', so that it can be part of a name on any cloud.
 func Normalise(s string) string {

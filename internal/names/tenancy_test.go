@@ -1,6 +1,7 @@
 package names
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -213,5 +214,72 @@ func TestLooksDerived(t *testing.T) {
 				t.Errorf("%s\nLooksDerived(%q) = %t, want %t", tc.reason, tc.name, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestJoinFor(t *testing.T) {
+	type args struct {
+		tenant bool
+		max    int
+		parts  []string
+	}
+	long := "payments-processing-service-eu-1abcd"
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   string
+	}{
+		"Fits": {
+			reason: "A name within max is the parts joined, whatever the kind of cloud name.",
+			args:   args{tenant: true, max: 30, parts: []string{"shop-5kbe0", "nodes"}},
+			want:   "shop-5kbe0-nodes",
+		},
+		"BareKeepsShorten": {
+			reason: "A bare cloud name's long names stay as Shorten made them: what runs keeps its names.",
+			args:   args{tenant: false, max: 30, parts: []string{long, "nodes"}},
+			want:   Shorten(long+"-nodes", 30),
+		},
+		"TenantLongHash": {
+			reason: "A tenant's long name keeps a prefix and a 50-bit hash of the whole.",
+			args:   args{tenant: true, max: 30, parts: []string{long, "nodes"}},
+			want:   "payments-processing-" + hash(long+"-nodes", longHashLen),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := JoinFor(tc.args.tenant, tc.args.max, tc.args.parts...)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nJoinFor(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if len(got) > tc.args.max {
+				t.Errorf("%s\nJoinFor(...) = %q is longer than %d", tc.reason, got, tc.args.max)
+			}
+		})
+	}
+}
+
+// TestJoinForResistsChosenCollisions is the attack JoinFor is for: a
+// tenant tries names that share the prefix a long name is cut to until
+// two shortened names are equal. With Shorten's 24-bit hash a few thousand
+// tries find such a pair (the birthday bound); JoinFor keeps them apart.
+func TestJoinForResistsChosenCollisions(t *testing.T) {
+	seen := map[string]string{}
+	var a, b string
+	for i := 0; i < 1<<16 && a == ""; i++ {
+		s := fmt.Sprintf("payments-processing-service-%05d", i)
+		short := Shorten(s+"-nodes", 30)
+		if other, ok := seen[short]; ok {
+			a, b = other, s
+		}
+		seen[short] = s
+	}
+	if a == "" {
+		t.Fatal("no two names of 65,536 collide under Shorten: the test shows nothing")
+	}
+	if Join(30, a, "nodes") != Join(30, b, "nodes") {
+		t.Fatalf("%q and %q were found to collide under Shorten, yet Join tells them apart", a, b)
+	}
+	if x, y := JoinFor(true, 30, a, "nodes"), JoinFor(true, 30, b, "nodes"); x == y {
+		t.Errorf("JoinFor gives %q and %q the same name %q", a, b, x)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -61,6 +62,13 @@ type Context struct {
 // names to observed composed resources.
 func NewContext(x *xr.Composite, env *envcfg.Env, c *Cloud, p *platform.Plan, observed map[string]*structpb.Struct) *Context {
 	return &Context{XR: x, Env: env, Cloud: c, Plan: p, observed: observed}
+}
+
+// Join joins name parts derived from the XR's cloud name with '-' and
+// shortens the result to max, as names.JoinFor does for the XR's kind of
+// cloud name (a tenant's derived one, or a bare one).
+func (c *Context) Join(max int, parts ...string) string {
+	return names.JoinFor(c.XR.CloudName != c.XR.BareName, max, parts...)
 }
 
 // Namespaced reports whether the XR is namespaced (Crossplane v2 style).

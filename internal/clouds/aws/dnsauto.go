@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
-	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -47,7 +46,7 @@ func publicZoneID(ctx *registry.Context) string {
 // read changes, which Route53 cannot scope). Each release binds its
 // ServiceAccount to it (bindDNS). The policy waits for the zone's ID.
 func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Resource, error) {
-	role := names.Join(maxRoleName, base(ctx), "dns")
+	role := ctx.Join(maxRoleName, base(ctx), "dns")
 	policy := &registry.Resource{Name: rDNSPolicy, Kind: rolePolicyKind, DependsOn: []string{rDNSIdentity, rPublicZone}}
 	if zone := publicZoneID(ctx); zone == "" {
 		policy.Pending = "waits for the ID of " + rPublicZone
@@ -90,7 +89,7 @@ func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resou
 			"namespace":           b.ServiceAccount.Namespace,
 			"serviceAccount":      b.ServiceAccount.Name,
 			"roleArnSelector":     ctx.Selector(rDNSIdentity),
-			"tags":                tags(ctx, names.Join(maxRoleName, base(ctx), "dns")),
+			"tags":                tags(ctx, ctx.Join(maxRoleName, base(ctx), "dns")),
 		}}},
 		DependsOn: []string{rDNSIdentity, rCluster, addonName(addonPodIdentity)},
 	}}, nil

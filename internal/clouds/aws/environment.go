@@ -63,7 +63,7 @@ func appTags(a *environment.App, name string) map[string]any {
 // the backend's ServiceAccount assume without keys, and the ServiceAccount
 // itself (Pod Identity needs no annotation on it).
 func appIdentity(ctx *registry.Context, id environment.Identity) ([]*registry.Resource, error) {
-	role := names.Join(maxRoleName, id.Name, "app")
+	role := names.JoinFor(id.Tenant, maxRoleName, id.Name, "app")
 	return []*registry.Resource{
 		{
 			Name:         rAppIdentity,

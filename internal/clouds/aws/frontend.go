@@ -104,7 +104,7 @@ func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Res
 			Name: rSiteOriginAccess,
 			Kind: originAccessKind,
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"name":                          names.Join(maxOriginAccessName, f.Name, "frontend"),
+				"name":                          names.JoinFor(f.Tenant, maxOriginAccessName, f.Name, "frontend"),
 				"description":                   "CloudFront reads the front end of environment " + f.Name,
 				"originAccessControlOriginType": "s3",
 				"signingBehavior":               "always",

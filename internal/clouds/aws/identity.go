@@ -3,7 +3,6 @@ package aws
 import (
 	"fmt"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -79,7 +78,7 @@ func identity(ctx *registry.Context, _ platform.Identity) ([]*registry.Resource,
 		out = append(out, &registry.Resource{
 			Name:         r.name,
 			Kind:         roleKind,
-			ExternalName: names.Join(maxRoleName, base(ctx), r.suffix),
+			ExternalName: ctx.Join(maxRoleName, base(ctx), r.suffix),
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 				"assumeRolePolicy": assumeRolePolicy(r.service, r.tag),
 				"description":      fmt.Sprintf("Role of %s for EKS cluster %s", r.service, base(ctx)),

@@ -169,7 +169,7 @@ func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Res
 		{
 			Name:         rSiteProfile,
 			Kind:         fdProfileKind,
-			ExternalName: names.Join(maxProfileName, f.Name, "frontend"),
+			ExternalName: names.JoinFor(f.Tenant, maxProfileName, f.Name, "frontend"),
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 				"resourceGroupNameSelector": ctx.Selector(rAppResourceGroup),
 				"skuName":                   skuStandard,
@@ -180,7 +180,7 @@ func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Res
 		{
 			Name:         rSiteEndpoint,
 			Kind:         fdEndpointKind,
-			ExternalName: names.Join(maxEndpointName, f.Name, "frontend"),
+			ExternalName: names.JoinFor(f.Tenant, maxEndpointName, f.Name, "frontend"),
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 				"cdnFrontdoorProfileIdSelector": ctx.Selector(rSiteProfile),
 				"enabled":                       true,

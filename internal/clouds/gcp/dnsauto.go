@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
-	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -54,7 +53,7 @@ func init() {
 
 // dnsAccountEmail is the e-mail of the DNS identity's service account.
 func dnsAccountEmail(ctx *registry.Context) string {
-	return names.Join(maxAccountID, base(ctx), "dns") + "@" + ctx.XR.PlaneID + ".iam.gserviceaccount.com"
+	return ctx.Join(maxAccountID, base(ctx), "dns") + "@" + ctx.XR.PlaneID + ".iam.gserviceaccount.com"
 }
 
 // publicZoneName is the Cloud DNS name of the cluster's public zone.
@@ -71,7 +70,7 @@ func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Re
 		{
 			Name:         rDNSIdentity,
 			Kind:         saKind,
-			ExternalName: names.Join(maxAccountID, base(ctx), "dns"),
+			ExternalName: ctx.Join(maxAccountID, base(ctx), "dns"),
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 				"project":     ctx.XR.PlaneID,
 				"displayName": "DNS of " + base(ctx),

@@ -70,7 +70,9 @@ func checkAppDatabase(_ *registry.Context, d environment.Database) field.ErrorLi
 }
 
 // appAccountID is the ID of the backend's Google service account.
-func appAccountID(a *environment.App) string { return names.Join(maxAccountID, a.Name, "workload") }
+func appAccountID(a *environment.App) string {
+	return names.JoinFor(a.Tenant, maxAccountID, a.Name, "workload")
+}
 
 // appAccountEmail is its e-mail.
 func appAccountEmail(ctx *registry.Context, a *environment.App) string {

@@ -424,7 +424,7 @@ func hostRecord(ctx *registry.Context, f environment.Frontend) *registry.Resourc
 // frontendName is the cloud name of a part of the front end's load
 // balancer, within Compute Engine's limit.
 func frontendName(f environment.Frontend, part ...string) string {
-	return names.Join(maxComputeName, append([]string{f.Name, "frontend"}, part...)...)
+	return names.JoinFor(f.Tenant, maxComputeName, append([]string{f.Name, "frontend"}, part...)...)
 }
 
 // globalID is the ID of a global Compute Engine resource, the form fields

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -84,7 +83,7 @@ func base(ctx *registry.Context) string { return ctx.XR.CloudName }
 
 // accountID is the node service account's ID, shortened to GCP's limit.
 func accountID(ctx *registry.Context) string {
-	return names.Join(maxAccountID, base(ctx), "nodes")
+	return ctx.Join(maxAccountID, base(ctx), "nodes")
 }
 
 // serviceAccountEmail is the e-mail of the node service account.

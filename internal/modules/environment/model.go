@@ -143,6 +143,9 @@ func SettingsOf(env *envcfg.Env) *Settings { return envcfg.Section[Settings](env
 type App struct {
 	// Name is the name the environment's cloud resources derive from.
 	Name string
+	// Tenant says that Name is a tenant's derived name (names.Tenant):
+	// names joined from it are shortened with names.JoinFor.
+	Tenant bool
 	// Namespace is the namespace on the workload cluster.
 	Namespace string
 	// Cluster is the Cluster the environment runs on.
@@ -413,6 +416,7 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster) (
 	s := SettingsOf(env)
 	app := &App{
 		Name:           x.CloudName,
+		Tenant:         x.CloudName != x.BareName,
 		Namespace:      x.AppNamespace(),
 		Cluster:        cluster,
 		ProviderConfig: cluster.XR.Name,
