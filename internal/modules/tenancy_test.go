@@ -272,6 +272,7 @@ func TestTenancyApart(t *testing.T) {
 		"SameNameTenants":   {reason: "Two tenants' XRs of the same name.", args: args{"tenant-x", "www", "team-x", "www", 0}},
 		"JoinsLookAlike":    {reason: "Namespace and name that join alike (a + b-c, a-b + c).", args: args{"a", "b-c", "a-b", "c", 0}},
 		"EmbedsTag":         {reason: "A tenant's name that ends in another tenant's tag.", args: args{"tenant-x", "shop", "team-x", "shop-5kbe0", 0}},
+		"CutAlike":          {reason: "A long name cut to a cloud's limit (an Azure storage account's 24 characters without '-', a GCP service account's 30) is chosen to be the other's cut name.", args: args{"tenant-x", "customer-portal-backend", "team-x", "customerportalbackend5kb", 0}},
 		"TakesHost":         {reason: "A tenant asks for the platform's domain or Ingress host.", args: args{"platform", "shop", "tenant-x", "shop", 1}, refused: true},
 		"TakesClusterName":  {reason: "A tenant's Cluster names the platform's cluster.", args: args{"platform", "prod-cluster", "tenant-x", "prod-cluster", 3}, refused: true},
 		"PlatformTakesTags": {reason: "The platform's namespace keeps bare names, so a name there that ends like a tenant's derived one is refused.", args: args{"tenant-x", "wiki", "platform", "wiki-5kbe0", 0}, refused: true},

@@ -30,6 +30,22 @@ func Join(max int, parts ...string) string {
 	return Shorten(strings.Join(parts, "-"), max)
 }
 
+// Cut fits a name that takes no separator (an Azure storage account's)
+// into max characters: a bare cloud name's is cut, as what runs was named;
+// a tenant's (tenant true) keeps a prefix and a 50-bit hash of the whole,
+// so that a name chosen to share another namespace's prefix is not cut to
+// the same one.
+func Cut(tenant bool, s string, max int) string {
+	switch {
+	case len(s) <= max:
+		return s
+	case !tenant:
+		return s[:max]
+	default:
+		return s[:max-longHashLen] + hash(s, longHashLen)
+	}
+}
+
 // JoinFor is Join for the names an XR derives from its cloud name: for a
 // tenant's derived name (tenant true), a name too long keeps a prefix and a
 // 50-bit hash of the whole, as Tenant does, since a prefix cut before the

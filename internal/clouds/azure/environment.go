@@ -11,6 +11,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -74,18 +75,20 @@ func appTags(a *environment.App) map[string]any {
 	return map[string]any{"environment": a.Name, "cluster": a.Cluster.CloudName, "managed-by": "crossplane"}
 }
 
-// accountName is the storage account's name of a bucket: its name without
-// '-', at most 24 characters. The environment's bucket is the account's one
-// blob container, named as the bucket; the front end's is the account's
-// static website.
-func accountName(bucket string) string {
-	n := strings.ReplaceAll(bucket, "-", "")
-	return n[:min(len(n), 24)]
+// accountName is the storage account's name of a bucket of an environment
+// (tenant: of a tenant's derived cloud name): its name without '-', fitted
+// into 24 characters (names.Cut). The environment's bucket is the
+// account's one blob container, named as the bucket; the front end's is
+// the account's static website.
+func accountName(bucket string, tenant bool) string {
+	return names.Cut(tenant, strings.ReplaceAll(bucket, "-", ""), maxAccountName)
 }
 
 // validAccount reports whether Azure accepts the storage account's name of
 // a bucket (accountName): 3 to 24 lower-case letters and digits.
-func validAccount(bucket string) bool { return reAccount.MatchString(accountName(bucket)) }
+func validAccount(bucket string, tenant bool) bool {
+	return reAccount.MatchString(accountName(bucket, tenant))
+}
 
 // appIdentity renders the environment's resource group, the backend's
 // user-assigned identity, its federation with the AKS cluster's OIDC issuer
@@ -183,7 +186,7 @@ func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resourc
 		{
 			Name:         rAppBucket,
 			Kind:         storageAccountKind,
-			ExternalName: accountName(b.Name),
+			ExternalName: accountName(b.Name, b.Tenant),
 			Orphan:       b.Orphan,
 			Body:         object.Object{"spec": map[string]any{"forProvider": fp}},
 			DependsOn:    []string{rAppResourceGroup},
@@ -218,8 +221,8 @@ func checkAppBucket(_ *registry.Context, b environment.Bucket) field.ErrorList {
 	switch {
 	case !reContainer.MatchString(b.Name) || strings.Contains(b.Name, "--"):
 		return field.ErrorList{field.Invalid(p, b.Name, "an Azure blob container name has 3 to 63 lower-case letters, digits and single '-', starting and ending with a letter or digit")}
-	case !validAccount(b.Name):
-		return field.ErrorList{field.Invalid(p, b.Name, fmt.Sprintf("its storage account's name, %q (without '-', at most 24 characters), needs at least 3 letters or digits", accountName(b.Name)))}
+	case !validAccount(b.Name, b.Tenant):
+		return field.ErrorList{field.Invalid(p, b.Name, fmt.Sprintf("its storage account's name, %q (without '-', at most 24 characters), needs at least 3 letters or digits", accountName(b.Name, b.Tenant)))}
 	}
 	return nil
 }

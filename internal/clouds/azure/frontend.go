@@ -261,7 +261,7 @@ func siteAccount(ctx *registry.Context, f environment.Frontend) *registry.Resour
 	return &registry.Resource{
 		Name:         rSiteAccount,
 		Kind:         storageAccountKind,
-		ExternalName: accountName(f.Bucket),
+		ExternalName: accountName(f.Bucket, f.Tenant),
 		Orphan:       f.Orphan,
 		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 			"resourceGroupNameSelector":  ctx.Selector(rAppResourceGroup),
@@ -467,16 +467,18 @@ func checkAppFrontend(_ *registry.Context, f environment.Frontend) field.ErrorLi
 	if len(f.Host) > maxManagedHost {
 		errs = append(errs, field.Invalid(hp, f.Host, fmt.Sprintf("Front Door's managed certificates cover host names of at most %d characters", maxManagedHost)))
 	}
-	acct := accountName(f.Bucket)
+	acct := accountName(f.Bucket, f.Tenant)
 	switch {
-	case !validAccount(f.Bucket) || len(strings.ReplaceAll(f.Bucket, "-", "")) > maxAccountName:
+	case !validAccount(f.Bucket, f.Tenant) || len(strings.ReplaceAll(f.Bucket, "-", "")) > maxAccountName && !f.Tenant:
+		// A bare cloud name's account is never cut (two front ends would
+		// share one); a tenant's is cut with a hash (names.Cut).
 		path := f.BucketPath()
 		hint := ""
 		if !f.Named {
 			hint = ": name it with spec.parameters.frontend.bucketName"
 		}
 		errs = append(errs, field.Invalid(path, f.Bucket, fmt.Sprintf("its storage account's name, %q (without '-', at most 24 characters), must be 3 to 24 lower-case letters and digits%s", acct, hint)))
-	case f.Assets != "" && f.Assets != f.Bucket && accountName(f.Assets) == acct:
+	case f.Assets != "" && f.Assets != f.Bucket && accountName(f.Assets, f.Tenant) == acct:
 		// The same name is refused by the environment's own check.
 		errs = append(errs, field.Duplicate(f.BucketPath(), fmt.Sprintf("%s would be storage account %q, as the environment's bucket %s is ('-' is dropped, at most 24 characters)", f.Bucket, acct, f.Assets)))
 	}
