@@ -59,7 +59,7 @@ func TestTenancyAttacks(t *testing.T) {
 						continue
 					}
 					meta := o["metadata"].(map[string]any)
-					if l, _ := meta["labels"].(map[string]any)["platform.example.org/cloud-name"]; l != "prod-cluster-5kbe0" {
+					if l := meta["labels"].(map[string]any)["platform.example.org/cloud-name"]; l != "prod-cluster-5kbe0" {
 						t.Errorf("%s carries cloud name %v, want prod-cluster-5kbe0", name, l)
 					}
 					ext, _ := meta["annotations"].(map[string]any)["crossplane.io/external-name"].(string)
