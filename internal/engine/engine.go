@@ -125,8 +125,8 @@ func Begin(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts mod
 // by its name, so importing another tenant's would manage it).
 func (c *Call) checkChosenNames() {
 	x := c.XR
-	if n := x.Labels[xr.LabelClusterName]; n != "" {
-		if err := c.check(xr.LabelPath(xr.LabelClusterName), "cluster name", n, "names", c.Tenancy().Name); err != nil {
+	if x.Chosen {
+		if err := c.check(xr.LabelPath(xr.LabelClusterName), "cluster name", x.BareName, "names", c.Tenancy().Name); err != nil {
 			c.Errs = append(c.Errs, err)
 		}
 	}

@@ -32,7 +32,7 @@ func TenancyOf(env *envcfg.Env) *names.Tenancy { return &env.Shared().Tenancy }
 // tenants carry none, and keep the bare name.
 func cloudName(x *xr.Composite, t *names.Tenancy, cloud *registry.Cloud, observed map[string]*structpb.Struct) string {
 	ns := x.Tenant()
-	if ns == "" || x.Labels[xr.LabelClusterName] != "" || !validBare(x.BareName) {
+	if ns == "" || x.Chosen || !validBare(x.BareName) {
 		return x.BareName
 	}
 	derived := names.Tenant(ns, x.BareName, names.MaxBase)
@@ -46,8 +46,14 @@ func cloudName(x *xr.Composite, t *names.Tenancy, cloud *registry.Cloud, observe
 		case derived:
 			return derived
 		case "":
-			// Composed before names had tenants.
-			return x.BareName
+			// Composed before names had tenants, for this XR: Crossplane
+			// labels what it composes with the XR's name, which a tenant
+			// cannot set on a managed resource. A resource of another
+			// XR (one orphaned by a deleted XR, named in a hand-written
+			// resourceRef) is no evidence.
+			if object.Label(o, labelComposite) == x.Name {
+				return x.BareName
+			}
 		}
 	}
 	if t.Of(ns).BareNames {
@@ -56,21 +62,32 @@ func cloudName(x *xr.Composite, t *names.Tenancy, cloud *registry.Cloud, observe
 	return derived
 }
 
+// labelComposite is the label Crossplane puts on every resource it
+// composes: the name of the XR that composes it.
+const labelComposite = "crossplane.io/composite"
+
 // checkBareName refuses, in a namespace of bare names, a name that has the
 // form of another namespace's derived one: its cloud names would be that
 // tenant's.
 func (c *Call) checkBareName() {
 	x := c.XR
-	if x.CloudName != x.BareName || x.Labels[xr.LabelClusterName] != "" || x.Tenant() == "" || !names.LooksDerived(x.BareName) {
+	if x.CloudName != x.BareName || x.Chosen || x.Tenant() == "" || !names.LooksDerived(x.BareName) {
+		return
+	}
+	if c := x.Labels[labelComposite]; c != "" && c != x.Name {
+		// A nested XR, named by Crossplane (<name>-<five random
+		// characters>), not by anyone who could choose it.
 		return
 	}
 	p := field.NewPath("metadata", "name")
 	if x.Labels[xr.LabelClaimName] != "" {
 		p = xr.LabelPath(xr.LabelClaimName)
 	}
-	if len(c.Observed) > 0 {
-		// What runs keeps its name.
-		return
+	for _, o := range c.Observed {
+		if object.Label(o, labelComposite) == x.Name {
+			// What runs keeps its name.
+			return
+		}
 	}
 	c.Errs = append(c.Errs, field.Invalid(p, x.BareName, fmt.Sprintf("ends like the cloud names other namespaces' XRs derive (<name>-<digit and four letters or digits>), and the XRs of namespace %q keep their bare names: choose another name", x.Tenant())))
 }
@@ -110,7 +127,10 @@ func (c *Call) CheckHost(path *field.Path, host string) *field.Error {
 // namespace, as CheckHost does for hosts. what names the kind of name
 // ("bucket").
 func (c *Call) CheckName(path *field.Path, what, name string) *field.Error {
-	if name == c.XR.CloudName || strings.HasPrefix(name, c.XR.CloudName+"-") {
+	x := c.XR
+	if x.CloudName != x.BareName && (name == x.CloudName || strings.HasPrefix(name, x.CloudName+"-")) {
+		// A name begun with the XR's derived name: its own. (A bare
+		// name's prefix is no one's in particular.)
 		return nil
 	}
 	return c.check(path, what, name, "names", c.Tenancy().Name)
@@ -123,31 +143,38 @@ func (c *Call) check(path *field.Path, what, v, key string, rule func(ns, v stri
 		return nil
 	}
 	r := rule(ns, v)
-	if r == names.Assigned || c.runs(v) {
+	if r == names.Assigned || c.runs(v, key == "hosts") {
 		return nil
 	}
 	return field.Forbidden(path, r.Why(fmt.Sprintf("%s %q", what, v), ns, key))
 }
 
 // runs reports whether one of the XR's composed resources already runs
-// with a host or name: as its external name, or in a field the XR's author
-// cannot set (one its kind guards). A tenant cannot forge either, so what
-// ran before names had tenants keeps running, and nothing else does.
-func (c *Call) runs(v string) bool {
+// with a name or a host as its external name, or with a host in a field
+// that serves or publishes one (those its kind guards as hosts or
+// records). The XR's author can set neither, nor any value there but the
+// hosts and names they were checked for (an import's names are chosen
+// names), so what ran before names had tenants keeps running, and nothing
+// else does.
+func (c *Call) runs(v string, host bool) bool {
 	for _, name := range slices.Sorted(maps.Keys(c.Observed)) {
 		o := c.Observed[name]
 		if object.Label(o, registry.LabelCloud) == "" {
 			continue
 		}
 		if object.Annotation(o, registry.AnnotationExternalName) == v {
+			// An Azure zone's name is its external name.
 			return true
+		}
+		if !host {
+			continue
 		}
 		k, ok := c.Cloud.KindOf(object.String(o, "apiVersion"), object.String(o, "kind"))
 		if !ok {
 			continue
 		}
 		for _, g := range k.Guarded {
-			if holds(object.Get(o, strings.Split(g.Path, ".")...), v) {
+			if (g.Why == registry.WhyHost || g.Why == registry.WhyRecord) && holds(object.Get(o, strings.Split(g.Path, ".")...), v) {
 				return true
 			}
 		}

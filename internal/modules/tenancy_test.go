@@ -2,9 +2,13 @@ package modules_test
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
@@ -48,7 +52,7 @@ func TestTenancyUpgrade(t *testing.T) {
 							}
 						}
 					}
-					observed := fntest.ObservedFile(observedFile)
+					observed := composedBy(fntest.ObservedFile(observedFile), fmt.Sprint(x["metadata"].(map[string]any)["name"]))
 					req, err := fntest.Request{XR: x, EnvironmentConfigs: envs, Observed: observed, Extra: extra}.Proto()
 					if err != nil {
 						t.Fatal(err)
@@ -78,6 +82,22 @@ func TestTenancyUpgrade(t *testing.T) {
 			}
 		}
 	}
+}
+
+// composedBy labels observed resources with the XR that composed them, as
+// Crossplane labels every resource it composes (crossplane.io/composite):
+// what the engine reads as evidence that they are this XR's.
+func composedBy(observed map[string]fntest.Object, xr string) map[string]fntest.Object {
+	for _, o := range observed {
+		meta := o["metadata"].(map[string]any)
+		labels, _ := meta["labels"].(map[string]any)
+		if labels == nil {
+			labels = map[string]any{}
+			meta["labels"] = labels
+		}
+		labels["crossplane.io/composite"] = xr
+	}
+	return observed
 }
 
 // annotation is one of an object's annotations.
@@ -343,4 +363,98 @@ func dnsLabel(s string) bool {
 		}
 	}
 	return true
+}
+
+// settleWorld is settle continuing a world: a tenant's second apply of the
+// same XR on what its first one composed.
+func settleWorld(run fntest.Runner, w *fntest.World) (*fnv1.RunFunctionResponse, error) {
+	for range 30 {
+		req, err := w.Request().Proto()
+		if err != nil {
+			return nil, err
+		}
+		rsp := run(req)
+		if msg := fntest.Fatal(rsp); msg != "" {
+			return nil, fmt.Errorf("fatal result: %s", msg)
+		}
+		before := slices.Sorted(maps.Keys(w.Observed))
+		w.Observed = fntest.ObserveAll(rsp, w.Observed)
+		w.Connections = fntest.Connections(rsp)
+		if slices.Equal(before, slices.Sorted(maps.Keys(w.Observed))) {
+			return rsp, nil
+		}
+	}
+	return nil, fmt.Errorf("cannot settle in 30 calls")
+}
+
+// TestTenancyReviewAttacks are the attacks a review found against the
+// first cut of the tenancy of names, kept as tests: each is refused, or
+// renders nothing another namespace renders.
+//   - ClusterNameOnOtherKinds: the clusterName label on an AppEnvironment
+//     or a Database switched off the derived names; it means nothing on
+//     them now.
+//   - NamespaceThenBucket: a tenant first named its workload namespace as
+//     another's bucket, then asked for that bucket, which then counted as
+//     one it runs (an Object's guarded manifest name); only external names
+//     count now.
+//   - OrphanEvidence: a managed resource of another XR without the
+//     cloud-name label (an orphan of a deleted legacy XR, named in a
+//     hand-written resourceRef) counted as evidence of bare names; only
+//     what Crossplane labels as composed by this XR counts now.
+func TestTenancyReviewAttacks(t *testing.T) {
+	envs := fntest.MustLoad(filepath.Join(examples, "envconfigs"))
+	type attack struct {
+		victimNS, victim, attackerNS, attacker, kind string
+		// first and then change the attacker's XR before its first and
+		// its second apply; orphan, when set, is observed from the start.
+		first, then func(cloud string, x fntest.Object)
+		orphan      bool
+	}
+	cases := map[string]attack{
+		"ClusterNameOnAppEnvironment": {victimNS: "platform", victim: "shop", attackerNS: "team-a", attacker: "shop", kind: "appenvironment",
+			first: func(_ string, x fntest.Object) { fntest.Set("metadata.labels.clusterName", "legacy-prod")(x) }},
+		"ClusterNameOnDatabase": {victimNS: "platform", victim: "shop", attackerNS: "team-a", attacker: "shop", kind: "database",
+			first: func(_ string, x fntest.Object) { fntest.Set("metadata.labels.clusterName", "legacy-prod")(x) }},
+		"NamespaceThenBucket": {victimNS: "platform", victim: "shop", attackerNS: "tenant-x", attacker: "wiki", kind: "appenvironment",
+			first: func(cloud string, x fntest.Object) {
+				fntest.Set("spec.parameters.bucket", nil)(x)
+				fntest.Set("spec.parameters.namespace", map[bool]string{true: "shopfrontend", false: "shop-frontend"}[cloud == "azure"])(x)
+			},
+			then: func(cloud string, x fntest.Object) {
+				fntest.Set("spec.parameters.bucket", map[string]any{"name": map[bool]string{true: "shopfrontend", false: "shop-frontend"}[cloud == "azure"]})(x)
+			}},
+		"OrphanEvidence": {victimNS: "tenant-x", victim: "shop", attackerNS: "tenant-y", attacker: "shop-5kbe0", kind: "appenvironment", orphan: true},
+	}
+	for name, a := range cases {
+		for _, cloud := range []string{"gcp", "aws", "azure"} {
+			t.Run(name+"/"+cloud, func(t *testing.T) {
+				x, extraA, m := tenantCopy(t, cloud, a.kind, a.victimNS, a.victim)
+				run := runner(m)
+				ra, err := settle(run, x, envs, extraA)
+				if err != nil {
+					t.Fatalf("the victim %s/%s does not converge: %v", a.victimNS, a.victim, err)
+				}
+				b, extraB, _ := tenantCopy(t, cloud, a.kind, a.attackerNS, a.attacker)
+				w := &fntest.World{XR: b, Envs: envs, Observed: map[string]fntest.Object{}, Extra: extraB}
+				if a.orphan {
+					o := fntest.ObservedFile(filepath.Join(examples, cloud, "observed", "cluster.yaml"))["dns-identity"]
+					fntest.Set("metadata.namespace", a.attackerNS)(o)
+					w.Observed["dns-identity"] = o
+				}
+				if a.first != nil {
+					a.first(cloud, b)
+				}
+				rb, err := settleWorld(run, w)
+				if err == nil && a.then != nil {
+					a.then(cloud, b)
+					rb, err = settleWorld(run, w)
+				}
+				if err != nil {
+					// Refused: nothing is taken.
+					return
+				}
+				overlap(t, globalNames(fntest.Desired(ra)), globalNames(fntest.Desired(rb)), a.victimNS+"/"+a.victim, a.attackerNS+"/"+a.attacker)
+			})
+		}
+	}
 }

@@ -179,7 +179,14 @@ func (t *Tenancy) Host(namespace, host string) Refusal {
 // Name says whether namespace may choose the cloud name, as Host does for
 // hosts: the closest grant owns it.
 func (t *Tenancy) Name(namespace, name string) Refusal {
-	return t.owner(namespace, name, func(g Grant) []string { return g.Names }, nameMatch)
+	return t.owner(namespace, name, func(g Grant) []string { return g.Names }, nameMatchAnyCloud)
+}
+
+// nameMatchAnyCloud is nameMatch of a name as it is written and as a cloud
+// that drops '-' names it (an Azure storage account): legacy-a-zure is
+// legacy-azure there.
+func nameMatchAnyCloud(pattern, name string) int {
+	return max(nameMatch(pattern, name), nameMatch(strings.ReplaceAll(pattern, "-", ""), strings.ReplaceAll(name, "-", "")))
 }
 
 // owner applies the closest-grant rule with the supplied patterns and

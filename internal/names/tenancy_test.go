@@ -146,6 +146,7 @@ func TestTenancyName(t *testing.T) {
 		Namespaces: map[string]Grant{
 			"platform": {Names: []string{"*"}},
 			"shop":     {Names: []string{"shop-*", "legacy-assets"}},
+			"team-c":   {Names: []string{"legacy-azure"}},
 		},
 		Default: &Grant{Names: []string{"{namespace}-*"}},
 	}
@@ -162,6 +163,7 @@ func TestTenancyName(t *testing.T) {
 		"DefaultOwn":        {reason: "The default gives a namespace the names that begin with it.", args: args{"team-a", "team-a-media"}, want: Assigned},
 		"DefaultLongerTwin": {reason: "A name that begins with a longer namespace's prefix is that namespace's.", args: args{"team-a", "team-a-dev-media"}, want: OtherNamespace},
 		"DefaultNotMine":    {reason: "Another namespace's names are not this one's.", args: args{"team-a", "team-b-media"}, want: NotAssigned},
+		"HyphensDropped":    {reason: "A name that a cloud without '-' (an Azure storage account) names as another namespace's is that namespace's.", args: args{"platform", "legacy-a-zure"}, want: OtherNamespace},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -121,6 +121,10 @@ type Composite struct {
 	// a Cluster, else the claim's name for an XR of a claim, else
 	// metadata.name.
 	BareName string
+	// Chosen says that BareName is a cloud name the owner chose outright
+	// (a Cluster's clusterName label), which the tenancy of names checks
+	// as a chosen name rather than derives from.
+	Chosen bool
 
 	// Import is spec.parameters.import.
 	Import Import
@@ -453,7 +457,7 @@ func Decode(s *structpb.Struct) (*Cluster, field.ErrorList) {
 	d := &decoder{}
 	x := &Cluster{Composite: decodeComposite(s)}
 	if n := x.Labels[LabelClusterName]; n != "" {
-		x.CloudName, x.BareName = n, n
+		x.CloudName, x.BareName, x.Chosen = n, n, true
 	}
 	spec := object.Get(s, "spec")
 	sp := field.NewPath("spec")

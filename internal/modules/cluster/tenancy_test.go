@@ -84,6 +84,11 @@ func TestTenancyUpgrade(t *testing.T) {
 		t.Run(cloud, func(t *testing.T) {
 			x := tenantCluster(cloud)
 			observed := fntest.ObservedFile(filepath.Join(examples, cloud, "observed", "cluster.yaml"))
+			// Crossplane labels what it composes with the XR's name: the
+			// evidence that these are this XR's.
+			for _, o := range observed {
+				o["metadata"].(map[string]any)["labels"].(map[string]any)["crossplane.io/composite"] = "prod-cluster"
+			}
 			req, err := fntest.Request{XR: x, EnvironmentConfigs: envs, Observed: observed}.Proto()
 			if err != nil {
 				t.Fatal(err)
