@@ -559,6 +559,9 @@ func (s *scenarios) portal(cfg portalConfig) error {
 	if err := s.portalRefusals(p, alice, bob, size); err != nil {
 		return err
 	}
+	if err := s.portalRedteam(p, alice, tokens["admin"]); err != nil {
+		return fmt.Errorf("the red team: %w", err)
+	}
 	if err := s.portalServiceAccount(p); err != nil {
 		return err
 	}
