@@ -16,12 +16,16 @@ BIN           := bin
 FUNCTION      := $(BIN)/function-cluster-platform
 CROSSPLANE    := $(BIN)/crossplane
 # The crossplane CLI (cmd/crank) is pinned in internal/tools/go.mod.
-XP_VERSION    := $(shell awk '$$1=="github.com/crossplane/crossplane/v2"{print $$2; exit}' internal/tools/go.mod)
+XP_CLI_VERSION := $(shell awk '$$1=="github.com/crossplane/crossplane/v2"{print $$2; exit}' internal/tools/go.mod)
+# The Crossplane core make e2e and make fleet build and run
+# (internal/e2e/build-tools.sh): XP_VERSION=v2.4.0 make e2e, or
+# make e2e XP_VERSION=v2.4.0, selects another.
+XP_VERSION    ?= v2.3.4
 CRDS          ?= ../shared/crds
 OUT           := _output
 RENDER_OUT    := $(OUT)/render
 VALIDATE_CACHE := $(OUT)/validate-cache
-XP_IMAGE      := xpkg.crossplane.io/crossplane/crossplane:$(XP_VERSION)
+XP_IMAGE      := xpkg.crossplane.io/crossplane/crossplane:$(XP_CLI_VERSION)
 # The function listens on the first free port from 9443 up, so that a render
 # does not fail because another one (or anything else) holds 9443.
 FN_PORT       ?= $(shell for p in $$(seq 9443 9543); do (exec 3<>/dev/tcp/127.0.0.1/$$p) 2>/dev/null || { echo $$p; break; }; done)
@@ -147,14 +151,14 @@ xpkg: $(CROSSPLANE)
 # cached in ~/.cache/function-cluster-platform/e2e (about 16 minutes cold).
 # FLEET_SMOKE=N runs a fleet of N after the scenarios, on the same stack.
 e2e:
-	CRDS=$(CRDS) FLEET=$(FLEET_SMOKE) SCENARIOS=1 internal/e2e/run.sh
+	XP_VERSION=$(XP_VERSION) CRDS=$(CRDS) FLEET=$(FLEET_SMOKE) SCENARIOS=1 internal/e2e/run.sh
 
 # The fleet: N mixed XRs applied at once, measured, then the faults (kill
 # the function, restart Crossplane core, drop the EnvironmentConfigs for a
 # minute). FLEET_TIMEOUT bounds each wait for the fleet to be Ready.
 N ?= 100
 fleet:
-	CRDS=$(CRDS) FLEET=$(N) FLEET_TIMEOUT=$(or $(FLEET_TIMEOUT),30m) internal/e2e/run.sh
+	XP_VERSION=$(XP_VERSION) CRDS=$(CRDS) FLEET=$(N) FLEET_TIMEOUT=$(or $(FLEET_TIMEOUT),30m) internal/e2e/run.sh
 
 tools: $(CROSSPLANE)
 
@@ -166,7 +170,7 @@ $(CROSSPLANE): internal/tools/go.mod internal/tools/go.sum
 $(VALIDATE_CACHE)/.ready: internal/tools/go.mod
 	cd internal/tools && $(GO) mod download github.com/crossplane/crossplane/v2
 	dir=$$(cd internal/tools && $(GO) list -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2); \
-	pkg=$(VALIDATE_CACHE)/xpkg.crossplane.io/crossplane/crossplane@$(XP_VERSION); \
+	pkg=$(VALIDATE_CACHE)/xpkg.crossplane.io/crossplane/crossplane@$(XP_CLI_VERSION); \
 	mkdir -p $$pkg; \
 	for f in $$dir/cluster/crds/*.yaml; do echo '---'; cat $$f; done > $$pkg/package.yaml
 	touch $@
