@@ -18,9 +18,9 @@ CROSSPLANE    := $(BIN)/crossplane
 # The crossplane CLI (cmd/crank) is pinned in internal/tools/go.mod.
 XP_CLI_VERSION := $(shell awk '$$1=="github.com/crossplane/crossplane/v2"{print $$2; exit}' internal/tools/go.mod)
 # The Crossplane core make e2e and make fleet build and run
-# (internal/e2e/build-tools.sh): XP_VERSION=v2.4.0 make e2e, or
-# make e2e XP_VERSION=v2.4.0, selects another.
-XP_VERSION    ?= v2.3.4
+# (internal/e2e/build-tools.sh): XP_VERSION=v2.3.4 make e2e, or
+# make e2e XP_VERSION=v2.3.4, selects another (docs/e2e.md).
+XP_VERSION    ?= v2.4.0
 CRDS          ?= ../shared/crds
 OUT           := _output
 RENDER_OUT    := $(OUT)/render

@@ -11,7 +11,7 @@ set -euo pipefail
 OUT=${OUT:?where the binaries go}
 K8S=${K8S_VERSION:-v1.35.1}
 STAGING=${STAGING_VERSION:-v0.35.1}
-XPV=${XP_VERSION:-v2.3.4}
+XPV=${XP_VERSION:-v2.4.0}
 PKV=${PK_VERSION:-v1.2.1}
 B=${BUILD_DIR:-$OUT/build}
 mkdir -p "$OUT" "$B/k8s" "$B/xp" "$B/pk"
