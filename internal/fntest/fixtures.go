@@ -3,6 +3,9 @@ package fntest
 import (
 	"maps"
 	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -152,4 +155,50 @@ var ClusterLocations = map[string]struct{ Spec, Other, OtherRegion string }{
 	"gcp":   {Spec: "us-central1", Other: "europe-west1-b", OtherRegion: "europe-west1"},
 	"aws":   {Spec: "eu-west-1", Other: "us-west-2", OtherRegion: "us-west-2"},
 	"azure": {Spec: "westeurope", Other: "northeurope", OtherRegion: "northeurope"},
+}
+
+// ComposedBy labels observed resources as composed by the XR named xr, as
+// Crossplane labels everything it composes (crossplane.io/composite).
+func ComposedBy(observed map[string]Object, xr string) map[string]Object {
+	for _, o := range observed {
+		meta := o["metadata"].(map[string]any)
+		labels, _ := meta["labels"].(map[string]any)
+		if labels == nil {
+			labels = map[string]any{}
+			meta["labels"] = labels
+		}
+		labels["crossplane.io/composite"] = xr
+	}
+	return observed
+}
+
+// KeepsNames checks that a response to an XR that ran before names had
+// tenants keeps every observed resource, under the external name it runs
+// with, and labels none with a derived cloud name.
+func KeepsNames(t *testing.T, observed map[string]Object, rsp *fnv1.RunFunctionResponse) {
+	t.Helper()
+	if msg := Fatal(rsp); msg != "" {
+		t.Fatalf("the XR that ran before names had tenants is refused: %s", msg)
+	}
+	desired := Desired(rsp)
+	for name, obs := range observed {
+		d, ok := desired[name]
+		if !ok {
+			t.Errorf("%s ran, and is no longer desired", name)
+			continue
+		}
+		if want, got := metaString(obs, "annotations", "crossplane.io/external-name"), metaString(d, "annotations", "crossplane.io/external-name"); got != want {
+			t.Errorf("%s runs as %q in the cloud, and is now desired as %q: a rename re-creates it", name, want, got)
+		}
+		if l := metaString(d, "labels", "platform.example.org/cloud-name"); l != "" {
+			t.Errorf("%s gains cloud name %q; what ran keeps its bare names", name, l)
+		}
+	}
+}
+
+// metaString is a label or annotation of an object.
+func metaString(o Object, field, key string) string {
+	m, _ := o["metadata"].(map[string]any)[field].(map[string]any)
+	s, _ := m[key].(string)
+	return s
 }

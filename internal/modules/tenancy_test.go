@@ -52,29 +52,12 @@ func TestTenancyUpgrade(t *testing.T) {
 							}
 						}
 					}
-					observed := composedBy(fntest.ObservedFile(observedFile), fmt.Sprint(x["metadata"].(map[string]any)["name"]))
+					observed := fntest.ComposedBy(fntest.ObservedFile(observedFile), fmt.Sprint(x["metadata"].(map[string]any)["name"]))
 					req, err := fntest.Request{XR: x, EnvironmentConfigs: envs, Observed: observed, Extra: extra}.Proto()
 					if err != nil {
 						t.Fatal(err)
 					}
-					rsp := runner(m)(req)
-					if msg := fntest.Fatal(rsp); msg != "" {
-						t.Fatalf("the XR that ran before names had tenants is refused: %s", msg)
-					}
-					desired := fntest.Desired(rsp)
-					for name, obs := range observed {
-						d, ok := desired[name]
-						if !ok {
-							t.Errorf("%s ran, and is no longer desired", name)
-							continue
-						}
-						if want, got := annotation(obs, "crossplane.io/external-name"), annotation(d, "crossplane.io/external-name"); got != want {
-							t.Errorf("%s runs as %q in the cloud, and is now desired as %q: a rename re-creates it", name, want, got)
-						}
-						if l := labelOf(d, "platform.example.org/cloud-name"); l != "" {
-							t.Errorf("%s gains cloud name %q; what ran keeps its bare names", name, l)
-						}
-					}
+					fntest.KeepsNames(t, observed, runner(m)(req))
 					if len(observed) < 4 {
 						t.Errorf("only %d observed resources: the converged stack was not read", len(observed))
 					}
@@ -84,33 +67,10 @@ func TestTenancyUpgrade(t *testing.T) {
 	}
 }
 
-// composedBy labels observed resources with the XR that composed them, as
-// Crossplane labels every resource it composes (crossplane.io/composite):
-// what the engine reads as evidence that they are this XR's.
-func composedBy(observed map[string]fntest.Object, xr string) map[string]fntest.Object {
-	for _, o := range observed {
-		meta := o["metadata"].(map[string]any)
-		labels, _ := meta["labels"].(map[string]any)
-		if labels == nil {
-			labels = map[string]any{}
-			meta["labels"] = labels
-		}
-		labels["crossplane.io/composite"] = xr
-	}
-	return observed
-}
-
 // annotation is one of an object's annotations.
 func annotation(o fntest.Object, key string) string {
 	a, _ := o["metadata"].(map[string]any)["annotations"].(map[string]any)
 	s, _ := a[key].(string)
-	return s
-}
-
-// labelOf is one of an object's labels.
-func labelOf(o fntest.Object, key string) string {
-	l, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
-	s, _ := l[key].(string)
 	return s
 }
 
@@ -365,8 +325,10 @@ func dnsLabel(s string) bool {
 	return true
 }
 
-// settleWorld is settle continuing a world: a tenant's second apply of the
-// same XR on what its first one composed.
+// settleWorld reconciles a world, the providers making everything desired
+// ready after each call, until a call desires exactly what was observed
+// before it (settle starts one from nothing; a tenant's second apply of an
+// XR continues its first's).
 func settleWorld(run fntest.Runner, w *fntest.World) (*fnv1.RunFunctionResponse, error) {
 	for range 30 {
 		req, err := w.Request().Proto()
@@ -375,7 +337,7 @@ func settleWorld(run fntest.Runner, w *fntest.World) (*fnv1.RunFunctionResponse,
 		}
 		rsp := run(req)
 		if msg := fntest.Fatal(rsp); msg != "" {
-			return nil, fmt.Errorf("fatal result: %s", msg)
+			return nil, fmt.Errorf("cannot settle: fatal result: %s", msg)
 		}
 		before := slices.Sorted(maps.Keys(w.Observed))
 		w.Observed = fntest.ObserveAll(rsp, w.Observed)
@@ -384,7 +346,7 @@ func settleWorld(run fntest.Runner, w *fntest.World) (*fnv1.RunFunctionResponse,
 			return rsp, nil
 		}
 	}
-	return nil, fmt.Errorf("cannot settle in 30 calls")
+	return nil, fmt.Errorf("cannot settle: the desired resources changed on each of 30 calls")
 }
 
 // TestTenancyReviewAttacks are the attacks a review found against the

@@ -1,7 +1,6 @@
 package modules_test
 
 import (
-	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -39,24 +38,7 @@ func runner(m modules.Module) fntest.Runner {
 // exactly what was observed before it: converged, or stuck on what extra
 // lacks. It returns that last response.
 func settle(run fntest.Runner, x fntest.Object, envs []fntest.Object, extra map[string][]fntest.Object) (*fnv1.RunFunctionResponse, error) {
-	w := &fntest.World{XR: x, Envs: envs, Observed: map[string]fntest.Object{}, Extra: extra}
-	for range 30 {
-		req, err := w.Request().Proto()
-		if err != nil {
-			return nil, fmt.Errorf("cannot build the request: %w", err)
-		}
-		rsp := run(req)
-		if msg := fntest.Fatal(rsp); msg != "" {
-			return nil, fmt.Errorf("cannot settle: fatal result: %s", msg)
-		}
-		before := slices.Sorted(maps.Keys(w.Observed))
-		w.Observed = fntest.ObserveAll(rsp, w.Observed)
-		w.Connections = fntest.Connections(rsp)
-		if slices.Equal(before, slices.Sorted(maps.Keys(w.Observed))) {
-			return rsp, nil
-		}
-	}
-	return nil, fmt.Errorf("cannot settle: the desired resources changed on each of 30 calls")
+	return settleWorld(run, &fntest.World{XR: x, Envs: envs, Observed: map[string]fntest.Object{}, Extra: extra})
 }
 
 // withheld are the ways a read of the Cluster can be missing: not

@@ -1,7 +1,6 @@
 package cluster_test
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,50 +82,17 @@ func TestTenancyUpgrade(t *testing.T) {
 	for _, cloud := range []string{"gcp", "aws", "azure"} {
 		t.Run(cloud, func(t *testing.T) {
 			x := tenantCluster(cloud)
-			observed := fntest.ObservedFile(filepath.Join(examples, cloud, "observed", "cluster.yaml"))
 			// Crossplane labels what it composes with the XR's name: the
 			// evidence that these are this XR's.
-			for _, o := range observed {
-				o["metadata"].(map[string]any)["labels"].(map[string]any)["crossplane.io/composite"] = "prod-cluster"
-			}
+			observed := fntest.ComposedBy(fntest.ObservedFile(filepath.Join(examples, cloud, "observed", "cluster.yaml")), "prod-cluster")
 			req, err := fntest.Request{XR: x, EnvironmentConfigs: envs, Observed: observed}.Proto()
 			if err != nil {
 				t.Fatal(err)
 			}
-			rsp := run(req)
-			if msg := fntest.Fatal(rsp); msg != "" {
-				t.Fatalf("the Cluster that ran before names had tenants is refused: %s", msg)
-			}
-			desired := fntest.Desired(rsp)
-			for name, obs := range observed {
-				d, ok := desired[name]
-				if !ok {
-					t.Errorf("%s ran, and is no longer desired", name)
-					continue
-				}
-				if want, got := externalName(obs), externalName(d); got != want {
-					t.Errorf("%s runs as %q in the cloud, and is now desired as %q: a rename re-creates it", name, want, got)
-				}
-				if l := label(d, "platform.example.org/cloud-name"); l != "" {
-					t.Errorf("%s gains cloud name %q; what ran keeps its bare names", name, l)
-				}
-			}
+			fntest.KeepsNames(t, observed, run(req))
 			if len(observed) < 20 {
 				t.Errorf("only %d observed resources: the example's converged stack was not read", len(observed))
 			}
 		})
 	}
-}
-
-// externalName is an object's crossplane.io/external-name.
-func externalName(o fntest.Object) string {
-	ann, _ := o["metadata"].(map[string]any)["annotations"].(map[string]any)
-	return fmt.Sprint(ann["crossplane.io/external-name"])
-}
-
-// label is one of an object's labels.
-func label(o fntest.Object, key string) string {
-	l, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
-	s, _ := l[key].(string)
-	return s
 }
