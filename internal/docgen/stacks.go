@@ -221,7 +221,7 @@ func renderDatabase(st *Stack, ex example) error {
 	if err != nil {
 		return err
 	}
-	plan, perrs := database.Build(x, *database.SettingsOf(c.env), cluster)
+	plan, perrs := database.Build(x, *database.SettingsOf(c.env), cluster, database.Engine{}, database.Server{})
 	return c.finish(st, &x.Composite, plan.Components, nil, append(errs, perrs...))
 }
 

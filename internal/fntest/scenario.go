@@ -543,6 +543,17 @@ func Status(key string, want any) Check {
 	}
 }
 
+// NoStatus checks that the XR's status has no such field.
+func NoStatus(key string) Check {
+	return func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
+		t.Helper()
+		st, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+		if v, ok := st[key]; ok {
+			t.Errorf("status.%s = %v, want none", key, v)
+		}
+	}
+}
+
 // ConnectionKeys checks the keys of the XR's connection details in the
 // response: exactly want, none when want is empty.
 func ConnectionKeys(want ...string) Check {

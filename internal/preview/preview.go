@@ -343,10 +343,12 @@ type Plan struct {
 	Rotations []Rotation
 }
 
-// Upgrade is a Cluster's version walk, as its status says it.
+// Upgrade is a version walk, as the XR's status says it: a Cluster's
+// (ControlPlane set) or a Database's (Running set).
 type Upgrade struct {
 	Target       string   `json:"target"`
 	ControlPlane string   `json:"controlPlane"`
+	Running      string   `json:"running"`
 	Phase        string   `json:"phase"`
 	Step         string   `json:"step"`
 	WaitingFor   string   `json:"waitingFor"`

@@ -91,7 +91,11 @@ func PrintPlan(out io.Writer, p *Plan) error {
 		w.printf("  - %s\n", n)
 	}
 	if u := p.Upgrade; u != nil && len(u.Plan) > 0 {
-		w.printf("\nUpgrade to %s (the control plane runs %s), one minor at a time, control plane first, node pools after: %d step(s)\n", u.Target, dash(u.ControlPlane), len(u.Plan))
+		if u.Running != "" {
+			w.printf("\nUpgrade to PostgreSQL %s (the server runs %s), in the steps the cloud upgrades in place: %d step(s)\n", u.Target, u.Running, len(u.Plan))
+		} else {
+			w.printf("\nUpgrade to %s (the control plane runs %s), one minor at a time, control plane first, node pools after: %d step(s)\n", u.Target, dash(u.ControlPlane), len(u.Plan))
+		}
 		for i, s := range u.Plan {
 			now := ""
 			if i == 0 {

@@ -74,6 +74,10 @@ func (c *Context) Join(max int, parts ...string) string {
 // Namespaced reports whether the XR is namespaced (Crossplane v2 style).
 func (c *Context) Namespaced() bool { return c.XR.Scope == xr.Namespaced }
 
+// Generations are the names of the observed composed resources of a
+// component, sorted.
+func (c *Context) Generations(component string) []string { return Generations(c.observed, component) }
+
 // Observed returns the observed composed resource of the supplied name, or
 // nil.
 func (c *Context) Observed(name string) *structpb.Struct { return c.observed[name] }
@@ -187,6 +191,11 @@ type Resource struct {
 	// Outputs, when set, reads XR status fields from the observed resource
 	// and its connection details.
 	Outputs OutputsFunc
+	// Retire, when set, removes the observed resource of this name, for
+	// the reason it says: what a walk left behind once the cloud moved
+	// past it (an old parameter group after a major upgrade). Nothing
+	// else of the Resource is read but its Name and Kind.
+	Retire string
 	// Orphan leaves the cloud resource when the composed resource is
 	// deleted: the management policies without Delete for namespaced
 	// managed resources (Crossplane v2 has no deletionPolicy there), the

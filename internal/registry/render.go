@@ -270,11 +270,12 @@ func envelope(ctx *Context, comp platform.Component, r *Resource) *Rendered {
 		Pending:   r.Pending,
 		OnOtherXR: r.OnOtherXR,
 		Outputs:   r.Outputs,
+		Retire:    r.Retire,
 	}
 	if gen := generation(comp); gen != "" {
 		rd.Base = strings.TrimSuffix(r.Name, "-"+gen)
 	}
-	if r.Pending != "" {
+	if r.Pending != "" || r.Retire != "" {
 		return rd
 	}
 	o := r.Body

@@ -82,6 +82,25 @@ func init() {
 	registry.Check(Cloud, checkDBInstance)
 	// The EKS cluster, whose security group the database admits.
 	database.Clusters.Reads(Name, clusterref.Read{Resource: rCluster, Kind: clusterKind})
+	database.Engines.Register(Name, database.Engine{
+		Asked: func(obs *structpb.Struct) string { return object.String(obs, "spec", "forProvider", "engineVersion") },
+		// engine_version_actual is what RDS runs; engine_version keeps
+		// what was asked (internal/service/rds/instance.go:316-325 of
+		// terraform-provider-aws v6.34.0).
+		Runs:      func(obs *structpb.Struct) string { return object.String(obs, "status", "atProvider", "engineVersionActual") },
+		StorageGB: func(obs *structpb.Struct) int64 { return int64(object.Get(obs, "spec", "forProvider", "allocatedStorage").GetNumberValue()) },
+		// RDS keeps automated backups while the retention period is
+		// above 0 (backup_retention_period).
+		Backups: func(obs *structpb.Struct) bool {
+			return object.Get(obs, "status", "atProvider", "backupRetentionPeriod").GetNumberValue() > 0 || object.Get(obs, "spec", "forProvider", "backupRetentionPeriod").GetNumberValue() > 0
+		},
+		// RDS for PostgreSQL upgrades the newest minor of a major version
+		// to any later major version in one step ("Choosing a major
+		// version for an RDS for PostgreSQL upgrade", Amazon RDS User
+		// Guide; describe-db-engine-versions' ValidUpgradeTarget).
+		Targets: map[string][]string{"13": {"14", "15", "16", "17"}, "14": {"15", "16", "17"}, "15": {"16", "17"}, "16": {"17"}},
+		Source:  "RDS for PostgreSQL's valid upgrade targets",
+	})
 }
 
 // dbNetwork renders where the RDS instance lives and who reaches it: a
@@ -190,6 +209,22 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resource, error) {
 	family := i.Engine + i.Version
 	params := rParamGroupPrefix + family
+	// A major upgrade moves the instance to a parameter group of the new
+	// family in the same modification, which RDS carries out only with
+	// allow_major_version_upgrade (internal/service/rds/instance.go:
+	// 2324-2330 of terraform-provider-aws v6.34.0; a custom group of the
+	// old family is refused). The new group is created first; the
+	// instance moves once it is Ready. The selector re-resolves (resolve:
+	// Always): once resolved, a selector is never read again.
+	major := i.Running != "" && i.Running != i.Version
+	version, paramsSelector := i.Version, ctx.Selector(params)
+	if major {
+		old := i.Engine + i.Running
+		if !object.IsConditionTrue(ctx.Observed(params), "Ready") {
+			version, paramsSelector = i.Running, ctx.Selector(rParamGroupPrefix+old)
+		}
+		paramsSelector["policy"] = map[string]any{"resolve": "Always"}
+	}
 	password := object.Object{"name": i.PasswordSecret, "key": database.PasswordKey}
 	if !ctx.Namespaced() {
 		password["namespace"] = ctx.SecretNamespace()
@@ -197,7 +232,7 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 	fp := map[string]any{
 		"region":                           i.Location,
 		"engine":                           i.Engine,
-		"engineVersion":                    i.Version,
+		"engineVersion":                    version,
 		"instanceClass":                    i.Tier,
 		"allocatedStorage":                 i.StorageGB,
 		"maxAllocatedStorage":              min(4*i.StorageGB, xr.MaxStorageGB),
@@ -220,25 +255,24 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 		"copyTagsToSnapshot":               true,
 		"dbSubnetGroupNameSelector":        ctx.Selector(rDBSubnetGroup),
 		"vpcSecurityGroupIdSelector":       ctx.Selector(rDBSecurityGroup),
-		"parameterGroupNameSelector":       ctx.Selector(params),
+		"parameterGroupNameSelector":       paramsSelector,
 		"tags":                             dbTags(i.Name, i.Name),
+	}
+	if major && version == i.Version {
+		fp["allowMajorVersionUpgrade"] = true
 	}
 	if len(i.Databases) > 0 {
 		fp["dbName"] = i.Databases[0]
 	}
-	out := []*registry.Resource{
-		{
-			Name:         params,
-			Kind:         parameterGroupKind,
-			ExternalName: i.Name + "-" + family,
-			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"region":      i.Location,
-				"family":      family,
-				"description": "Parameters of database " + i.Name,
-				"parameter":   []any{map[string]any{"name": "rds.force_ssl", "value": "1", "applyMethod": "immediate"}},
-				"tags":        dbTags(i.Name, i.Name),
-			}}},
-		},
+	out := []*registry.Resource{parameterGroup(i, family)}
+	if major {
+		// The old family's group stays until the instance runs the new
+		// version on the new group.
+		out = append(out, parameterGroup(i, i.Engine+i.Running))
+	} else {
+		out = append(out, retiredParameterGroups(ctx, i, params)...)
+	}
+	out = append(out, []*registry.Resource{
 		{
 			Name:         rDBInstance,
 			Kind:         rdsInstanceKind,
@@ -253,7 +287,7 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 				o.EngineVersion = object.String(obs, "status", "atProvider", "engineVersionActual")
 			},
 		},
-	}
+	}...)
 	if len(i.Databases) > 1 {
 		secret := object.Object{"name": i.ConnectionSecret}
 		if !ctx.Namespaced() {
@@ -279,6 +313,47 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 		})
 	}
 	return out, nil
+}
+
+// parameterGroup is the instance's parameter group of a family: TLS
+// enforced.
+func parameterGroup(i database.Instance, family string) *registry.Resource {
+	return &registry.Resource{
+		Name:         rParamGroupPrefix + family,
+		Kind:         parameterGroupKind,
+		ExternalName: i.Name + "-" + family,
+		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
+			"region":      i.Location,
+			"family":      family,
+			"description": "Parameters of database " + i.Name,
+			"parameter":   []any{map[string]any{"name": "rds.force_ssl", "value": "1", "applyMethod": "immediate"}},
+			"tags":        dbTags(i.Name, i.Name),
+		}}},
+	}
+}
+
+// retiredParameterGroups retires the parameter groups of older families,
+// what a major upgrade left behind, once the instance runs the version of
+// the current one, params, and is on it (as its provider reports, or as
+// its selector asks: the version and the group change together). Until
+// then they are kept.
+func retiredParameterGroups(ctx *registry.Context, i database.Instance, params string) []*registry.Resource {
+	inst := ctx.Observed(rDBInstance)
+	on := object.String(inst, "status", "atProvider", "parameterGroupName")
+	if i.Running != i.Version || on != object.Annotation(ctx.Observed(params), registry.AnnotationExternalName) &&
+		(on != "" || object.String(inst, "spec", "forProvider", "parameterGroupNameSelector", "matchLabels", registry.LabelResource) != params) {
+		return nil
+	}
+	on = i.Name + "-" + i.Engine + i.Version
+	var out []*registry.Resource
+	for _, name := range ctx.Generations(i.ID()) {
+		if name == params || !strings.HasPrefix(name, rParamGroupPrefix) {
+			continue
+		}
+		out = append(out, &registry.Resource{Name: name, Kind: parameterGroupKind,
+			Retire: fmt.Sprintf("instance %s runs PostgreSQL %s on parameter group %s", i.Name, i.Version, on)})
+	}
+	return out
 }
 
 // dbSchema renders one database: nothing for the first, which the RDS

@@ -59,6 +59,25 @@ func init() {
 	// The Cluster's virtual network, whose address space the database's
 	// delegated subnet is carved from.
 	database.Clusters.Reads(Name, clusterref.Read{Resource: rNetwork, Kind: vnetKind})
+	database.Engines.Register(Name, database.Engine{
+		Asked: func(obs *structpb.Struct) string { return object.String(obs, "spec", "forProvider", "version") },
+		Runs:  func(obs *structpb.Struct) string { return object.String(obs, "status", "atProvider", "version") },
+		StorageGB: func(obs *structpb.Struct) int64 {
+			return int64(object.Get(obs, "spec", "forProvider", "storageMb").GetNumberValue()) / 1024
+		},
+		Offered: offeredStorage,
+		// Flexible Server always keeps automated backups, 7 to 35 days
+		// (backup_retention_days, which checkDBInstance holds to that).
+		Backups: func(*structpb.Struct) bool { return true },
+		// A higher version is patched in place, an in-place major version
+		// upgrade to any later version; a lower one replaces the server
+		// (internal/services/postgres/postgresql_flexible_server_resource.go:
+		// 390-402, 1096-1099 of terraform-provider-azurerm v4.80.0; "Major
+		// version upgrade", Azure Database for PostgreSQL flexible server
+		// docs).
+		Targets: map[string][]string{"13": {"14", "15", "16", "17"}, "14": {"15", "16", "17"}, "15": {"16", "17"}, "16": {"17"}},
+		Source:  "Flexible Server's in-place major version upgrade",
+	})
 }
 
 func dbTags(name string) map[string]any {
@@ -189,13 +208,7 @@ func delegatedSubnet(space, name string) (netip.Prefix, error) {
 // with deletionProtection the function composes it with the Orphan deletion
 // policy, so that deleting the XR leaves the server.
 func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resource, error) {
-	storage := storageSizesGiB[len(storageSizesGiB)-1]
-	for _, s := range storageSizesGiB {
-		if s >= i.StorageGB {
-			storage = s
-			break
-		}
-	}
+	storage := offeredStorage(i.StorageGB)
 	if storage != i.StorageGB {
 		ctx.Warn("Flexible Server offers storage of 32, 64, 128, ... GiB: the database gets %d GiB for storageGb %d", storage, i.StorageGB)
 	}
@@ -256,6 +269,17 @@ func dbSchema(ctx *registry.Context, s database.Schema) ([]*registry.Resource, e
 		}}},
 		DependsOn: []string{rDBInstance},
 	}}, nil
+}
+
+// offeredStorage is the storage Flexible Server gives for gb: the
+// smallest size it offers that holds gb.
+func offeredStorage(gb int64) int64 {
+	for _, s := range storageSizesGiB {
+		if s >= gb {
+			return s
+		}
+	}
+	return storageSizesGiB[len(storageSizesGiB)-1]
 }
 
 // checkDBInstance checks Azure's rules for a Flexible Server: its name, the

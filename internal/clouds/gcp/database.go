@@ -66,6 +66,25 @@ func init() {
 	// The Cluster's private services connection, which the instance waits
 	// for and holds while it lives.
 	database.Clusters.Reads(Name, clusterref.Read{Resource: rPrivateServicesConnection, Kind: serviceConnectionKind})
+	database.Engines.Register(Name, database.Engine{
+		Asked: func(obs *structpb.Struct) string { return object.String(obs, "spec", "forProvider", "databaseVersion") },
+		Runs:  func(obs *structpb.Struct) string { return object.String(obs, "status", "atProvider", "databaseVersion") },
+		StorageGB: func(obs *structpb.Struct) int64 {
+			return int64(object.Get(obs, "spec", "forProvider", "settings", "diskSize").GetNumberValue())
+		},
+		Backups: func(obs *structpb.Struct) bool {
+			return object.Get(obs, "status", "atProvider", "settings", "backupConfiguration", "enabled").GetBoolValue() ||
+				object.Get(obs, "spec", "forProvider", "settings", "backupConfiguration", "enabled").GetBoolValue()
+		},
+		// database_version changes in place: the provider patches the
+		// instance, which Cloud SQL carries out as an in-place major
+		// version upgrade (google/services/sql/resource_sql_database_instance.go:
+		// 1101-1106, 2590-2611 of terraform-provider-google v7.39.0), to any
+		// later major version ("Upgrade the database major version in
+		// place", Cloud SQL for PostgreSQL docs); never down.
+		Targets: map[string][]string{"13": {"14", "15", "16", "17"}, "14": {"15", "16", "17"}, "15": {"16", "17"}, "16": {"17"}},
+		Source:  "Cloud SQL's in-place major version upgrade",
+	})
 }
 
 // dbNetwork renders the network of a Database of its own, with private

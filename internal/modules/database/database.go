@@ -2,6 +2,7 @@ package database
 
 import (
 	"fmt"
+	"strings"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -56,7 +57,8 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 			return c.Wait(status(req, x, c.Env, nil, nil, 0), waitingFor("Waiting for the region of the Cluster whose private network the database joins (spec.parameters.clusterRef): "+why))
 		}
 	}
-	plan, perrs := Build(x, s, cluster)
+	eng := Engines[c.Cloud.Name]
+	plan, perrs := Build(x, s, cluster, eng, eng.Observe(c.Observed[KindInstanceResource]))
 	c.Errs = append(c.Errs, perrs...)
 	if err := c.Invalid(); err != nil {
 		return err
@@ -67,7 +69,10 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	if err != nil {
 		return err
 	}
-	conds := append(st.Conditions([]string{ConditionNetworkReady, ConditionDatabaseReady}, notRequested(cluster)), st.RemovalsCondition())
+	conds := append(st.Conditions([]string{ConditionNetworkReady, ConditionDatabaseReady}, notRequested(cluster)), upgrading(plan.Upgrade), st.RemovalsCondition())
+	if u := plan.Upgrade; len(u.Steps) > 0 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("PostgreSQL upgrade to %s (the server runs %s): %s, waiting for %s", u.Target, u.Running, strings.Join(stepNames(u), ", "), u.Waiting))
+	}
 	return c.Finish(st, status(req, x, c.Env, plan, st, estimate), conds)
 }
 
@@ -97,6 +102,46 @@ func status(req *fnv1.RunFunctionRequest, x *xr.Database, env *envcfg.Env, plan 
 		out["username"] = plan.Instance.Username
 		out["passwordSecret"] = map[string]any{"name": plan.Instance.PasswordSecret, "namespace": registry.SecretNamespace(&x.Composite, env), "key": PasswordKey}
 		out["estimatedMonthlyUsd"] = map[string]any{"min": estimate, "max": estimate}
+		if u := plan.Upgrade; len(u.Steps) > 0 {
+			steps := make([]any, 0, len(u.Steps))
+			for _, s := range stepNames(u) {
+				steps = append(steps, s)
+			}
+			out["upgrade"] = map[string]any{"target": u.Target, "running": u.Running, "step": u.Step, "waitingFor": u.Waiting, "plan": steps}
+		}
+	}
+	return out
+}
+
+// ConditionUpgrading is True while the server walks to another major
+// version.
+const ConditionUpgrading = "Upgrading"
+
+// Reasons of the Upgrading condition.
+const (
+	reasonEngineUpgrade = "EngineUpgrade"
+	reasonUpToDate      = "UpToDate"
+)
+
+// upgrading is the Upgrading condition: True with the step while the
+// server walks to the target, False and UpToDate once it runs it.
+func upgrading(u Upgrade) module.Condition {
+	if len(u.Steps) == 0 {
+		msg := "The server runs PostgreSQL " + u.Target
+		if u.Running == "" {
+			msg = "The server is asked for PostgreSQL " + u.Target
+		}
+		return module.Condition{Type: ConditionUpgrading, Status: module.StatusFalse, Reason: reasonUpToDate, Message: msg}
+	}
+	return module.Condition{Type: ConditionUpgrading, Status: module.StatusTrue, Reason: reasonEngineUpgrade,
+		Message: fmt.Sprintf("PostgreSQL %s to %s, waiting for %s (%d step(s) to %s)", u.Running, u.Step, u.Waiting, len(u.Steps), u.Target)}
+}
+
+// stepNames says each step of an upgrade.
+func stepNames(u Upgrade) []string {
+	out := make([]string, 0, len(u.Steps))
+	for _, s := range u.Steps {
+		out = append(out, "PostgreSQL "+s)
 	}
 	return out
 }

@@ -32,6 +32,10 @@ const (
 	KindSchema   platform.Kind = "DatabaseSchema"
 )
 
+// KindInstanceResource is the composition-resource name of the server on
+// every cloud, where its Engine reads what runs.
+const KindInstanceResource = "instance"
+
 // Kinds lists the module's Component kinds.
 var Kinds = []platform.Kind{KindNetwork, KindInstance, KindSchema}
 
@@ -169,6 +173,9 @@ type Instance struct {
 	// Databases are the names of the server's databases, in the spec's
 	// order.
 	Databases []string
+	// Running is the major version the server runs, "" before it reports
+	// one; Version is the one it is asked for now (a step of Upgrade).
+	Running string
 }
 
 // Maintenance is a weekly maintenance window of one hour, in UTC.
@@ -220,12 +227,15 @@ type Plan struct {
 	Network    *Network
 	Instance   *Instance
 	Schemas    []Schema
+	// Upgrade is the server's walk to the version the XR asks for.
+	Upgrade Upgrade
 }
 
 // Build plans a Database. cluster is the Cluster it joins, nil without
-// clusterRef. Every error names a field path: of the XR for bad input, of
-// the environment for bad configuration.
-func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster) (*Plan, field.ErrorList) {
+// clusterRef; srv is the server that runs, as the cloud's Engine reads it
+// (the zero Server before it is created). Every error names a field path:
+// of the XR for bad input, of the environment for bad configuration.
+func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster, eng Engine, srv Server) (*Plan, field.ErrorList) {
 	var errs field.ErrorList
 	par := x.Parameters
 	inst := &Instance{
@@ -249,12 +259,30 @@ func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster) (*Plan, fiel
 	if len(versions) == 0 {
 		versions = DefaultVersions
 	}
+	versionPath, storagePath := xr.ParametersPath("version"), xr.ParametersPath("storageGb")
+	if par.Version == "" {
+		versionPath = envPath("version")
+	}
+	if par.StorageGB == nil {
+		storagePath = envPath("storageGb")
+	}
+	var upgrade Upgrade
 	if !slices.Contains(versions, inst.Version) {
-		path := xr.ParametersPath("version")
-		if par.Version == "" {
-			path = envPath("version")
+		errs = append(errs, field.NotSupported(versionPath, inst.Version, versions))
+	} else {
+		var ferr *field.Error
+		upgrade, ferr = eng.Walk(inst.Version, srv, versionPath)
+		switch {
+		case ferr != nil:
+			errs = append(errs, ferr)
+		case upgrade.Major() && !srv.Backups:
+			errs = append(errs, field.Invalid(versionPath, inst.Version, fmt.Sprintf("the server runs PostgreSQL %s without automated backups, and a major upgrade cannot be taken back without one: turn backups on first (spec.parameters.backupRetentionDays), then upgrade", srv.Runs)))
+		default:
+			inst.Version, inst.Running = upgrade.Step, srv.Runs
 		}
-		errs = append(errs, field.NotSupported(path, inst.Version, versions))
+	}
+	if srv.StorageGB > 0 && eng.offered(inst.StorageGB) < srv.StorageGB {
+		errs = append(errs, field.Invalid(storagePath, inst.StorageGB, fmt.Sprintf("the server has %d GiB, and no cloud shrinks a database's storage in place: keep at least %d (storage only grows)", srv.StorageGB, srv.StorageGB)))
 	}
 	switch tier, ok := s.Tiers[inst.Size]; {
 	case len(s.Tiers) == 0:
@@ -309,7 +337,7 @@ func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster) (*Plan, fiel
 		inst.Databases = []string{DefaultDatabaseName(cmp.Or(x.BareName, x.CloudName))}
 	}
 	// The components are values: build them once the plan is complete.
-	p := &Plan{Network: net, Instance: inst, Components: []platform.Component{*net, *inst}}
+	p := &Plan{Network: net, Instance: inst, Components: []platform.Component{*net, *inst}, Upgrade: upgrade}
 	for _, n := range inst.Databases {
 		sc := Schema{Name: n, Instance: inst}
 		p.Schemas = append(p.Schemas, sc)

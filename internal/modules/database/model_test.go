@@ -121,7 +121,7 @@ func TestBuild(t *testing.T) {
 			if tc.args.settings != nil {
 				tc.args.settings(&s)
 			}
-			p, errs := Build(dbXR(tc.args.params), s, tc.args.cluster)
+			p, errs := Build(dbXR(tc.args.params), s, tc.args.cluster, Engine{}, Server{})
 			var got []string
 			for _, e := range errs {
 				got = append(got, e.Error())
@@ -153,7 +153,7 @@ func TestBuild(t *testing.T) {
 }
 
 func TestRemoval(t *testing.T) {
-	p, errs := Build(dbXR(xr.DatabaseParameters{Databases: []string{"a"}}), settings(), nil)
+	p, errs := Build(dbXR(xr.DatabaseParameters{Databases: []string{"a"}}), settings(), nil, Engine{}, Server{})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -191,7 +191,7 @@ func TestEstimate(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p, errs := Build(dbXR(tc.params), s, nil)
+			p, errs := Build(dbXR(tc.params), s, nil, Engine{}, Server{})
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}
@@ -210,7 +210,7 @@ func TestEstimate(t *testing.T) {
 // The components report into the module's conditions and are named by the
 // IDs the removal rules know.
 func TestComponents(t *testing.T) {
-	p, errs := Build(dbXR(xr.DatabaseParameters{Databases: []string{"a"}}), settings(), nil)
+	p, errs := Build(dbXR(xr.DatabaseParameters{Databases: []string{"a"}}), settings(), nil, Engine{}, Server{})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

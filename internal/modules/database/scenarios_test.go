@@ -331,3 +331,143 @@ func TestScenarios(t *testing.T) {
 	}
 	fntest.RunAll(t, "database scenarios", run, envs, scenarios)
 }
+
+// withVersion asks for a PostgreSQL major version.
+func withVersion(v string) func(fntest.Object) { return fntest.Set("spec.parameters.version", v) }
+
+// upgrading checks the Upgrading condition and status.upgrade of a walk
+// from running to target whose current step is step.
+func upgrading(running, step, target string) fntest.Check {
+	return fntest.All(
+		fntest.Condition(database.ConditionUpgrading, "TRUE", "EngineUpgrade"),
+		fntest.Status("upgrade", map[string]any{"target": target, "running": running, "step": step,
+			"waitingFor": "the server to report running PostgreSQL " + step, "plan": []any{"PostgreSQL " + step}}),
+	)
+}
+
+// upToDate checks that no walk is under way.
+var upToDate = fntest.All(fntest.Condition(database.ConditionUpgrading, "FALSE", "UpToDate"), fntest.NoStatus("upgrade"))
+
+// instanceNoBackups is the observed RDS instance without automated
+// backups, as a provider reports one whose retention period is 0.
+func instanceNoBackups(w *fntest.World) {
+	inst := overlay.DeepCopy(w.Observed["instance"])
+	fntest.Set("spec.forProvider.backupRetentionPeriod", 0.0)(inst)
+	fntest.Set("status.atProvider.backupRetentionPeriod", 0.0)(inst)
+	w.Observed["instance"] = inst
+}
+
+func TestEngineLifecycle(t *testing.T) {
+	versionField := map[string]struct{ path, v16, v17 string }{
+		"gcp":   {"spec.forProvider.databaseVersion", "POSTGRES_16", "POSTGRES_17"},
+		"aws":   {"spec.forProvider.engineVersion", "16", "17"},
+		"azure": {"spec.forProvider.version", "16", "17"},
+	}
+	// underWay are the steps to an instance that asks for 17 while it
+	// still runs 16 (on AWS, once the new parameter group is Ready).
+	// asks17 is the instance whose spec asks for 17 while its provider
+	// still reports 16: a major upgrade the cloud is carrying out.
+	asks17 := func(cloud string) func(*fntest.World) {
+		return func(w *fntest.World) {
+			f := versionField[cloud]
+			inst := overlay.DeepCopy(w.Observed["instance"])
+			fntest.Set(f.path, f.v17)(inst)
+			if cloud == "aws" {
+				fntest.Set("spec.forProvider.parameterGroupNameSelector.matchLabels", map[string]any{"platform.example.org/resource": "parameter-group-postgres17"})(inst)
+			}
+			w.Observed["instance"] = inst
+		}
+	}
+	underWay := func(cloud string) []fntest.Step {
+		return []fntest.Step{
+			// On AWS the providers create the new parameter group first.
+			{Name: "to 17", Spec: fntest.Edit("spec.parameters.version", "17"), Hold: cloud != "aws"},
+			{Name: "the cloud upgrades", World: asks17(cloud), Hold: true, Check: upgrading("16", "17", "17")},
+		}
+	}
+	// oldGroup is what an RDS major upgrade leaves to remove.
+	oldGroup := map[string][]string{"aws": {"parameter-group-postgres16"}}
+	scenarios := map[string]fntest.Scenario{}
+	for _, cloud := range []string{"gcp", "aws", "azure"} {
+		f := versionField[cloud]
+		upgrade := []fntest.Step{
+			{Name: "to 17", Spec: fntest.Edit("spec.parameters.version", "17"), Check: fntest.All(upgrading("16", "17", "17"), fntest.Field("instance", f.path, f.v17))},
+			{Name: "settles", Converge: true, Check: upToDate},
+			{Name: "steady", Check: fntest.All(upToDate, fntest.Field("instance", f.path, f.v17), fntest.Status("engineVersion", map[string]any{"gcp": "17", "aws": "17.4", "azure": "17"}[cloud]))},
+		}
+		if cloud == "aws" {
+			// RDS: the new family's parameter group first; then the
+			// instance moves to it and to 17 in one modification, with
+			// allowMajorVersionUpgrade; then the old group goes.
+			upgrade = []fntest.Step{
+				{Name: "to 17: new parameter group", Spec: fntest.Edit("spec.parameters.version", "17"), Check: fntest.All(
+					upgrading("16", "17", "17"),
+					fntest.Desires("parameter-group-postgres16", "parameter-group-postgres17"),
+					fntest.Field("parameter-group-postgres17", "spec.forProvider.family", "postgres17"),
+					fntest.Field("instance", f.path, f.v16),
+					fntest.Field("instance", "spec.forProvider.allowMajorVersionUpgrade", nil),
+					fntest.Field("instance", "spec.forProvider.parameterGroupNameSelector.matchLabels", map[string]any{"platform.example.org/resource": "parameter-group-postgres16"}),
+				)},
+				{Name: "instance moves", Check: fntest.All(
+					upgrading("16", "17", "17"),
+					fntest.Field("instance", f.path, f.v17),
+					fntest.Field("instance", "spec.forProvider.allowMajorVersionUpgrade", true),
+					fntest.Field("instance", "spec.forProvider.parameterGroupNameSelector.matchLabels", map[string]any{"platform.example.org/resource": "parameter-group-postgres17"}),
+					fntest.Field("instance", "spec.forProvider.parameterGroupNameSelector.policy", map[string]any{"resolve": "Always"}),
+					fntest.Desires("parameter-group-postgres16"),
+				)},
+				{Name: "old group goes", Removes: []string{"parameter-group-postgres16"}, Check: fntest.All(upToDate, fntest.Lacks("parameter-group-postgres16"),
+					fntest.Field("instance", "spec.forProvider.allowMajorVersionUpgrade", nil))},
+				{Name: "settles", Converge: true, Check: upToDate},
+			}
+		}
+		scenarios[cloud+"/MajorUpgrade"] = fntest.Scenario{
+			Reason: "Raising spec.parameters.version walks the server to it with what the cloud needs, saying the step; nothing else goes.",
+			XR:     dbXR(cloud, withVersion("16")),
+			Steps:  append([]fntest.Step{converged}, upgrade...),
+		}
+		scenarios[cloud+"/Downgrade"] = fntest.Scenario{
+			Reason: "A lower version than the server runs is a Fatal naming spec.parameters.version, what runs and what is allowed.",
+			XR:     dbXR(cloud, withVersion("16")),
+			Steps: []fntest.Step{converged, {Name: "to 15", Spec: fntest.Edit("spec.parameters.version", "15"),
+				Fatal: `spec.parameters.version: Invalid value: "15": the server runs PostgreSQL 16, and a major version is never downgraded in place`, Check: fntest.FatalHas("allowed: 16, 17")}},
+		}
+		scenarios[cloud+"/EnvironmentDowngrade"] = fntest.Scenario{
+			Reason: "A Database that names no version follows the environment's, which may raise it but not lower it below what runs: the Fatal names the environment's key.",
+			XR:     dbXR(cloud),
+			Steps: []fntest.Step{
+				converged,
+				{Name: "environment lowers it", World: fntest.EnvEdit("cluster-platform-baseline", "database.version", "15"), Fatal: `environment.database.version: Invalid value: "15": the server runs PostgreSQL 16`},
+				{Name: "environment raises it", World: fntest.EnvEdit("cluster-platform-baseline", "database.version", "17"), Check: upgrading("16", "17", "17")},
+			},
+		}
+		scenarios[cloud+"/StorageShrink"] = fntest.Scenario{
+			Reason: "Storage only grows: a smaller storageGb than the server has is a Fatal naming spec.parameters.storageGb; a larger one is made.",
+			XR:     dbXR(cloud, fntest.Set("spec.parameters.storageGb", 100.0)),
+			Steps: []fntest.Step{
+				converged,
+				{Name: "shrunk", Spec: fntest.Edit("spec.parameters.storageGb", 60.0), Fatal: "spec.parameters.storageGb: Invalid value: 60: the server has"},
+				{Name: "grown", Spec: fntest.Edit("spec.parameters.storageGb", 300.0), Check: fntest.IsReady(true)},
+			},
+		}
+		scenarios[cloud+"/StepUnderWayNotTakenBack"] = fntest.Scenario{
+			Reason: "A major upgrade under way is never taken back: lowering the version again keeps asking for the step until the server runs it.",
+			XR:     dbXR(cloud, withVersion("16")),
+			Steps: append(append([]fntest.Step{converged}, underWay(cloud)...),
+				fntest.Step{Name: "lowered again", Spec: fntest.Edit("spec.parameters.version", "16"), Check: fntest.All(
+					fntest.Field("instance", f.path, f.v17), fntest.Condition(database.ConditionUpgrading, "TRUE", "EngineUpgrade"))},
+				fntest.Step{Name: "the server runs 17: 16 is a downgrade now", Fatal: `spec.parameters.version: Invalid value: "16": the server runs PostgreSQL 17`},
+				fntest.Step{Name: "owner asks for 17", Spec: fntest.Edit("spec.parameters.version", "17"), Removes: oldGroup[cloud], Converge: true, Check: fntest.All(fntest.Field("instance", f.path, f.v17), upToDate)},
+			),
+		}
+	}
+	scenarios["aws/MajorUpgradeWithoutBackups"] = fntest.Scenario{
+		Reason: "A major upgrade of a server without automated backups cannot be taken back: a Fatal says so and names the field.",
+		XR:     dbXR("aws", withVersion("16")),
+		Steps: []fntest.Step{
+			converged,
+			{Name: "backups off", World: instanceNoBackups, Spec: fntest.Edit("spec.parameters.version", "17"), Fatal: `spec.parameters.version: Invalid value: "17": the server runs PostgreSQL 16 without automated backups`},
+		},
+	}
+	fntest.RunAll(t, "database engine lifecycle", run, envs, scenarios)
+}
