@@ -235,6 +235,6 @@ func renderEnvironment(st *Stack, ex example) error {
 	if err != nil {
 		return err
 	}
-	plan, perrs := environment.Build(x, c.env, cluster)
+	plan, perrs := environment.Build(x, c.env, cluster, environment.Running{})
 	return c.finish(st, &x.Composite, plan.Components, nil, append(errs, perrs...))
 }

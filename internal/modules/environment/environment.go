@@ -71,13 +71,15 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	c.Errs = append(c.Errs, checkNamespaceOwner(x, siblings)...)
 	c.Errs = append(c.Errs, checkTenancy(c, x)...)
 	c.Errs = append(c.Errs, checkNameOwners(x, siblings, c.Tenancy())...)
+	running := ReadRunning(c.Observed)
+	c.Errs = append(c.Errs, CheckRenames(x, running)...)
 	// The bucket, the identity and what goes with them live in the
 	// Cluster's region, which it may not have reported yet: never plan
 	// without it.
 	if why := cluster.AwaitLocation(); why != "" && len(c.Errs) == 0 {
 		return c.Wait(status(req, x, nil, nil), waitingFor("Waiting for the region of the Cluster the environment runs on (spec.parameters.clusterRef): "+why))
 	}
-	plan, perrs := Build(x, c.Env, cluster)
+	plan, perrs := Build(x, c.Env, cluster, running)
 	c.Errs = append(c.Errs, perrs...)
 	if err := c.Invalid(); err != nil {
 		return err

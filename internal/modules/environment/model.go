@@ -7,11 +7,13 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -407,10 +409,10 @@ type Plan struct {
 	Warnings []string
 }
 
-// Build plans an application environment on cluster. Every error names a
-// field path: of the XR for bad input, of the environment for bad
-// configuration.
-func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster) (*Plan, field.ErrorList) {
+// Build plans an application environment on cluster, keeping the names
+// its data already lives under (running). Every error names a field path:
+// of the XR for bad input, of the environment for bad configuration.
+func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster, running Running) (*Plan, field.ErrorList) {
 	var errs field.ErrorList
 	par := x.Parameters
 	s := SettingsOf(env)
@@ -447,7 +449,7 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster) (
 
 	if d := par.Database; d != nil {
 		p.Database = &Database{App: app, Size: cmp.Or(d.Size, DefaultSize), Engine: d.Engine, Version: d.Version, StorageGB: d.StorageGB,
-			Schema: SchemaName(app.Namespace), DeletionProtection: orphan}
+			Schema: cmp.Or(running.Schema, SchemaName(app.Namespace)), DeletionProtection: orphan}
 		tiers := database.SettingsOf(env).Tiers
 		if _, ok := tiers[p.Database.Size]; !ok && len(tiers) > 0 {
 			errs = append(errs, field.NotSupported(xr.ParametersPath("database", "size"), p.Database.Size, slices.Sorted(maps.Keys(tiers))))
@@ -615,6 +617,39 @@ func apiField(p *Plan) string {
 		return "frontend"
 	}
 	return "frontend.apiPath"
+}
+
+// Running are the names the environment's data lives under, read back
+// from what runs (ReadRunning): fixed once created, whatever they would
+// derive from now.
+type Running struct {
+	// Namespace is the namespace on the Cluster, which holds the
+	// workloads, their volumes and their secrets.
+	Namespace string
+	// Schema is the database the backend's data is in: the first of
+	// the nested Database's databases.
+	Schema string
+}
+
+// ReadRunning reads what runs from the observed composed resources.
+func ReadRunning(observed map[string]*structpb.Struct) Running {
+	r := Running{Namespace: object.String(observed[ResourceNamespace], "spec", "forProvider", "manifest", "metadata", "name")}
+	if dbs := object.Strings(observed[ResourceDatabase], "spec", "parameters", "databases"); len(dbs) > 0 {
+		r.Schema = dbs[0]
+	}
+	return r
+}
+
+// CheckRenames refuses a change of the namespace an environment runs in:
+// it holds the workloads, their volumes and their secrets, and a rename
+// would create another namespace and leave the old one, with its data,
+// behind. The field named is the one the namespace comes from.
+func CheckRenames(x *xr.AppEnvironment, r Running) field.ErrorList {
+	if r.Namespace == "" || r.Namespace == x.AppNamespace() {
+		return nil
+	}
+	p := xr.ParametersPath("namespace")
+	return field.ErrorList{field.Invalid(p, x.AppNamespace(), fmt.Sprintf("the environment runs in namespace %q of Cluster %q, which holds its workloads, their volumes and secrets; a namespace is never renamed (another would be created, and the old one left with its data): restore %q, or create a new AppEnvironment and move the data", r.Namespace, x.Parameters.ClusterRef.Name, r.Namespace))}
 }
 
 // SchemaName is the database created for the backend: the namespace,

@@ -103,7 +103,7 @@ func TestBuild(t *testing.T) {
 			if tc.cluster != nil {
 				tc.cluster(cluster)
 			}
-			p, errs := Build(appXR(tc.par), envcfg.New(tc.env), cluster)
+			p, errs := Build(appXR(tc.par), envcfg.New(tc.env), cluster, Running{})
 			var got []string
 			for _, e := range errs {
 				got = append(got, e.Error())
@@ -133,7 +133,7 @@ func TestBuild(t *testing.T) {
 }
 
 func TestRemoval(t *testing.T) {
-	p, _ := Build(appXR(xr.AppParameters{Backend: xr.Backend{Image: "nginx"}, Database: &xr.AppDatabase{}}), envcfg.New(nil), testCluster(""))
+	p, _ := Build(appXR(xr.AppParameters{Backend: xr.Backend{Image: "nginx"}, Database: &xr.AppDatabase{}}), envcfg.New(nil), testCluster(""), Running{})
 	cases := map[string]struct {
 		reason string
 		id     string
