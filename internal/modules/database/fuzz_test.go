@@ -1,0 +1,127 @@
+package database_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+)
+
+// oneStep are the major versions each cloud upgrades a PostgreSQL server
+// to in place from each, as the clouds document them (RDS's valid upgrade
+// targets, Cloud SQL's and Flexible Server's in-place major version
+// upgrade): the test's own table, not the function's.
+var oneStep = map[string]map[int][]int{
+	"gcp":   {14: {15, 16, 17}, 15: {16, 17}, 16: {17}},
+	"aws":   {14: {15, 16, 17}, 15: {16, 17}, 16: {17}},
+	"azure": {14: {15, 16, 17}, 15: {16, 17}, 16: {17}},
+}
+
+// versionOf reads a major version of the instance, desired or observed.
+func versionOf(cloud string, o fntest.Object, where string) int {
+	m := o
+	for _, k := range strings.Split(where, ".") {
+		next, _ := m[k].(map[string]any)
+		if next == nil {
+			v, _ := m[k].(string)
+			v = strings.TrimPrefix(v, "POSTGRES_")
+			v, _, _ = strings.Cut(v, ".")
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+		m = next
+	}
+	return 0
+}
+
+// versionPaths are where each cloud's instance asks for and reports its
+// version.
+var versionPaths = map[string][2]string{
+	"gcp":   {"spec.forProvider.databaseVersion", "status.atProvider.databaseVersion"},
+	"aws":   {"spec.forProvider.engineVersion", "status.atProvider.engineVersionActual"},
+	"azure": {"spec.forProvider.version", "status.atProvider.version"},
+}
+
+// FuzzEngineLifecycle changes a converged Database's version at random,
+// the providers acting on some reconciles and not on others, and checks
+// after every reconcile that the instance is never asked for a version
+// below the one it runs, nor one its cloud cannot reach from it in one
+// step, and on AWS that a new major comes with allowMajorVersionUpgrade and
+// a parameter group of its family.
+func FuzzEngineLifecycle(f *testing.F) {
+	f.Add(uint8(1), []byte{17, 1, 15, 0, 17, 1, 14, 1})
+	f.Add(uint8(0), []byte{14, 1, 17, 0, 16, 0, 17, 1})
+	f.Add(uint8(2), []byte{17, 0, 15, 1, 16, 1})
+	clouds := []string{"gcp", "aws", "azure"}
+	f.Fuzz(func(t *testing.T, cloudIdx uint8, seq []byte) {
+		if len(seq) > 16 {
+			t.Skip("at most eight changes")
+		}
+		cloud := clouds[int(cloudIdx)%len(clouds)]
+		paths := versionPaths[cloud]
+		w := &fntest.World{XR: dbXR(cloud, withVersion("15")), Envs: envs}
+		rsp, observed, _, err := fntest.Converge(run, w.Request(), 30)
+		if err != nil || fntest.Fatal(rsp) != "" {
+			t.Fatalf("cannot converge: %v %s", err, fntest.Fatal(rsp))
+		}
+		w.Observed = observed
+		for i := 0; i+1 < len(seq); i += 2 {
+			target, acts := 14+int(seq[i])%4, seq[i+1]%2 == 1
+			fntest.Set("spec.parameters.version", strconv.Itoa(target))(w.XR)
+			req, err := w.Request().Proto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rsp := run(req)
+			if fntest.Fatal(rsp) != "" {
+				continue
+			}
+			inst := fntest.Desired(rsp)["instance"]
+			obs := w.Observed["instance"]
+			runs := versionOf(cloud, obs, paths[1])
+			asked := versionOf(cloud, inst, paths[0])
+			before := versionOf(cloud, obs, paths[0])
+			switch {
+			case asked < runs:
+				t.Errorf("%s: the instance runs %d and is asked for %d: a downgrade", cloud, runs, asked)
+			case asked != runs && asked != before && !contains(oneStep[cloud][runs], asked):
+				t.Errorf("%s: the instance runs %d and is asked for %d, which its cloud cannot reach in one step", cloud, runs, asked)
+			}
+			if cloud == "aws" && asked != runs {
+				checkRDSMajor(t, rsp, inst, asked)
+			}
+			if acts {
+				w.Observed = fntest.ObserveAll(rsp, w.Observed)
+			}
+		}
+	})
+}
+
+// checkRDSMajor checks what RDS needs to carry out a major upgrade.
+func checkRDSMajor(t *testing.T, rsp *fnv1.RunFunctionResponse, inst fntest.Object, asked int) {
+	t.Helper()
+	fp := inst["spec"].(map[string]any)["forProvider"].(map[string]any)
+	if fp["allowMajorVersionUpgrade"] != true {
+		t.Errorf("aws: the instance is asked for %d without allowMajorVersionUpgrade", asked)
+	}
+	group := fp["parameterGroupNameSelector"].(map[string]any)["matchLabels"].(map[string]any)["platform.example.org/resource"]
+	want := "parameter-group-postgres" + strconv.Itoa(asked)
+	if group != want {
+		t.Errorf("aws: the instance is asked for %d on parameter group %v, want %s", asked, group, want)
+	}
+	if fntest.Desired(rsp)[want] == nil {
+		t.Errorf("aws: parameter group %s is not desired", want)
+	}
+}
+
+func contains(l []int, v int) bool {
+	for _, x := range l {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
