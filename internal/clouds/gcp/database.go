@@ -1,6 +1,8 @@
 package gcp
 
 import (
+	"fmt"
+	"reflect"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -124,9 +126,45 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 }
 
 // checkDBNetwork refuses a Database on a Cluster without private services
-// access, naming the Cluster's field to set.
-func checkDBNetwork(_ *registry.Context, n database.Network) field.ErrorList {
-	return needPrivateServices(n.Cluster, xr.ParametersPath("clusterRef", "name"))
+// access, naming the Cluster's field to set; and a move of a Cloud SQL
+// instance to another network (another Cluster's, or its own instead of
+// the Cluster's, or back), naming spec.parameters.clusterRef: the
+// instance's private network is resolved once from its selector, which
+// upjet never reads again, so the move would never be made while the
+// Usage of the old network's peering went.
+func checkDBNetwork(ctx *registry.Context, n database.Network) field.ErrorList {
+	errs := needPrivateServices(n.Cluster, xr.ParametersPath("clusterRef", "name"))
+	obs := ctx.Observed(rDBInstance)
+	was := object.Get(obs, "spec", "forProvider", "settings", "ipConfiguration", "privateNetworkSelector").GetStructValue()
+	if was == nil {
+		return errs
+	}
+	if now := instanceNetwork(ctx, n); !reflect.DeepEqual(was.AsMap(), map[string]any(now)) {
+		joined := "a network of its own"
+		if labels, _ := was.AsMap()["matchLabels"].(map[string]any); labels[xr.LabelComposite] != nil {
+			c := labels[xr.LabelComposite]
+			joined = fmt.Sprintf("the network of Cluster %v", c)
+		}
+		errs = append(errs, field.Invalid(xr.ParametersPath("clusterRef"), clusterRefName(n), fmt.Sprintf("the Cloud SQL instance is on %s, and its private network is not moved (its provider resolved the network once, and the instance's private IP stays there): restore spec.parameters.clusterRef, or create a new Database and move the data", joined)))
+	}
+	return errs
+}
+
+// clusterRefName is the Cluster a Database's network joins, "" for none.
+func clusterRefName(n database.Network) string {
+	if n.Cluster == nil {
+		return ""
+	}
+	return n.Cluster.Ref
+}
+
+// instanceNetwork is the selector of the network a Cloud SQL instance is
+// on: the Cluster's, or the Database's own.
+func instanceNetwork(ctx *registry.Context, n database.Network) object.Object {
+	if c := n.Cluster; c != nil {
+		return object.Object(c.Selector(rNetwork))
+	}
+	return object.Object(ctx.Selector(rDBNetwork))
 }
 
 // dbInstance renders the Cloud SQL instance on private IP only, with
@@ -135,12 +173,11 @@ func checkDBNetwork(_ *registry.Context, n database.Network) field.ErrorList {
 // upjet-gcp cannot generate one, so the platform supplies it (the function
 // never reads it).
 func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resource, error) {
-	netSel := object.Object(ctx.Selector(rDBNetwork))
+	netSel := instanceNetwork(ctx, *i.Network)
 	deps, uses := []string{rPSAConnect}, []registry.Use(nil)
 	if c := i.Network.Cluster; c != nil {
 		// The Cluster's network and peering: created once the peering is
 		// ready, and the peering's deletion held while the instance lives.
-		netSel = object.Object(c.Selector(rNetwork))
 		deps, uses = nil, []registry.Use{c.Use(rPrivateServicesConnection, serviceConnectionKind)}
 	}
 	availability := "ZONAL"

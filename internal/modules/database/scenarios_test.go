@@ -357,7 +357,7 @@ func instanceNoBackups(w *fntest.World) {
 	w.Observed["instance"] = inst
 }
 
-func TestEngineLifecycle(t *testing.T) {
+func TestDayTwo(t *testing.T) {
 	versionField := map[string]struct{ path, v16, v17 string }{
 		"gcp":   {"spec.forProvider.databaseVersion", "POSTGRES_16", "POSTGRES_17"},
 		"aws":   {"spec.forProvider.engineVersion", "16", "17"},
@@ -469,5 +469,22 @@ func TestEngineLifecycle(t *testing.T) {
 			{Name: "backups off", World: instanceNoBackups, Spec: fntest.Edit("spec.parameters.version", "17"), Fatal: `spec.parameters.version: Invalid value: "17": the server runs PostgreSQL 16 without automated backups`},
 		},
 	}
-	fntest.RunAll(t, "database engine lifecycle", run, envs, scenarios)
+	scenarios["gcp/NetworkMoveRefused"] = fntest.Scenario{
+		Reason: "A Cloud SQL instance is never moved to another network: leaving its Cluster's network is a Fatal naming spec.parameters.clusterRef, and the Usage of the Cluster's peering stays.",
+		XR:     dbXR("gcp", onCluster),
+		Extra:  required("gcp", dbXR("gcp", onCluster)),
+		Steps: []fntest.Step{
+			convergedOnCluster("gcp"),
+			{Name: "own network", Spec: fntest.Edit("spec.parameters.clusterRef", nil), Fatal: `spec.parameters.clusterRef: Invalid value: "": the Cloud SQL instance is on the network of Cluster prod-cluster`},
+		},
+	}
+	scenarios["gcp/NetworkMoveToClusterRefused"] = fntest.Scenario{
+		Reason: "A Cloud SQL instance on a network of its own is not moved into a Cluster's: a Fatal naming spec.parameters.clusterRef.",
+		XR:     dbXR("gcp"),
+		Steps: []fntest.Step{
+			converged,
+			{Name: "onto the Cluster", Spec: func(w *fntest.World) { onCluster(w.XR); w.Extra = required("gcp", w.XR) }, Fatal: `spec.parameters.clusterRef: Invalid value: "prod-cluster": the Cloud SQL instance is on a network of its own`},
+		},
+	}
+	fntest.RunAll(t, "database day-two scenarios", run, envs, scenarios)
 }
