@@ -146,18 +146,25 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 		if _, ok := dayTwoPools[cl+"/cluster.yaml"]; ok {
 			day2 = fmt.Sprintf(", upgrade one minor with the control plane reporting it %s late, rotate a pool", cpDelay)
 		}
-		scenario("%s namespaced XR (create, Ready, a Database and an AppEnvironment on it, resize a pool%s, remove a pool, delete)", cl, day2)
+		scenario("%s namespaced XR (create, Ready, a Database and an AppEnvironment on it, the Database's PostgreSQL upgraded a major version, the AppEnvironment's namespace rename refused, resize a pool%s, remove a pool, delete)", cl, day2)
 		during := func() error {
-			if err := s.onCluster(cl+"/database.yaml", cl, runDatabase, database.Clusters, []string{"host", "connectionSecret"}, nil, nil); err != nil {
+			if err := s.onCluster(cl+"/database.yaml", cl, runDatabase, database.Clusters, []string{"host", "connectionSecret"}, s.engineUpgrade(cl+"/database.yaml"), nil); err != nil {
 				return err
 			}
+			rename := s.namespaceRename(cl + "/appenvironment.yaml")
 			return s.onCluster(cl+"/appenvironment.yaml", cl, runEnvironment, environment.Clusters,
-				[]string{"namespace", "url", "databaseHost", "bucketName", "bucketUrl", "frontendUrl", "frontendBucketName", "cdnEndpoint"}, s.appWorkload, removeBucket)
+				[]string{"namespace", "url", "databaseHost", "bucketName", "bucketUrl", "frontendUrl", "frontendBucketName", "cdnEndpoint"},
+				func(live object) error {
+					if err := s.appWorkload(live); err != nil {
+						return err
+					}
+					return rename(live)
+				}, removeBucket)
 		}
 		if err := s.lifecycle(cl+"/cluster.yaml", "default", "batch", minPath[cl], during); err != nil {
 			return fmt.Errorf("%s: %w", cl, err)
 		}
-		count += 3
+		count += 5 // with the engine upgrade and the refused rename
 		if day2 != "" {
 			count += 2 // the upgrade and the rotation
 		}

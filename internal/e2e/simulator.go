@@ -51,13 +51,15 @@ type cloud struct {
 	// fake, when set, is what deletion's decisions read in place of the
 	// API server (a test's).
 	fake store
+	// engineRefused counts the RDS modifications refused (engine.go).
+	engineRefused atomic.Int64
 }
 
 // reported are the fields of status.atProvider a provider updates once it
 // carried out an upgrade: the versions asked for and run. Only a change of
 // them is reported again (the rest of a ready resource's status stays as
 // it was first written).
-var reported = []string{"version", "minMasterVersion", "masterVersion", "nodeVersion", "kubernetesVersion", "currentKubernetesVersion", "orchestratorVersion", "addonVersion", "defaultNodePool"}
+var reported = []string{"version", "minMasterVersion", "masterVersion", "nodeVersion", "kubernetesVersion", "currentKubernetesVersion", "orchestratorVersion", "addonVersion", "defaultNodePool", "engineVersionActual", "databaseVersion"}
 
 // controlPlanes are the kinds whose changes take cpDelay to report.
 var controlPlanes = map[string]bool{"Cluster": true, "KubernetesCluster": true}
@@ -198,6 +200,9 @@ func (c *cloud) report(kr kindRef, o object) error {
 	}
 	if !changed {
 		return nil
+	}
+	if err := c.checkEngine(kr, o); err != nil {
+		return err
 	}
 	key := kr.apiVersion + "/" + kr.kind + "/" + str(o, "metadata", "namespace") + "/" + str(o, "metadata", "name")
 	patch := func() error {
