@@ -63,6 +63,10 @@ type Field struct {
 	// source: resource.attribute (file, version).
 	Attribute string
 	Action    Action
+	// Generated is set on an entry of a generated table (a cloud's
+	// zz_replacements.go, written by internal/replacegen from the
+	// provider's schema), not a hand-written one.
+	Generated bool
 }
 
 // A Change is a field whose rendered value differs from the observed one.

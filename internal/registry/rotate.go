@@ -341,7 +341,13 @@ func newGeneration(ctx *Context, rd *Rendered, k *Kind, gens []string) string {
 		if f.Action != lifecycle.Rotate {
 			continue
 		}
-		v, _ := object.Lookup(rd.Object, f.Path)
+		v, ok := object.Lookup(rd.Object, f.Path)
+		if !ok && f.Generated {
+			// A generated entry counts only when rendered, so that
+			// generations named before the tables were generated keep
+			// their names.
+			continue
+		}
 		vals = append(vals, f.Path, v)
 	}
 	b, _ := json.Marshal(vals) //nolint:errchkjson // values of a decoded object always marshal
