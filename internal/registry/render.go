@@ -84,6 +84,10 @@ func (rd *Rendered) SetBy(path string) []string {
 	return slices.Compact(out)
 }
 
+// overlaid reports whether an overlay set the dotted path, or a field
+// under it or above it.
+func (rd *Rendered) overlaid(path string) bool { return len(rd.SetBy(path)) > 0 }
+
 // remember records the leaves of an overlay merged into the object: each
 // dotted path under the object, with the field path of the overlay's value.
 func (rd *Rendered) remember(root *field.Path, skip int, ov map[string]any) {
@@ -548,7 +552,7 @@ func checkReplacements(ctx *Context, rs []*Rendered) error {
 		if was != "" && now != "" && now != was {
 			msgs = append(msgs, fmt.Sprintf("composed resource %q is %q in the cloud and would become %q: cloud names are immutable once created (check the clusterName label, metadata.name and spec.parameters)", rd.Name, was, now))
 		}
-		for _, ch := range lifecycle.Compare(rd.Kind.Replacements, rd.Object, obs).Changes {
+		for _, ch := range lifecycle.CompareOverlaid(rd.Kind.Replacements, rd.Object, obs, rd.overlaid).Changes {
 			// who gives the new value, and how the owner takes it back.
 			who, undo := "the XR and its environment now give", "restore the value (spec.parameters, or the environment key it defaults from), or create a new XR"
 			if by := rd.SetBy(ch.Path); len(by) > 0 {

@@ -88,7 +88,7 @@ func (c *Cloud) rotate(ctx *Context, comps []platform.Component, out []*Rendered
 		verdicts := make(map[string]lifecycle.Verdict, len(p.gens))
 		current := ""
 		for _, g := range p.gens {
-			verdicts[g] = lifecycle.Compare(kind.Replacements, p.rd.Object, ctx.Observed(g))
+			verdicts[g] = lifecycle.CompareOverlaid(kind.Replacements, p.rd.Object, ctx.Observed(g), p.rd.overlaid)
 		}
 		// The generation the render keeps: one it changes in place, one
 		// whose provider carried out what it asks first (an older pool an
