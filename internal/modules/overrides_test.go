@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
@@ -178,7 +179,7 @@ func loadCRDs(t *testing.T, cloud string) map[string]crdSchema {
 		}
 		var c struct {
 			Spec struct {
-				Group    string `json:"group"`
+				Group    string                `json:"group"`
 				Names    struct{ Kind string } `json:"names"`
 				Versions []struct {
 					Name   string `json:"name"`
@@ -234,4 +235,89 @@ func renamed(rsp *fnv1.RunFunctionResponse, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestOverrideNamed holds which input a refused replacement-only change
+// is named after: the XR's overrides, its spec.forProvider passthrough or
+// the environment's overrides, with old and new value and the Terraform
+// attribute; a node pool's rotates instead.
+func TestOverrideNamed(t *testing.T) {
+	type args struct {
+		xr  func(fntest.Object)
+		env map[string]any
+	}
+	type want struct {
+		fatal   []string
+		rotates string
+	}
+	m, _ := modules.ForKind("Cluster")
+	run := runner(m)
+	observed := fntest.ObservedFile(filepath.Join(examples, "gcp", "observed", "cluster.yaml"))
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"TenantOverride": {
+			reason: "A tenant's override of GKE's datapathProvider, which only a new cluster changes, is refused naming the override.",
+			args:   args{xr: fntest.Set("spec.parameters.overrides", map[string]any{"cluster": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"datapathProvider": "ADVANCED_DATAPATH"}}}})},
+			want: want{fatal: []string{
+				`composed resource "cluster" has spec.forProvider.datapathProvider (none)`,
+				"google_container_cluster.datapath_provider",
+				`the override spec.parameters.overrides.cluster.spec.forProvider.datapathProvider now gives "ADVANCED_DATAPATH"`,
+			}},
+		},
+		"Passthrough": {
+			reason: "The Cluster's spec.forProvider passthrough is named by its own path.",
+			args:   args{xr: fntest.Set("spec.forProvider", map[string]any{"datapathProvider": "ADVANCED_DATAPATH"})},
+			want:   want{fatal: []string{`the override spec.forProvider.datapathProvider now gives "ADVANCED_DATAPATH"`}},
+		},
+		"Environment": {
+			reason: "The platform team's environment overrides are named too.",
+			args:   args{env: map[string]any{"cluster": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"description": "fleet"}}}}},
+			want:   want{fatal: []string{`the override environment.overrides.cluster.spec.forProvider.description now gives "fleet"`, "google_container_cluster.description"}},
+		},
+		"NodePoolRotates": {
+			reason: "A node pool's ForceNew field the examples never render (nodeConfig.localSsdCount) rotates the pool.",
+			args:   args{xr: fntest.Set("spec.parameters.overrides", map[string]any{"nodepool-default": map[string]any{"spec": map[string]any{"forProvider": map[string]any{"nodeConfig": map[string]any{"localSsdCount": 2.0}}}}})},
+			want:   want{rotates: "nodepool-default"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			xr := overlay.DeepCopy(fntest.MustLoad(filepath.Join(examples, "gcp", "cluster.yaml"))[0])
+			if tc.args.xr != nil {
+				tc.args.xr(xr)
+			}
+			envs := fntest.MustLoad(filepath.Join(examples, "envconfigs"))
+			if tc.args.env != nil {
+				for _, e := range envs {
+					if e["metadata"].(map[string]any)["name"] == "cluster-platform-cloud-gcp" {
+						fntest.Set("data.overrides", tc.args.env)(e)
+					}
+				}
+			}
+			req, err := fntest.Request{XR: xr, EnvironmentConfigs: envs, Observed: observed}.Proto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rsp := run(req)
+			msg := fntest.Fatal(rsp)
+			var missing []string
+			for _, part := range tc.want.fatal {
+				if !strings.Contains(msg, part) {
+					missing = append(missing, part)
+				}
+			}
+			if diff := cmp.Diff([]string(nil), missing); diff != "" {
+				t.Errorf("%s\nFatal %q lacks: -want, +got:\n%s", tc.reason, msg, diff)
+			}
+			if tc.want.fatal == nil && msg != "" {
+				t.Errorf("%s\nunexpected Fatal: %s", tc.reason, msg)
+			}
+			if diff := cmp.Diff(tc.want.rotates != "", tc.want.rotates != "" && renamed(rsp, tc.want.rotates)); diff != "" {
+				t.Errorf("%s\n%s rotates: -want, +got:\n%s", tc.reason, tc.want.rotates, diff)
+			}
+		})
+	}
 }
