@@ -48,7 +48,7 @@ help:
 	@echo "make validate         render, then validate every render against ../shared/crds and Crossplane's schemas"
 	@echo "make lint             golangci-lint"
 	@echo "make deps             list the dependencies' security floors (internal/deps/floors.txt) against go.mod; fail below one"
-	@echo "make generate         regenerate the Input CRD, the legacy XRDs and Compositions, docs/reference and the README's resource graph"
+	@echo "make generate         regenerate the Input CRD, the legacy XRDs and Compositions, docs/reference, the README's resource graph and the replacement-only tables (MIRRORS=... re-reads the providers' source)"
 	@echo "make check-generated  fail if generated files are out of date"
 	@echo "make docs             fail if the docs are not true: generated pages, links and anchors, make targets, the binary's flags, README length, orphan pages"
 	@echo "make fuzz             run each fuzz target for FUZZTIME (default 10s)"
@@ -71,21 +71,31 @@ all: build test
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(FUNCTION) .
 
+# MIRRORS, when given, re-reads the Terraform providers' source into the
+# schema extract first: git directories of the providers (fetched mirrors,
+# no work tree needed), for example
+#   make generate MIRRORS="-google=/path/terraform-provider-google.git -azurerm=/path/terraform-provider-azurerm.git -aws=oracle"
+# (internal/replacegen; docs/lifecycle.md).
 generate:
 	cd input && $(GO) generate -tags generate ./...
 	$(GO) run ./internal/xrdgen
 	$(GO) run ./internal/refgen -crds=$(CRDS)
+	if [ -n "$(MIRRORS)" ]; then $(GO) run ./internal/replacegen -extract $(MIRRORS); fi
+	$(GO) run ./internal/replacegen -crds=$(CRDS)
 	$(GO) run ./internal/docgen
 
 # Fail when a generated file differs from what its generator writes: the
 # Input CRD (controller-gen), the legacy XRDs (xrdgen), the fields a
 # reference resolves (refgen, from the provider CRDs), and the reference
-# pages and the README's resource graph (docgen).
+# pages and the README's resource graph (docgen), and the clouds' tables of
+# replacement-only fields (replacegen, from the committed schema extract
+# internal/replacegen/schema: no provider source, no network).
 check-generated:
 	cd input && $(GO) generate -tags generate ./...
 	git diff --exit-code -- package/input || { echo "package/input is out of date: run make generate and commit it" >&2; exit 1; }
 	$(GO) run ./internal/xrdgen -check
 	$(GO) run ./internal/refgen -crds=$(CRDS) -check
+	$(GO) run ./internal/replacegen -crds=$(CRDS) -check
 	$(GO) run ./internal/docgen -check
 
 # Keep the docs true: the generated pages are up to date (xrdgen, docgen),

@@ -11,14 +11,14 @@ import "github.com/seed-6471616d/function-cluster-platform/internal/registry"
 // observed, with its credentials required, and in the Access deletion role
 // (what objects inside the cluster are reached through).
 func providerConfig(namespaced, cluster string) *registry.Kind {
-	return &registry.Kind{
+	return (&registry.Kind{
 		Kind:       "ProviderConfig",
 		Namespaced: namespaced,
 		Cluster:    cluster,
 		Ready:      registry.ReadyWhenObserved,
 		Required:   []string{"spec.credentials.source"},
 		Roles:      registry.Access,
-	}
+	}).WithoutTable("a ProviderConfig is configuration of a provider, no cloud resource: nothing is replaced")
 }
 
 var (
@@ -49,10 +49,7 @@ var (
 			"spec.forProvider.manifest.metadata.annotations.nginx.ingress.kubernetes.io/server-alias",
 			"spec.forProvider.manifest.metadata.annotations.nginx.ingress.kubernetes.io/server-snippet",
 			"spec.forProvider.manifest.metadata.annotations.nginx.ingress.kubernetes.io/configuration-snippet").
-		// provider-kubernetes applies the manifest as it is: no field of
-		// its own is replacement-only (what the manifest makes is
-		// guarded above).
-		Replaces()
+		WithoutTable("provider-kubernetes wraps no Terraform provider and applies the manifest as it is: no field of its own is replacement-only (what the manifest makes is guarded above)")
 	// Release is provider-helm's Release: one chart installed in the
 	// workload cluster.
 	Release = (&registry.Kind{
@@ -64,8 +61,5 @@ var (
 		Opaque:     []string{"spec.forProvider.values"},
 	}).WithGuarded("chart sources, release namespaces and values read from Secrets or ConfigMaps are the platform's (the environment's chart catalog); an XR sets values through spec.parameters.charts",
 		"spec.forProvider.chart", "spec.forProvider.namespace", "spec.forProvider.set", "spec.forProvider.valuesFrom").
-		// provider-helm upgrades a release in place; the fields that
-		// would make it another release (chart, namespace) are guarded
-		// above and fixed by the catalog.
-		Replaces()
+		WithoutTable("provider-helm wraps no Terraform provider and upgrades a release in place; the fields that would make it another release (chart, namespace) are guarded above and fixed by the catalog")
 )

@@ -63,6 +63,10 @@ type Field struct {
 	// source: resource.attribute (file, version).
 	Attribute string
 	Action    Action
+	// Generated is set on an entry of a generated table (a cloud's
+	// zz_replacements.go, written by internal/replacegen from the
+	// provider's schema), not a hand-written one.
+	Generated bool
 }
 
 // A Change is a field whose rendered value differs from the observed one.
@@ -152,6 +156,17 @@ func InProgress(observed *structpb.Struct) bool {
 // are not compared. Only what is rendered counts: providers fill in fields
 // the function does not render.
 func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) Verdict {
+	return CompareOverlaid(fields, desired, observed, nil)
+}
+
+// CompareOverlaid is Compare, where overlaid tells the fields an overlay
+// set (an XR's or its environment's overrides): one of those that neither
+// the spec nor the provider's report holds changes from nothing also when
+// the block holding it is not reported either, as long as an object above
+// it is (an override that adds a block the cloud resource does not have).
+// The cloud layer's own renders keep Compare's rule, which a block the
+// provider leaves out of its report does not trip.
+func CompareOverlaid(fields []Field, desired map[string]any, observed *structpb.Struct, overlaid func(path string) bool) Verdict {
 	var v Verdict
 	if observed == nil || desired == nil {
 		return v
@@ -188,7 +203,7 @@ func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) 
 			v.Changes = append(v.Changes, Change{Field: f, Old: asked, New: nv})
 		case asked == nil && reported != nil && changes(reported, nv):
 			v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv})
-		case asked == nil && reported == nil && at != nil && reports(observed, at) && !object.IsReference(segs[len(segs)-1]) && !empty(nv):
+		case asked == nil && reported == nil && at != nil && reports(observed, at, overlaid != nil && overlaid(f.Path)) && !object.IsReference(segs[len(segs)-1]) && !empty(nv):
 			// Neither the spec (which the provider late-initializes from
 			// the cloud) nor the provider's report has the field: the
 			// cloud resource has none, and setting one replaces it.
@@ -204,9 +219,19 @@ func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) 
 // at a status.atProvider path (status.atProvider itself, for a top-level
 // field): only then is a field missing from both the spec, which the
 // provider late-initializes from the cloud, and its report one the cloud
-// resource does not have.
-func reports(observed *structpb.Struct, at []string) bool {
-	return len(object.Get(observed, at[:len(at)-1]...).GetStructValue().GetFields()) > 0
+// resource does not have. With above, where that object is missing too (a
+// block the cloud resource does not have, such as a node config's
+// advancedMachineFeatures), the nearest object above it that the provider
+// reports decides.
+func reports(observed *structpb.Struct, at []string, above bool) bool {
+	for n := len(at) - 1; n >= 2; n-- {
+		v := object.Get(observed, at[:n]...)
+		if v == nil && above {
+			continue
+		}
+		return len(v.GetStructValue().GetFields()) > 0
+	}
+	return false
 }
 
 // empty reports whether a rendered value is an empty list or object, which

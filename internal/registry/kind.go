@@ -1,6 +1,9 @@
 package registry
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -61,6 +64,14 @@ type Kind struct {
 	Replacements []lifecycle.Field
 	// Declared is set once the kind's table was declared.
 	Declared bool
+	// Table is the Terraform resource whose schema the kind's generated
+	// table of replacement-only fields was read from (Cloud.Generated),
+	// such as google_container_node_pool; empty when none was merged.
+	Table string
+	// NoTable says why the kind has no generated table: it wraps no
+	// Terraform resource (provider-kubernetes, -helm and -sql kinds,
+	// ProviderConfigs, Usages, nested XRs). Set with WithoutTable.
+	NoTable string
 	// NodeCount is the dotted path of the node count a node pool kind's
 	// provider reports (for the capacity a rotation keeps).
 	NodeCount string
@@ -83,6 +94,81 @@ func (k *Kind) Replaces(fields ...lifecycle.Field) *Kind {
 	k.Replacements = append(k.Replacements, fields...)
 	k.Declared = true
 	return k
+}
+
+// WithoutTable declares that the kind has no generated table of
+// replacement-only fields, and why: it wraps no Terraform resource.
+func (k *Kind) WithoutTable(why string) *Kind {
+	k.NoTable = why
+	k.Declared = true
+	return k
+}
+
+// A Table is a kind's generated table of replacement-only fields: every
+// attribute of the wrapped Terraform resource its schema forces a new
+// resource for, by its spec.forProvider path (internal/replacegen writes
+// them into each cloud's zz_replacements.go).
+type Table struct {
+	// Resource is the Terraform resource, such as
+	// google_container_node_pool.
+	Resource string
+	// Fields are its entries, each with the attribute and the file and
+	// lines of the schema it was read from; their action is Refuse.
+	Fields []lifecycle.Field
+}
+
+// Generated merges each kind's generated table (keyed by GVK of its
+// namespaced apiVersion and kind) into its hand-written one. A hand entry
+// wins: a path it lists keeps its action, and so does every generated path
+// of the same Terraform attribute (a reference's Ref and Selector beside a
+// field). Other generated entries are refused, or, on a kind that rotates
+// (a node pool), rotate it. A table of a kind the cloud does not list
+// panics: it is a programming error.
+func (c *Cloud) Generated(tables map[string]Table) {
+	byKey := make(map[string]*Kind, len(c.Kinds))
+	for _, k := range c.Kinds {
+		byKey[GVK(k.Namespaced, k.Kind)] = k
+	}
+	for key, t := range tables {
+		k, ok := byKey[key]
+		if !ok {
+			panic(fmt.Sprintf("cloud %q has a generated table of replacement-only fields for %s, which its Kinds do not list", c.Name, key))
+		}
+		k.merge(t)
+	}
+}
+
+// merge merges a generated table into the kind's hand-written one.
+func (k *Kind) merge(t Table) {
+	hand := make(map[string]lifecycle.Action, len(k.Replacements))
+	attrs := make(map[string]lifecycle.Action, len(k.Replacements))
+	for _, f := range k.Replacements {
+		hand[f.Path] = f.Action
+		attrs[attribute(f.Attribute)] = f.Action
+	}
+	def := lifecycle.Refuse
+	if k.Rotates() {
+		def = lifecycle.Rotate
+	}
+	for _, f := range t.Fields {
+		if _, ok := hand[f.Path]; ok {
+			continue
+		}
+		f.Action, f.Generated = def, true
+		if a, ok := attrs[attribute(f.Attribute)]; ok && a != lifecycle.Walk {
+			f.Action = a
+		}
+		k.Replacements = append(k.Replacements, f)
+	}
+	k.Table = t.Resource
+	k.Declared = true
+}
+
+// attribute is the Terraform resource.attribute an entry's Attribute
+// starts with.
+func attribute(a string) string {
+	a, _, _ = strings.Cut(a, " ")
+	return strings.TrimSuffix(a, ":")
 }
 
 // WithNodeCount returns the node pool kind with the dotted path of the node

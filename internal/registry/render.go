@@ -59,6 +59,50 @@ type Rendered struct {
 	// Rotation is set on a node pool resource that is rotating, or waits
 	// to rotate.
 	Rotation *Rotation
+	// setBy records, for each leaf an overlay set (its dotted path in
+	// Object), the field path of the overlay that set it last, such as
+	// spec.parameters.overrides.cluster.spec.forProvider.datapathProvider:
+	// a refused change names the input it came from.
+	setBy map[string]string
+}
+
+// SetBy returns the field paths of the overlays that set the dotted path
+// of the object, or a field under it or above it, in path order; none when
+// no overlay did (the value is the cloud layer's own).
+func (rd *Rendered) SetBy(path string) []string {
+	var out []string
+	for p, src := range rd.setBy {
+		switch {
+		case p == path || strings.HasPrefix(p, path+"."):
+			out = append(out, src)
+		case strings.HasPrefix(path, p+"."):
+			// The overlay set a whole object or list above the field.
+			out = append(out, src+strings.TrimPrefix(path, p))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// overlaid reports whether an overlay set the dotted path, or a field
+// under it or above it.
+func (rd *Rendered) overlaid(path string) bool { return len(rd.SetBy(path)) > 0 }
+
+// remember records the leaves of an overlay merged into the object: each
+// dotted path under the object, with the field path of the overlay's value.
+func (rd *Rendered) remember(root *field.Path, skip int, ov map[string]any) {
+	walk(ov, nil, func(path []string, _ any) {
+		for _, s := range path {
+			if strings.HasPrefix(s, "[") {
+				// Inside a list, which the overlay replaced whole.
+				return
+			}
+		}
+		if rd.setBy == nil {
+			rd.setBy = map[string]string{}
+		}
+		rd.setBy[strings.Join(path, ".")] = fieldPath(root, path[skip:]).String()
+	})
 }
 
 // Key is the name overrides and import keys use for the resource.
@@ -463,6 +507,7 @@ func applyOverlays(ctx *Context, rs []*Rendered, warn bool) field.ErrorList {
 					continue
 				}
 				overlay.Merge(rd.Object, ov)
+				rd.remember(root, src.skip, ov)
 				for _, p := range rd.Kind.Required {
 					if _, ok := object.Lookup(rd.Object, p); !ok {
 						errs = append(errs, field.Forbidden(root, fmt.Sprintf("removes %s, which %s %q requires", p, rd.Kind.Kind, name)))
@@ -508,19 +553,24 @@ func checkReplacements(ctx *Context, rs []*Rendered) error {
 		if was != "" && now != "" && now != was {
 			msgs = append(msgs, fmt.Sprintf("composed resource %q is %q in the cloud and would become %q: cloud names are immutable once created (check the clusterName label, metadata.name and spec.parameters)", rd.Name, was, now))
 		}
-		for _, ch := range lifecycle.Compare(rd.Kind.Replacements, rd.Object, obs).Changes {
+		for _, ch := range lifecycle.CompareOverlaid(rd.Kind.Replacements, rd.Object, obs, rd.overlaid).Changes {
+			// who gives the new value, and how the owner takes it back.
+			who, undo := "the XR and its environment now give", "restore the value (spec.parameters, or the environment key it defaults from), or create a new XR"
+			if by := rd.SetBy(ch.Path); len(by) > 0 {
+				who, undo = overriddenBy(by), "restore the value or remove the override, or create a new XR"
+			}
 			switch {
 			case ch.Action == lifecycle.Cycle:
 				ctx.Warn("composed resource %q changes %s: %s, which the provider makes by cycling it through a temporary copy that is not cordoned and drained: its pods are evicted without honouring PodDisruptionBudgets", rd.Name, ch, ch.Attribute)
 			case ch.Action == lifecycle.Raise:
-				msgs = append(msgs, fmt.Sprintf("composed resource %q has %s %s, which its provider can only raise in place (%s); the XR and its environment now give the lower %s: restore the value (spec.parameters, or the environment key it defaults from), or create a new XR",
-					rd.Name, ch.Path, lifecycle.Show(ch.Old), ch.Attribute, lifecycle.Show(ch.New)))
+				msgs = append(msgs, fmt.Sprintf("composed resource %q has %s %s, which its provider can only raise in place (%s); %s the lower %s: %s",
+					rd.Name, ch.Path, lifecycle.Show(ch.Old), ch.Attribute, who, lifecycle.Show(ch.New), undo))
 			case ch.Stuck:
-				msgs = append(msgs, fmt.Sprintf("composed resource %q asks for %s %s, but the cloud resource still has %s and its provider refuses to replace it (%s): restore the value (spec.parameters, or the environment key it defaults from), or create a new XR",
-					rd.Name, ch.Path, lifecycle.Show(ch.New), lifecycle.Show(ch.Old), ch.Attribute))
+				msgs = append(msgs, fmt.Sprintf("composed resource %q asks for %s %s, but the cloud resource still has %s and its provider refuses to replace it (%s): %s",
+					rd.Name, ch.Path, lifecycle.Show(ch.New), lifecycle.Show(ch.Old), ch.Attribute, stuckUndo(rd.SetBy(ch.Path), undo)))
 			default:
-				msgs = append(msgs, fmt.Sprintf("composed resource %q has %s %s, which its provider can change only by replacing the cloud resource (%s); the XR and its environment now give %s: restore the value (spec.parameters, or the environment key it defaults from), or create a new XR",
-					rd.Name, ch.Path, lifecycle.Show(ch.Old), ch.Attribute, lifecycle.Show(ch.New)))
+				msgs = append(msgs, fmt.Sprintf("composed resource %q has %s %s, which its provider can change only by replacing the cloud resource (%s); %s %s: %s",
+					rd.Name, ch.Path, lifecycle.Show(ch.Old), ch.Attribute, who, lifecycle.Show(ch.New), undo))
 			}
 		}
 	}
@@ -528,6 +578,25 @@ func checkReplacements(ctx *Context, rs []*Rendered) error {
 		return nil
 	}
 	return fmt.Errorf("%s", strings.Join(msgs, "; "))
+}
+
+// overriddenBy says which overlays give a refused value: the field paths
+// of the XR's overrides, its spec.forProvider passthrough or the
+// environment's overrides that set it.
+func overriddenBy(by []string) string {
+	if len(by) == 1 {
+		return "the override " + by[0] + " now gives"
+	}
+	return "the overrides " + strings.Join(by, ", ") + " now give"
+}
+
+// stuckUndo is how the owner takes back a value the provider refuses,
+// naming the overlays that set it.
+func stuckUndo(by []string, undo string) string {
+	if len(by) == 0 {
+		return undo
+	}
+	return "it comes from " + strings.Join(by, ", ") + ": " + undo
 }
 
 // withUsages inserts after each resource one Usage per dependency edge

@@ -88,7 +88,7 @@ func (c *Cloud) rotate(ctx *Context, comps []platform.Component, out []*Rendered
 		verdicts := make(map[string]lifecycle.Verdict, len(p.gens))
 		current := ""
 		for _, g := range p.gens {
-			verdicts[g] = lifecycle.Compare(kind.Replacements, p.rd.Object, ctx.Observed(g))
+			verdicts[g] = lifecycle.CompareOverlaid(kind.Replacements, p.rd.Object, ctx.Observed(g), p.rd.overlaid)
 		}
 		// The generation the render keeps: one it changes in place, one
 		// whose provider carried out what it asks first (an older pool an
@@ -341,7 +341,13 @@ func newGeneration(ctx *Context, rd *Rendered, k *Kind, gens []string) string {
 		if f.Action != lifecycle.Rotate {
 			continue
 		}
-		v, _ := object.Lookup(rd.Object, f.Path)
+		v, ok := object.Lookup(rd.Object, f.Path)
+		if !ok && f.Generated {
+			// A generated entry counts only when rendered, so that
+			// generations named before the tables were generated keep
+			// their names.
+			continue
+		}
 		vals = append(vals, f.Path, v)
 	}
 	b, _ := json.Marshal(vals) //nolint:errchkjson // values of a decoded object always marshal

@@ -49,6 +49,9 @@ func init() {
 	registry.Implement(Cloud, access)
 	registry.Implement(Cloud, kube.BoundRelease(bindDNS))
 	registry.Implement(Cloud, budget)
+	// The generated tables (zz_replacements.go), under the hand-written
+	// ones.
+	Cloud.Generated(generatedTables)
 	registry.Register(Cloud)
 }
 
@@ -97,9 +100,7 @@ var (
 		terraform.Refuse("kubernetesNetworkConfig.serviceIpv4Cidr", "aws_eks_cluster.kubernetes_network_config.service_ipv4_cidr", "internal/service/eks/cluster.go:270-279"),
 		terraform.Refuse("encryptionConfig", "aws_eks_cluster.encryption_config (CustomizeDiff ForceNewIfChange)", "internal/service/eks/cluster.go:60-63"))
 	clusterAuthKind = registry.Upjet(Name, "eks", "ClusterAuth", "v1beta1", "spec.forProvider.region").As(registry.Credentials).
-		// ClusterAuth is upjet's own kind (no Terraform resource): it
-		// only reads the cluster's credentials.
-		Replaces()
+			WithoutTable("ClusterAuth is upjet's own kind (no Terraform resource): it only reads the cluster's credentials")
 	nodeGroupKind = registry.Upjet(Name, "eks", "NodeGroup", "v1beta2", "spec.forProvider.region", "spec.forProvider.scalingConfig").As(registry.Compute).WithGuarded(registry.WhyNodeCounts, "spec.forProvider.scalingConfig", "spec.initProvider.scalingConfig").Replaces(
 		terraform.Walk("version", "aws_eks_node_group.version (UpdateNodegroupVersion: never above the control plane, never down)", "internal/service/eks/node_group.go:372-376, 551-598"),
 		terraform.Refuse("clusterNameSelector", "aws_eks_node_group.cluster_name", "internal/service/eks/node_group.go:75-80"),

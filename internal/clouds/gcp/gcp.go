@@ -56,6 +56,9 @@ func init() {
 	registry.Implement(Cloud, access)
 	registry.Implement(Cloud, kube.BoundRelease(bindDNS))
 	registry.Implement(Cloud, budget)
+	// The generated tables (zz_replacements.go), under the hand-written
+	// ones.
+	Cloud.Generated(generatedTables)
 	registry.Register(Cloud)
 }
 

@@ -23,18 +23,18 @@ const availableQuery = `has(object.status) && has(object.status.conditions) && o
 // Kinds an application environment composes on every cloud: other
 // modules' XRs.
 var (
-	DatabaseXRKind = &registry.Kind{
+	DatabaseXRKind = (&registry.Kind{
 		Kind:        xr.DatabaseKind,
 		ClusterKind: xr.LegacyDatabaseKind,
 		Namespaced:  xr.DatabaseAPIVersion,
 		Cluster:     xr.LegacyDatabaseAPIVersion,
 		Required:    []string{"spec.parameters.clusterRef"},
-	}
-	WorkloadBudgetKind = &registry.Kind{
+	}).WithoutTable("a nested XR of this function, no provider's: the Database module checks its own resources")
+	WorkloadBudgetKind = (&registry.Kind{
 		Kind:       xr.WorkloadBudgetKind,
 		Namespaced: xr.WorkloadBudgetAPIVersion,
 		Required:   []string{"spec.targets"},
-	}
+	}).WithoutTable("a nested XR of this function, no provider's: it composes only Objects")
 )
 
 // ImplementApp registers on a cloud the implementations of an application

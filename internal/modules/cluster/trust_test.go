@@ -191,13 +191,19 @@ func TestTrustBoundary(t *testing.T) {
 				{Name: "another tenant's network", Spec: override("cluster", forProvider(map[string]any{"networkSelector": map[string]any{"matchLabels": map[string]any{"team": "b"}}})), Fatal: "networkSelector.matchLabels.team: Forbidden"},
 				{Name: "node counts past the bounds", Spec: override("nodepool-general", forProvider(map[string]any{"autoscaling": map[string]any{"maxNodeCount": 100000.0}})), Fatal: "autoscaling.maxNodeCount: Forbidden"},
 				{Name: "passthrough reaches a reference", Spec: fntest.Edit("spec.forProvider", map[string]any{"subnetworkSelector": map[string]any{"matchLabels": map[string]any{"x": "y"}}}), Fatal: "spec.forProvider.subnetworkSelector.matchLabels.x: Forbidden"},
+				// description is ForceNew (google_container_cluster): an
+				// override of it is refused, naming the override.
+				{Name: "a replacement-only field", Spec: func(w *fntest.World) {
+					fntest.Edit("spec.forProvider", nil)(w)
+					override("cluster", forProvider(map[string]any{"description": "edge cluster"}))(w)
+				}, Fatal: `the override spec.parameters.overrides.cluster.spec.forProvider.description now gives "edge cluster"`},
 				{Name: "what an XR may do", Spec: func(w *fntest.World) {
 					fntest.Edit("spec.forProvider", nil)(w)
 					override("cluster", map[string]any{
 						"metadata": map[string]any{"labels": map[string]any{"cost-center": "42"}},
-						"spec":     map[string]any{"forProvider": map[string]any{"description": "edge cluster"}},
+						"spec":     map[string]any{"forProvider": map[string]any{"resourceLabels": map[string]any{"team": "edge"}}},
 					})(w)
-				}, Check: fntest.All(fntest.Field("cluster", "spec.forProvider.description", "edge cluster"), fntest.Field("cluster", "metadata.labels.cost-center", "42"))},
+				}, Check: fntest.All(fntest.Field("cluster", "spec.forProvider.resourceLabels.team", "edge"), fntest.Field("cluster", "metadata.labels.cost-center", "42"))},
 			},
 		},
 		"EnvironmentCannotWeakenImport": {

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// root is the repository root, where the generator runs.
+const root = "../.."
+
+// TestEveryKindHasATable fails for a kind a cloud composes that has no
+// generated table of replacement-only fields and does not say why it needs
+// none (WithoutTable: no Terraform resource), and for a generated path the
+// kind's CRD does not have, in either scope.
+func TestEveryKindHasATable(t *testing.T) {
+	schemas, err := loadCRDs(filepath.Join(root, "..", "shared", "crds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range registry.Clouds() {
+		c, _ := registry.Lookup(name)
+		for _, k := range c.Kinds {
+			switch {
+			case k.Table == "" && k.NoTable == "":
+				t.Errorf("%s %s (%s) has no generated table of replacement-only fields: add its Terraform resource to the extract (go run ./internal/replacegen -extract), or declare WithoutTable with the reason", name, k.Kind, k.Namespaced)
+				continue
+			case k.Table != "" && k.NoTable != "":
+				t.Errorf("%s %s has a generated table (%s) and says it needs none: %s", name, k.Kind, k.Table, k.NoTable)
+			}
+			for _, f := range k.Replacements {
+				if !f.Generated {
+					continue
+				}
+				path, ok := strings.CutPrefix(f.Path, "spec.forProvider.")
+				if !ok {
+					t.Errorf("%s %s: generated path %s is not under spec.forProvider", name, k.Kind, f.Path)
+					continue
+				}
+				for _, gvk := range []string{registry.GVK(k.Namespaced, k.Kind), registry.GVK(k.Cluster, k.Name(xr.ClusterScoped))} {
+					s, ok := schemas[gvk]
+					if !ok {
+						continue
+					}
+					if _, _, ok := s.Lookup(path); !ok {
+						t.Errorf("%s %s: generated path %s is not in the CRD of %s", name, k.Kind, f.Path, gvk)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestTablesCurrent fails when a cloud's zz_replacements.go is not what the
+// committed schema extract gives (make check-generated does the same).
+func TestTablesCurrent(t *testing.T) {
+	t.Chdir(root)
+	schemas, err := loadCRDs(filepath.Join("..", "shared", "crds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range providers {
+		want, err := cloudTables(p, schemas)
+		if err != nil {
+			t.Fatal(err)
+		}
+		have, err := os.ReadFile(filepath.Join("internal", "clouds", p.cloud, "zz_replacements.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(have, want) {
+			t.Errorf("internal/clouds/%s/zz_replacements.go is out of date: run make generate", p.cloud)
+		}
+	}
+}
+
+// TestCamelPath holds the Terraform-to-CRD name conversion.
+func TestCamelPath(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		attr   string
+		want   string
+	}{
+		"Plain":  {reason: "A name of one word is kept.", attr: "location", want: "location"},
+		"Snake":  {reason: "Words after the first are capitalised.", attr: "datapath_provider", want: "datapathProvider"},
+		"Nested": {reason: "Each name of a nested path is converted.", attr: "node_config.local_ssd_count", want: "nodeConfig.localSsdCount"},
+		"Digits": {reason: "Digits stay as they are.", attr: "master_ipv4_cidr_block", want: "masterIpv4CidrBlock"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, camelPath(tc.attr)); diff != "" {
+				t.Errorf("%s\ncamelPath(%q): -want, +got:\n%s", tc.reason, tc.attr, diff)
+			}
+		})
+	}
+}
