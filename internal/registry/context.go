@@ -78,6 +78,10 @@ func (c *Context) Namespaced() bool { return c.XR.Scope == xr.Namespaced }
 // nil.
 func (c *Context) Observed(name string) *structpb.Struct { return c.observed[name] }
 
+// Generations are the observed generations of a component (a node pool's
+// resources, in name order): see Generations.
+func (c *Context) Generations(component string) []string { return Generations(c.observed, component) }
+
 // Warn records a warning for the XR.
 func (c *Context) Warn(format string, a ...any) {
 	c.warnings = append(c.warnings, fmt.Sprintf(format, a...))
