@@ -142,7 +142,8 @@ func reports(name, path string, v any) func(map[string]fntest.Object) {
 const sharedAccessBefore = "internal/modules/database/testdata/upgrade/gcp-shared-access.yaml"
 
 // dayTwoCases are upgrades, skips, downgrades, rotations and maintenance
-// windows on every cloud, and a GCP Database under an upgraded function.
+// windows on every cloud, private nodes on GKE, a Spot pool made regular on
+// AKS, an EKS zone added, and a GCP Database under an upgraded function.
 func dayTwoCases() []dayTwo {
 	var out []dayTwo
 	for _, cloud := range []string{"gcp", "aws", "azure"} {
@@ -192,6 +193,28 @@ func dayTwoCases() []dayTwo {
 			fatal: "node pool default is imported"}},
 		dayTwo{attack: attack{name: "azure-system-pool-cycles", example: "azure/cluster.yaml", env: envSet("cloud-azure.yaml", "azure.systemPool.size", "medium")},
 			check: wants("cluster", "spec.forProvider.defaultNodePool.vmSize", "Standard_D4s_v5")},
+		// Private nodes: GKE keeps a running pool's nodes private (only
+		// new pools' default changes in place) and sets the control
+		// plane's range only at creation: refused either way.
+		dayTwo{attack: attack{name: "gcp-private-to-public", example: "gcp/cluster.yaml", xr: set("spec.parameters.privateCluster", false),
+			fatal: `spec.parameters.privateCluster: Invalid value: false: GKE cluster "prod-cluster" runs private nodes`}},
+		dayTwo{attack: attack{name: "gcp-public-to-private", example: "gcp/legacy.yaml", xr: set("spec.parameters.privateCluster", true),
+			fatal: `spec.parameters.privateCluster: Invalid value: true: GKE cluster "legacy-prod" runs public nodes`}},
+		// A Spot pool made regular rotates (azurerm priority is ForceNew),
+		// its new generation regular with surge settings, the Spot one
+		// kept as it is, without them.
+		dayTwo{attack: attack{name: "azure-spot-to-regular", example: "azure/cluster.yaml", xr: set("spec.parameters.pools.batch.spot", false)},
+			check: all(rotated("batch"), wants("nodepool-batch", "spec.forProvider.priority", "Spot"), wants("nodepool-batch", "spec.forProvider.upgradeSettings", nil))},
+		// Node groups that resolved their subnets when the environment
+		// had two zones rotate into the third's.
+		dayTwo{attack: attack{name: "aws-zone-added", example: "aws/cluster.yaml"},
+			observed: func(o map[string]fntest.Object) {
+				ids := []any{lookup(o["subnet-private-a"], "status.atProvider.id"), lookup(o["subnet-private-b"], "status.atProvider.id")}
+				for _, pool := range []string{"nodepool-default", "nodepool-batch"} {
+					reports(pool, "spec.forProvider.subnetIds", ids)(o)
+				}
+			},
+			check: rotated("batch")},
 		dayTwo{attack: attack{name: "gcp-short-maintenance", example: "gcp/cluster.yaml", xr: set("spec.parameters.maintenance", map[string]any{"day": "Sunday", "startTime": "01:00", "durationHours": 4}),
 			fatal: "spec.parameters.maintenance.durationHours: Invalid value: 4: GKE needs maintenance windows that allow at least 48 hours in any 32 days"}},
 		// The function upgraded under a Database that composed its

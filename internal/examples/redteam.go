@@ -72,8 +72,11 @@ func both(fs ...func(fntest.Object)) func(fntest.Object) {
 // through overrides, name collisions, immutable fields, on Clusters and
 // Databases.
 var attacks = []attack{
-	{name: "env-private-false", example: "gcp/cluster.yaml", xr: set("spec.parameters.privateCluster", nil),
-		env: envSet("baseline.yaml", "privateCluster", false), held: []string{"nat", "router", "private-dns-zone"}},
+	// On AKS, whose outbound type changes in place (GKE refuses the
+	// change: day two's gcp-private-to-public): the private zone is held,
+	// the NAT gateway kept while the nodes' traffic still goes through it.
+	{name: "env-private-false", example: "azure/cluster.yaml", xr: set("spec.parameters.privateCluster", nil),
+		env: envSet("baseline.yaml", "privateCluster", false), held: []string{"private-dns-zone", "private-dns-zone-link"}},
 	{name: "env-pools-replaced", example: "gcp/cluster.yaml", xr: set("spec.parameters.pools", nil),
 		env: envSet("baseline.yaml", "pools", map[string]any{"general": map[string]any{"size": "small"}}), held: []string{"nodepool-default", "nodepool-batch"}},
 	{name: "env-chart-disabled", example: "aws/cluster.yaml",

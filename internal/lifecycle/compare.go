@@ -67,6 +67,18 @@ type Field struct {
 	// zz_replacements.go, written by internal/replacegen from the
 	// provider's schema), not a hand-written one.
 	Generated bool
+	// Default is the value the provider gives the field when the render
+	// leaves it out (the Terraform schema's Default), or nil. A field with
+	// a default is compared even when it is not rendered: leaving out
+	// azurerm's priority asks for "Regular", which a Spot pool changes
+	// only by replacement, not for nothing.
+	Default any
+}
+
+// Defaults returns the entry with the provider's default value v.
+func (f Field) Defaults(v any) Field {
+	f.Default = v
+	return f
 }
 
 // A Change is a field whose rendered value differs from the observed one.
@@ -153,8 +165,10 @@ func InProgress(observed *structpb.Struct) bool {
 // nor the provider's report holds, where the provider reports the object
 // that would hold it, changes from nothing: the cloud resource does not
 // have it. Walk fields
-// are not compared. Only what is rendered counts: providers fill in fields
-// the function does not render.
+// are not compared. Only what is rendered counts, and what the render
+// leaves out of a field with a provider's default (Field.Default), which
+// asks for that default: providers fill in fields the function does not
+// render.
 func Compare(fields []Field, desired map[string]any, observed *structpb.Struct) Verdict {
 	return CompareOverlaid(fields, desired, observed, nil)
 }
@@ -177,8 +191,11 @@ func CompareOverlaid(fields []Field, desired map[string]any, observed *structpb.
 			continue
 		}
 		d, ok := object.Lookup(desired, f.Path)
-		if !ok {
+		if !ok && f.Default == nil {
 			continue
+		}
+		if !ok {
+			d = f.Default
 		}
 		nv, err := structpb.NewValue(overlay.DeepCopyValue(d))
 		if err != nil {
@@ -192,11 +209,26 @@ func CompareOverlaid(fields []Field, desired map[string]any, observed *structpb.
 			at = append([]string{"status", "atProvider"}, segs[2:]...)
 			reported = object.Get(observed, at...)
 		}
+		if !ok {
+			// Left out, the field asks for its default: a change only
+			// from another value the resource asks for or reports.
+			if old := cmp.Or(asked, reported); old != nil && changes(old, nv) {
+				v.Changes = append(v.Changes, Change{Field: f, Old: old, New: nv})
+			}
+			continue
+		}
 		if f.Action == Raise {
 			if old := cmp.Or(asked, reported); old != nil && lower(nv, old) {
 				v.Changes = append(v.Changes, Change{Field: f, Old: old, New: nv})
 			}
 			continue
+		}
+		if asked == nil && reported == nil && f.Default != nil {
+			// Neither asked for nor reported: the resource has the
+			// provider's default.
+			if dv, err := structpb.NewValue(overlay.DeepCopyValue(f.Default)); err == nil {
+				reported = dv
+			}
 		}
 		switch {
 		case asked != nil && changes(asked, nv):

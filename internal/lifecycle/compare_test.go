@@ -25,6 +25,7 @@ func TestCompare(t *testing.T) {
 		src.Cycle("defaultNodePool.vmSize", "t.default_node_pool.vm_size", "f.go:4"),
 		src.Raise("storageMb", "t.storage_mb", "f.go:5"),
 		src.Refuse("clusterNameSelector", "aws_eks_node_group.cluster_name", "f.go:6"),
+		src.Rotate("priority", "azurerm_kubernetes_cluster_node_pool.priority", "f.go:7").Defaults("Regular"),
 	}
 	spec := func(fp map[string]any) map[string]any {
 		return map[string]any{"spec": map[string]any{"forProvider": fp}}
@@ -51,6 +52,30 @@ func TestCompare(t *testing.T) {
 			reason:   "What the resource asks for already is no change.",
 			desired:  spec(map[string]any{"instanceTypes": []any{"m6i.large"}, "region": "eu-west-1"}),
 			observed: observed(map[string]any{"instanceTypes": []any{"m6i.large"}, "region": "eu-west-1"}, map[string]any{"instanceTypes": []any{"m6i.large"}}),
+		},
+		"DefaultLeftOutRotates": {
+			reason:   "A field left out asks for its provider's default: a Spot pool rendered without priority rotates to Regular instead of keeping Spot.",
+			desired:  spec(map[string]any{"instanceTypes": []any{"m6i.large"}}),
+			observed: observed(map[string]any{"instanceTypes": []any{"m6i.large"}, "priority": "Spot"}, map[string]any{"priority": "Spot"}),
+			want:     []string{`spec.forProvider.priority "Spot" -> "Regular"`},
+			action:   Rotate,
+		},
+		"DefaultLeftOutUnchanged": {
+			reason:   "A field left out whose resource has the default, or has nothing, is no change.",
+			desired:  spec(map[string]any{"instanceTypes": []any{"m6i.large"}}),
+			observed: observed(map[string]any{"instanceTypes": []any{"m6i.large"}}, map[string]any{"instanceTypes": []any{"m6i.large"}}),
+		},
+		"DefaultIsTheOldValue": {
+			reason:   "A field set where the resource has neither asked for nor reported it changes from the provider's default, not from nothing.",
+			desired:  spec(map[string]any{"priority": "Spot"}),
+			observed: observed(map[string]any{"instanceTypes": []any{"m6i.large"}}, map[string]any{"instanceTypes": []any{"m6i.large"}}),
+			want:     []string{`spec.forProvider.priority "Regular" -> "Spot"`},
+			action:   Rotate,
+		},
+		"DefaultSetExplicitly": {
+			reason:   "A field set to its default where the resource has nothing is no change.",
+			desired:  spec(map[string]any{"priority": "Regular"}),
+			observed: observed(map[string]any{"instanceTypes": []any{"m6i.large"}}, map[string]any{"instanceTypes": []any{"m6i.large"}}),
 		},
 		"VersionNotCompared": {
 			reason:   "A version moves in steps decided elsewhere; its change is not a replacement.",

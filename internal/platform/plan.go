@@ -547,6 +547,28 @@ func (p *Plan) Removal(id string) Removal {
 	return Removal{Why: fmt.Sprintf("this XR no longer renders component %s", id)}
 }
 
+// KeepEgress composes the egress of a cluster that is no longer private,
+// for as long as what runs still uses it (registry.Cloud.EgressInUse): it
+// is then removed as the spec asked, once nothing is behind it.
+func (p *Plan) KeepEgress() {
+	if p.ids[Egress{}.ID()] {
+		return
+	}
+	i := slices.IndexFunc(p.Components, func(c Component) bool { return c.ID() == p.Network.ID() })
+	p.Components = slices.Insert(p.Components, i+1, Component(Egress{}))
+	p.index()
+}
+
+// PrivatePath is the field that decides whether the cluster is private:
+// spec.parameters.privateCluster when the XR sets it, else the
+// environment's privateCluster, for messages that refuse a change of it.
+func (p *Plan) PrivatePath() *field.Path {
+	if p.x.Parameters.PrivateCluster != nil {
+		return xr.ParametersPath("privateCluster")
+	}
+	return field.NewPath("environment", "privateCluster")
+}
+
 // Replace puts c in place of the plan's component with the same ID: in
 // Components, and in Cluster or Pools.
 func (p *Plan) Replace(c Component) {

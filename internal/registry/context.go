@@ -74,13 +74,14 @@ func (c *Context) Join(max int, parts ...string) string {
 // Namespaced reports whether the XR is namespaced (Crossplane v2 style).
 func (c *Context) Namespaced() bool { return c.XR.Scope == xr.Namespaced }
 
-// Generations are the names of the observed composed resources of a
-// component, sorted.
-func (c *Context) Generations(component string) []string { return Generations(c.observed, component) }
-
 // Observed returns the observed composed resource of the supplied name, or
 // nil.
 func (c *Context) Observed(name string) *structpb.Struct { return c.observed[name] }
+
+// Generations are the names of the observed composed resources of a
+// component, sorted: a node pool's generations, or what a Database's
+// instance component composed (see Generations).
+func (c *Context) Generations(component string) []string { return Generations(c.observed, component) }
 
 // Warn records a warning for the XR.
 func (c *Context) Warn(format string, a ...any) {

@@ -15,6 +15,7 @@ package registry
 
 import (
 	"fmt"
+	"google.golang.org/protobuf/types/known/structpb"
 	"sort"
 	"sync"
 
@@ -51,6 +52,13 @@ type Cloud struct {
 	// Versions are how the cloud's cluster and pool resources ask for and
 	// report Kubernetes versions.
 	Versions Versions
+	// EgressInUse says, from the observed composed resources, what still
+	// reaches the internet through the egress (NAT) of a private cluster
+	// that is being made public: "" when nothing does. Until nothing does,
+	// the cluster module keeps composing the egress, so that nodes that
+	// still run private never lose it. Nil for a cloud that refuses the
+	// change instead.
+	EgressInUse func(observed map[string]*structpb.Struct) string
 
 	impls  map[platform.Kind]Implementation
 	checks map[platform.Kind]func(ctx *Context, c platform.Component) field.ErrorList

@@ -24,7 +24,10 @@ var Cloud = &registry.Cloud{
 		},
 	},
 	Validate: validate,
-	Settings: settings{},
+	// Made public, the node groups rotate to the public subnets; the
+	// NAT gateway stays until none runs in the private ones.
+	EgressInUse: egressInUse,
+	Settings:    settings{},
 	Kinds: append([]*registry.Kind{
 		vpcKind, igwKind, subnetKind, routeTableKind, routeKind, rtAssociationKind, eipKind, natGatewayKind,
 		roleKind, policyAttachKind, rolePolicyKind, clusterKind, clusterAuthKind, nodeGroupKind, addonKind, accessEntryKind, podIdentityKind,
@@ -109,6 +112,9 @@ var (
 		terraform.Rotate("amiType", "aws_eks_node_group.ami_type", "internal/service/eks/node_group.go:57-63"),
 		terraform.Rotate("diskSize", "aws_eks_node_group.disk_size", "internal/service/eks/node_group.go:81-86"),
 		terraform.Rotate("subnetIdSelector", "aws_eks_node_group.subnet_ids", "internal/service/eks/node_group.go:306-312"),
+		// Rendered only while a generation runs in other subnets than
+		// the zones' (nodeSubnets): the selector is resolved once.
+		terraform.Rotate("subnetIds", "aws_eks_node_group.subnet_ids", "internal/service/eks/node_group.go:306-312"),
 		terraform.Rotate("nodeRoleArnSelector", "aws_eks_node_group.node_role_arn", "internal/service/eks/node_group.go:222-227"),
 		terraform.Rotate("launchTemplate", "aws_eks_node_group.launch_template.id/name", "internal/service/eks/node_group.go:109-124"),
 		terraform.Rotate("remoteAccess", "aws_eks_node_group.remote_access", "internal/service/eks/node_group.go:233-253")).

@@ -2,6 +2,7 @@ package aws
 
 import (
 	"cmp"
+	"slices"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -244,6 +245,9 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 	if p.Version == "" {
 		delete(fp, "version")
 	}
+	if ids := nodeSubnets(ctx, p); ids != nil {
+		fp["subnetIds"] = ids
+	}
 	return []*registry.Resource{{
 		Name:         registry.NodePoolResource(p),
 		Kind:         nodeGroupKind,
@@ -254,4 +258,55 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		}},
 		DependsOn: deps,
 	}}, nil
+}
+
+// nodeSubnets are the IDs of the node subnets of the environment's zones
+// (aws.zones.<region>) when a generation of the pool runs in other subnets,
+// else nil. A node group's subnetIdSelector is resolved once, when it is
+// created (crossplane-runtime resolves a selector only while the field is
+// empty), so a zone added to or removed from the environment would never
+// reach it: the group would stay in the zones it was created in, with no
+// word of it. EKS changes a node group's subnets only by replacing it
+// (aws_eks_node_group.subnet_ids is ForceNew, internal/service/eks/
+// node_group.go:306-312 at terraform-provider-aws v6.34.0), so the pool
+// rotates: its new generation is created with these IDs, beside the old
+// one, which goes once the new one is Ready. Nil too until every subnet of
+// the zones is observed with its ID (a new zone's subnets are created
+// first), and for a pool none of whose generations reports its subnets.
+//
+// The cluster's own vpcConfig keeps the subnets it was created with: EKS
+// updates a cluster's subnets in place (UpdateClusterConfig,
+// internal/service/eks/cluster.go:479-484, 885-894 at v6.34.0), but only
+// within the Availability Zones the cluster was created in (Amazon EKS
+// User Guide, "View Amazon EKS networking requirements for VPC and
+// subnets"): its control plane stays in its zones, which nodes in a new
+// zone reach through the VPC.
+func nodeSubnets(ctx *registry.Context, p platform.NodePool) []any {
+	reg := region(ctx)
+	tier := nodeTier(ctx.Plan)
+	var want []string
+	for _, z := range zones(ctx.Env, reg) {
+		obs := ctx.Observed(subnetName(tier, zoneID(reg, z)))
+		id := object.String(obs, "status", "atProvider", "id")
+		if id == "" || !object.IsConditionTrue(obs, "Ready") {
+			return nil
+		}
+		want = append(want, id)
+	}
+	for _, g := range ctx.Generations(platform.PoolID(p.Name)) {
+		obs := ctx.Observed(g)
+		have := object.Strings(obs, "spec", "forProvider", "subnetIds")
+		if len(have) == 0 {
+			have = object.Strings(obs, "status", "atProvider", "subnetIds")
+		}
+		if len(have) > 0 && !sameSet(have, want) {
+			return object.FromStrings(want)
+		}
+	}
+	return nil
+}
+
+// sameSet reports whether two lists hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
 }

@@ -2,6 +2,11 @@ package aws
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
@@ -155,4 +160,30 @@ func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, err
 			DependsOn: []string{rPrivateRT, rNAT},
 		},
 	}, nil
+}
+
+// egressInUse says which EKS node groups still run in the private subnets,
+// behind the NAT gateway, while the cluster is made public: they rotate to
+// the public subnets (aws_eks_node_group.subnet_ids is ForceNew), and the
+// NAT gateway and the private route stay until the last of them is gone,
+// so that none loses its egress meanwhile. "" when none does, or the
+// cluster composes no NAT gateway.
+func egressInUse(observed map[string]*structpb.Struct) string {
+	if observed[rNAT] == nil {
+		return ""
+	}
+	var private []string
+	for _, name := range slices.Sorted(maps.Keys(observed)) {
+		obs := observed[name]
+		if object.String(obs, "kind") != nodeGroupKind.Kind || !strings.HasPrefix(object.String(obs, "apiVersion"), "eks.aws.") {
+			continue
+		}
+		if object.String(obs, "spec", "forProvider", "subnetIdSelector", "matchLabels", labelTier) == tierPrivate {
+			private = append(private, name)
+		}
+	}
+	if len(private) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("node group(s) %s still run in the private subnets, behind the NAT gateway", strings.Join(private, ", "))
 }

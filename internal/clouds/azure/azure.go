@@ -27,7 +27,10 @@ var Cloud = &registry.Cloud{
 		FixedPools:                systemPool,
 	},
 	Validate: validate,
-	Settings: settings{},
+	// Made public, the cluster moves to the load balancer's outbound in
+	// place; the NAT gateway stays until it reports that it has.
+	EgressInUse: egressInUse,
+	Settings:    settings{},
 	Kinds: append([]*registry.Kind{
 		resourceGroupKind, vnetKind, subnetKind, publicIPKind, natGatewayKind, natSubnetKind, natIPKind, identityKind, roleAssignKind,
 		clusterKind, nodePoolKind, dnsZoneKind, privateZoneKind, zoneLinkKind, nsRecordKind, budgetKind,
@@ -174,7 +177,11 @@ var (
 		terraform.Rotate("vnetSubnetIdSelector", "azurerm_kubernetes_cluster_node_pool.vnet_subnet_id (cycles only)", aksPool+":435-439"),
 		terraform.Rotate("podSubnetId", "azurerm_kubernetes_cluster_node_pool.pod_subnet_id (cycles only)", aksPool+":375-379"),
 		terraform.Rotate("maxPods", "azurerm_kubernetes_cluster_node_pool.max_pods (cycles only)", aksPool+":269-273"),
-		terraform.Rotate("priority", "azurerm_kubernetes_cluster_node_pool.priority", aksPool+":381-384"),
+		// A pool rendered without priority asks for Regular (azurerm's
+		// default): a Spot pool made regular rotates, rather than keeping
+		// Spot with upgrade settings AKS refuses on Spot pools
+		// (its CustomizeDiff, kubernetes_cluster_node_pool_resource.go:92-116).
+		terraform.Rotate("priority", "azurerm_kubernetes_cluster_node_pool.priority (default Regular)", aksPool+":381-389").Defaults("Regular"),
 		terraform.Rotate("evictionPolicy", "azurerm_kubernetes_cluster_node_pool.eviction_policy", aksPool+":214-217"),
 		terraform.Rotate("spotMaxPrice", "azurerm_kubernetes_cluster_node_pool.spot_max_price", aksPool+":405-408"),
 		terraform.Rotate("kubeletConfig", "azurerm_kubernetes_cluster_node_pool.kubelet_config (cycles only)", aksPool+":224"),

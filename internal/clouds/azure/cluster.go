@@ -25,6 +25,10 @@ const (
 	spotTaint = spotKey + "=spot:NoSchedule"
 )
 
+// outboundNATGateway is the outbound type of a private cluster's nodes:
+// through the NAT gateway composed for them.
+const outboundNATGateway = "userAssignedNATGateway"
+
 // cluster renders the AKS cluster: a system node pool for critical add-ons,
 // the control-plane identity, OIDC issuer and workload identity, Azure CNI
 // overlay, egress through the NAT gateway when private, and its kubeconfig
@@ -37,7 +41,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 	outbound := "loadBalancer"
 	deps := []string{rSubnet, rIdentity, rRoleAssignment}
 	if c.Private {
-		outbound = "userAssignedNATGateway"
+		outbound = outboundNATGateway
 		deps = append(deps, rNATSubnet)
 	}
 	fp := inGroup(ctx, true)

@@ -1,6 +1,8 @@
 package azure
 
 import (
+	"google.golang.org/protobuf/types/known/structpb"
+
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -95,4 +97,25 @@ func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, err
 		})
 	}
 	return out, nil
+}
+
+// egressInUse says whether the AKS cluster still sends its outbound traffic
+// through the NAT gateway while it is made public: azurerm changes
+// network_profile.outbound_type in place (kubernetes_cluster_resource.go:
+// 1222-1233, update 2437-2447 at v4.80.0), and until the cluster reports
+// loadBalancer, removing the gateway or its subnet association would cut
+// the nodes' egress. "" once it does, or when no NAT gateway is composed.
+func egressInUse(observed map[string]*structpb.Struct) string {
+	cl := observed[rCluster]
+	if observed[rNAT] == nil || cl == nil {
+		return ""
+	}
+	out := object.String(cl, "status", "atProvider", "networkProfile", "outboundType")
+	if out == "" {
+		out = object.String(cl, "spec", "forProvider", "networkProfile", "outboundType")
+	}
+	if out != outboundNATGateway {
+		return ""
+	}
+	return "the AKS cluster still sends its outbound traffic through the NAT gateway (networkProfile.outboundType " + outboundNATGateway + ")"
 }

@@ -2,8 +2,11 @@ package gcp
 
 import (
 	"cmp"
+	"fmt"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
@@ -83,6 +86,58 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 			o.OIDCIssuer = "https://container.googleapis.com/v1/projects/" + project + "/locations/" + location + "/clusters/" + name
 		},
 	}}, nil
+}
+
+// checkPrivateNodes refuses to make a running GKE cluster's nodes public or
+// private: spec.parameters.privateCluster (or the environment's
+// privateCluster) against what the observed cluster runs.
+//
+// Private to public: terraform-provider-google v7.39.0 updates
+// private_cluster_config.enable_private_nodes in place (not ForceNew:
+// google/services/container/resource_container_cluster.go:2023-2029), but
+// only as the cluster's default for new node pools
+// (DesiredDefaultEnablePrivateNodes, :3736-3753); the running pools keep
+// private nodes (google_container_node_pool.network_config.
+// enable_private_nodes, resource_container_node_pool.go:550-555, updated
+// pool by pool, :1918-1922). Dropping the block changes nothing at all:
+// the provider late-initializes it again. Either way the nodes stay
+// private while a public cluster no longer composes their egress (Cloud
+// Router and NAT): they would lose it. Public to private needs the control
+// plane's range, private_cluster_config.master_ipv4_cidr_block, which is
+// ForceNew (:2030-2034): the provider would refuse the update forever. The
+// function walks neither, so both are a Fatal naming the field.
+func checkPrivateNodes(ctx *registry.Context, c platform.Cluster) field.ErrorList {
+	obs := ctx.Observed(rCluster)
+	if obs == nil || ctx.XR.Deleting {
+		return nil
+	}
+	running, known := privateNodes(obs)
+	if !known || running == c.Private {
+		return nil
+	}
+	path := ctx.Plan.PrivatePath()
+	if running {
+		return field.ErrorList{field.Invalid(path, c.Private, fmt.Sprintf(
+			"GKE cluster %q runs private nodes (privateClusterConfig.enablePrivateNodes true), and %s now asks for public ones: GKE changes in place only the default of new node pools, the running pools keep their private nodes, and they would lose their egress (the Cloud Router and NAT a public cluster does not compose); the function does not walk the pools across: restore true, or create a new Cluster",
+			base(ctx), path))}
+	}
+	return field.ErrorList{field.Invalid(path, c.Private, fmt.Sprintf(
+		"GKE cluster %q runs public nodes (no private cluster config), and %s now asks for private ones: they need the control plane's range privateClusterConfig.masterIpv4CidrBlock, which GKE sets only when it creates a cluster (google_container_cluster.private_cluster_config.master_ipv4_cidr_block is ForceNew): restore false, or create a new Cluster",
+		base(ctx), path))}
+}
+
+// privateNodes reports whether the observed GKE cluster runs private nodes:
+// what the provider reports (status.atProvider.privateClusterConfig), else
+// what the resource asks for. known is false while the cluster reports
+// nothing and asks for nothing about it (an import not observed yet).
+func privateNodes(obs *structpb.Struct) (private, known bool) {
+	for _, at := range [][]string{{"status", "atProvider"}, {"spec", "forProvider"}} {
+		if v := object.Get(obs, append(at, "privateClusterConfig", "enablePrivateNodes")...); v != nil {
+			return v.GetBoolValue(), true
+		}
+	}
+	// A public cluster has no private cluster config at all.
+	return false, len(object.Get(obs, "status", "atProvider").GetStructValue().GetFields()) > 0
 }
 
 // maintenanceAnchor is the day a weekly maintenance window's recurrence

@@ -51,6 +51,7 @@ func init() {
 	registry.Implement(Cloud, privateServices)
 	registry.Implement(Cloud, identity)
 	registry.Implement(Cloud, cluster)
+	registry.Check(Cloud, checkPrivateNodes)
 	registry.Implement(Cloud, nodePool)
 	registry.Implement(Cloud, dnsZone)
 	registry.Implement(Cloud, access)

@@ -6,6 +6,8 @@
 package cluster
 
 import (
+	"fmt"
+
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
@@ -61,6 +63,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		return err
 	}
 	c.Warnings = append(c.Warnings, up.warnings...)
+	keepEgress(c, x, plan)
 	eval, warning := evaluateBudget(req, rsp, x, c.Env, plan)
 	if warning != "" {
 		c.Warnings = append(c.Warnings, warning)
@@ -118,4 +121,20 @@ func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse,
 		return &e, ""
 	}
 	return &e, "budget: " + sp.Warning + "; nothing is paused"
+}
+
+// keepEgress keeps composing the egress (NAT) of a cluster that is being
+// made public for as long as its cloud says that what runs still reaches
+// the internet through it (registry.Cloud.EgressInUse): EKS node groups
+// that still run in the private subnets while they rotate to the public
+// ones, an AKS cluster that still sends its outbound traffic through the
+// NAT gateway until it reports the load balancer. A Warning says why.
+func keepEgress(c *engine.Call, x *xr.Cluster, plan *platform.Plan) {
+	if plan.Cluster.Private || x.Deleting || c.Cloud.EgressInUse == nil {
+		return
+	}
+	if why := c.Cloud.EgressInUse(c.Observed); why != "" {
+		plan.KeepEgress()
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s is false, but %s: the cluster's egress (NAT) stays until nothing runs behind it, then goes", plan.PrivatePath(), why))
+	}
 }

@@ -244,13 +244,14 @@ func TestScenarios(t *testing.T) {
 			},
 		},
 		"PrivateClusterToggled": {
-			Reason: "Making the cluster public removes the NAT and the private zone; making it private again brings them back.",
-			XR:     fntest.GCPXR(),
+			Reason: "Making an AKS cluster public removes the private zone, and the NAT gateway once the cluster reports the load balancer's outbound; making it private again brings them back. (GKE refuses the change: TestNetworkShapeAndCapacityType.)",
+			XR:     fntest.AzureXR(),
 			Steps: []fntest.Step{
 				converged,
-				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"router", "nat", "private-dns-zone"}, Check: fntest.Desires("cluster", "nodepool-gpu")},
+				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"private-dns-zone", "private-dns-zone-link"}, Check: fntest.Desires("cluster", "nodepool-gpu", "nat")},
+				{Name: "the NAT gateway goes", Removes: []string{"nat", "nat-public-ip", "nat-subnet-association"}},
 				fntest.ConvergeStep("settles"),
-				{Name: "private again", Spec: fntest.Edit("spec.parameters.privateCluster", true), Check: fntest.Desires("router")},
+				{Name: "private again", Spec: fntest.Edit("spec.parameters.privateCluster", true), Check: fntest.Desires("nat")},
 				fntest.ConvergeStep("settles"),
 			},
 		},
@@ -302,11 +303,12 @@ func TestScenarios(t *testing.T) {
 			Steps:  []fntest.Step{{Name: "first", Fatal: `spec.parameters.network.privateServices: Invalid value: true: private services access is for Cloud SQL on GCP; on cloud "aws"`}},
 		},
 		"AzurePrivateToggled": {
-			Reason: "On Azure, making the cluster public removes the NAT gateway, its IP and association, and the private zone.",
+			Reason: "On Azure, making the cluster public removes the private zone, and the NAT gateway, its IP and association once the cluster no longer sends its outbound traffic through them.",
 			XR:     fntest.AzureXR(),
 			Steps: []fntest.Step{
 				converged,
-				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"nat", "nat-public-ip", "nat-subnet-association", "private-dns-zone", "private-dns-zone-link"}},
+				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"private-dns-zone", "private-dns-zone-link"}},
+				{Name: "outbound through the load balancer", Removes: []string{"nat", "nat-public-ip", "nat-subnet-association"}},
 			},
 		},
 		"ClusterNotReadyForOneCall": {

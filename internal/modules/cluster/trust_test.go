@@ -50,12 +50,12 @@ func TestTrustBoundary(t *testing.T) {
 	scenarios := map[string]fntest.Scenario{
 		// Removal authority: the environment never withdraws.
 		"EnvironmentMakesClusterPublic": {
-			Reason: "A baseline privateCluster: false holds the NAT, router and private zone of every XR that leaves privateCluster to the environment; the owner's privateCluster: false removes them.",
-			XR:     fntest.GCPXR(),
+			Reason: "A baseline privateCluster: false holds the NAT gateway and the private zone of every XR that leaves privateCluster to the environment (on AKS, whose outbound type changes in place; GKE refuses the change); the owner's privateCluster: false removes them.",
+			XR:     fntest.AzureXR(),
 			Steps: []fntest.Step{
 				converged,
 				{Name: "baseline goes public", World: fntest.EnvEdit("cluster-platform-baseline", "privateCluster", false), Check: fntest.All(
-					fntest.Held("router", "nat", "private-dns-zone"),
+					fntest.Held("private-dns-zone", "private-dns-zone-link"), fntest.Desires("nat", "nat-public-ip", "nat-subnet-association"),
 					fntest.ConditionMentions("RemovalsSettled", "set spec.parameters.privateCluster to false"),
 					func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 						t.Helper()
@@ -66,8 +66,8 @@ func TestTrustBoundary(t *testing.T) {
 						}
 					},
 				)},
-				fntest.ConvergeStep("settles, still held"),
-				{Name: "the owner confirms", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"router", "nat", "private-dns-zone"}, Check: fntest.Condition("RemovalsSettled", "TRUE", "NothingHeld")},
+				{Name: "settles, still held", Converge: true, Check: fntest.All(fntest.Held("nat", "nat-public-ip", "nat-subnet-association", "private-dns-zone"), fntest.Desires("private-dns-zone-link"))},
+				{Name: "the owner confirms", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"nat", "nat-public-ip", "nat-subnet-association", "private-dns-zone", "private-dns-zone-link"}, Check: fntest.Condition("RemovalsSettled", "TRUE", "NothingHeld")},
 			},
 		},
 		"EnvironmentRemovesDefaultPool": {
@@ -94,7 +94,7 @@ func TestTrustBoundary(t *testing.T) {
 		},
 		"PlaneTypeChanged": {
 			Reason: "The planeType label selects fleet-wide configs: a plane type whose configs would remove resources only holds them (pools of the layers merge, so the default pool stays and the new one is added).",
-			XR:     fntest.GCPXR(noPools),
+			XR:     fntest.AzureXR(noPools),
 			Steps: []fntest.Step{
 				converged,
 				{Name: "to a plane type with other pools", Spec: fntest.Edit("metadata.labels.planeType", "lab"), World: func(w *fntest.World) {
@@ -103,7 +103,7 @@ func TestTrustBoundary(t *testing.T) {
 						"metadata": map[string]any{"name": "lab", "labels": map[string]any{envcfg.SelectorLabel: envcfg.SelectorValue, "planeType": "lab"}},
 						"data":     map[string]any{"privateCluster": false, "pools": map[string]any{"tiny": map[string]any{"size": "small"}}},
 					})
-				}, Check: fntest.All(fntest.Held("nat", "router"), fntest.Desires("nodepool-default", "nodepool-tiny"))},
+				}, Check: fntest.All(fntest.Held("private-dns-zone", "private-dns-zone-link"), fntest.Desires("nat", "nodepool-default", "nodepool-tiny"))},
 			},
 		},
 		"EmptyContextEnvironment": {
