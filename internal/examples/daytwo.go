@@ -229,7 +229,7 @@ func dayTwoCases() []dayTwo {
 			check: all(wants("private-service-connection", "spec.forProvider.deletionPolicy", "ABANDON"),
 				wants("instance-uses-cluster-private-services-connection", "spec.of.resourceSelector.matchLabels", map[string]any{"crossplane.io/composite": "prod-cluster", "platform.example.org/resource": "private-services-connection"}))},
 	)
-	return out
+	return append(out, dataDayTwoCases()...)
 }
 
 // dayTwoRun replays every case through the crossplane CLI and validates
