@@ -34,12 +34,12 @@ func TestRDSRefusal(t *testing.T) {
 		"NoFlag": {
 			reason:   "A major upgrade without AllowMajorVersionUpgrade is refused, as RDS does.",
 			instance: instance("17", "16.4", false), group: group("postgres17"),
-			want:     "InvalidParameterCombination: The AllowMajorVersionUpgrade flag must be present when upgrading to a new major version.",
+			want: "InvalidParameterCombination: The AllowMajorVersionUpgrade flag must be present when upgrading to a new major version.",
 		},
 		"OldFamily": {
 			reason:   "A major upgrade on the old family's parameter group is refused, as RDS does.",
 			instance: instance("17", "16.4", true), group: group("postgres16"),
-			want:     "InvalidParameterCombination: The parameter group db-postgres16 with DBParameterGroupFamily postgres16 cannot be used for this instance. Use a parameter group with DBParameterGroupFamily postgres17.",
+			want: "InvalidParameterCombination: The parameter group db-postgres16 with DBParameterGroupFamily postgres16 cannot be used for this instance. Use a parameter group with DBParameterGroupFamily postgres17.",
 		},
 		"NoGroup": {
 			reason:   "A major upgrade whose selector finds no group is refused.",
@@ -49,7 +49,7 @@ func TestRDSRefusal(t *testing.T) {
 		"Downgrade": {
 			reason:   "RDS never downgrades a major version.",
 			instance: instance("15", "16.4", true), group: group("postgres15"),
-			want:     "InvalidParameterCombination: cannot upgrade postgres from 16 to 15: downgrades are not supported",
+			want: "InvalidParameterCombination: cannot upgrade postgres from 16 to 15: downgrades are not supported",
 		},
 	}
 	for name, tc := range cases {

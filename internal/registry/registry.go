@@ -15,10 +15,10 @@ package registry
 
 import (
 	"fmt"
-	"google.golang.org/protobuf/types/known/structpb"
 	"sort"
 	"sync"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"

@@ -85,8 +85,12 @@ func init() {
 		// engine_version_actual is what RDS runs; engine_version keeps
 		// what was asked (internal/service/rds/instance.go:316-325 of
 		// terraform-provider-aws v6.34.0).
-		Runs:      func(obs *structpb.Struct) string { return object.String(obs, "status", "atProvider", "engineVersionActual") },
-		StorageGB: func(obs *structpb.Struct) int64 { return int64(object.Get(obs, "spec", "forProvider", "allocatedStorage").GetNumberValue()) },
+		Runs: func(obs *structpb.Struct) string {
+			return object.String(obs, "status", "atProvider", "engineVersionActual")
+		},
+		StorageGB: func(obs *structpb.Struct) int64 {
+			return int64(object.Get(obs, "spec", "forProvider", "allocatedStorage").GetNumberValue())
+		},
 		// RDS keeps automated backups while the retention period is
 		// above 0 (backup_retention_period).
 		Backups: func(obs *structpb.Struct) bool {

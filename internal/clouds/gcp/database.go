@@ -70,7 +70,9 @@ func init() {
 	database.Clusters.Reads(Name, clusterref.Read{Resource: rPrivateServicesConnection, Kind: serviceConnectionKind})
 	database.Engines.Register(Name, database.Engine{
 		Asked: func(obs *structpb.Struct) string { return object.String(obs, "spec", "forProvider", "databaseVersion") },
-		Runs:  func(obs *structpb.Struct) string { return object.String(obs, "status", "atProvider", "databaseVersion") },
+		Runs: func(obs *structpb.Struct) string {
+			return object.String(obs, "status", "atProvider", "databaseVersion")
+		},
 		StorageGB: func(obs *structpb.Struct) int64 {
 			return int64(object.Get(obs, "spec", "forProvider", "settings", "diskSize").GetNumberValue())
 		},

@@ -21,7 +21,7 @@ var oneStep = map[string]map[int][]int{
 }
 
 // versionOf reads a major version of the instance, desired or observed.
-func versionOf(cloud string, o fntest.Object, where string) int {
+func versionOf(o fntest.Object, where string) int {
 	m := o
 	for _, k := range strings.Split(where, ".") {
 		next, _ := m[k].(map[string]any)
@@ -81,9 +81,9 @@ func FuzzEngineLifecycle(f *testing.F) {
 			}
 			inst := fntest.Desired(rsp)["instance"]
 			obs := w.Observed["instance"]
-			runs := versionOf(cloud, obs, paths[1])
-			asked := versionOf(cloud, inst, paths[0])
-			before := versionOf(cloud, obs, paths[0])
+			runs := versionOf(obs, paths[1])
+			asked := versionOf(inst, paths[0])
+			before := versionOf(obs, paths[0])
 			switch {
 			case asked < runs:
 				t.Errorf("%s: the instance runs %d and is asked for %d: a downgrade", cloud, runs, asked)

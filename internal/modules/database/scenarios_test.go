@@ -335,15 +335,13 @@ func TestScenarios(t *testing.T) {
 // withVersion asks for a PostgreSQL major version.
 func withVersion(v string) func(fntest.Object) { return fntest.Set("spec.parameters.version", v) }
 
-// upgrading checks the Upgrading condition and status.upgrade of a walk
-// from running to target whose current step is step.
-func upgrading(running, step, target string) fntest.Check {
-	return fntest.All(
-		fntest.Condition(database.ConditionUpgrading, "TRUE", "EngineUpgrade"),
-		fntest.Status("upgrade", map[string]any{"target": target, "running": running, "step": step,
-			"waitingFor": "the server to report running PostgreSQL " + step, "plan": []any{"PostgreSQL " + step}}),
-	)
-}
+// upgrading checks the Upgrading condition and status.upgrade of the walk
+// of the scenarios' servers from 16 to 17, in one step.
+var upgrading = fntest.All(
+	fntest.Condition(database.ConditionUpgrading, "TRUE", "EngineUpgrade"),
+	fntest.Status("upgrade", map[string]any{"target": "17", "running": "16", "step": "17",
+		"waitingFor": "the server to report running PostgreSQL 17", "plan": []any{"PostgreSQL 17"}}),
+)
 
 // upToDate checks that no walk is under way.
 var upToDate = fntest.All(fntest.Condition(database.ConditionUpgrading, "FALSE", "UpToDate"), fntest.NoStatus("upgrade"))
@@ -382,7 +380,7 @@ func TestDayTwo(t *testing.T) {
 		return []fntest.Step{
 			// On AWS the providers create the new parameter group first.
 			{Name: "to 17", Spec: fntest.Edit("spec.parameters.version", "17"), Hold: cloud != "aws"},
-			{Name: "the cloud upgrades", World: asks17(cloud), Hold: true, Check: upgrading("16", "17", "17")},
+			{Name: "the cloud upgrades", World: asks17(cloud), Hold: true, Check: upgrading},
 		}
 	}
 	// oldGroup is what an RDS major upgrade leaves to remove.
@@ -391,7 +389,7 @@ func TestDayTwo(t *testing.T) {
 	for _, cloud := range []string{"gcp", "aws", "azure"} {
 		f := versionField[cloud]
 		upgrade := []fntest.Step{
-			{Name: "to 17", Spec: fntest.Edit("spec.parameters.version", "17"), Check: fntest.All(upgrading("16", "17", "17"), fntest.Field("instance", f.path, f.v17))},
+			{Name: "to 17", Spec: fntest.Edit("spec.parameters.version", "17"), Check: fntest.All(upgrading, fntest.Field("instance", f.path, f.v17))},
 			{Name: "settles", Converge: true, Check: upToDate},
 			{Name: "steady", Check: fntest.All(upToDate, fntest.Field("instance", f.path, f.v17), fntest.Status("engineVersion", map[string]any{"gcp": "17", "aws": "17.4", "azure": "17"}[cloud]))},
 		}
@@ -401,7 +399,7 @@ func TestDayTwo(t *testing.T) {
 			// allowMajorVersionUpgrade; then the old group goes.
 			upgrade = []fntest.Step{
 				{Name: "to 17: new parameter group", Spec: fntest.Edit("spec.parameters.version", "17"), Check: fntest.All(
-					upgrading("16", "17", "17"),
+					upgrading,
 					fntest.Desires("parameter-group-postgres16", "parameter-group-postgres17"),
 					fntest.Field("parameter-group-postgres17", "spec.forProvider.family", "postgres17"),
 					fntest.Field("instance", f.path, f.v16),
@@ -409,7 +407,7 @@ func TestDayTwo(t *testing.T) {
 					fntest.Field("instance", "spec.forProvider.parameterGroupNameSelector.matchLabels", map[string]any{"platform.example.org/resource": "parameter-group-postgres16"}),
 				)},
 				{Name: "instance moves", Check: fntest.All(
-					upgrading("16", "17", "17"),
+					upgrading,
 					fntest.Field("instance", f.path, f.v17),
 					fntest.Field("instance", "spec.forProvider.allowMajorVersionUpgrade", true),
 					fntest.Field("instance", "spec.forProvider.parameterGroupNameSelector.matchLabels", map[string]any{"platform.example.org/resource": "parameter-group-postgres17"}),
@@ -438,7 +436,7 @@ func TestDayTwo(t *testing.T) {
 			Steps: []fntest.Step{
 				converged,
 				{Name: "environment lowers it", World: fntest.EnvEdit("cluster-platform-baseline", "database.version", "15"), Fatal: `environment.database.version: Invalid value: "15": the server runs PostgreSQL 16`},
-				{Name: "environment raises it", World: fntest.EnvEdit("cluster-platform-baseline", "database.version", "17"), Check: upgrading("16", "17", "17")},
+				{Name: "environment raises it", World: fntest.EnvEdit("cluster-platform-baseline", "database.version", "17"), Check: upgrading},
 			},
 		}
 		scenarios[cloud+"/StorageShrink"] = fntest.Scenario{
