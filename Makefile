@@ -50,7 +50,7 @@ help:
 	@echo "make deps             list the dependencies' security floors (internal/deps/floors.txt) against go.mod; fail below one"
 	@echo "make generate         regenerate the Input CRD, the legacy XRDs and Compositions, docs/reference, the README's resource graph and the replacement-only tables (MIRRORS=... re-reads the providers' source)"
 	@echo "make check-generated  fail if generated files are out of date"
-	@echo "make docs             fail if the docs are not true: generated pages, links and anchors, make targets, the binary's flags, README length, orphan pages"
+	@echo "make docs             fail if the docs are not true: generated pages, links and anchors, make targets, the binary's flags, README length, orphan pages, the package metadata (license, source, the readme naming every XR kind and cloud)"
 	@echo "make fuzz             run each fuzz target for FUZZTIME (default 10s)"
 	@echo "make redteam          replay the red-team attacks through the crossplane CLI"
 	@echo "make redteam-portal   replay the attacks on the portal against one served on loopback (a fake API server): each must hold"

@@ -145,6 +145,11 @@ func (c *Checker) Check() ([]Problem, error) {
 		return nil, err
 	}
 	problems = append(problems, ep...)
+	pp, err := c.checkPackage()
+	if err != nil {
+		return nil, err
+	}
+	problems = append(problems, pp...)
 	if c.err != nil {
 		return nil, c.err
 	}

@@ -230,6 +230,9 @@ func TestCheck(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			fsys := fstest.MapFS{"Makefile": {Data: []byte(makefile)}}
+			for p, s := range truePackage {
+				fsys[p] = &fstest.MapFile{Data: []byte(s)}
+			}
 			for p, s := range tc.args.files {
 				fsys[p] = &fstest.MapFile{Data: []byte(s)}
 			}
