@@ -40,7 +40,9 @@ func (c *Checker) checkPackage() ([]Problem, error) {
 	ann := meta.Metadata.Annotations
 	at := func(key string) int { return lineOf(b, key) }
 	var problems []Problem
-	problem := func(key, msg string) { problems = append(problems, Problem{File: packageMeta, Line: at(key), Message: msg}) }
+	problem := func(key, msg string) {
+		problems = append(problems, Problem{File: packageMeta, Line: at(key), Message: msg})
+	}
 
 	license, _ := fs.ReadFile(c.FS, "LICENSE")
 	switch l := ann["meta.crossplane.io/license"]; {

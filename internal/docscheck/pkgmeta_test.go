@@ -10,8 +10,8 @@ import (
 // truePackage is a repository whose package metadata is true: TestCheck's
 // cases start from it.
 var truePackage = map[string]string{
-	"go.mod":  "module github.com/acme/fn\n\ngo 1.26\n",
-	"LICENSE": "                                 Apache License\n                           Version 2.0, January 2004\n",
+	"go.mod":                             "module github.com/acme/fn\n\ngo 1.26\n",
+	"LICENSE":                            "                                 Apache License\n                           Version 2.0, January 2004\n",
 	"apis/widget/definition.yaml":        "spec:\n  names:\n    kind: Widget\n",
 	"apis/widget-legacy/definition.yaml": "spec:\n  names:\n    kind: XWidget\n",
 	"internal/clouds/gcp/gcp.go":         "package gcp\n",
