@@ -36,7 +36,7 @@ type ServeCmd struct {
 	MetricsAddress     string `default:":8080" help:"Address at which to serve Prometheus metrics; empty to disable."`
 	MaxConcurrentCalls int    `default:"8"     help:"RunFunction calls read, decoded and rendered at once; the others wait, before their request is read, and are not refused (HTTP/2 streams on each connection, and a gate across connections: internal/serve). 8 is more than a 1-CPU replica renders in parallel and held 100 concurrent callers of the converged AWS request to 60-80 MiB peak RSS (250-412 MiB unbounded; make bench); raise it for replicas with more CPUs. 0 for no bound."`
 
-	TTLConverging time.Duration `default:"15s" help:"Response TTL while the XR waits for what Crossplane does not watch for it: another XR (the Cluster it runs on, or a value one of its resources reports), or a WorkloadBudget's spend."`
+	TTLConverging time.Duration `default:"15s" help:"Response TTL while the XR waits for another XR (the Cluster it runs on, or a value one of its resources reports) or a WorkloadBudget's spend, which Crossplane v2.3 does not watch for it (v2.4 watches them as required resources)."`
 	TTLReady      time.Duration `default:"5m"  help:"Response TTL otherwise: once every composed resource is ready, and while the XR waits only for its own composed resources, whose changes re-run it."`
 }
 

@@ -287,8 +287,13 @@ func (st *State) desired(name string) bool {
 }
 
 // WaitsOnOtherXR reports whether a resource is held until another XR's
-// resource reports a value or is ready. Crossplane re-runs an XR when its
-// own composed resources change, not when another XR's do.
+// resource reports a value or is ready. Crossplane v2.3 re-runs an XR when
+// its own composed resources change, not when another XR's do; v2.4 also
+// when a resource a function required changes (it watches every
+// requirement: crossplane v2.4.0 composite/composition_functions.go and
+// its dependency.Tracker), and the other XR's resources reach the function
+// as requirements. The caller answers with the converging TTL meanwhile,
+// which v2.3 needs and v2.4 keeps as a backstop.
 func (st *State) WaitsOnOtherXR() bool { return st.onOtherXR }
 
 // Ready reports whether everything is composed and ready.

@@ -208,8 +208,9 @@ func (c *Call) Render(comps []platform.Component, removals Remover, clusterPlan 
 // warnings and the EnvironmentConfigs of each layer. It sets the
 // conditions, emitting events only on transitions, and the response's TTL:
 // the converging TTL only while a resource waits for another XR, which
-// Crossplane does not watch for this one; what waits for the XR's own
-// composed resources is re-run by their changes.
+// Crossplane v2.3 does not watch for this one (v2.4 does, through the
+// requirement that delivers it: see State.WaitsOnOtherXR); what waits for
+// the XR's own composed resources is re-run by their changes.
 func (c *Call) Finish(st *State, status map[string]any, conds []module.Condition) error {
 	if len(c.Warnings) > 0 {
 		status["warnings"] = object.FromStrings(c.Warnings)

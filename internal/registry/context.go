@@ -184,8 +184,9 @@ type Resource struct {
 	// needs a value only an observed resource will have). Body is ignored.
 	Pending string
 	// OnOtherXR marks a Pending that waits for a resource of another XR
-	// (the Cluster a Database joins) to report the value. Crossplane does
-	// not re-run this XR when that resource changes, so until it does the
+	// (the Cluster a Database joins) to report the value. Crossplane v2.3
+	// does not re-run this XR when that resource changes (v2.4 does: the
+	// resource is a requirement, which it watches), so until it does the
 	// XR answers with the converging TTL. Clouds set it with Pending
 	// through clusterref's Cluster.Await.
 	OnOtherXR bool
