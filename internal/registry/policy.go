@@ -36,7 +36,7 @@ const (
 	ruleTenant   = "an XR's overrides reach spec.forProvider, spec.initProvider and non-reserved metadata labels and annotations only; management and deletion policies, provider configs, connection-secret targets and every other field are the platform's"
 	ruleSecret   = "credentials are the platform's: they reach a resource only as references the platform sets"
 	ruleRefs     = "references to other resources (…Ref, …Refs, …Selector) and the fields they resolve are the platform's: the function wires them, and a value set there could point at another tenant's resources"
-	ruleVersion  = "Kubernetes versions move only through spec.parameters.version (or the environment's version), one minor at a time, control plane first: an override would skip, downgrade or put a node pool ahead of its control plane"
+	ruleVersion  = "versions move only through spec.parameters.version (or the environment's version), in the steps the lifecycle walks (Kubernetes one minor at a time, control plane first; PostgreSQL in the steps its cloud upgrades in place): an override would skip, downgrade or put a node pool ahead of its control plane"
 )
 
 // reCredentialKey matches field names that hold or locate credentials.

@@ -19,7 +19,11 @@ import (
 // provider-sql serve.
 var (
 	rdsInstanceKind = registry.Upjet(Name, "rds", "Instance", "v1beta3", "spec.forProvider.engine", "spec.forProvider.instanceClass").As(registry.Credentials).
-			WithGuarded(registry.WhyPrivate, "spec.forProvider.publiclyAccessible").Replaces(
+			WithGuarded(registry.WhyPrivate, "spec.forProvider.publiclyAccessible").
+			WithGuarded(whyEngineWalk, "spec.forProvider.parameterGroupName", "spec.forProvider.parameterGroupNameRef", "spec.forProvider.parameterGroupNameSelector", "spec.forProvider.allowMajorVersionUpgrade").Replaces(
+		// The walk of database.Engine moves it; overrides may not.
+		terraform.Walk("engineVersion", "aws_db_instance.engine_version (a major version only with allow_major_version_upgrade and a parameter group of its family)", "internal/service/rds/instance.go:316-320, 2324-2330"),
+		terraform.Raise("allocatedStorage", "aws_db_instance.allocated_storage (grows in place; RDS refuses a decrease)", "internal/service/rds/instance.go:96-121"),
 		terraform.Refuse("engine", "aws_db_instance.engine", "internal/service/rds/instance.go:300-309"),
 		terraform.Refuse("username", "aws_db_instance.username", "internal/service/rds/instance.go:690-696"),
 		terraform.Refuse("dbName", "aws_db_instance.db_name", "internal/service/rds/instance.go:222-230"),
@@ -58,6 +62,10 @@ var (
 	}).
 		WithoutTable("provider-sql is no Terraform provider; the database's name is its external name, which is never changed")
 )
+
+// whyEngineWalk is why a server's version and what moves with it are
+// guarded: database.Engine walks them.
+const whyEngineWalk = "a database's engine version and its parameter group move only through spec.parameters.version, in the steps its cloud upgrades in place"
 
 // Composition-resource names of a Database.
 const (
@@ -216,13 +224,18 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 	// allow_major_version_upgrade (internal/service/rds/instance.go:
 	// 2324-2330 of terraform-provider-aws v6.34.0; a custom group of the
 	// old family is refused). The new group is created first; the
-	// instance moves once it is Ready. The selector re-resolves (resolve:
-	// Always): once resolved, a selector is never read again.
+	// instance moves once it is Ready, and is never moved back while the
+	// step is under way (its spec asks for the new version or group). The
+	// selector re-resolves (resolve: Always): once resolved, a selector is
+	// never read again.
 	major := i.Running != "" && i.Running != i.Version
 	version, paramsSelector := i.Version, ctx.Selector(params)
 	if major {
 		old := i.Engine + i.Running
-		if !object.IsConditionTrue(ctx.Observed(params), "Ready") {
+		inst := ctx.Observed(rDBInstance)
+		moved := object.String(inst, "spec", "forProvider", "engineVersion") == i.Version ||
+			object.String(inst, "spec", "forProvider", "parameterGroupNameSelector", "matchLabels", registry.LabelResource) == params
+		if !moved && !object.IsConditionTrue(ctx.Observed(params), "Ready") {
 			version, paramsSelector = i.Running, ctx.Selector(rParamGroupPrefix+old)
 		}
 		paramsSelector["policy"] = map[string]any{"resolve": "Always"}

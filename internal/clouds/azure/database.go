@@ -25,7 +25,9 @@ var (
 		terraform.Refuse("delegatedSubnetIdSelector", "azurerm_postgresql_flexible_server.delegated_subnet_id", "internal/services/postgres/postgresql_flexible_server_resource.go:206-209"),
 		terraform.Refuse("geoRedundantBackupEnabled", "azurerm_postgresql_flexible_server.geo_redundant_backup_enabled", "internal/services/postgres/postgresql_flexible_server_resource.go:276-280"),
 		terraform.Refuse("administratorLogin", "azurerm_postgresql_flexible_server.administrator_login", "internal/services/postgres/postgresql_flexible_server_resource.go:403-408"),
-		terraform.Raise("version", "azurerm_postgresql_flexible_server.version (a major upgrade in place; a downgrade replaces)", "internal/services/postgres/postgresql_flexible_server_resource.go:390-402"),
+		// The walk of database.Engine moves it (never down: a lower
+		// version replaces the server); overrides may not.
+		terraform.Walk("version", "azurerm_postgresql_flexible_server.version (a major upgrade in place; a downgrade replaces)", "internal/services/postgres/postgresql_flexible_server_resource.go:390-402"),
 		terraform.Raise("storageMb", "azurerm_postgresql_flexible_server.storage_mb (grows in place; shrinking replaces)", "internal/services/postgres/postgresql_flexible_server_resource.go:409-431"))
 	flexibleServerDBKind = registry.Upjet(Name, "dbforpostgresql", "FlexibleServerDatabase", "v1beta1").Replaces(
 		terraform.Refuse("serverIdSelector", "azurerm_postgresql_flexible_server_database.server_id", "internal/services/postgres/postgresql_flexible_server_database_resource.go:48-51"),

@@ -33,6 +33,9 @@ var (
 	sqlInstanceKind = registry.Upjet(Name, "sql", "DatabaseInstance", "v1beta2", "spec.forProvider.databaseVersion", "spec.forProvider.settings.tier").As(registry.Database, registry.Credentials).
 			WithGuarded(registry.WhyPrivate, "spec.forProvider.settings.ipConfiguration.ipv4Enabled", "spec.forProvider.settings.ipConfiguration.authorizedNetworks").Replaces(
 		terraform.Refuse("project", "google_sql_database_instance.project", "google/services/sql/resource_sql_database_instance.go:1189-1193"),
+		// The walk of database.Engine moves it; overrides may not.
+		terraform.Walk("databaseVersion", "google_sql_database_instance.database_version (an in-place major version upgrade)", "google/services/sql/resource_sql_database_instance.go:1101-1106, 2590-2611"),
+		terraform.Raise("settings.diskSize", "google_sql_database_instance.settings.disk_size (grows in place; a decrease replaces the instance, ForceNewIfChange isDiskShrinkage)", "google/services/sql/resource_sql_database_instance.go:186-219, 239"),
 		terraform.Refuse("settings.diskType", "google_sql_database_instance.settings.disk_type", "google/services/sql/resource_sql_database_instance.go:577-581"),
 		terraform.Refuse("settings.collation", "google_sql_database_instance.settings.collation", "google/services/sql/resource_sql_database_instance.go:532-535"),
 		terraform.Refuse("encryptionKeyName", "google_sql_database_instance.encryption_key_name", "google/services/sql/resource_sql_database_instance.go:1107-1111"))
@@ -141,7 +144,9 @@ func checkDBNetwork(ctx *registry.Context, n database.Network) field.ErrorList {
 	if was == nil {
 		return errs
 	}
-	if now := instanceNetwork(ctx, n); !reflect.DeepEqual(was.AsMap(), map[string]any(now)) {
+	// The labels say which network; an overlay may add to the selector
+	// (a resolve policy) without moving anything.
+	if now := instanceNetwork(ctx, n); !reflect.DeepEqual(was.AsMap()["matchLabels"], now["matchLabels"]) {
 		joined := "a network of its own"
 		if labels, _ := was.AsMap()["matchLabels"].(map[string]any); labels[xr.LabelComposite] != nil {
 			c := labels[xr.LabelComposite]

@@ -155,7 +155,7 @@ func TestTrustBoundary(t *testing.T) {
 			XR:     fntest.AWSXR(),
 			Steps: []fntest.Step{
 				converged,
-				{Name: "passthrough", Spec: fntest.Edit("spec.forProvider", map[string]any{"version": "1.36"}), Fatal: "spec.forProvider.version: Forbidden: Kubernetes versions move only through spec.parameters.version"},
+				{Name: "passthrough", Spec: fntest.Edit("spec.forProvider", map[string]any{"version": "1.36"}), Fatal: "spec.forProvider.version: Forbidden: versions move only through spec.parameters.version"},
 				{Name: "pool override", Spec: func(w *fntest.World) {
 					fntest.Set("spec.forProvider", nil)(w.XR)
 					override("nodepool-general", forProvider(map[string]any{"version": "1.36"}))(w)

@@ -58,7 +58,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		}
 	}
 	eng := Engines[c.Cloud.Name]
-	plan, perrs := Build(x, s, cluster, eng, eng.Observe(c.Observed[KindInstanceResource]))
+	plan, perrs := Build(x, s, cluster, eng, eng.Observe(c.Observed[ResourceInstance]))
 	c.Errs = append(c.Errs, perrs...)
 	if err := c.Invalid(); err != nil {
 		return err

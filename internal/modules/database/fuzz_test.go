@@ -8,6 +8,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
 // oneStep are the major versions each cloud upgrades a PostgreSQL server
@@ -46,15 +47,20 @@ var versionPaths = map[string][2]string{
 }
 
 // FuzzEngineLifecycle changes a converged Database's version at random,
-// the providers acting on some reconciles and not on others, and checks
-// after every reconcile that the instance is never asked for a version
-// below the one it runs, nor one its cloud cannot reach from it in one
-// step, and on AWS that a new major comes with allowMajorVersionUpgrade and
-// a parameter group of its family.
+// the providers acting on some reconciles, not acting on others, refusing
+// the change on others (the spec applied, the cloud unchanged, Synced
+// False) and still at work on it on others (the spec applied, the cloud
+// unchanged), and checks after every reconcile that the instance is
+// never asked for a version below the one it runs, nor one its cloud
+// cannot reach from it in one step (a step already under way excepted),
+// that a target the cloud can reach is never refused, and on AWS that a
+// new major comes with allowMajorVersionUpgrade and a parameter group of
+// its family.
 func FuzzEngineLifecycle(f *testing.F) {
 	f.Add(uint8(1), []byte{17, 1, 15, 0, 17, 1, 14, 1})
 	f.Add(uint8(0), []byte{14, 1, 17, 0, 16, 0, 17, 1})
 	f.Add(uint8(2), []byte{17, 0, 15, 1, 16, 1})
+	f.Add(uint8(0), []byte{17, 3, 15, 3, 16, 2, 14, 1})
 	clouds := []string{"gcp", "aws", "azure"}
 	f.Fuzz(func(t *testing.T, cloudIdx uint8, seq []byte) {
 		if len(seq) > 16 {
@@ -69,32 +75,50 @@ func FuzzEngineLifecycle(f *testing.F) {
 		}
 		w.Observed = observed
 		for i := 0; i+1 < len(seq); i += 2 {
-			target, acts := 14+int(seq[i])%4, seq[i+1]%2 == 1
+			target, provider := 14+int(seq[i])%4, seq[i+1]%4
 			fntest.Set("spec.parameters.version", strconv.Itoa(target))(w.XR)
 			req, err := w.Request().Proto()
 			if err != nil {
 				t.Fatal(err)
 			}
 			rsp := run(req)
-			if fntest.Fatal(rsp) != "" {
+			obs := w.Observed["instance"]
+			runs := versionOf(obs, paths[1])
+			if msg := fntest.Fatal(rsp); msg != "" {
+				if target >= runs && (target == runs || contains(oneStep[cloud][runs], target)) {
+					t.Errorf("%s: the instance runs %d, and %d, which its cloud reaches, is refused: %s", cloud, runs, target, msg)
+				}
 				continue
 			}
 			inst := fntest.Desired(rsp)["instance"]
-			obs := w.Observed["instance"]
-			runs := versionOf(obs, paths[1])
 			asked := versionOf(inst, paths[0])
 			before := versionOf(obs, paths[0])
+			underWay := before > runs && !refusedNow(obs)
 			switch {
 			case asked < runs:
 				t.Errorf("%s: the instance runs %d and is asked for %d: a downgrade", cloud, runs, asked)
-			case asked != runs && asked != before && !contains(oneStep[cloud][runs], asked):
+			case asked != runs && !(underWay && asked == before) && !contains(oneStep[cloud][runs], asked):
 				t.Errorf("%s: the instance runs %d and is asked for %d, which its cloud cannot reach in one step", cloud, runs, asked)
+			case underWay && asked != before:
+				t.Errorf("%s: a step to %d under way was taken back to %d", cloud, before, asked)
 			}
 			if cloud == "aws" && asked != runs {
 				checkRDSMajor(t, rsp, inst, asked)
 			}
-			if acts {
+			switch provider {
+			case 1:
 				w.Observed = fntest.ObserveAll(rsp, w.Observed)
+			case 2, 3:
+				// The spec is applied; the cloud refuses it (2), or is
+				// still at work on it (3): it runs what it ran.
+				applied := overlay.DeepCopy(w.Observed["instance"])
+				applied["spec"] = overlay.DeepCopyValue(inst["spec"])
+				synced := map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess"}
+				if provider == 2 {
+					synced = map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError", "message": "update failed: refused by the cloud"}
+				}
+				applied["status"].(map[string]any)["conditions"] = []any{map[string]any{"type": "Ready", "status": "True", "reason": "Available"}, synced}
+				w.Observed["instance"] = applied
 			}
 		}
 	})
@@ -115,6 +139,20 @@ func checkRDSMajor(t *testing.T, rsp *fnv1.RunFunctionResponse, inst fntest.Obje
 	if fntest.Desired(rsp)[want] == nil {
 		t.Errorf("aws: parameter group %s is not desired", want)
 	}
+}
+
+// refusedNow reports whether the observed instance's provider fails to
+// apply its spec.
+func refusedNow(o fntest.Object) bool {
+	st, _ := o["status"].(map[string]any)
+	conds, _ := st["conditions"].([]any)
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Synced" && m["status"] == "False" {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(l []int, v int) bool {

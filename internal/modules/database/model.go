@@ -32,9 +32,9 @@ const (
 	KindSchema   platform.Kind = "DatabaseSchema"
 )
 
-// KindInstanceResource is the composition-resource name of the server on
+// ResourceInstance is the composition-resource name of the server on
 // every cloud, where its Engine reads what runs.
-const KindInstanceResource = "instance"
+const ResourceInstance = "instance"
 
 // Kinds lists the module's Component kinds.
 var Kinds = []platform.Kind{KindNetwork, KindInstance, KindSchema}
@@ -275,7 +275,7 @@ func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster, eng Engine, 
 		switch {
 		case ferr != nil:
 			errs = append(errs, ferr)
-		case upgrade.Major() && !srv.Backups:
+		case upgrade.Major() && (!srv.Backups || inst.BackupRetentionDays < 1):
 			errs = append(errs, field.Invalid(versionPath, inst.Version, fmt.Sprintf("the server runs PostgreSQL %s without automated backups, and a major upgrade cannot be taken back without one: turn backups on first (spec.parameters.backupRetentionDays), then upgrade", srv.Runs)))
 		default:
 			inst.Version, inst.Running = upgrade.Step, srv.Runs

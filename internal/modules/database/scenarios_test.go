@@ -459,6 +459,52 @@ func TestDayTwo(t *testing.T) {
 			),
 		}
 	}
+	// storageField is where each cloud's server asks for its storage, with
+	// a value below what the scenarios' servers have.
+	storageField := map[string][2]any{
+		"gcp": {"settings", map[string]any{"diskSize": 10.0}}, "aws": {"allocatedStorage", 10.0}, "azure": {"storageMb", 10240.0},
+	}
+	versionOverride := map[string]map[string]any{
+		"gcp": {"databaseVersion": "POSTGRES_15"}, "aws": {"engineVersion": "15"}, "azure": {"version": "15"},
+	}
+	for _, cloud := range []string{"gcp", "aws", "azure"} {
+		overridden := func(fp map[string]any) func(*fntest.World) {
+			return fntest.Edit("spec.parameters.overrides", map[string]any{"instance": map[string]any{"spec": map[string]any{"forProvider": fp}}})
+		}
+		sf := storageField[cloud]
+		scenarios[cloud+"/OverridesCannotWalk"] = fntest.Scenario{
+			Reason: "Neither a version nor a smaller storage reaches the server through overrides: the version is the walk's, a Fatal names the override; storage only grows.",
+			XR:     dbXR(cloud, withVersion("16"), fntest.Set("spec.parameters.storageGb", 100.0)),
+			Steps: []fntest.Step{
+				converged,
+				{Name: "version overridden", Spec: overridden(versionOverride[cloud]), Fatal: "spec.parameters.overrides.instance.spec.forProvider", Check: fntest.FatalHas("Forbidden: versions move only through spec.parameters.version")},
+				{Name: "storage overridden", Spec: overridden(map[string]any{sf[0].(string): sf[1]}), Fatal: "spec.parameters.overrides.instance.spec.forProvider", Check: fntest.FatalHas("can only raise in place")},
+			},
+		}
+	}
+	refused := func(w *fntest.World) {
+		asks17("aws")(w)
+		inst := w.Observed["instance"]
+		fntest.Set("status.conditions", []any{
+			map[string]any{"type": "Ready", "status": "True", "reason": "Available"},
+			map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError", "message": "update failed: InvalidParameterCombination: Cannot upgrade postgres from 16.1 to 17.2"},
+		})(inst)
+	}
+	scenarios["aws/RefusedStepTakenBack"] = fntest.Scenario{
+		Reason: "A major step RDS refused (an old minor it cannot upgrade from) is not under way: it waits on the refusal, and the owner can take it back to what runs.",
+		XR:     dbXR("aws", withVersion("16")),
+		Steps: []fntest.Step{
+			converged,
+			{Name: "to 17", Spec: fntest.Edit("spec.parameters.version", "17")},
+			{Name: "RDS refuses", World: refused, Hold: true, Check: fntest.All(
+				fntest.Field("instance", "spec.forProvider.engineVersion", "17"),
+				fntest.ConditionMentions(database.ConditionUpgrading, "fails to apply PostgreSQL 17"))},
+			{Name: "owner takes it back", Spec: fntest.Edit("spec.parameters.version", "16"), World: refused, Hold: true, Check: fntest.All(
+				fntest.Field("instance", "spec.forProvider.engineVersion", "16"),
+				fntest.Field("instance", "spec.forProvider.allowMajorVersionUpgrade", nil),
+				fntest.Condition(database.ConditionUpgrading, "FALSE", "UpToDate"))},
+		},
+	}
 	scenarios["aws/MajorUpgradeWithoutBackups"] = fntest.Scenario{
 		Reason: "A major upgrade of a server without automated backups cannot be taken back: a Fatal says so and names the field.",
 		XR:     dbXR("aws", withVersion("16")),

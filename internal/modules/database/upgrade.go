@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 )
 
 // An Engine is what a cloud says of its PostgreSQL servers for the
@@ -61,6 +63,9 @@ type Server struct {
 	StorageGB int64
 	// Backups is set when it keeps automated backups.
 	Backups bool
+	// Refusal is why its provider fails to apply its spec (its Synced
+	// condition False): a step the cloud refused is not under way.
+	Refusal string
 }
 
 // Observe reads the observed server (nil when there is none) with the
@@ -69,7 +74,10 @@ func (e Engine) Observe(obs *structpb.Struct) Server {
 	if obs == nil || e.Asked == nil {
 		return Server{}
 	}
-	s := Server{Exists: true, Asked: major(e.Asked(obs)), Runs: major(e.Runs(obs))}
+	s := Server{Exists: true, Asked: Major(e.Asked(obs)), Runs: Major(e.Runs(obs))}
+	if c, ok := object.FindCondition(obs, "Synced"); ok && c.Status == "False" {
+		s.Refusal = c.Reason + ": " + c.Message
+	}
 	if e.StorageGB != nil {
 		s.StorageGB = e.StorageGB(obs)
 	}
@@ -125,20 +133,25 @@ func (e Engine) Walk(target string, s Server, path *field.Path) (Upgrade, *field
 			u.Steps, u.Waiting = []string{target}, "the server to report the version it runs"
 		}
 		return u, nil
-	case less(target, s.Runs):
+	case Older(target, s.Runs):
 		return u, field.Invalid(path, target, fmt.Sprintf("the server runs PostgreSQL %s, and a major version is never downgraded in place (the cloud refuses it; the data would need a dump and restore into a new Database); allowed: %s", s.Runs, strings.Join(e.allowed(s.Runs), ", ")))
 	}
 	from := s.Runs
-	if s.Asked != "" && less(s.Runs, s.Asked) {
+	switch {
+	case s.Asked != "" && Older(s.Runs, s.Asked) && s.Refusal == "":
 		// A step under way: it goes on, whatever the target is now.
 		u.Steps, u.Step = []string{s.Asked}, s.Asked
 		u.Waiting = fmt.Sprintf("the server to report running PostgreSQL %s", s.Asked)
 		from = s.Asked
+	case s.Asked != "" && Older(s.Runs, s.Asked):
+		// The cloud refused the step: nothing changed, and the owner may
+		// take it back; asked again, it waits on the refusal.
+		u.Waiting = fmt.Sprintf("the provider, which fails to apply PostgreSQL %s (%s)", s.Asked, s.Refusal)
 	}
-	for from != target && less(from, target) {
+	for from != target && Older(from, target) {
 		next := ""
 		for _, t := range e.Targets[from] {
-			if !less(target, t) && (next == "" || less(next, t)) {
+			if !Older(target, t) && (next == "" || Older(next, t)) {
 				next = t
 			}
 		}
@@ -147,6 +160,9 @@ func (e Engine) Walk(target string, s Server, path *field.Path) (Upgrade, *field
 		}
 		u.Steps = append(u.Steps, next)
 		from = next
+	}
+	if len(u.Steps) == 0 {
+		u.Waiting = ""
 	}
 	if len(u.Steps) > 0 {
 		u.Step = u.Steps[0]
@@ -178,9 +194,9 @@ func (e Engine) allowed(run string) []string {
 	}
 	slices.SortFunc(out, func(a, b string) int {
 		switch {
-		case less(a, b):
+		case Older(a, b):
 			return -1
-		case less(b, a):
+		case Older(b, a):
 			return 1
 		}
 		return 0
@@ -188,10 +204,10 @@ func (e Engine) allowed(run string) []string {
 	return out
 }
 
-// major is the major version of a PostgreSQL version as a cloud reports
+// Major is the major version of a PostgreSQL version as a cloud reports
 // it: "16.4" (RDS), "POSTGRES_16" (Cloud SQL) and "16" (Flexible Server)
 // are all "16".
-func major(v string) string {
+func Major(v string) string {
 	v = strings.TrimPrefix(v, "POSTGRES_")
 	if i := strings.IndexAny(v, "._"); i >= 0 {
 		v = v[:i]
@@ -199,9 +215,9 @@ func major(v string) string {
 	return v
 }
 
-// less orders major versions by number; one that is not a number sorts
-// first.
-func less(a, b string) bool {
+// Older orders major versions by number: whether a is older than b. One
+// that is not a number sorts first.
+func Older(a, b string) bool {
 	x, errA := strconv.Atoi(a)
 	y, errB := strconv.Atoi(b)
 	if errA != nil || errB != nil {

@@ -56,6 +56,16 @@ func TestWalk(t *testing.T) {
 			target: "13", server: Server{Exists: true, Asked: "15", Runs: "13"},
 			want: want{upgrade: Upgrade{Target: "13", Running: "13", Step: "15", Steps: []string{"15"}, Waiting: "the server to report running PostgreSQL 15"}},
 		},
+		"StepRefused": {
+			reason: "A step the cloud refused is not under way: the owner may take it back to what runs.",
+			target: "13", server: Server{Exists: true, Asked: "15", Runs: "13", Refusal: "ReconcileError: InvalidParameterCombination"},
+			want: want{upgrade: Upgrade{Target: "13", Running: "13", Step: "13"}},
+		},
+		"StepRefusedAskedAgain": {
+			reason: "A step the cloud refused and the owner still asks for is asked again, waiting on the refusal.",
+			target: "15", server: Server{Exists: true, Asked: "15", Runs: "13", Refusal: "ReconcileError: InvalidParameterCombination"},
+			want: want{upgrade: Upgrade{Target: "15", Running: "13", Step: "15", Steps: []string{"15"}, Waiting: "the provider, which fails to apply PostgreSQL 15 (ReconcileError: InvalidParameterCombination)"}},
+		},
 		"Downgrade": {
 			reason: "A target below what runs is refused, naming the field, what runs and what is allowed.",
 			target: "15", server: Server{Exists: true, Asked: "16", Runs: "16"},
@@ -92,8 +102,8 @@ func TestWalk(t *testing.T) {
 func TestMajor(t *testing.T) {
 	cases := map[string]string{"16.4": "16", "POSTGRES_17": "17", "15": "15", "": "", "POSTGRES_9_6": "9"}
 	for in, want := range cases {
-		if got := major(in); got != want {
-			t.Errorf("major(%q) = %q, want %q", in, got, want)
+		if got := Major(in); got != want {
+			t.Errorf("Major(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -629,27 +629,46 @@ type Running struct {
 	// Schema is the database the backend's data is in: the first of
 	// the nested Database's databases.
 	Schema string
+	// DatabaseVersion is the major version the nested Database's server
+	// runs, as its status reports it; DatabaseStorageGB the storage the
+	// nested Database asks for.
+	DatabaseVersion   string
+	DatabaseStorageGB int64
 }
 
 // ReadRunning reads what runs from the observed composed resources.
 func ReadRunning(observed map[string]*structpb.Struct) Running {
 	r := Running{Namespace: object.String(observed[ResourceNamespace], "spec", "forProvider", "manifest", "metadata", "name")}
-	if dbs := object.Strings(observed[ResourceDatabase], "spec", "parameters", "databases"); len(dbs) > 0 {
+	db := observed[ResourceDatabase]
+	if dbs := object.Strings(db, "spec", "parameters", "databases"); len(dbs) > 0 {
 		r.Schema = dbs[0]
 	}
+	r.DatabaseVersion = database.Major(object.String(db, "status", "engineVersion"))
+	r.DatabaseStorageGB = int64(object.Get(db, "spec", "parameters", "storageGb").GetNumberValue())
 	return r
 }
 
 // CheckRenames refuses a change of the namespace an environment runs in:
 // it holds the workloads, their volumes and their secrets, and a rename
 // would create another namespace and leave the old one, with its data,
-// behind. The field named is the one the namespace comes from.
+// behind. It refuses too, naming this XR's field, a database version below
+// the one the nested Database runs and a storage below the one it has.
 func CheckRenames(x *xr.AppEnvironment, r Running) field.ErrorList {
-	if r.Namespace == "" || r.Namespace == x.AppNamespace() {
-		return nil
+	var errs field.ErrorList
+	if r.Namespace != "" && r.Namespace != x.AppNamespace() {
+		errs = append(errs, field.Invalid(xr.ParametersPath("namespace"), x.AppNamespace(), fmt.Sprintf("the environment runs in namespace %q of Cluster %q, which holds its workloads, their volumes and secrets; a namespace is never renamed (another would be created, and the old one left with its data): restore %q, or create a new AppEnvironment and move the data", r.Namespace, x.Parameters.ClusterRef.Name, r.Namespace)))
 	}
-	p := xr.ParametersPath("namespace")
-	return field.ErrorList{field.Invalid(p, x.AppNamespace(), fmt.Sprintf("the environment runs in namespace %q of Cluster %q, which holds its workloads, their volumes and secrets; a namespace is never renamed (another would be created, and the old one left with its data): restore %q, or create a new AppEnvironment and move the data", r.Namespace, x.Parameters.ClusterRef.Name, r.Namespace))}
+	// The nested Database refuses these too, naming its own fields; the
+	// environment's owner is told here, in this XR's.
+	if d := x.Parameters.Database; d != nil {
+		if d.Version != "" && r.DatabaseVersion != "" && database.Older(d.Version, r.DatabaseVersion) {
+			errs = append(errs, field.Invalid(xr.ParametersPath("database", "version"), d.Version, fmt.Sprintf("the environment's database runs PostgreSQL %s, and a major version is never downgraded in place", r.DatabaseVersion)))
+		}
+		if d.StorageGB != nil && r.DatabaseStorageGB > 0 && *d.StorageGB < r.DatabaseStorageGB {
+			errs = append(errs, field.Invalid(xr.ParametersPath("database", "storageGb"), *d.StorageGB, fmt.Sprintf("the environment's database has %d GiB, and storage only grows", r.DatabaseStorageGB)))
+		}
+	}
+	return errs
 }
 
 // SchemaName is the database created for the backend: the namespace,
