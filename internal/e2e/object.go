@@ -1,6 +1,7 @@
 package main
 
-// object is an unstructured Kubernetes object.
+// object is an unstructured Kubernetes object, as encoding/json decodes
+// one: every number a float64 (see plain).
 type object = map[string]any
 
 // at reads the value at a path of an object.
