@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,9 +21,9 @@ type requestWork struct {
 // resource ("PUT usages", "PATCH objects/status"). Long-running requests
 // (WATCH, CONNECT) are left out: their latency is how long they stayed open.
 func (k *kube) apiserverWork() (map[string]requestWork, error) {
-	b, err := k.do(http.MethodGet, "/metrics", "", nil)
+	b, err := k.metrics()
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the API server's metrics: %w", err)
+		return nil, err
 	}
 	out := map[string]requestWork{}
 	sc := bufio.NewScanner(bytes.NewReader(b))

@@ -396,7 +396,7 @@ var crossplaneMetrics = "http://127.0.0.1:18080/metrics"
 // fleet-<when>-crossplane.prom), for reading after the run what the
 // summary leaves out. A metrics endpoint that does not answer is skipped.
 func (s *scenarios) dumpMetrics(work, when string) {
-	if b, err := s.k.do(http.MethodGet, "/metrics", "", nil); err == nil {
+	if b, err := s.k.metrics(); err == nil {
 		_ = os.WriteFile(filepath.Join(work, "fleet-"+when+"-apiserver.prom"), b, 0o600)
 	}
 	rsp, err := http.Get(crossplaneMetrics) //nolint:noctx,gosec // a one-off read of Crossplane's metrics on loopback, at the flag's URL

@@ -1,46 +1,54 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
-	"net/url"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/flowcontrol"
 )
 
-// errNotFound is a 404 from the API server.
+// errNotFound is a 404 from the API server. The kube's errors wrap it (and
+// the API server's error with it) when the API server answered 404.
 var errNotFound = errors.New("not found")
 
 // errConflict is a 409 from the API server: the object changed since it
 // was read.
 var errConflict = errors.New("conflict")
 
-// object is an unstructured Kubernetes object.
-type object = map[string]any
+// requestTimeout bounds every request but a watch, which its
+// timeoutSeconds and its context bound.
+const requestTimeout = 30 * time.Second
 
-// kube is the little of a Kubernetes client the end-to-end driver needs:
-// discovery, get, list, server-side apply, status patches and delete, over
-// the API server's REST interface with the kubeconfig's bearer token.
+// kube is the little of a Kubernetes client the end-to-end driver needs,
+// over client-go's dynamic client: discovery, get, list, server-side
+// apply, merge patches, delete and watches.
 type kube struct {
-	server string
-	token  string
-	// ca is the API server's CA certificate (PEM), which the kubeconfigs
-	// the simulator writes for the workload clusters carry.
-	ca   []byte
-	http *http.Client
+	// server, token and ca (PEM) are the API server's URL, the bearer
+	// token and the CA certificate of the kubeconfig, which the
+	// kubeconfigs the simulator writes for the workload clusters carry.
+	server, token string
+	ca            []byte
+
+	dyn     dynamic.Interface // every request but watches
+	watcher dynamic.Interface // watches, without the request timeout
+	disc    discovery.DiscoveryInterface
 
 	mu        sync.Mutex
 	resources map[string]resourceInfo // by apiVersion + "/" + kind
@@ -48,95 +56,79 @@ type kube struct {
 
 // resourceInfo is where a kind is served.
 type resourceInfo struct {
-	plural     string
+	gvr        schema.GroupVersionResource
 	namespaced bool
 }
 
-// newKube reads a kubeconfig with one cluster (server, certificate-authority
-// file) and one token user, as the end-to-end scripts write it.
+// newKube connects with a kubeconfig (as the end-to-end scripts write it:
+// one cluster with a certificate-authority file, one token user).
 func newKube(path string) (*kube, error) {
-	b, err := os.ReadFile(path) //nolint:gosec // the kubeconfig the scripts wrote
+	if path == "" {
+		return nil, errors.New("cannot connect to the API server: no kubeconfig (-kubeconfig or KUBECONFIG)")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cannot load the kubeconfig %s: %w", path, err)
 	}
-	var kc struct {
-		Clusters []struct {
-			Cluster struct {
-				Server string `json:"server"`
-				CA     string `json:"certificate-authority"`
-			} `json:"cluster"`
-		} `json:"clusters"`
-		Users []struct {
-			User struct {
-				Token string `json:"token"`
-			} `json:"user"`
-		} `json:"users"`
+	if err := rest.LoadTLSFiles(cfg); err != nil {
+		return nil, fmt.Errorf("cannot load the TLS files of the kubeconfig %s: %w", path, err)
 	}
-	if err := yaml.Unmarshal(b, &kc); err != nil {
-		return nil, err
+	if len(cfg.CAData) == 0 {
+		return nil, fmt.Errorf("cannot use the kubeconfig %s: it names no certificate authority", path)
 	}
-	if len(kc.Clusters) == 0 || len(kc.Users) == 0 {
-		return nil, fmt.Errorf("%s: want one cluster and one user", path)
+	// No client-side rate limit: the fleet (make fleet) applies hundreds
+	// of objects at once, which client-go's default (5 QPS, burst 10)
+	// would hold back for minutes. The API server's max-requests-inflight
+	// is the limit, as it was for the hand-written client this replaces.
+	cfg.RateLimiter = flowcontrol.NewFakeAlwaysRateLimiter()
+	// The driver prints what it checks, not the API server's warnings.
+	cfg.WarningHandler = rest.NoWarnings{}
+	// A client's timeout would end every watch at it: watches have a
+	// client without one. The clients share one transport (client-go
+	// caches it by TLS config), and with it their HTTP/2 connection.
+	wcfg := rest.CopyConfig(cfg)
+	wcfg.Timeout, cfg.Timeout = 0, requestTimeout
+	k := &kube{server: cfg.Host, token: cfg.BearerToken, ca: cfg.CAData, resources: map[string]resourceInfo{}}
+	if k.dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("cannot build the dynamic client: %w", err)
 	}
-	ca, err := os.ReadFile(kc.Clusters[0].Cluster.CA)
-	if err != nil {
-		return nil, err
+	if k.watcher, err = dynamic.NewForConfig(wcfg); err != nil {
+		return nil, fmt.Errorf("cannot build the watching client: %w", err)
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(ca) {
-		return nil, errors.New("invalid CA certificate")
+	if k.disc, err = discovery.NewDiscoveryClientForConfig(cfg); err != nil {
+		return nil, fmt.Errorf("cannot build the discovery client: %w", err)
 	}
-	return &kube{
-		server: kc.Clusters[0].Cluster.Server,
-		token:  kc.Users[0].User.Token,
-		ca:     ca,
-		http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-			// One HTTP/2 connection carries every request and watch, as
-			// client-go's does; over HTTP/1.1 each would hold a connection.
-			ForceAttemptHTTP2: true,
-			TLSClientConfig:   &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
-		}},
-		resources: map[string]resourceInfo{},
-	}, nil
+	return k, nil
 }
 
-func (k *kube) do(method, path, contentType string, body []byte) ([]byte, error) {
-	return k.doContext(context.Background(), method, path, contentType, body)
+// apiError is err wrapped as "cannot what", and as errNotFound or
+// errConflict when the API server answered 404 or 409. Its text keeps the
+// API server's message (a webhook's refusal, say).
+func apiError(err error, format string, a ...any) error {
+	if err == nil {
+		return nil
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		switch st.Status().Code {
+		case http.StatusNotFound:
+			err = sentinel{errNotFound, err}
+		case http.StatusConflict:
+			err = sentinel{errConflict, err}
+		}
+	}
+	return fmt.Errorf("cannot "+format+": %w", append(a, err)...)
 }
 
-// doContext is do bound to a context.
-func (k *kube) doContext(ctx context.Context, method, path, contentType string, body []byte) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, k.server+path, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+k.token)
-	req.Header.Set("Accept", "application/json")
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	rsp, err := k.http.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer rsp.Body.Close() //nolint:errcheck // read to the end below
-	b, err := io.ReadAll(rsp.Body)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case rsp.StatusCode == http.StatusNotFound:
-		return nil, errNotFound
-	case rsp.StatusCode == http.StatusConflict:
-		return nil, fmt.Errorf("%w: %s %s: %s", errConflict, method, path, bytes.TrimSpace(b))
-	case rsp.StatusCode >= 300:
-		return nil, fmt.Errorf("%s %s: %s: %s", method, path, rsp.Status, bytes.TrimSpace(b))
-	}
-	return b, nil
-}
+// sentinel is an error that also matches a sentinel error (errors.Is).
+type sentinel struct{ is, err error }
 
-// resource discovers where a kind is served. Kinds defined after the last
-// discovery (a new CRD) are found by discovering again.
+func (s sentinel) Error() string   { return s.err.Error() }
+func (s sentinel) Unwrap() []error { return []error{s.is, s.err} }
+
+// resource discovers where a kind is served, one group version at a time.
+// Kinds defined after the last discovery (a new CRD) are found by
+// discovering again.
 func (k *kube) resource(apiVersion, kind string) (resourceInfo, error) {
 	key := apiVersion + "/" + kind
 	k.mu.Lock()
@@ -145,29 +137,19 @@ func (k *kube) resource(apiVersion, kind string) (resourceInfo, error) {
 	if ok {
 		return ri, nil
 	}
-	path := "/apis/" + apiVersion
-	if !strings.Contains(apiVersion, "/") {
-		path = "/api/" + apiVersion
-	}
-	b, err := k.do(http.MethodGet, path, "", nil)
+	gv, err := schema.ParseGroupVersion(apiVersion)
 	if err != nil {
 		return resourceInfo{}, fmt.Errorf("cannot discover %s: %w", apiVersion, err)
 	}
-	var list struct {
-		Resources []struct {
-			Name       string `json:"name"`
-			Kind       string `json:"kind"`
-			Namespaced bool   `json:"namespaced"`
-		} `json:"resources"`
-	}
-	if err := json.Unmarshal(b, &list); err != nil {
-		return resourceInfo{}, err
+	list, err := k.disc.ServerResourcesForGroupVersion(apiVersion)
+	if err != nil {
+		return resourceInfo{}, apiError(err, "discover %s", apiVersion)
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for _, r := range list.Resources {
+	for _, r := range list.APIResources {
 		if !strings.Contains(r.Name, "/") {
-			k.resources[apiVersion+"/"+r.Kind] = resourceInfo{plural: r.Name, namespaced: r.Namespaced}
+			k.resources[apiVersion+"/"+r.Kind] = resourceInfo{gvr: gv.WithResource(r.Name), namespaced: r.Namespaced}
 		}
 	}
 	if ri, ok = k.resources[key]; !ok {
@@ -176,180 +158,178 @@ func (k *kube) resource(apiVersion, kind string) (resourceInfo, error) {
 	return ri, nil
 }
 
-// path is the REST path of a kind, in a namespace, of a name, of a
-// subresource; empty parts are left out.
-func (k *kube) path(apiVersion, kind, namespace, name, sub string) (string, error) {
+// client is a kind's client of d: in namespace when the kind is namespaced
+// and namespace is given, across namespaces (or cluster-scoped) otherwise.
+func (k *kube) client(d dynamic.Interface, apiVersion, kind, namespace string) (dynamic.ResourceInterface, error) {
 	ri, err := k.resource(apiVersion, kind)
 	if err != nil {
-		return "", err
-	}
-	p := "/apis/" + apiVersion
-	if !strings.Contains(apiVersion, "/") {
-		p = "/api/" + apiVersion
+		return nil, err
 	}
 	if ri.namespaced && namespace != "" {
-		p += "/namespaces/" + namespace
+		return d.Resource(ri.gvr).Namespace(namespace), nil
 	}
-	p += "/" + ri.plural
-	if name != "" {
-		p += "/" + name
+	return d.Resource(ri.gvr), nil
+}
+
+// plain is an object the API server returned as the driver reads objects:
+// encoding/json's, with every number a float64. client-go decodes integers
+// as int64; the driver compares numbers it reads with float64 ones (==,
+// reflect.DeepEqual) and asserts them (.(float64)).
+func plain(u *unstructured.Unstructured) object {
+	floats(u.Object)
+	return u.Object
+}
+
+// floats makes every int64 in v a float64, in place; it returns v, or the
+// float64 of an int64.
+func floats(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for key, e := range t {
+			t[key] = floats(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = floats(e)
+		}
+	case int64:
+		return float64(t)
 	}
-	if sub != "" {
-		p += "/" + sub
+	return v
+}
+
+// objRef names an object in errors: its kind and namespace/name (or name).
+func objRef(kind, namespace, name string) string {
+	if namespace != "" {
+		return kind + " " + namespace + "/" + name
 	}
-	return p, nil
+	return kind + " " + name
 }
 
 func (k *kube) get(apiVersion, kind, namespace, name string) (object, error) {
-	p, err := k.path(apiVersion, kind, namespace, name, "")
+	c, err := k.client(k.dyn, apiVersion, kind, namespace)
 	if err != nil {
 		return nil, err
 	}
-	b, err := k.do(http.MethodGet, p, "", nil)
+	u, err := c.Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
-		return nil, err
+		return nil, apiError(err, "get %s", objRef(kind, namespace, name))
 	}
-	o := object{}
-	return o, json.Unmarshal(b, &o)
+	return plain(u), nil
 }
 
 // list lists a kind across namespaces (or in one), with a label selector.
 func (k *kube) list(apiVersion, kind, namespace, selector string) ([]object, error) {
-	p, err := k.path(apiVersion, kind, namespace, "", "")
+	c, err := k.client(k.dyn, apiVersion, kind, namespace)
 	if err != nil {
 		return nil, err
 	}
-	q := url.Values{}
-	if selector != "" {
-		q.Set("labelSelector", selector)
-	}
 	var out []object
-	_, err = k.listEach(context.Background(), p, q, func(o object) { out = append(out, o) })
-	return out, err
+	_, err = listEach(context.Background(), c, metav1.ListOptions{LabelSelector: selector}, func(o object) { out = append(out, o) })
+	if err != nil {
+		return nil, apiError(err, "list %s", kind)
+	}
+	return out, nil
 }
 
 // apply server-side applies an object as the e2e field manager.
 func (k *kube) apply(o object) error { return k.applyAs("e2e", o) }
 
-// applyAs server-side applies an object as a field manager: a partial
-// object applied as the manager that applied the whole one would remove
-// every field it leaves out.
+// applyAs server-side applies an object as a field manager, forcing
+// conflicts: a partial object applied as the manager that applied the
+// whole one would remove every field it leaves out.
 func (k *kube) applyAs(manager string, o object) error {
-	meta, _ := o["metadata"].(map[string]any)
-	ns, _ := meta["namespace"].(string)
-	name, _ := meta["name"].(string)
-	p, err := k.path(o["apiVersion"].(string), o["kind"].(string), ns, name, "")
+	kind, ns, name := str(o, "kind"), str(o, "metadata", "namespace"), str(o, "metadata", "name")
+	c, err := k.client(k.dyn, str(o, "apiVersion"), kind, ns)
 	if err != nil {
 		return err
 	}
 	b, err := json.Marshal(o)
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot encode %s: %w", objRef(kind, ns, name), err)
 	}
-	_, err = k.do(http.MethodPatch, p+"?fieldManager="+manager+"&force=true", "application/apply-patch+yaml", b)
-	return err
+	// A patch of the apply type, not the dynamic client's Apply: that
+	// refuses an object with managed fields, which the API server takes.
+	force := true
+	_, err = c.Patch(context.Background(), name, types.ApplyPatchType, b, metav1.PatchOptions{FieldManager: manager, Force: &force})
+	return apiError(err, "apply %s", objRef(kind, ns, name))
 }
 
 // patchStatus merge-patches the status subresource.
 func (k *kube) patchStatus(apiVersion, kind, namespace, name string, status map[string]any) error {
-	p, err := k.path(apiVersion, kind, namespace, name, "status")
-	if err != nil {
-		return err
-	}
-	b, err := json.Marshal(map[string]any{"status": status})
-	if err != nil {
-		return err
-	}
-	_, err = k.do(http.MethodPatch, p, "application/merge-patch+json", b)
-	return err
+	return k.mergePatch(apiVersion, kind, namespace, name, object{"status": status}, "status")
 }
 
 // patch merge-patches an object (its metadata, say). A
 // metadata.resourceVersion in the patch makes it conditional: the API
 // server refuses it with a conflict (errConflict) when the object changed.
 func (k *kube) patch(apiVersion, kind, namespace, name string, body object) error {
-	p, err := k.path(apiVersion, kind, namespace, name, "")
+	return k.mergePatch(apiVersion, kind, namespace, name, body)
+}
+
+// mergePatch merge-patches an object or a subresource of it.
+func (k *kube) mergePatch(apiVersion, kind, namespace, name string, body object, sub ...string) error {
+	c, err := k.client(k.dyn, apiVersion, kind, namespace)
 	if err != nil {
 		return err
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot encode the patch of %s: %w", objRef(kind, namespace, name), err)
 	}
-	_, err = k.do(http.MethodPatch, p, "application/merge-patch+json", b)
-	return err
+	_, err = c.Patch(context.Background(), name, types.MergePatchType, b, metav1.PatchOptions{}, sub...)
+	return apiError(err, "patch %s", strings.Join(append([]string{objRef(kind, namespace, name)}, sub...), " "))
 }
 
-// post creates an object, or a subresource of one (a pod's binding).
-func (k *kube) post(apiVersion, kind, namespace, name, sub string, o object) error {
-	p, err := k.path(apiVersion, kind, namespace, name, sub)
+// post creates an object, or a subresource of one (a pod's binding, a
+// service account's token), and returns what the API server answered.
+func (k *kube) post(apiVersion, kind, namespace, name, sub string, o object) (object, error) {
+	c, err := k.client(k.dyn, apiVersion, kind, namespace)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b, err := json.Marshal(o)
+	var subs []string
+	if sub != "" {
+		// The dynamic client takes the name of what a subresource is of
+		// from the body; the API server wants it the URL's when given.
+		o = maps.Clone(o)
+		meta, _ := o["metadata"].(map[string]any)
+		meta = maps.Clone(meta)
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta["name"] = name
+		o["metadata"], subs = meta, []string{sub}
+	}
+	u, err := c.Create(context.Background(), &unstructured.Unstructured{Object: o}, metav1.CreateOptions{}, subs...)
 	if err != nil {
-		return err
+		return nil, apiError(err, "create %s", strings.TrimSpace(objRef(kind, namespace, name)+" "+sub))
 	}
-	_, err = k.do(http.MethodPost, p, "application/json", b)
-	return err
+	return plain(u), nil
 }
 
 func (k *kube) delete(apiVersion, kind, namespace, name string) error {
-	return k.deleteWith(apiVersion, kind, namespace, name, nil)
+	return k.deleteWith(apiVersion, kind, namespace, name, metav1.DeleteOptions{})
 }
 
 // deleteWith deletes with delete options (a grace period, a propagation
-// policy).
-func (k *kube) deleteWith(apiVersion, kind, namespace, name string, opts map[string]any) error {
-	p, err := k.path(apiVersion, kind, namespace, name, "")
+// policy). An object already gone is no error.
+func (k *kube) deleteWith(apiVersion, kind, namespace, name string, opts metav1.DeleteOptions) error {
+	c, err := k.client(k.dyn, apiVersion, kind, namespace)
 	if err != nil {
 		return err
 	}
-	var body []byte
-	ct := ""
-	if opts != nil {
-		if body, err = json.Marshal(opts); err != nil {
-			return err
-		}
-		ct = "application/json"
-	}
-	_, err = k.do(http.MethodDelete, p, ct, body)
+	err = apiError(c.Delete(context.Background(), name, opts), "delete %s", objRef(kind, namespace, name))
 	if errors.Is(err, errNotFound) {
 		return nil
 	}
 	return err
 }
 
-// at reads the value at a path of an object.
-func at(o object, path ...string) any {
-	var cur any = o
-	for _, p := range path {
-		m, _ := cur.(map[string]any)
-		cur = m[p]
-	}
-	return cur
-}
-
-// str reads a string at a path of an object.
-func str(o object, path ...string) string {
-	s, _ := at(o, path...).(string)
-	return s
-}
-
-// condition returns the status of an object's condition, or "".
-func condition(o object, typ string) (status, reason, message string) {
-	st, _ := o["status"].(map[string]any)
-	conds, _ := st["conditions"].([]any)
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == typ {
-			s, _ := m["status"].(string)
-			r, _ := m["reason"].(string)
-			msg, _ := m["message"].(string)
-			return s, r, msg
-		}
-	}
-	return "", "", ""
+// metrics reads the API server's metrics (Prometheus' text format).
+func (k *kube) metrics() ([]byte, error) {
+	b, err := k.disc.RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	return b, apiError(err, "read the API server's metrics")
 }
 
 // resync is how long a watch runs before the kind is listed again: what a
@@ -359,8 +339,9 @@ const resync = time.Minute
 // watch calls fn with every object of a kind (across namespaces, with a
 // label selector) that is listed, added or modified, until ctx ends, as an
 // informer would: a list, then a watch from the list's resource version,
-// then a list again whenever the watch ends (after resync, or when the API
-// server ends it). It returns ctx's error.
+// then a list again whenever the watch ends (after resync, when the API
+// server ends it, or on an error event such as 410 Gone). It returns ctx's
+// error.
 func (k *kube) watch(ctx context.Context, apiVersion, kind, selector string, fn func(object)) error {
 	return k.watchEvents(ctx, apiVersion, kind, selector, func(typ string, o object) {
 		if typ != "DELETED" {
@@ -372,22 +353,17 @@ func (k *kube) watch(ctx context.Context, apiVersion, kind, selector string, fn 
 // watchEvents is watch, with every event's type: LISTED for what a list
 // brings, ADDED, MODIFIED and DELETED for what the watch brings.
 func (k *kube) watchEvents(ctx context.Context, apiVersion, kind, selector string, fn func(typ string, o object)) error {
-	p, err := k.path(apiVersion, kind, "", "", "")
+	ri, err := k.resource(apiVersion, kind)
 	if err != nil {
 		return err
 	}
-	q := url.Values{}
-	if selector != "" {
-		q.Set("labelSelector", selector)
-	}
-	// The list is served from the API server's watch cache, as an
-	// informer's: what changed since, the watch brings.
-	l0 := url.Values{"resourceVersion": {"0"}}
-	maps.Copy(l0, q)
+	lister, watcher := k.dyn.Resource(ri.gvr), k.watcher.Resource(ri.gvr)
 	for ctx.Err() == nil {
-		rv, err := k.listEach(ctx, p, l0, func(o object) { fn("LISTED", o) })
+		// The list is served from the API server's watch cache, as an
+		// informer's: what changed since, the watch brings.
+		rv, err := listEach(ctx, lister, metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"}, func(o object) { fn("LISTED", o) })
 		if err == nil {
-			err = k.follow(ctx, p, q, rv, fn)
+			err = follow(ctx, watcher, selector, rv, fn)
 		}
 		if err != nil && ctx.Err() == nil {
 			fmt.Printf("watch %s: %v\n", kind, err)
@@ -400,69 +376,38 @@ func (k *kube) watchEvents(ctx context.Context, apiVersion, kind, selector strin
 	return ctx.Err()
 }
 
-// listEach lists a path and calls fn with each item; it returns the list's
+// listEach lists and calls fn with each item; it returns the list's
 // resource version.
-func (k *kube) listEach(ctx context.Context, p string, q url.Values, fn func(object)) (string, error) {
-	b, err := k.doContext(ctx, http.MethodGet, p+"?"+q.Encode(), "", nil)
+func listEach(ctx context.Context, c dynamic.ResourceInterface, opts metav1.ListOptions, fn func(object)) (string, error) {
+	l, err := c.List(ctx, opts)
 	if err != nil {
 		return "", err
 	}
-	var l struct {
-		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"metadata"`
-		Items []object `json:"items"`
+	for i := range l.Items {
+		fn(plain(&l.Items[i]))
 	}
-	if err := json.Unmarshal(b, &l); err != nil {
-		return "", err
-	}
-	for _, o := range l.Items {
-		fn(o)
-	}
-	return l.Metadata.ResourceVersion, nil
+	return l.GetResourceVersion(), nil
 }
 
-// follow watches a path from a resource version for at most resync and
-// calls fn with each event and its object.
-func (k *kube) follow(ctx context.Context, p string, q url.Values, rv string, fn func(string, object)) error {
-	w := url.Values{"watch": {"1"}, "resourceVersion": {rv}, "allowWatchBookmarks": {"true"},
-		"timeoutSeconds": {strconv.Itoa(int(resync.Seconds()))}}
-	maps.Copy(w, q)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, k.server+p+"?"+w.Encode(), nil)
+// follow watches from a resource version for at most resync and calls fn
+// with each event's type and object.
+func follow(ctx context.Context, c dynamic.ResourceInterface, selector, rv string, fn func(string, object)) error {
+	timeout := int64(resync.Seconds())
+	w, err := c.Watch(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: rv, AllowWatchBookmarks: true, TimeoutSeconds: &timeout})
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+k.token)
-	req.Header.Set("Accept", "application/json")
-	// The client's timeout would end every watch at 30 s; the watch's own
-	// timeoutSeconds and ctx bound this one.
-	rsp, err := (&http.Client{Transport: k.http.Transport}).Do(req)
-	if err != nil {
-		return err
-	}
-	defer rsp.Body.Close() //nolint:errcheck // a stream, read until it ends
-	if rsp.StatusCode >= 300 {
-		b, _ := io.ReadAll(rsp.Body)
-		return fmt.Errorf("watch %s: %s: %s", p, rsp.Status, bytes.TrimSpace(b))
-	}
-	dec := json.NewDecoder(rsp.Body)
-	for {
-		var ev struct {
-			Type   string `json:"type"`
-			Object object `json:"object"`
-		}
-		if err := dec.Decode(&ev); err != nil {
-			if errors.Is(err, io.EOF) || ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
+	defer w.Stop()
+	for ev := range w.ResultChan() {
 		switch ev.Type {
-		case "ADDED", "MODIFIED", "DELETED":
-			fn(ev.Type, ev.Object)
-		case "ERROR":
+		case watch.Added, watch.Modified, watch.Deleted:
+			if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+				fn(string(ev.Type), plain(u))
+			}
+		case watch.Error:
 			// Most often 410 Gone: the resource version is too old. List again.
 			return nil
 		}
 	}
+	return nil
 }

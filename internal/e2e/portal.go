@@ -718,14 +718,10 @@ func (s *scenarios) portalServiceAccount(p *portalClient) error {
 		_ = s.k.delete("rbac.authorization.k8s.io/v1", "RoleBinding", portalTenant, "appenvironment-editor-"+portalSA)
 		_ = s.k.delete("v1", "ServiceAccount", portalTenant, portalSA)
 	}()
-	b, err := s.k.do(http.MethodPost, "/api/v1/namespaces/"+portalTenant+"/serviceaccounts/"+portalSA+"/token", "application/json",
-		[]byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":600}}`))
+	tr, err := s.k.post("v1", "ServiceAccount", portalTenant, portalSA, "token",
+		object{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": map[string]any{"expirationSeconds": 600}})
 	if err != nil {
 		return fmt.Errorf("cannot get a token of ServiceAccount %s/%s: %w", portalTenant, portalSA, err)
-	}
-	tr := object{}
-	if err := json.Unmarshal(b, &tr); err != nil {
-		return err
 	}
 	token := str(tr, "status", "token")
 	// The roles may take a moment to reach the authorizer's cache.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/seed-6471616d/function-cluster-platform/internal/simulate"
 )
 
@@ -237,14 +239,15 @@ func (c *cloud) kubelet(p object) error {
 	ns, name := str(p, "metadata", "namespace"), str(p, "metadata", "name")
 	if str(p, "metadata", "deletionTimestamp") != "" {
 		// The containers stopped: the kubelet deletes the pod for good.
-		err := c.k.deleteWith("v1", "Pod", ns, name, map[string]any{"gracePeriodSeconds": 0})
+		grace := int64(0)
+		err := c.k.deleteWith("v1", "Pod", ns, name, metav1.DeleteOptions{GracePeriodSeconds: &grace})
 		if err != nil && !errors.Is(err, errNotFound) {
 			return fmt.Errorf("cannot delete pod %s/%s: %w", ns, name, err)
 		}
 		return nil
 	}
 	if str(p, "spec", "nodeName") == "" {
-		err := c.k.post("v1", "Pod", ns, name, "binding", object{
+		_, err := c.k.post("v1", "Pod", ns, name, "binding", object{
 			"apiVersion": "v1", "kind": "Binding", "metadata": map[string]any{"name": name, "namespace": ns},
 			"target": map[string]any{"apiVersion": "v1", "kind": "Node", "name": nodeName},
 		})
