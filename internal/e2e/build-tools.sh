@@ -12,6 +12,9 @@ OUT=${OUT:?where the binaries go}
 K8S=${K8S_VERSION:-v1.35.1}
 STAGING=${STAGING_VERSION:-v0.35.1}
 XPV=${XP_VERSION:-v2.4.0}
+# v1.2.1 is the newest release whose dependencies the module proxy serves
+# (2026-11-28: v1.3.1 needs github.com/nebius/gosdk v0.2.28, v1.4.x a
+# crossplane-runtime/v2 v2.5.0-rc pseudo-version; both refused, 403).
 PKV=${PK_VERSION:-v1.2.1}
 B=${BUILD_DIR:-$OUT/build}
 mkdir -p "$OUT" "$B/k8s" "$B/xp" "$B/pk"
