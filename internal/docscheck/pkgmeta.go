@@ -48,7 +48,7 @@ func (c *Checker) checkPackage() ([]Problem, error) {
 	switch l := ann["meta.crossplane.io/license"]; {
 	case l == "":
 		problem("metadata:", "no meta.crossplane.io/license annotation")
-	case l == "Apache-2.0" && !(bytes.Contains(license, []byte("Apache License")) && bytes.Contains(license, []byte("Version 2.0"))):
+	case l == "Apache-2.0" && (!bytes.Contains(license, []byte("Apache License")) || !bytes.Contains(license, []byte("Version 2.0"))):
 		problem("meta.crossplane.io/license", "says Apache-2.0, but LICENSE does not hold the Apache License, Version 2.0")
 	case l != "Apache-2.0":
 		problem("meta.crossplane.io/license", fmt.Sprintf("says %q, which docscheck cannot hold against LICENSE", l))

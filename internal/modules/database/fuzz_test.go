@@ -97,7 +97,7 @@ func FuzzEngineLifecycle(f *testing.F) {
 			switch {
 			case asked < runs:
 				t.Errorf("%s: the instance runs %d and is asked for %d: a downgrade", cloud, runs, asked)
-			case asked != runs && !(underWay && asked == before) && !contains(oneStep[cloud][runs], asked):
+			case asked != runs && (!underWay || asked != before) && !contains(oneStep[cloud][runs], asked):
 				t.Errorf("%s: the instance runs %d and is asked for %d, which its cloud cannot reach in one step", cloud, runs, asked)
 			case underWay && asked != before:
 				t.Errorf("%s: a step to %d under way was taken back to %d", cloud, before, asked)
