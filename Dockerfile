@@ -2,7 +2,7 @@
 
 # A static binary on distroless, non-root, serving gRPC on 9443. `make xpkg`
 # builds the same image without Docker; keep the two in agreement.
-FROM golang:1.26 AS build
+FROM golang:1.27.3 AS build
 WORKDIR /src
 ENV CGO_ENABLED=0
 COPY go.mod go.sum ./

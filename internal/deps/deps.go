@@ -13,7 +13,7 @@ import (
 )
 
 // A Floor is the lowest version go.mod may name for a module ("go" for the
-// go directive), and why.
+// go directive, "toolchain" for the toolchain line), and why.
 type Floor struct {
 	Module, Version, Why string
 }
@@ -55,13 +55,16 @@ func (f Finding) String() string {
 // Check returns the floors go.mod does not meet, in the floors' order,
 // and what go.mod names for each floor's module.
 func Check(gomod []byte, floors []Floor) ([]Finding, map[string]string, error) {
-	f, err := modfile.ParseLax("go.mod", gomod, nil)
+	f, err := modfile.Parse("go.mod", gomod, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot parse go.mod: %w", err)
 	}
 	have := map[string]string{}
 	if f.Go != nil {
 		have["go"] = f.Go.Version
+	}
+	if f.Toolchain != nil {
+		have["toolchain"] = strings.TrimPrefix(f.Toolchain.Name, "go")
 	}
 	for _, r := range f.Require {
 		have[r.Mod.Path] = r.Mod.Version
@@ -77,9 +80,9 @@ func Check(gomod []byte, floors []Floor) ([]Finding, map[string]string, error) {
 }
 
 // canonical is a version as package semver reads it: the go directive's
-// has no "v".
+// and the toolchain line's have no "v".
 func canonical(module, v string) string {
-	if module == "go" {
+	if module == "go" || module == "toolchain" {
 		return "v" + v
 	}
 	return v

@@ -17,6 +17,11 @@ XPV=${XP_VERSION:-v2.4.0}
 # crossplane-runtime/v2 v2.5.0-rc pseudo-version; both refused, 403).
 PKV=${PK_VERSION:-v1.2.1}
 B=${BUILD_DIR:-$OUT/build}
+# The control plane's parts are test infrastructure, not what ships: they
+# build with the machine's own Go (1.26 here), as they did before the
+# function moved to go1.27.3 (the Makefile's GOTOOLCHAIN). E2E_GOTOOLCHAIN
+# selects another, e.g. go1.27.3 for a provider-kubernetes that needs it.
+export GOTOOLCHAIN=${E2E_GOTOOLCHAIN:-local}
 mkdir -p "$OUT" "$B/k8s" "$B/xp" "$B/pk"
 t0=$(date +%s)
 

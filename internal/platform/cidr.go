@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 )
@@ -18,7 +19,9 @@ func Subnet(p netip.Prefix, extra, index int) (netip.Prefix, error) {
 	a := p.Masked().Addr().As4()
 	n := uint32(a[0])<<24 | uint32(a[1])<<16 | uint32(a[2])<<8 | uint32(a[3])
 	n += uint32(index) << (32 - bits) //nolint:gosec // 0 <= index < 2^extra, checked above
-	return netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), bits), nil
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], n)
+	return netip.PrefixFrom(netip.AddrFrom4(b), bits), nil
 }
 
 // HostAddress returns the index-th address of p, e.g. the DNS service IP of

@@ -132,7 +132,7 @@ func (s *Server) ListenAndServe(ctx context.Context, address, certFile, keyFile 
 	done := make(chan error, 1)
 	go func() {
 		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		s.Hub.Close()
 		done <- srv.Shutdown(sctx)

@@ -600,7 +600,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u *User) {
 	for {
 		_ = rc.SetWriteDeadline(time.Now().Add(limits.WriteTimeout))
 		for _, f := range frames {
-			if _, err := w.Write(f); err != nil {
+			if _, err := w.Write(f); err != nil { //nolint:gosec // server-sent event frames of JSON, served as text/event-stream, not HTML
 				return
 			}
 		}

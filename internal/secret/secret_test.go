@@ -447,7 +447,7 @@ func TestFind(t *testing.T) {
 			args: args{v: map[string]any{"controller": map[string]any{"extraEnvs": []any{
 				map[string]any{"name": "AWS_SECRET_ACCESS_KEY", "value": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
 				map[string]any{"name": "AWS_SECRET_ACCESS_KEY", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "aws", "key": "secret_key"}}},
-				map[string]any{"name": "AWS_ACCESS_KEY_ID", "value": "AKIAIOSFODNN7EXAMPLE"},
+				map[string]any{"name": "AWS_ACCESS_KEY_ID", "value": "AKIAIOSFODNN7EXAMPLE"}, //nolint:gosec // AWS's documented example key, the finding under test
 				map[string]any{"name": "x-api-key", "value": "k"},
 				map[string]any{"name": "DB_PASS", "value": "p"},
 			}}}},

@@ -143,7 +143,7 @@ func New(fn fnv1.FunctionRunnerServiceServer, o Options) (*Server, error) {
 	}
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(o.MaxRecvMsgSize), grpc.Creds(creds)}
 	if n := o.MaxConcurrentCalls; n > 0 {
-		streams := uint32(n) //nolint:gosec // 0 < n <= MaxInt32, checked above
+		streams := uint32(n)
 		opts = append(opts, grpc.MaxConcurrentStreams(streams), grpc.StatsHandler(newGate(n,
 			fnv1.FunctionRunnerService_RunFunction_FullMethodName, v1beta1.FunctionRunnerService_RunFunction_FullMethodName)))
 	}

@@ -244,7 +244,7 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 	if !ctx.Namespaced() {
 		password["namespace"] = ctx.SecretNamespace()
 	}
-	fp := map[string]any{
+	fp := map[string]any{ //nolint:gosec // passwordSecretRef names a Secret; no credential is written here
 		"region":                           i.Location,
 		"engine":                           i.Engine,
 		"engineVersion":                    version,
