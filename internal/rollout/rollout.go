@@ -1,0 +1,322 @@
+// Package rollout decides when a Cluster adopts a change its environment
+// makes for the whole fleet (a Kubernetes version, the chart catalog's
+// versions): only once every Cluster of the earlier waves, on every cloud,
+// runs it and is Ready; within a wave, at most maxUnavailable at once; past
+// an approval gate only once the environment approves the target.
+//
+// It is the decision alone, a pure function of the waves, the Cluster and
+// what the fleet reports: no clock, no I/O, nothing of a cloud or of the
+// registry, so that the same request renders the same bytes and a fuzz
+// test can walk a fleet through it. Who counts as a member of a wave is
+// the environment's decision (Wave.Namespaces), never the label alone: a
+// label is the XR author's to set, so a tenant can neither rush its own
+// Cluster into an early wave nor hold back another tenant's production by
+// labelling a broken Cluster "staging".
+package rollout
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Label is the label that names a Cluster's wave.
+const Label = "platform.example.org/wave"
+
+// A Wave is one step of the rollout, in the environment's order.
+type Wave struct {
+	// Name is the wave's name, the value of Label on its Clusters.
+	Name string
+	// Namespaces are the namespaces whose Clusters count for this wave
+	// when labelled with its name; empty means every namespace.
+	Namespaces []string
+	// MaxUnavailable is how many of the wave's Clusters may be mid-change
+	// at once; 0 means no limit.
+	MaxUnavailable int
+	// RequiresApproval holds the wave until Approved lists the target.
+	RequiresApproval bool
+	// Approved are the targets (Target.String) approved for this wave.
+	Approved []string
+}
+
+// Admits reports whether a Cluster in namespace ns, labelled with the
+// wave's name, counts as one of its members.
+func (w Wave) Admits(ns string) bool {
+	return len(w.Namespaces) == 0 || slices.Contains(w.Namespaces, ns)
+}
+
+// A Target is what the environment asks every Cluster to run: the
+// Kubernetes minor and the chart catalog's versions.
+type Target struct {
+	// Kubernetes is the control plane's and every pool's version.
+	Kubernetes string
+	// Charts are the catalog's chart versions by chart name.
+	Charts map[string]string
+}
+
+// String is the target as approvals name it: "1.31" or
+// "1.31+cert-manager=v1.16.1,ingress-nginx=4.11.3".
+func (t Target) String() string {
+	if len(t.Charts) == 0 {
+		return t.Kubernetes
+	}
+	parts := make([]string, 0, len(t.Charts))
+	for _, name := range slices.Sorted(maps.Keys(t.Charts)) {
+		parts = append(parts, name+"="+t.Charts[name])
+	}
+	return t.Kubernetes + "+" + strings.Join(parts, ",")
+}
+
+// Equal reports whether two targets ask for the same.
+func (t Target) Equal(o Target) bool {
+	if t.Kubernetes != o.Kubernetes || len(t.Charts) != len(o.Charts) {
+		return false
+	}
+	for k, v := range t.Charts {
+		if w, ok := o.Charts[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// A Member is a Cluster of the fleet as its status reports it.
+type Member struct {
+	// Name and Namespace identify the Cluster; Cloud is its cloud.
+	Name, Namespace, Cloud string
+	// Wave is its Label's value, empty when it has none.
+	Wave string
+	// Runs is what it runs: the control plane's version only when every
+	// pool runs it too, and the charts its releases run.
+	Runs Target
+	// Asks is what it has adopted: the target its composed resources ask
+	// for. Asks differs from Runs while a change is under way.
+	Asks Target
+	// Ready is the Cluster's Ready condition.
+	Ready bool
+	// Failed is set when a step is stuck (refused, or past its deadline);
+	// Reason says why.
+	Failed bool
+	// Reason is the Cluster's own words for its state.
+	Reason string
+}
+
+// Key is the member's namespace/name, its place in every deterministic
+// order here.
+func (m Member) Key() string { return m.Namespace + "/" + m.Name }
+
+// Done reports whether the member runs target and is Ready.
+func (m Member) Done(target Target) bool { return m.Ready && m.Runs.Equal(target) }
+
+// Unavailable reports whether the member is mid-change or not Ready: what
+// a wave's maxUnavailable counts.
+func (m Member) Unavailable() bool { return !m.Ready || !m.Runs.Equal(m.Asks) }
+
+// Broken reports whether the member failed: a step stuck, or not Ready
+// while no change is under way.
+func (m Member) Broken() bool { return m.Failed || (!m.Ready && m.Runs.Equal(m.Asks)) }
+
+// A Verdict is what a Cluster does with the environment's target.
+type Verdict string
+
+// Verdicts.
+const (
+	// Adopt: the Cluster moves to the target now.
+	Adopt Verdict = "Adopt"
+	// Keep: the Cluster already asks for the target, or runs it.
+	Keep Verdict = "Keep"
+	// Hold: an earlier wave has not finished, or the wave is full.
+	Hold Verdict = "Hold"
+	// Halt: a Cluster of an earlier wave failed.
+	Halt Verdict = "Halt"
+	// Approval: the wave waits for the environment to approve the target.
+	Approval Verdict = "Approval"
+)
+
+// A Decision is the verdict and everything status says about it.
+type Decision struct {
+	// Verdict is what the Cluster does.
+	Verdict Verdict
+	// Wave is the Cluster's wave as the environment counts it (the last
+	// wave when its label names none, or a wave that does not admit its
+	// namespace).
+	Wave string
+	// Target is the environment's target.
+	Target Target
+	// WaitsFor are the Clusters it waits for, that its owner may see.
+	WaitsFor []Member
+	// Hidden counts the Clusters it waits for that its owner may not see.
+	Hidden int
+	// Failed is the Cluster of an earlier wave that halts it, when Verdict
+	// is Halt and its owner may see it.
+	Failed *Member
+	// Message says it in a sentence.
+	Message string
+}
+
+// A Request is everything Decide reads.
+type Request struct {
+	// Waves are the environment's waves, in order.
+	Waves []Wave
+	// Self is the Cluster being rendered.
+	Self Member
+	// Target is what the environment asks for.
+	Target Target
+	// Fleet are the other Clusters of the earlier waves and of Self's own
+	// wave, as required resources brought them (Self among them or not).
+	Fleet []Member
+	// Visible reports whether Self's owner may see a Cluster of namespace
+	// ns; nil means only Self's own namespace.
+	Visible func(ns string) bool
+}
+
+// WaveOf is the index of the wave m counts for: its label's wave when
+// that wave admits its namespace, otherwise the last wave.
+func WaveOf(waves []Wave, m Member) int {
+	for i, w := range waves {
+		if w.Name == m.Wave && w.Admits(m.Namespace) {
+			return i
+		}
+	}
+	return len(waves) - 1
+}
+
+// Decide says whether Self adopts the target now. A Cluster already asking
+// for the target keeps it: a step under way is never taken back.
+func Decide(r Request) Decision {
+	d := Decision{Target: r.Target}
+	if len(r.Waves) == 0 {
+		d.Verdict, d.Message = Adopt, "no rollout waves: every Cluster adopts the target at once"
+		return d
+	}
+	visible := r.Visible
+	if visible == nil {
+		visible = func(ns string) bool { return ns == r.Self.Namespace }
+	}
+	wi := WaveOf(r.Waves, r.Self)
+	d.Wave = r.Waves[wi].Name
+	if r.Self.Asks.Equal(r.Target) || r.Self.Runs.Equal(r.Target) {
+		d.Verdict, d.Message = Keep, fmt.Sprintf("wave %s: runs or moves to %s", d.Wave, r.Target)
+		return d
+	}
+
+	// The fleet by wave, Self left out, each member once, in a stable
+	// order.
+	byWave := make([][]Member, len(r.Waves))
+	seen := map[string]bool{r.Self.Key(): true}
+	for _, m := range slices.SortedFunc(slices.Values(r.Fleet), func(a, b Member) int { return cmp.Compare(a.Key(), b.Key()) }) {
+		if seen[m.Key()] {
+			continue
+		}
+		seen[m.Key()] = true
+		i := WaveOf(r.Waves, m)
+		byWave[i] = append(byWave[i], m)
+	}
+
+	// Every earlier wave done: each member runs the target and is Ready.
+	// A failed one halts; the first failure in wave order is named.
+	var failed *Member
+	for i := range wi {
+		for _, m := range byWave[i] {
+			if m.Done(r.Target) {
+				continue
+			}
+			if m.Broken() && failed == nil {
+				failed = &m
+			}
+			if visible(m.Namespace) {
+				d.WaitsFor = append(d.WaitsFor, m)
+			} else {
+				d.Hidden++
+			}
+		}
+	}
+	if failed != nil {
+		d.Verdict = Halt
+		who := "a Cluster its owner may not see"
+		if visible(failed.Namespace) {
+			d.Failed = failed
+			who = fmt.Sprintf("Cluster %s (%s, wave %s): %s", failed.Key(), failed.Cloud, r.Waves[WaveOf(r.Waves, *failed)].Name, failed.Reason)
+		}
+		d.Message = fmt.Sprintf("wave %s halted: %s failed on its way to %s", d.Wave, who, r.Target)
+		return d
+	}
+	if len(d.WaitsFor)+d.Hidden > 0 {
+		d.Verdict = Hold
+		d.Message = fmt.Sprintf("wave %s holds %s until the earlier waves run it and are Ready: %s", d.Wave, r.Target, waiting(d))
+		return d
+	}
+
+	w := r.Waves[wi]
+	if w.RequiresApproval && !slices.Contains(w.Approved, r.Target.String()) {
+		d.Verdict = Approval
+		d.Message = fmt.Sprintf("wave %s waits for the environment to approve %s (rollout.waves[%d].approved)", d.Wave, r.Target, wi)
+		return d
+	}
+
+	// Within the wave: at most MaxUnavailable mid-change. Those already
+	// moving (asking for the target, or not Ready) take their places
+	// first; the rest adopt in namespace/name order.
+	if w.MaxUnavailable > 0 {
+		free := w.MaxUnavailable
+		var queue []Member
+		for _, m := range byWave[wi] {
+			switch {
+			case m.Done(r.Target):
+			case m.Unavailable():
+				free--
+			default:
+				queue = append(queue, m)
+			}
+		}
+		if !r.Self.Ready {
+			// Self is unavailable already: moving it costs no place.
+			free++
+		}
+		ahead := 0
+		for _, m := range queue {
+			if m.Key() < r.Self.Key() {
+				ahead++
+			}
+		}
+		if ahead >= free {
+			d.Verdict = Hold
+			d.Message = fmt.Sprintf("wave %s moves at most %d Cluster(s) at once; %d of its Clusters come first", d.Wave, w.MaxUnavailable, w.MaxUnavailable-free+ahead)
+			return d
+		}
+	}
+	d.Verdict = Adopt
+	d.Message = fmt.Sprintf("wave %s adopts %s: the earlier waves run it and are Ready", d.Wave, r.Target)
+	return d
+}
+
+// waiting names up to three of the Clusters d waits for and counts the
+// rest.
+func waiting(d Decision) string {
+	var parts []string
+	for i, m := range d.WaitsFor {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(d.WaitsFor)-3))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s) runs %s", m.Key(), m.Cloud, runs(m)))
+	}
+	if d.Hidden > 0 {
+		parts = append(parts, fmt.Sprintf("%d Cluster(s) of other namespaces", d.Hidden))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// runs says what a member runs, and that it is not Ready when it is not.
+func runs(m Member) string {
+	s := m.Runs.Kubernetes
+	if s == "" {
+		s = "nothing yet"
+	}
+	if !m.Ready {
+		s += ", not Ready"
+	}
+	return s
+}

@@ -1,0 +1,212 @@
+package rollout
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+var (
+	v30 = Target{Kubernetes: "1.30"}
+	v31 = Target{Kubernetes: "1.31"}
+
+	waves = []Wave{
+		{Name: "canary", Namespaces: []string{"platform"}},
+		{Name: "staging", MaxUnavailable: 1},
+		{Name: "production", RequiresApproval: true, MaxUnavailable: 2},
+	}
+)
+
+// member is a Ready Cluster of wave in namespace ns that runs and asks
+// for runs.
+func member(ns, name, cloud, wave string, runs Target) Member {
+	return Member{Name: name, Namespace: ns, Cloud: cloud, Wave: wave, Runs: runs, Asks: runs, Ready: true}
+}
+
+// moving is m asking for to, not there yet.
+func moving(m Member, to Target) Member {
+	m.Asks = to
+	return m
+}
+
+func everywhere(string) bool { return true }
+
+func TestDecide(t *testing.T) {
+	approved := append([]Wave{}, waves...)
+	approved[2].Approved = []string{"1.31"}
+
+	type want struct {
+		verdict  Verdict
+		wave     string
+		waitsFor []string
+		hidden   int
+		failed   string
+	}
+	cases := map[string]struct {
+		reason string
+		args   Request
+		want   want
+	}{
+		"NoWaves": {
+			reason: "Without waves every Cluster adopts the target at once, as before.",
+			args:   Request{Self: member("a", "c", "gcp", "", v30), Target: v31},
+			want:   want{verdict: Adopt},
+		},
+		"CanaryFirst": {
+			reason: "The first wave waits for nobody.",
+			args: Request{Waves: waves, Self: member("platform", "canary-gke", "gcp", "canary", v30), Target: v31,
+				Fleet: []Member{member("team-a", "prod", "aws", "production", v30)}},
+			want: want{verdict: Adopt, wave: "canary"},
+		},
+		"StagingWaitsForCanary": {
+			reason: "A staging Cluster holds while a canary Cluster still runs the old version, and names it.",
+			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", v30), Target: v31, Visible: everywhere,
+				Fleet: []Member{moving(member("platform", "canary-gke", "gcp", "canary", v30), v31)}},
+			want: want{verdict: Hold, wave: "staging", waitsFor: []string{"platform/canary-gke"}},
+		},
+		"StagingWaitsForReady": {
+			reason: "Running the target is not enough: the canary must be Ready.",
+			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", v30), Target: v31, Visible: everywhere,
+				Fleet: []Member{{Name: "canary-gke", Namespace: "platform", Cloud: "gcp", Wave: "canary", Runs: v31, Asks: v31}}},
+			want: want{verdict: Halt, wave: "staging", waitsFor: []string{"platform/canary-gke"}, failed: "platform/canary-gke"},
+		},
+		"StagingMovesOnceCanaryDone": {
+			reason: "Every earlier Cluster runs the target and is Ready: the staging Cluster adopts.",
+			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", v30), Target: v31,
+				Fleet: []Member{member("platform", "canary-gke", "gcp", "canary", v31), member("platform", "canary-aks", "azure", "canary", v31)}},
+			want: want{verdict: Adopt, wave: "staging"},
+		},
+		"FailedCanaryHalts": {
+			reason: "A canary stuck on its step halts the later waves, and the halt names it.",
+			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", v30), Target: v31, Visible: everywhere,
+				Fleet: []Member{{Name: "canary-gke", Namespace: "platform", Cloud: "gcp", Wave: "canary", Runs: v30, Asks: v31, Ready: true, Failed: true, Reason: "the control plane's update was refused"}}},
+			want: want{verdict: Halt, wave: "staging", waitsFor: []string{"platform/canary-gke"}, failed: "platform/canary-gke"},
+		},
+		"HiddenNamesCounted": {
+			reason: "The Clusters of namespaces its owner may not see are counted, not named.",
+			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", v30), Target: v31,
+				Fleet: []Member{moving(member("platform", "canary-gke", "gcp", "canary", v30), v31)}},
+			want: want{verdict: Hold, wave: "staging", hidden: 1},
+		},
+		"HiddenFailureNotNamed": {
+			reason: "A failure in a namespace its owner may not see halts it without naming the Cluster.",
+			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", v30), Target: v31,
+				Fleet: []Member{{Name: "canary-gke", Namespace: "platform", Cloud: "gcp", Wave: "canary", Runs: v30, Asks: v31, Failed: true}}},
+			want: want{verdict: Halt, wave: "staging", hidden: 1},
+		},
+		"ProductionWaitsForEveryCloud": {
+			reason: "Production waits for the staging Clusters of every cloud, not only its own.",
+			args: Request{Waves: approved, Self: member("team-a", "prod", "aws", "production", v30), Target: v31, Visible: everywhere,
+				Fleet: []Member{
+					member("team-a", "stg-eks", "aws", "staging", v31),
+					moving(member("team-b", "stg-aks", "azure", "staging", v30), v31),
+					member("platform", "canary-gke", "gcp", "canary", v31),
+				}},
+			want: want{verdict: Hold, wave: "production", waitsFor: []string{"team-b/stg-aks"}},
+		},
+		"ApprovalGate": {
+			reason: "A wave that requires approval holds until the environment approves the target.",
+			args: Request{Waves: waves, Self: member("team-a", "prod", "aws", "production", v30), Target: v31,
+				Fleet: []Member{member("team-a", "stg-eks", "aws", "staging", v31), member("platform", "canary-gke", "gcp", "canary", v31)}},
+			want: want{verdict: Approval, wave: "production"},
+		},
+		"Approved": {
+			reason: "Once approved, production adopts.",
+			args: Request{Waves: approved, Self: member("team-a", "prod", "aws", "production", v30), Target: v31,
+				Fleet: []Member{member("team-a", "stg-eks", "aws", "staging", v31), member("platform", "canary-gke", "gcp", "canary", v31)}},
+			want: want{verdict: Adopt, wave: "production"},
+		},
+		"UnlabelledIsLastWave": {
+			reason: "A Cluster without the label is in the last wave.",
+			args: Request{Waves: waves, Self: member("team-a", "plain", "gcp", "", v30), Target: v31,
+				Fleet: []Member{moving(member("team-a", "stg", "aws", "staging", v30), v31)}},
+			want: want{verdict: Hold, wave: "production", waitsFor: []string{"team-a/stg"}},
+		},
+		"TenantCannotRush": {
+			reason: "A tenant labelling its Cluster canary, in a namespace the canary wave does not admit, is in the last wave.",
+			args: Request{Waves: waves, Self: member("team-a", "sneaky", "gcp", "canary", v30), Target: v31,
+				Fleet: []Member{moving(member("platform", "canary-gke", "gcp", "canary", v30), v31)}},
+			want: want{verdict: Hold, wave: "production", hidden: 1},
+		},
+		"TenantCannotHoldBack": {
+			reason: "A broken Cluster labelled canary in a namespace the canary wave does not admit does not hold staging back.",
+			args: Request{Waves: waves, Self: member("team-b", "stg", "azure", "staging", v30), Target: v31,
+				Fleet: []Member{{Name: "broken", Namespace: "team-a", Cloud: "gcp", Wave: "canary", Runs: v30, Asks: v30}, member("platform", "canary-gke", "gcp", "canary", v31)}},
+			want: want{verdict: Adopt, wave: "staging"},
+		},
+		"UnknownWaveIsLast": {
+			reason: "A label that names no wave puts the Cluster in the last wave.",
+			args: Request{Waves: waves, Self: member("team-a", "x", "gcp", "early-bird", v30), Target: v31,
+				Fleet: []Member{member("team-a", "stg", "aws", "staging", v31)}},
+			want: want{verdict: Approval, wave: "production"},
+		},
+		"StepUnderWayKept": {
+			reason: "A Cluster that already asks for the target keeps it, even when an earlier wave fails afterwards.",
+			args: Request{Waves: waves, Self: moving(member("team-a", "stg", "aws", "staging", v30), v31), Target: v31,
+				Fleet: []Member{{Name: "canary-gke", Namespace: "platform", Cloud: "gcp", Wave: "canary", Runs: v31, Asks: v31, Failed: true}}},
+			want: want{verdict: Keep, wave: "staging"},
+		},
+		"MaxUnavailableFull": {
+			reason: "Staging moves one Cluster at a time: one is moving, so the next holds.",
+			args: Request{Waves: waves, Self: member("team-b", "stg-2", "azure", "staging", v30), Target: v31,
+				Fleet: []Member{moving(member("team-a", "stg-1", "aws", "staging", v30), v31)}},
+			want: want{verdict: Hold, wave: "staging"},
+		},
+		"MaxUnavailableOrder": {
+			reason: "With one place free, the first Cluster in namespace/name order takes it.",
+			args: Request{Waves: waves, Self: member("team-b", "stg-2", "azure", "staging", v30), Target: v31,
+				Fleet: []Member{member("team-a", "stg-1", "aws", "staging", v30)}},
+			want: want{verdict: Hold, wave: "staging"},
+		},
+		"MaxUnavailableFirst": {
+			reason: "The first Cluster in namespace/name order adopts.",
+			args: Request{Waves: waves, Self: member("team-a", "stg-1", "aws", "staging", v30), Target: v31,
+				Fleet: []Member{member("team-b", "stg-2", "azure", "staging", v30)}},
+			want: want{verdict: Adopt, wave: "staging"},
+		},
+		"MaxUnavailableDoneFreesPlace": {
+			reason: "A Cluster of the wave that is done frees its place.",
+			args: Request{Waves: waves, Self: member("team-b", "stg-2", "azure", "staging", v30), Target: v31,
+				Fleet: []Member{member("team-a", "stg-1", "aws", "staging", v31)}},
+			want: want{verdict: Adopt, wave: "staging"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d := Decide(tc.args)
+			got := want{verdict: d.Verdict, wave: d.Wave, hidden: d.Hidden}
+			for _, m := range d.WaitsFor {
+				got.waitsFor = append(got.waitsFor, m.Key())
+			}
+			if d.Failed != nil {
+				got.failed = d.Failed.Key()
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nDecide(...): -want, +got:\n%s\nmessage: %s", tc.reason, diff, d.Message)
+			}
+			if d.Message == "" {
+				t.Errorf("%s\nDecide(...): no message", tc.reason)
+			}
+		})
+	}
+}
+
+func TestTargetString(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		target Target
+		want   string
+	}{
+		"Kubernetes": {reason: "A version alone.", target: v31, want: "1.31"},
+		"Charts": {reason: "Charts in name order.", target: Target{Kubernetes: "1.31", Charts: map[string]string{"ingress-nginx": "4.11.3", "cert-manager": "v1.16.1"}},
+			want: "1.31+cert-manager=v1.16.1,ingress-nginx=4.11.3"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.target.String()); diff != "" {
+				t.Errorf("%s\nString(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
