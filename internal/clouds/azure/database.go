@@ -67,6 +67,11 @@ func init() {
 		StorageGB: func(obs *structpb.Struct) int64 {
 			return int64(object.Get(obs, "spec", "forProvider", "storageMb").GetNumberValue()) / 1024
 		},
+		// What auto-grow made of it: the provider reports the server's
+		// storage (storage.storageSizeGB × 1024) as status.atProvider.storageMb.
+		Grown: func(obs *structpb.Struct) int64 {
+			return int64(object.Get(obs, "status", "atProvider", "storageMb").GetNumberValue()) / 1024
+		},
 		Offered: offeredStorage,
 		// Flexible Server always keeps automated backups, 7 to 35 days
 		// (backup_retention_days, which checkDBInstance holds to that).
@@ -214,6 +219,17 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 	if storage != i.StorageGB {
 		ctx.Warn("Flexible Server offers storage of 32, 64, 128, ... GiB: the database gets %d GiB for storageGb %d", storage, i.StorageGB)
 	}
+	// Auto-grow raises the server's storage by itself; the provider reads
+	// storage_mb back from the server (read, line 846) and forces a new
+	// server for a spec below it, auto_grow_enabled or not (CustomizeDiff,
+	// lines 415-429 of internal/services/postgres/
+	// postgresql_flexible_server_resource.go at v4.80.0): the server keeps
+	// what it has grown to. RDS and Cloud SQL need nothing of the kind:
+	// their providers ignore a spec below a size their autoscaling reached
+	// (aws_db_instance.allocated_storage's DiffSuppressFunc while
+	// max_allocated_storage is above it; google_sql_database_instance's
+	// diskSizeCutomizeDiff clears the diff while disk_autoresize is on).
+	storage = max(storage, i.GrownGB)
 	password := object.Object{"name": i.PasswordSecret, "key": database.PasswordKey}
 	if !ctx.Namespaced() {
 		password["namespace"] = ctx.SecretNamespace()

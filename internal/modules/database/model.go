@@ -176,6 +176,10 @@ type Instance struct {
 	// Running is the major version the server runs, "" before it reports
 	// one; Version is the one it is asked for now (a step of Upgrade).
 	Running string
+	// GrownGB is the storage, in GiB, the server has grown to by itself
+	// (the cloud's auto-grow), where its provider would read a spec below
+	// it as a shrink: a render asks for no less (Engine.Grown).
+	GrownGB int64
 }
 
 // Maintenance is a weekly maintenance window of one hour, in UTC.
@@ -281,6 +285,7 @@ func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster, eng Engine, 
 			inst.Version, inst.Running = upgrade.Step, srv.Runs
 		}
 	}
+	inst.GrownGB = srv.GrownGB
 	if srv.StorageGB > 0 && eng.offered(inst.StorageGB) < srv.StorageGB {
 		errs = append(errs, field.Invalid(storagePath, inst.StorageGB, fmt.Sprintf("the server has %d GiB, and no cloud shrinks a database's storage in place: keep at least %d (storage only grows)", srv.StorageGB, srv.StorageGB)))
 	}

@@ -513,6 +513,19 @@ func TestDayTwo(t *testing.T) {
 			{Name: "backups off", World: instanceNoBackups, Spec: fntest.Edit("spec.parameters.version", "17"), Fatal: `spec.parameters.version: Invalid value: "17": the server runs PostgreSQL 16 without automated backups`},
 		},
 	}
+	scenarios["azure/AutoGrowKept"] = fntest.Scenario{
+		Reason: "Flexible Server's auto-grow raised the server's storage: the render asks for what it has grown to, never less (the provider would force a new server), and a larger storageGb still grows it.",
+		XR:     dbXR("azure", fntest.Set("spec.parameters.storageGb", 32.0)),
+		Steps: []fntest.Step{
+			converged,
+			{Name: "the server grows itself", World: func(w *fntest.World) {
+				inst := overlay.DeepCopy(w.Observed["instance"])
+				fntest.Set("status.atProvider.storageMb", 65536.0)(inst)
+				w.Observed["instance"] = inst
+			}, Check: fntest.All(fntest.IsReady(true), fntest.Field("instance", "spec.forProvider.storageMb", 65536.0))},
+			{Name: "grown past it", Spec: fntest.Edit("spec.parameters.storageGb", 128.0), Check: fntest.Field("instance", "spec.forProvider.storageMb", 131072.0)},
+		},
+	}
 	scenarios["gcp/NetworkMoveRefused"] = fntest.Scenario{
 		Reason: "A Cloud SQL instance is never moved to another network: leaving its Cluster's network is a Fatal naming spec.parameters.clusterRef, and the Usage of the Cluster's peering stays.",
 		XR:     dbXR("gcp", onCluster),

@@ -24,6 +24,11 @@ type Engine struct {
 	// StorageGB reads the storage, in GiB, the observed server's spec
 	// asks for (0 when none).
 	StorageGB func(obs *structpb.Struct) int64
+	// Grown reads the storage, in GiB, the observed server has now, which
+	// the cloud's auto-grow raises above what its spec asks (0 when it
+	// reports none). nil where the provider itself keeps a grown size: its
+	// diff ignores a spec below it.
+	Grown func(obs *structpb.Struct) int64
 	// Offered is the storage, in GiB, the cloud gives for a storageGb
 	// (Flexible Server offers steps); nil gives what is asked.
 	Offered func(gb int64) int64
@@ -59,8 +64,10 @@ type Server struct {
 	// Asked is the major version its spec asks for; Runs the one it runs
 	// ("" when its provider reports none yet).
 	Asked, Runs string
-	// StorageGB is the storage its spec asks for (0 when none).
-	StorageGB int64
+	// StorageGB is the storage its spec asks for (0 when none); GrownGB
+	// the storage it has grown to by itself (0 when unknown, or where its
+	// provider keeps it).
+	StorageGB, GrownGB int64
 	// Backups is set when it keeps automated backups.
 	Backups bool
 	// Refusal is why its provider fails to apply its spec (its Synced
@@ -80,6 +87,9 @@ func (e Engine) Observe(obs *structpb.Struct) Server {
 	}
 	if e.StorageGB != nil {
 		s.StorageGB = e.StorageGB(obs)
+	}
+	if e.Grown != nil {
+		s.GrownGB = e.Grown(obs)
 	}
 	if e.Backups != nil {
 		s.Backups = e.Backups(obs)
