@@ -78,11 +78,11 @@ build:
 # (internal/replacegen; docs/lifecycle.md).
 generate:
 	cd input && $(GO) generate -tags generate ./...
-	$(GO) run ./internal/xrdgen
-	$(GO) run ./internal/refgen -crds=$(CRDS)
+	$(GO) run ./cmd/xrdgen
+	$(GO) run ./cmd/refgen -crds=$(CRDS)
 	if [ -n "$(MIRRORS)" ]; then $(GO) run ./internal/replacegen -extract $(MIRRORS); fi
 	$(GO) run ./internal/replacegen -crds=$(CRDS)
-	$(GO) run ./internal/docgen
+	$(GO) run ./cmd/docgen
 
 # Fail when a generated file differs from what its generator writes: the
 # Input CRD (controller-gen), the legacy XRDs (xrdgen), the fields a
@@ -93,19 +93,19 @@ generate:
 check-generated:
 	cd input && $(GO) generate -tags generate ./...
 	git diff --exit-code -- package/input || { echo "package/input is out of date: run make generate and commit it" >&2; exit 1; }
-	$(GO) run ./internal/xrdgen -check
-	$(GO) run ./internal/refgen -crds=$(CRDS) -check
+	$(GO) run ./cmd/xrdgen -check
+	$(GO) run ./cmd/refgen -crds=$(CRDS) -check
 	$(GO) run ./internal/replacegen -crds=$(CRDS) -check
-	$(GO) run ./internal/docgen -check
+	$(GO) run ./cmd/docgen -check
 
 # Keep the docs true: the generated pages are up to date (xrdgen, docgen),
 # and README.md and docs/ link only to what exists and name only make
-# targets and flags of the binary that exist (internal/docscheck).
+# targets and flags of the binary that exist (cmd/docscheck).
 docs:
-	$(GO) run ./internal/xrdgen -check
-	$(GO) run ./internal/refgen -crds=$(CRDS) -check
-	$(GO) run ./internal/docgen -check
-	$(GO) run ./internal/docscheck
+	$(GO) run ./cmd/xrdgen -check
+	$(GO) run ./cmd/refgen -crds=$(CRDS) -check
+	$(GO) run ./cmd/docgen -check
+	$(GO) run ./cmd/docscheck
 
 test:
 	$(GO) test -race ./...

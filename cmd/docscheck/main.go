@@ -1,7 +1,7 @@
 // Command docscheck keeps the docs true: it checks README.md and every
 // docs/**/*.md, and prints each problem as file:line: message.
 //
-//	go run ./internal/docscheck     # from the repository root; make docs
+//	go run ./cmd/docscheck     # from the repository root; make docs
 //
 // It checks that
 //

@@ -13,8 +13,8 @@
 //
 // Usage:
 //
-//	go run ./internal/docgen            # write them
-//	go run ./internal/docgen -check     # fail, naming each, if one is out of date
+//	go run ./cmd/docgen            # write them
+//	go run ./cmd/docgen -check     # fail, naming each, if one is out of date
 package main
 
 import (
@@ -113,7 +113,7 @@ func run(root, readme string, check bool, log io.Writer) error {
 		}
 	}
 	if len(stale) > 0 {
-		return fmt.Errorf("generated files are out of date: run go run ./internal/docgen (make generate) and commit them:\n  %s", strings.Join(stale, "\n  "))
+		return fmt.Errorf("generated files are out of date: run go run ./cmd/docgen (make generate) and commit them:\n  %s", strings.Join(stale, "\n  "))
 	}
 	return nil
 }

@@ -106,7 +106,7 @@ func TestBinaryArgs(t *testing.T) {
 		"Bin":       {reason: "The built binary, by any path.", args: "bin/function-cluster-platform --insecure", want: want{Args: []string{"--insecure"}, Ok: true}},
 		"Bare":      {reason: "The binary on the PATH.", args: "function-cluster-platform preview", want: want{Args: []string{"preview"}, Ok: true}},
 		"GoRun":     {reason: "go run . from the root, with go's own flags.", args: "go run -race . portal --help", want: want{Args: []string{"portal", "--help"}, Ok: true}},
-		"OtherMain": {reason: "go run of another package is not the binary.", args: "go run ./internal/xrdgen -check"},
+		"OtherMain": {reason: "go run of another package is not the binary.", args: "go run ./cmd/xrdgen -check"},
 		"Other":     {reason: "Another command is not the binary.", args: "crossplane render --include-full-xr"},
 	}
 	for name, tc := range cases {

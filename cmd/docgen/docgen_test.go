@@ -373,7 +373,7 @@ func TestGenerateDeterministic(t *testing.T) {
 
 // TestReferenceUpToDate fails when a committed page of docs/reference
 // differs from what the generator writes, or is not one it writes. The
-// README's graph block is left to go run ./internal/docgen -check.
+// README's graph block is left to go run ./cmd/docgen -check.
 func TestReferenceUpToDate(t *testing.T) {
 	out, err := Generate(root)
 	if err != nil {
@@ -382,11 +382,11 @@ func TestReferenceUpToDate(t *testing.T) {
 	for _, name := range sortedKeys(out.Pages) {
 		have, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
 		if err != nil {
-			t.Errorf("%s: %v: run go run ./internal/docgen (make generate) and commit it", name, err)
+			t.Errorf("%s: %v: run go run ./cmd/docgen (make generate) and commit it", name, err)
 			continue
 		}
 		if diff := cmp.Diff(string(out.Pages[name]), string(have)); diff != "" {
-			t.Errorf("%s is out of date: run go run ./internal/docgen (make generate) and commit it: -generated, +committed:\n%s", name, diff)
+			t.Errorf("%s is out of date: run go run ./cmd/docgen (make generate) and commit it: -generated, +committed:\n%s", name, diff)
 		}
 	}
 	extra, err := unknownPages(root, out.Pages)
@@ -414,7 +414,7 @@ func TestXRDsDocumented(t *testing.T) {
 		}
 	}
 	if len(missing) > 0 {
-		t.Errorf("%d XRD fields have no description: add one to each, then run go run ./internal/xrdgen for the legacy XRDs:\n  %s", len(missing), strings.Join(missing, "\n  "))
+		t.Errorf("%d XRD fields have no description: add one to each, then run go run ./cmd/xrdgen for the legacy XRDs:\n  %s", len(missing), strings.Join(missing, "\n  "))
 	}
 }
 

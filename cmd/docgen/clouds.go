@@ -126,7 +126,7 @@ func IndexPage(xrds []PageRef, others []PageRef) []byte {
 	var b bytes.Buffer
 	b.WriteString(generatedNotice("the XRDs, the environment's Go types and the cloud registrations"))
 	b.WriteString("# Reference\n\n")
-	b.WriteString("Find here the page that answers what a field, a key or a composed resource is: generated from the code by `make generate` (`go run ./internal/docgen`), so it says what the function does; `make check-generated` fails when a page is out of date.\n\n")
+	b.WriteString("Find here the page that answers what a field, a key or a composed resource is: generated from the code by `make generate` (`go run ./cmd/docgen`), so it says what the function does; `make check-generated` fails when a page is out of date.\n\n")
 	b.WriteString("## XR kinds\n\n")
 	for _, p := range xrds {
 		fmt.Fprintf(&b, "- [%s](%s): %s\n", p.Title, p.File, p.What)
