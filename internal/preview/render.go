@@ -21,7 +21,7 @@ import (
 //	  --required-resources=<dir> --observed-resources=<(preview -o observed)>
 //
 // (make render's converged stage). It follows cmd/crank/render of the
-// crossplane CLI pinned in internal/tools/go.mod: Render, and
+// crossplane CLI pinned in tools/go.mod: Render, and
 // SetComposedResourceMetadata, which mirrors Crossplane's composition
 // controller. Each composed resource keeps the name its observed resource
 // has, and gets the XR's namespace (a namespaced XR's), the

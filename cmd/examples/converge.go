@@ -213,7 +213,7 @@ func dayOne(render string) error {
 
 // teamGrants are the platform team's grants for the teams whose XRs
 // converge renders, by namespace (testdata/tenancy.yaml).
-const teamGrants = "internal/examples/testdata/tenancy.yaml"
+const teamGrants = "cmd/examples/testdata/tenancy.yaml"
 
 // grantTeams lays teamGrants over the tenancy of names of the baseline
 // EnvironmentConfig at path.

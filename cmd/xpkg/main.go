@@ -11,6 +11,9 @@
 //
 // check opens the built package and fails unless it holds the Function's
 // metadata, the Input CRD and the runtime layer with the binary.
+//
+// It is a module of its own, so that go-containerregistry stays out of the
+// function's module (as the crossplane CLI's pin does in tools/go.mod).
 package main
 
 import (

@@ -1,12 +1,10 @@
-module github.com/seed-6471616d/function-cluster-platform/internal/tools
+module github.com/seed-6471616d/function-cluster-platform/tools
 
 go 1.26.8
 
 require (
 	github.com/crossplane/crossplane/v2 v2.2.1
-	github.com/google/go-containerregistry v0.20.7
 	sigs.k8s.io/controller-tools v0.20.0
-	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -129,6 +127,7 @@ require (
 	github.com/google/certificate-transparency-go v1.3.2 // indirect
 	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/google/go-containerregistry v0.20.7 // indirect
 	github.com/google/go-containerregistry/pkg/authn/k8schain v0.0.0-20230919002926-dbcd01c402b2 // indirect
 	github.com/google/go-containerregistry/pkg/authn/kubernetes v0.0.0-20230919002926-dbcd01c402b2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -251,4 +250,5 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.2-0.20260122202528-d9cc6641c482 // indirect
+	sigs.k8s.io/yaml v1.6.0 // indirect
 )
