@@ -18,7 +18,7 @@ CROSSPLANE    := $(BIN)/crossplane
 # The crossplane CLI (cmd/crank) is pinned in tools/go.mod.
 XP_CLI_VERSION := $(shell awk '$$1=="github.com/crossplane/crossplane/v2"{print $$2; exit}' tools/go.mod)
 # The Crossplane core make e2e and make fleet build and run
-# (internal/e2e/build-tools.sh): XP_VERSION=v2.3.4 make e2e, or
+# (test/e2e/build-tools.sh): XP_VERSION=v2.3.4 make e2e, or
 # make e2e XP_VERSION=v2.3.4, selects another (docs/e2e.md).
 XP_VERSION    ?= v2.4.0
 CRDS          ?= ../shared/crds
@@ -157,18 +157,18 @@ xpkg: $(CROSSPLANE)
 
 # End to end on a real control plane (etcd, kube-apiserver, Crossplane core,
 # provider-kubernetes) on loopback, the function over mTLS:
-# internal/e2e/run.sh. The binaries are built from the module proxy once and
+# test/e2e/run.sh. The binaries are built from the module proxy once and
 # cached in ~/.cache/function-cluster-platform/e2e (about 16 minutes cold).
 # FLEET_SMOKE=N runs a fleet of N after the scenarios, on the same stack.
 e2e:
-	XP_VERSION=$(XP_VERSION) CRDS=$(CRDS) FLEET=$(FLEET_SMOKE) SCENARIOS=1 internal/e2e/run.sh
+	XP_VERSION=$(XP_VERSION) CRDS=$(CRDS) FLEET=$(FLEET_SMOKE) SCENARIOS=1 test/e2e/run.sh
 
 # The fleet: N mixed XRs applied at once, measured, then the faults (kill
 # the function, restart Crossplane core, drop the EnvironmentConfigs for a
 # minute). FLEET_TIMEOUT bounds each wait for the fleet to be Ready.
 N ?= 100
 fleet:
-	XP_VERSION=$(XP_VERSION) CRDS=$(CRDS) FLEET=$(N) FLEET_TIMEOUT=$(or $(FLEET_TIMEOUT),30m) internal/e2e/run.sh
+	XP_VERSION=$(XP_VERSION) CRDS=$(CRDS) FLEET=$(N) FLEET_TIMEOUT=$(or $(FLEET_TIMEOUT),30m) test/e2e/run.sh
 
 tools: $(CROSSPLANE)
 

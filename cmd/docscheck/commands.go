@@ -299,7 +299,7 @@ func (c *Checker) checkCommands(d *Doc) []Problem {
 	var problems []Problem
 	for _, cmd := range Commands(d) {
 		if v, ok := cmd.Env["FN_ARGS"]; ok {
-			// internal/e2e/run.sh passes FN_ARGS to the function.
+			// test/e2e/run.sh passes FN_ARGS to the function.
 			var args []string
 			for _, w := range shellSplit(v) {
 				args = append(args, w...)

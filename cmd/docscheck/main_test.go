@@ -160,7 +160,7 @@ func TestCheck(t *testing.T) {
 			},
 		},
 		"FNArgs": {
-			reason: "FN_ARGS are flags of the function (internal/e2e/run.sh passes them to it).",
+			reason: "FN_ARGS are flags of the function (test/e2e/run.sh passes them to it).",
 			args: args{files: map[string]string{
 				"README.md": "# Top\n\nMeasured with `FN_ARGS='--insecure --ttl=1m' make fleet N=150`.\n",
 			}},

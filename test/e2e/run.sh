@@ -3,7 +3,7 @@
 # kube-controller-manager for garbage collection, Crossplane core), the
 # function reaching it over mTLS, the provider CRDs of ../shared/crds, our
 # XRDs, Compositions and example EnvironmentConfigs; then the end-to-end
-# driver (internal/e2e): the cloud simulator and the scenarios. Everything
+# driver (test/e2e): the cloud simulator and the scenarios. Everything
 # is torn down by PID at the end, also on failure.
 #
 # Environment: E2E_CACHE (built control-plane binaries, kept between runs),
@@ -18,7 +18,7 @@
 # Chromium is found (installed from Debian then, as root).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-HERE=$ROOT/internal/e2e
+HERE=$ROOT/test/e2e
 CACHE=${E2E_CACHE:-$HOME/.cache/function-cluster-platform/e2e}
 WORK=${E2E_WORK:-$ROOT/_output/e2e}
 CRDS=${CRDS:-$ROOT/../shared/crds}
@@ -62,7 +62,7 @@ OUT=$CACHE "$HERE/build-tools.sh"
 PATH=$CACHE:$PATH
 rm -rf "$WORK"; mkdir -p "$WORK/pki"
 CGO_ENABLED=0 go build -o "$WORK/function" .
-CGO_ENABLED=0 go build -o "$WORK/e2e" ./internal/e2e
+CGO_ENABLED=0 go build -o "$WORK/e2e" ./test/e2e
 
 cleanup() {
   rc=$?
