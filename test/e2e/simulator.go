@@ -46,7 +46,7 @@ type cloud struct {
 	// ClusterProviderConfig and ProviderConfigUsage kinds, by group and
 	// kind.
 	pcKinds map[string]kindRef
-	// del is what the simulator records of deletion (deletion.go).
+	// del is what the simulator records of deletion (deletion_record.go).
 	del *deletions
 	// fake, when set, is what deletion's decisions read in place of the
 	// API server (a test's).
