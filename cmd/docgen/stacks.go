@@ -17,6 +17,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -49,7 +50,7 @@ var exampleFiles = []struct{ Module, File string }{
 // examples/envconfigs; a Cluster that an XR names comes from
 // examples/<cloud>/required, as crossplane render gets it.
 func Stacks(examples string) ([]Stack, error) {
-	envs, err := fntest.Load(filepath.Join(examples, "envconfigs"))
+	envs, err := xpsim.Load(filepath.Join(examples, "envconfigs"))
 	if err != nil {
 		return nil, fmt.Errorf("cannot load the example EnvironmentConfigs: %w", err)
 	}
@@ -71,21 +72,21 @@ func Stacks(examples string) ([]Stack, error) {
 // converged: against the example's observed composed resources
 // (examples/<cloud>/observed), so that no resource is still pending a value
 // only an observed resource has.
-func render(examples, file, module string, envs []fntest.Object) (Stack, error) {
-	objs, err := fntest.Load(filepath.Join(examples, file))
+func render(examples, file, module string, envs []xpsim.Object) (Stack, error) {
+	objs, err := xpsim.Load(filepath.Join(examples, file))
 	if err != nil {
 		return Stack{}, err
 	}
 	if len(objs) == 0 {
 		return Stack{}, fmt.Errorf("no XR in %s", file)
 	}
-	observed, err := fntest.Load(filepath.Join(examples, filepath.Dir(file), "observed", filepath.Base(file)))
+	observed, err := xpsim.Load(filepath.Join(examples, filepath.Dir(file), "observed", filepath.Base(file)))
 	if err != nil {
 		return Stack{}, fmt.Errorf("cannot load the example's observed resources: %w", err)
 	}
-	ex := example{dir: examples, obj: objs[0], envs: envs, observed: map[string]fntest.Object{}}
+	ex := example{dir: examples, obj: objs[0], envs: envs, observed: map[string]xpsim.Object{}}
 	for _, o := range observed {
-		ex.observed[fntest.CompositionResourceName(o)] = o
+		ex.observed[xpsim.CompositionResourceName(o)] = o
 	}
 	st := Stack{Module: module, Example: file, Components: map[string]platform.Kind{}}
 	switch module {
@@ -105,16 +106,16 @@ func render(examples, file, module string, envs []fntest.Object) (Stack, error) 
 type example struct {
 	// dir is the examples folder.
 	dir string
-	obj fntest.Object
+	obj xpsim.Object
 	// envs are the example EnvironmentConfigs.
-	envs []fntest.Object
+	envs []xpsim.Object
 	// observed are its converged stack's composed resources.
-	observed map[string]fntest.Object
+	observed map[string]xpsim.Object
 }
 
 // composite returns the XR as Crossplane sends it.
 func (ex example) composite() (*structpb.Struct, error) {
-	req, err := fntest.Request{XR: ex.obj}.Proto()
+	req, err := xpsim.Request{XR: ex.obj}.Proto()
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the XR: %w", err)
 	}
@@ -131,8 +132,8 @@ type call struct {
 
 // begin builds the request with the supplied required resources, finds the
 // XR's cloud and resolves its environment, as the engine does.
-func begin(st *Stack, ex example, x *xr.Composite, required map[string][]fntest.Object) (*call, error) {
-	req, err := fntest.Request{XR: ex.obj, EnvironmentConfigs: ex.envs, Extra: required, Observed: ex.observed}.Proto()
+func begin(st *Stack, ex example, x *xr.Composite, required map[string][]xpsim.Object) (*call, error) {
+	req, err := xpsim.Request{XR: ex.obj, EnvironmentConfigs: ex.envs, Extra: required, Observed: ex.observed}.Proto()
 	if err != nil {
 		return nil, fmt.Errorf("cannot build the request: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/secret"
 	"github.com/seed-6471616d/function-cluster-platform/internal/simulate"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // maxRounds bounds a convergence through the CLI.
@@ -86,12 +87,12 @@ func converge(crossplane, out, crds, cache, image string, folders []string) erro
 // convergeOne renders an XR round after round. It returns the rounds it
 // took, the last render's file and how many resources it composes.
 func convergeOne(crossplane, xr, comp, required, dir string) (int, string, int, error) {
-	observed := map[string]fntest.Object{}
+	observed := map[string]xpsim.Object{}
 	obsFile := filepath.Join(dir, "observed.yaml")
 	for round := 1; round <= maxRounds; round++ {
 		args := []string{"render", xr, comp, functionsFile, "--required-resources=" + required, "--include-full-xr"}
 		if len(observed) > 0 {
-			b, err := fntest.YAML(observed)
+			b, err := xpsim.YAML(observed)
 			if err != nil {
 				return 0, "", 0, err
 			}
@@ -110,14 +111,14 @@ func convergeOne(crossplane, xr, comp, required, dir string) (int, string, int, 
 		if err := os.WriteFile(render, stdout.Bytes(), 0o600); err != nil {
 			return 0, "", 0, err
 		}
-		docs, err := fntest.Parse(stdout.Bytes())
+		docs, err := xpsim.Parse(stdout.Bytes())
 		if err != nil {
 			return 0, "", 0, err
 		}
-		composed := map[string]fntest.Object{}
+		composed := map[string]xpsim.Object{}
 		ready := false
 		for _, o := range docs {
-			if n := fntest.CompositionResourceName(o); n != "" {
+			if n := xpsim.CompositionResourceName(o); n != "" {
 				composed[n] = o
 				if leaks := secret.Find(o); len(leaks) > 0 {
 					return 0, "", 0, fmt.Errorf("round %d: %s holds a plaintext credential at %v", round, n, leaks)
@@ -136,7 +137,7 @@ func convergeOne(crossplane, xr, comp, required, dir string) (int, string, int, 
 		if ready && len(composed) == len(observed) {
 			return round, render, len(composed), nil
 		}
-		next := make(map[string]fntest.Object, len(composed))
+		next := make(map[string]xpsim.Object, len(composed))
 		for n, o := range composed {
 			next[n] = simulate.Observe(o, n)
 		}
@@ -146,7 +147,7 @@ func convergeOne(crossplane, xr, comp, required, dir string) (int, string, int, 
 }
 
 // conditionStatus is the status of a condition of an object, or "".
-func conditionStatus(o fntest.Object, typ string) string {
+func conditionStatus(o xpsim.Object, typ string) string {
 	st, _ := o["status"].(map[string]any)
 	conds, _ := st["conditions"].([]any)
 	for _, c := range conds {
@@ -167,14 +168,14 @@ func dayOne(render string) error {
 	if err != nil {
 		return err
 	}
-	docs, err := fntest.Parse(b)
+	docs, err := xpsim.Parse(b)
 	if err != nil {
 		return err
 	}
-	composed := map[string]fntest.Object{}
-	var xr fntest.Object
+	composed := map[string]xpsim.Object{}
+	var xr xpsim.Object
 	for _, o := range docs {
-		if n := fntest.CompositionResourceName(o); n != "" {
+		if n := xpsim.CompositionResourceName(o); n != "" {
 			composed[n] = o
 		} else if xr == nil {
 			xr = o

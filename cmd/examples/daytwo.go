@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // A dayTwo case changes a converged example Cluster the way its owner does
@@ -20,9 +21,9 @@ import (
 type dayTwo struct {
 	attack
 	// observed changes what the providers report.
-	observed func(map[string]fntest.Object)
+	observed func(map[string]xpsim.Object)
 	// check inspects the render.
-	check func(rendered map[string]fntest.Object) error
+	check func(rendered map[string]xpsim.Object) error
 }
 
 // versionField is where each cloud's cluster and pools ask for a version.
@@ -40,7 +41,7 @@ var runningField = map[string]string{
 }
 
 // lookup reads a dotted path of an object.
-func lookup(o fntest.Object, path string) any {
+func lookup(o xpsim.Object, path string) any {
 	var cur any = map[string]any(o)
 	for _, p := range strings.Split(path, ".") {
 		m, _ := cur.(map[string]any)
@@ -50,8 +51,8 @@ func lookup(o fntest.Object, path string) any {
 }
 
 // wants checks a field of a rendered resource.
-func wants(name, path string, want any) func(map[string]fntest.Object) error {
-	return func(r map[string]fntest.Object) error {
+func wants(name, path string, want any) func(map[string]xpsim.Object) error {
+	return func(r map[string]xpsim.Object) error {
 		o, ok := r[name]
 		if !ok {
 			return fmt.Errorf("%s is not rendered", name)
@@ -64,8 +65,8 @@ func wants(name, path string, want any) func(map[string]fntest.Object) error {
 }
 
 // all runs every check.
-func all(checks ...func(map[string]fntest.Object) error) func(map[string]fntest.Object) error {
-	return func(r map[string]fntest.Object) error {
+func all(checks ...func(map[string]xpsim.Object) error) func(map[string]xpsim.Object) error {
+	return func(r map[string]xpsim.Object) error {
 		for _, c := range checks {
 			if err := c(r); err != nil {
 				return err
@@ -77,8 +78,8 @@ func all(checks ...func(map[string]fntest.Object) error) func(map[string]fntest.
 
 // upgradedPools checks that every pool resource asks for version (or, for
 // none, asks for none).
-func upgradedPools(cloud, version string) func(map[string]fntest.Object) error {
-	return func(r map[string]fntest.Object) error {
+func upgradedPools(cloud, version string) func(map[string]xpsim.Object) error {
+	return func(r map[string]xpsim.Object) error {
 		for name, o := range r {
 			if !strings.HasPrefix(name, "nodepool-") || strings.Contains(name, "-uses-") {
 				continue
@@ -94,8 +95,8 @@ func upgradedPools(cloud, version string) func(map[string]fntest.Object) error {
 // onePoolMoves checks that, the control plane having reported to, at most
 // one pool resource asks for it (lifecycle.parallelPools 1) and the others
 // for from.
-func onePoolMoves(cloud, from, to string) func(map[string]fntest.Object) error {
-	return func(r map[string]fntest.Object) error {
+func onePoolMoves(cloud, from, to string) func(map[string]xpsim.Object) error {
+	return func(r map[string]xpsim.Object) error {
 		moved := 0
 		for name, o := range r {
 			if !strings.HasPrefix(name, "nodepool-") || strings.Contains(name, "-uses-") {
@@ -118,8 +119,8 @@ func onePoolMoves(cloud, from, to string) func(map[string]fntest.Object) error {
 
 // rotated checks that a pool has a new generation beside it, the old one
 // rendered as it is observed.
-func rotated(pool string) func(map[string]fntest.Object) error {
-	return func(r map[string]fntest.Object) error {
+func rotated(pool string) func(map[string]xpsim.Object) error {
+	return func(r map[string]xpsim.Object) error {
 		if _, ok := r["nodepool-"+pool]; !ok {
 			return fmt.Errorf("nodepool-%s is not kept while its new generation is created", pool)
 		}
@@ -133,8 +134,8 @@ func rotated(pool string) func(map[string]fntest.Object) error {
 }
 
 // reports sets what the providers report of a resource.
-func reports(name, path string, v any) func(map[string]fntest.Object) {
-	return func(o map[string]fntest.Object) { fntest.Set(path, v)(o[name]) }
+func reports(name, path string, v any) func(map[string]xpsim.Object) {
+	return func(o map[string]xpsim.Object) { fntest.Set(path, v)(o[name]) }
 }
 
 // sharedAccessBefore is what a GCP Database on a Cluster composed of the
@@ -162,7 +163,7 @@ func dayTwoCases() []dayTwo {
 			dayTwo{attack: attack{name: cloud + "-upgrade", example: ex, xr: set("spec.parameters.version", "1.34")},
 				check: all(wants("cluster", vf.cluster, "1.34"), pools)},
 			dayTwo{attack: attack{name: cloud + "-upgrade-reported", example: ex, xr: set("spec.parameters.version", "1.34")},
-				observed: func(o map[string]fntest.Object) {
+				observed: func(o map[string]xpsim.Object) {
 					reports("cluster", vf.cluster, "1.34")(o)
 					reports("cluster", runningField[cloud], running)(o)
 				},
@@ -174,7 +175,7 @@ func dayTwoCases() []dayTwo {
 			dayTwo{attack: attack{name: cloud + "-outside-window", example: ex, xr: set("spec.parameters.version", "1.37"),
 				fatal: `the environment supports 1.29 to 1.36`}},
 			dayTwo{attack: attack{name: cloud + "-maintenance", example: ex, xr: set("spec.parameters.maintenance", map[string]any{"day": "Sunday", "startTime": "01:00", "durationHours": 12})},
-				check: map[string]func(map[string]fntest.Object) error{
+				check: map[string]func(map[string]xpsim.Object) error{
 					"gcp":   wants("cluster", "spec.forProvider.maintenancePolicy.recurringWindow.recurrence", "FREQ=WEEKLY;BYDAY=SU"),
 					"aws":   wants("cluster", "spec.forProvider.version", "1.33"),
 					"azure": all(wants("cluster", "spec.forProvider.maintenanceWindowAutoUpgrade.dayOfWeek", "Sunday"), wants("cluster", "spec.forProvider.maintenanceWindowNodeOs.duration", 12)),
@@ -208,7 +209,7 @@ func dayTwoCases() []dayTwo {
 		// Node groups that resolved their subnets when the environment
 		// had two zones rotate into the third's.
 		dayTwo{attack: attack{name: "aws-zone-added", example: "aws/cluster.yaml"},
-			observed: func(o map[string]fntest.Object) {
+			observed: func(o map[string]xpsim.Object) {
 				ids := []any{lookup(o["subnet-private-a"], "status.atProvider.id"), lookup(o["subnet-private-b"], "status.atProvider.id")}
 				for _, pool := range []string{"nodepool-default", "nodepool-batch"} {
 					reports(pool, "spec.forProvider.subnetIds", ids)(o)
@@ -222,7 +223,7 @@ func dayTwoCases() []dayTwo {
 		// the Orphan policies): they are held for its owner to confirm,
 		// as they were, while the instance holds the Cluster's.
 		dayTwo{attack: attack{name: "gcp-database-upgraded", example: "gcp/database.yaml", held: []string{"private-ip-range", "private-service-connection"}},
-			observed: func(o map[string]fntest.Object) {
+			observed: func(o map[string]xpsim.Object) {
 				delete(o, "instance-uses-cluster-private-services-connection")
 				maps.Copy(o, fntest.ObservedFile(sharedAccessBefore))
 			},
@@ -260,13 +261,13 @@ func dayTwoRun(crossplane, out, crds, cache, image string) error {
 			fmt.Printf("day-two   %-28s %-20s %s\n", c.name, c.example, msg)
 			continue
 		}
-		objs, err := fntest.Load(filepath.Join(dir, "render.yaml"))
+		objs, err := xpsim.Load(filepath.Join(dir, "render.yaml"))
 		if err != nil {
 			return err
 		}
-		byName := map[string]fntest.Object{}
+		byName := map[string]xpsim.Object{}
 		for _, o := range objs {
-			if n := fntest.CompositionResourceName(o); n != "" {
+			if n := xpsim.CompositionResourceName(o); n != "" {
 				byName[n] = o
 			}
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // engineVersionField is where each cloud's database server asks for its
@@ -15,7 +16,7 @@ var engineVersionField = map[string][2]string{
 
 // newGroupReady is the AWS example Database's stack with the parameter
 // group of the postgres17 family created and Ready beside the old one.
-func newGroupReady(o map[string]fntest.Object) {
+func newGroupReady(o map[string]xpsim.Object) {
 	g := overlay.DeepCopy(o["parameter-group-postgres16"])
 	fntest.Set("metadata.name", "orders-db-parameter-group-postgres17")(g)
 	fntest.Set("metadata.annotations", map[string]any{

@@ -26,10 +26,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/preview"
 	"sigs.k8s.io/yaml"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/preview"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 func main() {
@@ -172,7 +173,7 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 	if err := gather(compatDir, "examples/spend"); err != nil {
 		return err
 	}
-	compatEnvs, err := fntest.Load("examples/compat/envconfigs")
+	compatEnvs, err := xpsim.Load("examples/compat/envconfigs")
 	if err != nil {
 		return err
 	}
@@ -212,9 +213,9 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 			// A claim of the original platform: render the XR Crossplane
 			// creates for it, with the original EnvironmentConfigs in the
 			// context, as the compat Composition's first step gives them.
-			o = fntest.ClaimComposite(o)
+			o = xpsim.ClaimComposite(o)
 			labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
-			b, err := json.Marshal(fntest.MergeEnvironment(compatEnvs, str(labels, "cloud"), str(labels, "planeType"), nil)[envcfg.ContextKey])
+			b, err := json.Marshal(xpsim.MergeEnvironment(compatEnvs, str(labels, "cloud"), str(labels, "planeType"), nil)[envcfg.ContextKey])
 			if err != nil {
 				return err
 			}
@@ -324,11 +325,11 @@ func run(crossplane, out, crds, cache, image string, validate bool) error {
 // did for the converged stack of an example (preview.SameAsRender), and
 // says which XR status fields only preview has.
 func sameRender(name, previewed, rendered string) error {
-	p, err := fntest.Load(previewed)
+	p, err := xpsim.Load(previewed)
 	if err != nil {
 		return err
 	}
-	r, err := fntest.Load(rendered)
+	r, err := xpsim.Load(rendered)
 	if err != nil {
 		return err
 	}
@@ -392,7 +393,7 @@ func withoutBuiltins(folder, dst string) (int, int, error) {
 	}
 	kept, builtin := 0, 0
 	for _, f := range files {
-		objs, err := fntest.Load(f)
+		objs, err := xpsim.Load(f)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -511,14 +512,14 @@ func apis() (map[typeRef]string, map[typeRef]string, error) {
 }
 
 // exampleEnvs are the example EnvironmentConfigs, by file name.
-func exampleEnvs() (map[string]fntest.Object, error) {
+func exampleEnvs() (map[string]xpsim.Object, error) {
 	files, err := filepath.Glob("examples/envconfigs/*.yaml")
 	if err != nil {
 		return nil, err
 	}
-	envs := map[string]fntest.Object{}
+	envs := map[string]xpsim.Object{}
 	for _, f := range files {
-		objs, err := fntest.Load(f)
+		objs, err := xpsim.Load(f)
 		if err != nil {
 			return nil, fmt.Errorf("cannot load EnvironmentConfig %s: %w", f, err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // An attack is one red-team case replayed through the crossplane CLI
@@ -25,9 +26,9 @@ type attack struct {
 	// example is the XR file under examples/, e.g. gcp/cluster.yaml.
 	example string
 	// xr changes the XR.
-	xr func(fntest.Object)
+	xr func(xpsim.Object)
 	// env changes the EnvironmentConfigs, keyed by file name.
-	env func(map[string]fntest.Object)
+	env func(map[string]xpsim.Object)
 	// fatal is part of the Fatal the render must fail with; empty when the
 	// render must succeed.
 	fatal string
@@ -38,29 +39,29 @@ type attack struct {
 	absent []string
 	// observedEdit, when set, changes what the providers report before
 	// the render.
-	observedEdit func(map[string]fntest.Object)
+	observedEdit func(map[string]xpsim.Object)
 	// tenant, when set, is another namespace the example is copied into,
 	// with the Cluster it runs on: a new XR there, rendered without
 	// observed resources, that tries to take the example's names.
 	tenant string
 }
 
-func set(path string, v any) func(fntest.Object) { return fntest.Set(path, v) }
+func set(path string, v any) func(xpsim.Object) { return fntest.Set(path, v) }
 
-func overrides(name string, ov map[string]any) func(fntest.Object) {
+func overrides(name string, ov map[string]any) func(xpsim.Object) {
 	return set("spec.parameters.overrides", map[string]any{name: ov})
 }
 
-func envSet(file, path string, v any) func(map[string]fntest.Object) {
-	return func(e map[string]fntest.Object) { fntest.Set("data."+path, v)(e[file]) }
+func envSet(file, path string, v any) func(map[string]xpsim.Object) {
+	return func(e map[string]xpsim.Object) { fntest.Set("data."+path, v)(e[file]) }
 }
 
-func envDelete(file string) func(map[string]fntest.Object) {
-	return func(e map[string]fntest.Object) { delete(e, file) }
+func envDelete(file string) func(map[string]xpsim.Object) {
+	return func(e map[string]xpsim.Object) { delete(e, file) }
 }
 
-func both(fs ...func(fntest.Object)) func(fntest.Object) {
-	return func(o fntest.Object) {
+func both(fs ...func(xpsim.Object)) func(xpsim.Object) {
+	return func(o xpsim.Object) {
 		for _, f := range fs {
 			f(o)
 		}
@@ -224,7 +225,7 @@ func redteam(crossplane, out string) error {
 	return nil
 }
 
-func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[string]fntest.Object, dir string) (string, error) {
+func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[string]xpsim.Object, dir string) (string, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return "", err
 	}
@@ -232,7 +233,7 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 	if err := gather(req, "examples/spend", filepath.Join("examples", filepath.Dir(a.example), "required")); err != nil {
 		return "", err
 	}
-	env := map[string]fntest.Object{}
+	env := map[string]xpsim.Object{}
 	for k, v := range envs {
 		env[k] = overlay.DeepCopy(v)
 	}
@@ -266,7 +267,7 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 	if a.observedEdit != nil {
 		objs := fntest.ObservedFile(observed)
 		a.observedEdit(objs)
-		b, err := fntest.YAML(objs)
+		b, err := xpsim.YAML(objs)
 		if err != nil {
 			return "", err
 		}
@@ -303,24 +304,24 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 	if runErr != nil {
 		return "", fmt.Errorf("unexpected failure: %s", stderr.String())
 	}
-	rendered, err := fntest.Parse(stdout.Bytes())
+	rendered, err := xpsim.Parse(stdout.Bytes())
 	if err != nil {
 		return "", err
 	}
 	names := map[string]bool{}
 	var settled string
 	for _, o := range rendered {
-		names[fntest.CompositionResourceName(o)] = true
+		names[xpsim.CompositionResourceName(o)] = true
 		if str(o, "kind") == str(xr, "kind") && str(o, "apiVersion") == str(xr, "apiVersion") {
 			settled = conditionMessage(o, "RemovalsSettled")
 		}
 	}
-	var was []fntest.Object
+	var was []xpsim.Object
 	if observed != "" {
 		was = fntest.MustLoad(observed)
 	}
 	for _, o := range was {
-		if n := fntest.CompositionResourceName(o); !names[n] {
+		if n := xpsim.CompositionResourceName(o); !names[n] {
 			return "", fmt.Errorf("WITHDRAWN: observed composed resource %q is not rendered", n)
 		}
 	}
@@ -352,7 +353,7 @@ func moveRequired(dir, ns string) error {
 		return err
 	}
 	for _, f := range files {
-		objs, err := fntest.Load(f)
+		objs, err := xpsim.Load(f)
 		if err != nil {
 			return err
 		}
@@ -377,7 +378,7 @@ func moveRequired(dir, ns string) error {
 	return nil
 }
 
-func conditionMessage(o fntest.Object, typ string) string {
+func conditionMessage(o xpsim.Object, typ string) string {
 	st, _ := o["status"].(map[string]any)
 	conds, _ := st["conditions"].([]any)
 	for _, c := range conds {
@@ -388,7 +389,7 @@ func conditionMessage(o fntest.Object, typ string) string {
 	return ""
 }
 
-func writeYAML(path string, o fntest.Object) error {
+func writeYAML(path string, o xpsim.Object) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return err
 	}

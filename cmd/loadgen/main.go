@@ -36,7 +36,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/bench"
-	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // config of a run.
@@ -129,7 +129,7 @@ func run(c config) error {
 			return fmt.Errorf("cannot capture the converged %s request: %w", cloud, err)
 		}
 		rsp := bench.Run(req)
-		if msg := fntest.Fatal(rsp); msg != "" {
+		if msg := xpsim.Fatal(rsp); msg != "" {
 			return fmt.Errorf("the function answers the converged %s request with a Fatal: %s", cloud, msg)
 		}
 		wire, err := capture(c.out, cloud, req, rsp)

@@ -16,6 +16,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -71,7 +72,7 @@ func render(t *testing.T, example string, mutate func(object) string) (object, [
 	if mutate != nil {
 		mutate(x)
 	}
-	req := fntest.Request{XR: overlay.DeepCopy(x), EnvironmentConfigs: fntest.MustLoad(filepath.Join(examples, "envconfigs"))}
+	req := xpsim.Request{XR: overlay.DeepCopy(x), EnvironmentConfigs: fntest.MustLoad(filepath.Join(examples, "envconfigs"))}
 	run := bench.Run
 	var reader *clusterref.Reader
 	switch x["kind"] {
@@ -89,12 +90,12 @@ func render(t *testing.T, example string, mutate func(object) string) (object, [
 		}
 		req.Extra = extra
 	}
-	rsp, _, _, err := fntest.Converge(run, req, 30)
+	rsp, _, _, err := xpsim.Converge(run, req, 30)
 	if err != nil {
 		t.Fatalf("%s: %v", example, err)
 	}
 	var out []object
-	desired := fntest.Desired(rsp)
+	desired := xpsim.Desired(rsp)
 	for _, crname := range slices.Sorted(maps.Keys(desired)) {
 		o := desired[crname]
 		meta, _ := o["metadata"].(map[string]any)

@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // portalRBAC returns the ClusterRoles and Roles of the portal's install
@@ -16,7 +16,7 @@ import (
 // ServiceAccount, for an API server where the portal runs as that user:
 // the shipped rules, nothing added.
 func portalRBAC(path, user string) ([]byte, error) {
-	objs, err := fntest.Load(path)
+	objs, err := xpsim.Load(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", path, err)
 	}

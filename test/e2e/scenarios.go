@@ -20,6 +20,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -78,7 +79,7 @@ func resourceRefs(xr object) []composedRef {
 // example environment, and returns the composition-resource names of the
 // whole stack by kind: what the real control plane must end up with.
 func (s *scenarios) expected(xr object) (map[string]string, error) {
-	rsp, _, _, err := fntest.Converge(bench.Run, fntest.Request{
+	rsp, _, _, err := xpsim.Converge(bench.Run, xpsim.Request{
 		XR:                 xr,
 		EnvironmentConfigs: fntest.MustLoad(filepath.Join(s.examples, "envconfigs")),
 		Spend:              fntest.MustLoad(filepath.Join(s.examples, "spend")),
@@ -87,7 +88,7 @@ func (s *scenarios) expected(xr object) (map[string]string, error) {
 		return nil, err
 	}
 	out := map[string]string{}
-	for name, o := range fntest.Desired(rsp) {
+	for name, o := range xpsim.Desired(rsp) {
 		out[name] = o["kind"].(string)
 	}
 	return out, nil
@@ -713,14 +714,14 @@ func checkStatus(xr object) error {
 // The real Crossplane delivers the Cluster and its composed resources to
 // the function by the selectors the XR asks with, which is what this
 // proves beyond a render.
-func (s *scenarios) onCluster(example, clusterCloud string, run fntest.Runner, reader *clusterref.Reader, fields []string, verify func(live object) error, change func(xr object) []string) error {
+func (s *scenarios) onCluster(example, clusterCloud string, run xpsim.Runner, reader *clusterref.Reader, fields []string, verify func(live object) error, change func(xr object) []string) error {
 	xr := fntest.MustLoad(filepath.Join(s.examples, example))[0]
 	name, ns := str(xr, "metadata", "name"), str(xr, "metadata", "namespace")
 	apiVersion, kind := xr["apiVersion"].(string), xr["kind"].(string)
 	// Its deletion is to complete: what keeps it from that by design is
 	// turned off.
 	unprotected := unprotect(xr)
-	req := fntest.Request{XR: overlay.DeepCopy(xr), EnvironmentConfigs: fntest.MustLoad(filepath.Join(s.examples, "envconfigs"))}
+	req := xpsim.Request{XR: overlay.DeepCopy(xr), EnvironmentConfigs: fntest.MustLoad(filepath.Join(s.examples, "envconfigs"))}
 	if clusterCloud != "" {
 		extra, err := fntest.Required(s.examples, clusterCloud, xr, reader)
 		if err != nil {
@@ -728,12 +729,12 @@ func (s *scenarios) onCluster(example, clusterCloud string, run fntest.Runner, r
 		}
 		req.Extra = extra
 	}
-	rsp, _, _, err := fntest.Converge(run, req, 30)
+	rsp, _, _, err := xpsim.Converge(run, req, 30)
 	if err != nil {
 		return fmt.Errorf("cannot converge %s in process: %w", example, err)
 	}
 	want := map[string]string{}
-	for crname, o := range fntest.Desired(rsp) {
+	for crname, o := range xpsim.Desired(rsp) {
 		want[crname] = o["kind"].(string)
 	}
 

@@ -1,4 +1,4 @@
-package fntest
+package xpsim
 
 import (
 	"fmt"
