@@ -1,8 +1,11 @@
 // Command examples renders every example XR with the crossplane CLI and,
 // with -validate, validates each render against the provider CRDs, our XRDs
-// and Crossplane's own schemas. With -redteam it replays attacks on the
-// trust boundary against the converged examples instead (redteam.go). It expects the function to be listening on
-// localhost:9443 with --insecure (the Makefile starts it).
+// and Crossplane's own schemas. Instead, -redteam replays attacks on the
+// trust boundary against the converged examples (redteam.go), -daytwo
+// renders day-2 changes of the converged example Clusters (daytwo.go), and
+// -converge converges XRs that are not the examples (converge.go). It
+// expects the function to be serving at -address with --insecure (the
+// Makefile starts it on the first free port from 9443).
 //
 // Each XR under examples/<cloud>/ is rendered with the Composition whose
 // compositeTypeRef matches it, found anywhere under apis/; twice when it has

@@ -1,8 +1,10 @@
-// Command e2e is the end-to-end driver of make e2e: against a real
-// kube-apiserver and Crossplane core (started by run.sh), reaching the
-// function over mTLS, it stands in for the cloud providers (see cloud) and
-// takes an example XR of every cloud, and a legacy cluster-scoped one,
-// through its life, asserting against the API server at each step.
+// Command e2e is the end-to-end driver of make e2e and make fleet: against
+// a real kube-apiserver and Crossplane core (started by run.sh), reaching
+// the function over mTLS, it stands in for the cloud providers (see cloud)
+// and takes the example XRs (a Cluster of every cloud and a legacy
+// cluster-scoped one, and the modules that run on them) through their life,
+// asserting against the API server at each step; with -fleet it applies
+// many XRs at once, measures them and injects faults.
 package main
 
 import (
