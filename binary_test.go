@@ -39,4 +39,12 @@ func TestBinaryLinksNoTestPackage(t *testing.T) {
 	if ours < 10 {
 		t.Fatalf("go list found %d packages of this module in the binary, want the function's: is the module %s?", ours, module)
 	}
+	// The test kit must still say what it is, or nothing above would see it.
+	kit, err := exec.Command("go", "list", "-f", "{{.Doc}}", "./internal/fntest").Output()
+	if err != nil {
+		t.Fatalf("cannot read the test kit's doc: %v", err)
+	}
+	if !testOnly.Match(kit) {
+		t.Errorf("internal/fntest's doc no longer says it is for tests: %q", kit)
+	}
 }
