@@ -21,10 +21,10 @@ export GOTOOLCHAIN ?= go1.27.3
 BIN           := bin
 FUNCTION      := $(BIN)/function-cluster-platform
 CROSSPLANE    := $(BIN)/crossplane
-# The crossplane CLI (cmd/crank) is pinned in internal/tools/go.mod.
-XP_CLI_VERSION := $(shell awk '$$1=="github.com/crossplane/crossplane/v2"{print $$2; exit}' internal/tools/go.mod)
+# The crossplane CLI (cmd/crank) is pinned in tools/go.mod.
+XP_CLI_VERSION := $(shell awk '$$1=="github.com/crossplane/crossplane/v2"{print $$2; exit}' tools/go.mod)
 # The Crossplane core make e2e and make fleet build and run
-# (internal/e2e/build-tools.sh): XP_VERSION=v2.3.4 make e2e, or
+# (test/e2e/build-tools.sh): XP_VERSION=v2.3.4 make e2e, or
 # make e2e XP_VERSION=v2.3.4, selects another (docs/e2e.md).
 XP_VERSION    ?= v2.4.0
 CRDS          ?= ../shared/crds
@@ -84,11 +84,11 @@ build:
 # (internal/replacegen; docs/lifecycle.md).
 generate:
 	cd input && $(GO) generate -tags generate ./...
-	$(GO) run ./internal/xrdgen
-	$(GO) run ./internal/refgen -crds=$(CRDS)
+	$(GO) run ./cmd/xrdgen
+	$(GO) run ./cmd/refgen -crds=$(CRDS)
 	if [ -n "$(MIRRORS)" ]; then $(GO) run ./internal/replacegen -extract $(MIRRORS); fi
 	$(GO) run ./internal/replacegen -crds=$(CRDS)
-	$(GO) run ./internal/docgen
+	$(GO) run ./cmd/docgen
 
 # Fail when a generated file differs from what its generator writes: the
 # Input CRD (controller-gen), the legacy XRDs (xrdgen), the fields a
@@ -99,19 +99,19 @@ generate:
 check-generated:
 	cd input && $(GO) generate -tags generate ./...
 	git diff --exit-code -- package/input || { echo "package/input is out of date: run make generate and commit it" >&2; exit 1; }
-	$(GO) run ./internal/xrdgen -check
-	$(GO) run ./internal/refgen -crds=$(CRDS) -check
+	$(GO) run ./cmd/xrdgen -check
+	$(GO) run ./cmd/refgen -crds=$(CRDS) -check
 	$(GO) run ./internal/replacegen -crds=$(CRDS) -check
-	$(GO) run ./internal/docgen -check
+	$(GO) run ./cmd/docgen -check
 
 # Keep the docs true: the generated pages are up to date (xrdgen, docgen),
 # and README.md and docs/ link only to what exists and name only make
-# targets and flags of the binary that exist (internal/docscheck).
+# targets and flags of the binary that exist (cmd/docscheck).
 docs:
-	$(GO) run ./internal/xrdgen -check
-	$(GO) run ./internal/refgen -crds=$(CRDS) -check
-	$(GO) run ./internal/docgen -check
-	$(GO) run ./internal/docscheck
+	$(GO) run ./cmd/xrdgen -check
+	$(GO) run ./cmd/refgen -crds=$(CRDS) -check
+	$(GO) run ./cmd/docgen -check
+	$(GO) run ./cmd/docscheck
 
 test:
 	$(GO) test -race ./...
@@ -135,8 +135,8 @@ fuzz:
 
 # The load benchmark: the real binary and the floor over gRPC on loopback.
 bench: build
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/floor ./internal/bench/floor
-	$(GO) run ./internal/bench/loadgen -function=$(FUNCTION) -floor=$(BIN)/floor -examples=examples -out=$(OUT)/bench
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/floor ./cmd/floor
+	$(GO) run ./cmd/loadgen -function=$(FUNCTION) -floor=$(BIN)/floor -examples=examples -out=$(OUT)/bench
 
 # The Go benchmarks: whole calls per cloud and the hot paths.
 bench-go:
@@ -147,45 +147,45 @@ bench-portal:
 	$(GO) test ./internal/portal -run='^$$' -bench=BenchmarkStreams -benchtime=50x -count=3
 
 # The static binary, an OCI runtime image tarball assembled from it by
-# internal/tools/xpkg (following the Dockerfile's final stage), and
+# cmd/xpkg (following the Dockerfile's final stage), and
 # crossplane xpkg build embedding it; then a check of the package's contents.
 xpkg: $(CROSSPLANE)
 	mkdir -p $(OUT)/xpkg/examples
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(ARCH) $(GO) build -trimpath -ldflags='-s -w' -o $(OUT)/xpkg/function .
-	cd internal/tools && $(GO) run ./xpkg image --dockerfile=../../Dockerfile --binary=../../$(OUT)/xpkg/function \
+	cd cmd/xpkg && $(GO) run . image --dockerfile=../../Dockerfile --binary=../../$(OUT)/xpkg/function \
 		--arch=$(ARCH) --out=../../$(OUT)/xpkg/image.tar
 	rm -f $(OUT)/xpkg/examples/*.yaml
 	for c in gcp aws azure; do cp examples/$$c/cluster.yaml $(OUT)/xpkg/examples/$$c-cluster.yaml; done
 	cp examples/budget/workloads.yaml $(OUT)/xpkg/examples/
 	$(CROSSPLANE) xpkg build --package-root=package --examples-root=$(OUT)/xpkg/examples \
 		--embed-runtime-image-tarball=$(OUT)/xpkg/image.tar --package-file=$(XPKG)
-	cd internal/tools && $(GO) run ./xpkg check --package=../../$(XPKG)
+	cd cmd/xpkg && $(GO) run . check --package=../../$(XPKG)
 
 # End to end on a real control plane (etcd, kube-apiserver, Crossplane core,
 # provider-kubernetes) on loopback, the function over mTLS:
-# internal/e2e/run.sh. The binaries are built from the module proxy once and
+# test/e2e/run.sh. The binaries are built from the module proxy once and
 # cached in ~/.cache/function-cluster-platform/e2e (about 16 minutes cold).
 # FLEET_SMOKE=N runs a fleet of N after the scenarios, on the same stack.
 e2e:
-	XP_VERSION=$(XP_VERSION) CRDS=$(CRDS) FLEET=$(FLEET_SMOKE) SCENARIOS=1 internal/e2e/run.sh
+	XP_VERSION=$(XP_VERSION) CRDS=$(CRDS) FLEET=$(FLEET_SMOKE) SCENARIOS=1 test/e2e/run.sh
 
 # The fleet: N mixed XRs applied at once, measured, then the faults (kill
 # the function, restart Crossplane core, drop the EnvironmentConfigs for a
 # minute). FLEET_TIMEOUT bounds each wait for the fleet to be Ready.
 N ?= 100
 fleet:
-	XP_VERSION=$(XP_VERSION) CRDS=$(CRDS) FLEET=$(N) FLEET_TIMEOUT=$(or $(FLEET_TIMEOUT),30m) internal/e2e/run.sh
+	XP_VERSION=$(XP_VERSION) CRDS=$(CRDS) FLEET=$(N) FLEET_TIMEOUT=$(or $(FLEET_TIMEOUT),30m) test/e2e/run.sh
 
 tools: $(CROSSPLANE)
 
-$(CROSSPLANE): internal/tools/go.mod internal/tools/go.sum
-	cd internal/tools && $(GO) build -o ../../$(CROSSPLANE) github.com/crossplane/crossplane/v2/cmd/crank
+$(CROSSPLANE): tools/go.mod tools/go.sum
+	cd tools && $(GO) build -o ../$(CROSSPLANE) github.com/crossplane/crossplane/v2/cmd/crank
 
 # Crossplane's own schemas, from the crossplane module's cluster/crds, laid
 # out as the package crossplane beta validate would otherwise download.
-$(VALIDATE_CACHE)/.ready: internal/tools/go.mod
-	cd internal/tools && $(GO) mod download github.com/crossplane/crossplane/v2
-	dir=$$(cd internal/tools && $(GO) list -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2); \
+$(VALIDATE_CACHE)/.ready: tools/go.mod
+	cd tools && $(GO) mod download github.com/crossplane/crossplane/v2
+	dir=$$(cd tools && $(GO) list -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2); \
 	pkg=$(VALIDATE_CACHE)/xpkg.crossplane.io/crossplane/crossplane@$(XP_CLI_VERSION); \
 	mkdir -p $$pkg; \
 	for f in $$dir/cluster/crds/*.yaml; do echo '---'; cat $$f; done > $$pkg/package.yaml
@@ -200,7 +200,7 @@ define with-function
 	trap 'kill $$pid 2>/dev/null || true' EXIT; \
 	for i in $$(seq 1 50); do (exec 3<>/dev/tcp/127.0.0.1/$(FN_PORT)) 2>/dev/null && break; sleep 0.1; done; \
 	kill -0 $$pid 2>/dev/null || { cat $(OUT)/function.log >&2; exit 1; }; \
-	$(GO) run ./internal/examples -crossplane=$(CROSSPLANE) -out=$(RENDER_OUT) -crds=$(CRDS) \
+	$(GO) run ./cmd/examples -crossplane=$(CROSSPLANE) -out=$(RENDER_OUT) -crds=$(CRDS) \
 		-cache-dir=$(VALIDATE_CACHE) -crossplane-image=$(XP_IMAGE) -address=$(FN_ADDRESS) -function=$(FUNCTION) $(1)
 endef
 
@@ -213,7 +213,7 @@ validate: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready
 	$(call with-function,-validate)
 
 # Replay the red-team attacks on the trust boundary through the crossplane
-# CLI against the converged examples (internal/examples/redteam.go).
+# CLI against the converged examples (cmd/examples/redteam.go).
 redteam: $(CROSSPLANE)
 	mkdir -p $(OUT)
 	$(call with-function,-redteam)
@@ -229,17 +229,17 @@ redteam-portal:
 # Day-2 changes of the converged example Clusters through the crossplane
 # CLI: upgraded, skipped, downgraded, rotated, maintenance windows; each
 # refused with a Fatal naming the field, or rendered, checked and validated
-# (internal/examples/daytwo.go).
+# (cmd/examples/daytwo.go).
 daytwo: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready
 	mkdir -p $(OUT)
 	$(call with-function,-daytwo)
 
-# Converge XRs that are not the examples (internal/examples/testdata/converge)
+# Converge XRs that are not the examples (cmd/examples/testdata/converge)
 # through the crossplane CLI until Ready: nothing withdrawn, no credential,
-# the converged render validated (internal/examples/converge.go).
+# the converged render validated (cmd/examples/converge.go).
 converge: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready
 	mkdir -p $(OUT)
-	$(call with-function,-converge=internal/examples/testdata/converge)
+	$(call with-function,-converge=cmd/examples/testdata/converge)
 
 clean:
 	rm -rf $(BIN) $(OUT)

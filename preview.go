@@ -12,9 +12,9 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/preview"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // PreviewCmd previews XRs in process (package preview).
@@ -78,7 +78,7 @@ func (c *PreviewCmd) Run() error {
 		return fmt.Errorf("--observed plans one XR: name one file")
 	}
 	for i, f := range c.Files {
-		xrs, err := fntest.Load(f)
+		xrs, err := xpsim.Load(f)
 		if err != nil {
 			return fmt.Errorf("cannot read %s: %w", f, err)
 		}
@@ -97,10 +97,10 @@ func (c *PreviewCmd) Run() error {
 }
 
 // one previews one XR.
-func (c *PreviewCmd) one(run preview.Runner, w preview.World, x fntest.Object) error {
-	var observed map[string]fntest.Object
+func (c *PreviewCmd) one(run preview.Runner, w preview.World, x xpsim.Object) error {
+	var observed map[string]xpsim.Object
 	if c.Observed != "" {
-		objs, err := fntest.Load(c.Observed)
+		objs, err := xpsim.Load(c.Observed)
 		if err != nil {
 			return fmt.Errorf("cannot read the observed resources: %w", err)
 		}
@@ -152,13 +152,13 @@ func (c *PreviewCmd) fleet(run preview.Runner, old preview.World) error {
 	bar := newProgress(c.progress, len(files))
 	var report preview.FleetReport
 	for i, f := range files {
-		xrs, err := fntest.Load(f)
+		xrs, err := xpsim.Load(f)
 		if err != nil {
 			return fmt.Errorf("cannot read %s: %w", f, err)
 		}
-		var observed map[string]fntest.Object
+		var observed map[string]xpsim.Object
 		if obs := filepath.Join(c.Fleet, "observed", filepath.Base(f)); exists(obs) {
-			objs, err := fntest.Load(obs)
+			objs, err := xpsim.Load(obs)
 			if err != nil {
 				return fmt.Errorf("cannot read %s: %w", obs, err)
 			}
@@ -177,10 +177,10 @@ func (c *PreviewCmd) fleet(run preview.Runner, old preview.World) error {
 	return preview.PrintFleet(c.out, &report, c.JSON)
 }
 
-func observedByName(objs []fntest.Object) map[string]fntest.Object {
-	out := map[string]fntest.Object{}
+func observedByName(objs []xpsim.Object) map[string]xpsim.Object {
+	out := map[string]xpsim.Object{}
 	for _, o := range objs {
-		if n := fntest.CompositionResourceName(o); n != "" {
+		if n := xpsim.CompositionResourceName(o); n != "" {
 			out[n] = o
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/preview"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // TestPreviewExamples previews every example XR (each module, each cloud,
@@ -80,7 +81,7 @@ func TestPreviewExamples(t *testing.T) {
 }
 
 // goldenDesired reads the desired composed resources of a golden response.
-func goldenDesired(t *testing.T, path string) map[string]fntest.Object {
+func goldenDesired(t *testing.T, path string) map[string]xpsim.Object {
 	t.Helper()
 	b, err := os.ReadFile(path) //nolint:gosec // a golden file of this repository
 	if err != nil {
@@ -89,14 +90,14 @@ func goldenDesired(t *testing.T, path string) map[string]fntest.Object {
 	var rsp struct {
 		Desired struct {
 			Resources map[string]struct {
-				Resource fntest.Object `json:"resource"`
+				Resource xpsim.Object `json:"resource"`
 			} `json:"resources"`
 		} `json:"desired"`
 	}
 	if err := yaml.Unmarshal(b, &rsp); err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]fntest.Object{}
+	out := map[string]xpsim.Object{}
 	for name, r := range rsp.Desired.Resources {
 		out[name] = r.Resource
 	}
@@ -118,8 +119,8 @@ func TestPreviewFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 51 {
-		fixture := []func(...func(fntest.Object)) fntest.Object{fntest.GCPXR, fntest.AWSXR, fntest.AzureXR}[i%3]
-		mutate := []func(fntest.Object){fntest.Set("metadata.name", fmt.Sprintf("team-%02d", i))}
+		fixture := []func(...func(xpsim.Object)) xpsim.Object{fntest.GCPXR, fntest.AWSXR, fntest.AzureXR}[i%3]
+		mutate := []func(xpsim.Object){fntest.Set("metadata.name", fmt.Sprintf("team-%02d", i))}
 		if i%2 == 1 {
 			mutate = append(mutate, fntest.Legacy)
 		}
@@ -304,7 +305,7 @@ func TestPreviewMatchesRender(t *testing.T) {
 			t.Fatal(err)
 		}
 		objs := fntest.MustLoad("examples/envconfigs", "examples/spend", filepath.Join("examples", cloud, "required"))
-		b, err := fntest.YAMLList(objs)
+		b, err := xpsim.YAMLList(objs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,11 +358,11 @@ func TestPreviewMatchesRender(t *testing.T) {
 			if err := render.Run(); err != nil {
 				t.Fatalf("crossplane render: %v\n%s", err, stderr.String())
 			}
-			previewed, err := fntest.Parse(previewAs("yaml"))
+			previewed, err := xpsim.Parse(previewAs("yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			rendered, err := fntest.Parse(stdout.Bytes())
+			rendered, err := xpsim.Parse(stdout.Bytes())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 const examples Examples = "../../examples"
@@ -52,7 +52,7 @@ func BenchmarkRunFunction(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if msg := fntest.Fatal(Run(req)); msg != "" {
+			if msg := xpsim.Fatal(Run(req)); msg != "" {
 				b.Fatalf("%s %s: the function returns a Fatal, nothing to measure: %s", cloud, stage, msg)
 			}
 			b.Run(cloud+"/"+stage, func(b *testing.B) { roundTrip(b, wire, Run) })

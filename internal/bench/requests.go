@@ -13,6 +13,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // Options are the module options the measurements use.
@@ -41,7 +42,7 @@ type Examples string
 // object carrying the metadata the API server adds.
 func (e Examples) Converged(cloud string) (*fnv1.RunFunctionRequest, error) {
 	dir := string(e)
-	r := fntest.Request{
+	r := xpsim.Request{
 		XR:                 fntest.MustLoad(filepath.Join(dir, cloud, "cluster.yaml"))[0],
 		EnvironmentConfigs: fntest.MustLoad(filepath.Join(dir, "envconfigs")),
 		Spend:              fntest.MustLoad(filepath.Join(dir, "spend")),
@@ -53,7 +54,7 @@ func (e Examples) Converged(cloud string) (*fnv1.RunFunctionRequest, error) {
 // First returns the request of an example XR's first reconcile.
 func (e Examples) First(cloud string) (*fnv1.RunFunctionRequest, error) {
 	dir := string(e)
-	return realistic(fntest.Request{
+	return realistic(xpsim.Request{
 		XR:                 fntest.MustLoad(filepath.Join(dir, cloud, "cluster.yaml"))[0],
 		EnvironmentConfigs: fntest.MustLoad(filepath.Join(dir, "envconfigs")),
 		Spend:              fntest.MustLoad(filepath.Join(dir, "spend")),
@@ -68,8 +69,8 @@ func (e Examples) Pools(n int) (*fnv1.RunFunctionRequest, error) {
 		pools[fmt.Sprintf("pool%02d", i)] = map[string]any{"size": "medium", "minNodes": 1.0, "maxNodes": 5.0}
 	}
 	xr := fntest.GCPXR(fntest.Set("spec.parameters.pools", pools))
-	r := fntest.Request{XR: xr, EnvironmentConfigs: fntest.MustLoad(filepath.Join(dir, "envconfigs"))}
-	_, observed, _, err := fntest.Converge(Run, r, 30)
+	r := xpsim.Request{XR: xr, EnvironmentConfigs: fntest.MustLoad(filepath.Join(dir, "envconfigs"))}
+	_, observed, _, err := xpsim.Converge(Run, r, 30)
 	if err != nil {
 		return nil, err
 	}
@@ -81,11 +82,11 @@ func (e Examples) Pools(n int) (*fnv1.RunFunctionRequest, error) {
 // observes: uid, resourceVersion, generation, creation time, finalizer,
 // owner reference and managed fields. Without it a request is a fraction of
 // the size Crossplane really sends.
-func realistic(r fntest.Request) (*fnv1.RunFunctionRequest, error) {
+func realistic(r xpsim.Request) (*fnv1.RunFunctionRequest, error) {
 	xr := overlay.DeepCopy(r.XR)
 	addServerMetadata(xr, "xr", nil)
 	r.XR = xr
-	observed := make(map[string]fntest.Object, len(r.Observed))
+	observed := make(map[string]xpsim.Object, len(r.Observed))
 	for name, o := range r.Observed {
 		o = overlay.DeepCopy(o)
 		addServerMetadata(o, name, xr)
@@ -95,7 +96,7 @@ func realistic(r fntest.Request) (*fnv1.RunFunctionRequest, error) {
 	return r.Proto()
 }
 
-func addServerMetadata(o fntest.Object, name string, owner fntest.Object) {
+func addServerMetadata(o xpsim.Object, name string, owner xpsim.Object) {
 	meta, _ := o["metadata"].(map[string]any)
 	if meta == nil {
 		meta = map[string]any{}

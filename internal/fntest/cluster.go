@@ -5,6 +5,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -88,7 +89,7 @@ func Required(examples, cloud string, x Object, r *clusterref.Reader) (map[strin
 			out[r.Requirement] = append(out[r.Requirement], o)
 			continue
 		}
-		if name := CompositionResourceName(o); reads[name] {
+		if name := xpsim.CompositionResourceName(o); reads[name] {
 			out[r.ResourceRequirement(name)] = append(out[r.ResourceRequirement(name)], o)
 		}
 	}
@@ -103,7 +104,7 @@ func WriteClusterFixtures(examples, cloud string, readers ...*clusterref.Reader)
 		if err != nil {
 			return err
 		}
-		b, err := YAMLList(fixture)
+		b, err := xpsim.YAMLList(fixture)
 		if err != nil {
 			return err
 		}

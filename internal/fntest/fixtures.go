@@ -8,6 +8,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -102,18 +103,9 @@ func Unreported(required map[string][]Object, requirement, path string) map[stri
 func ObservedFile(path string) map[string]Object {
 	out := map[string]Object{}
 	for _, o := range MustLoad(path) {
-		out[CompositionResourceName(o)] = o
+		out[xpsim.CompositionResourceName(o)] = o
 	}
 	return out
-}
-
-// CompositionResourceName is the composition-resource name Crossplane
-// records on a composed resource, or "".
-func CompositionResourceName(o Object) string {
-	meta, _ := o["metadata"].(map[string]any)
-	ann, _ := meta["annotations"].(map[string]any)
-	s, _ := ann[xr.AnnotationCompositionResourceName].(string)
-	return s
 }
 
 // SpendConfigMap is a ConfigMap holding a month-to-date spend at

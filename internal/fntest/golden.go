@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/encoding/protojson"
 	"sigs.k8s.io/yaml"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // ResponseYAML renders a response as stable YAML, for golden files.
@@ -54,7 +56,7 @@ func GoldenExample(t *testing.T, run Runner, example string, base Request, obser
 		if err != nil {
 			t.Fatalf("%s: %v", example, err)
 		}
-		b, err := YAML(observed)
+		b, err := xpsim.YAML(observed)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,13 +19,14 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 const root = "../.."
 
-func load(t *testing.T, path string) fntest.Object {
+func load(t *testing.T, path string) xpsim.Object {
 	t.Helper()
-	objs, err := fntest.Load(filepath.Join(root, path))
+	objs, err := xpsim.Load(filepath.Join(root, path))
 	if err != nil || len(objs) == 0 {
 		t.Fatalf("cannot load %s: %v", path, err)
 	}
@@ -194,7 +195,7 @@ func checkSizes(key ...string) func(t *testing.T, field, xrd map[string]any) {
 // not exist yet.
 func TestArgoApplications(t *testing.T) {
 	rootApp := load(t, "examples/gitops/argocd/root.yaml")
-	apps, err := fntest.Load(filepath.Join(root, rootApp["spec"].(map[string]any)["source"].(map[string]any)["path"].(string)))
+	apps, err := xpsim.Load(filepath.Join(root, rootApp["spec"].(map[string]any)["source"].(map[string]any)["path"].(string)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +256,7 @@ func TestScaffoldedClusters(t *testing.T) {
 			"planeId":  map[string]string{"gcp": "scaffold-project", "aws": "123456789012", "azure": "00000000-0000-0000-0000-000000000000"}[cloud],
 			"location": map[string]string{"gcp": "europe-west4", "aws": "eu-west-1", "azure": "westeurope"}[cloud],
 		}
-		objs, err := fntest.Parse([]byte(scaffold(string(skeleton), values)))
+		objs, err := xpsim.Parse([]byte(scaffold(string(skeleton), values)))
 		if err != nil {
 			t.Fatalf("the skeleton for %s does not render YAML: %v", cloud, err)
 		}
@@ -264,7 +265,7 @@ func TestScaffoldedClusters(t *testing.T) {
 	for _, xr := range xrs {
 		name := fmt.Sprintf("%s/%s", xr["metadata"].(map[string]any)["labels"].(map[string]any)["cloud"], xr["metadata"].(map[string]any)["name"])
 		t.Run(name, func(t *testing.T) {
-			req, err := fntest.Request{XR: xr, EnvironmentConfigs: envs}.Proto()
+			req, err := xpsim.Request{XR: xr, EnvironmentConfigs: envs}.Proto()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -319,7 +320,7 @@ func TestScaffoldedEnvironments(t *testing.T) {
 				"planeId": fntest.PlaneIDs[cloud],
 			}
 			maps.Copy(values, extra)
-			objs, err := fntest.Parse([]byte(scaffold(string(skeleton), values)))
+			objs, err := xpsim.Parse([]byte(scaffold(string(skeleton), values)))
 			if err != nil {
 				t.Fatalf("the skeleton for %s does not render YAML: %v", cloud, err)
 			}
@@ -335,7 +336,7 @@ func TestScaffoldedEnvironments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			req, err := fntest.Request{XR: xr, EnvironmentConfigs: envs, Extra: extra}.Proto()
+			req, err := xpsim.Request{XR: xr, EnvironmentConfigs: envs, Extra: extra}.Proto()
 			if err != nil {
 				t.Fatal(err)
 			}

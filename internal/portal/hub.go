@@ -2,14 +2,11 @@ package portal
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,66 +26,7 @@ const (
 	annotationComponent = "crossplane.io/composition-resource-name"
 )
 
-// Event types of an environment's stream.
-const (
-	EventSnapshot    = "snapshot"
-	EventEnvironment = "environment"
-	EventResource    = "resource"
-	EventRemoved     = "removed"
-	EventDeleted     = "deleted"
-)
-
 var envGVR = schema.GroupVersionResource{Group: envGroup, Version: envVersion, Resource: envResource}
-
-// Condition is one of a resource's status conditions.
-type Condition struct {
-	Type    string `json:"type"`
-	Status  string `json:"status"`
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
-}
-
-// EnvState is what the page and the list say of an environment: its name,
-// its Ready and Synced conditions (with why, while not ready) and the URLs
-// in its status.
-type EnvState struct {
-	Name        string `json:"name"`
-	Namespace   string `json:"namespace"`
-	Ready       string `json:"ready"`
-	Synced      string `json:"synced"`
-	Message     string `json:"message,omitempty"`
-	URL         string `json:"url,omitempty"`
-	FrontendURL string `json:"frontendUrl,omitempty"`
-}
-
-// Env is an environment's own state on its stream: its EnvState and all
-// of the XR's conditions.
-type Env struct {
-	EnvState
-	Conditions []Condition `json:"conditions"`
-}
-
-func (e *Env) equal(o *Env) bool {
-	return e.EnvState == o.EnvState && slices.Equal(e.Conditions, o.Conditions)
-}
-
-// Resource is one composed resource of an environment: a row of its page.
-type Resource struct {
-	ID         string `json:"id"`
-	Resource   string `json:"resource,omitempty"`
-	Kind       string `json:"kind"`
-	APIVersion string `json:"apiVersion"`
-	Name       string `json:"name"`
-	Ready      string `json:"ready"`
-	Synced     string `json:"synced"`
-	Message    string `json:"message,omitempty"`
-}
-
-// Snapshot is an environment's whole state.
-type Snapshot struct {
-	Environment Env        `json:"environment"`
-	Resources   []Resource `json:"resources"`
-}
 
 // Hub turns the API server's watches into per-environment event streams:
 // one informer per kind and namespace, shared by every viewer of that
@@ -182,22 +120,6 @@ const (
 	resolveTimeout = 10 * time.Second
 	resolveRetry   = 30 * time.Second
 )
-
-// stream is one environment's events.
-type stream struct {
-	epoch   string
-	seq     uint64
-	env     *Env
-	rows    map[string]Resource
-	events  []event
-	changed chan struct{}
-	subs    int
-}
-
-type event struct {
-	seq   uint64
-	frame []byte
-}
 
 // space returns namespace ns's informers, holding them for one more
 // viewer until release; they start when ns has none, if ns exists.
@@ -420,35 +342,6 @@ func (s *space) compute(name string) (*Env, map[string]Resource) {
 	return &env, rows
 }
 
-// ref is a resource reference of an XR.
-type ref struct {
-	gvk  schema.GroupVersionKind
-	name string
-}
-
-func resourceRefs(u *unstructured.Unstructured) []ref {
-	refs, ok, _ := unstructured.NestedSlice(u.Object, "spec", "crossplane", "resourceRefs")
-	if !ok {
-		refs, _, _ = unstructured.NestedSlice(u.Object, "spec", "resourceRefs")
-	}
-	out := make([]ref, 0, len(refs))
-	for _, r := range refs {
-		m, ok := r.(map[string]any)
-		if !ok {
-			continue
-		}
-		av, _ := m["apiVersion"].(string)
-		k, _ := m["kind"].(string)
-		n, _ := m["name"].(string)
-		gv, err := schema.ParseGroupVersion(av)
-		if err != nil || k == "" || n == "" {
-			continue
-		}
-		out = append(out, ref{gvk: gv.WithKind(k), name: n})
-	}
-	return out
-}
-
 // row is a composed resource's readiness, from its kind's informer. A
 // reference to a kind the platform does not compose starts no informer.
 func (s *space) row(r ref) Resource {
@@ -568,195 +461,4 @@ func slim(obj any) (any, error) {
 		}
 	}
 	return out, nil
-}
-
-func envOf(u *unstructured.Unstructured) Env {
-	conds := conditions(u)
-	ready, synced := find(conds, "Ready"), find(conds, "Synced")
-	e := Env{EnvState: EnvState{Name: u.GetName(), Namespace: u.GetNamespace(), Ready: ready.Status, Synced: synced.Status}, Conditions: conds}
-	if ready.Status != "True" {
-		e.Message = joinReason(ready)
-	}
-	e.URL, _, _ = unstructured.NestedString(u.Object, "status", "url")
-	e.FrontendURL, _, _ = unstructured.NestedString(u.Object, "status", "frontendUrl")
-	return e
-}
-
-func conditions(u *unstructured.Unstructured) []Condition {
-	l, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	out := make([]Condition, 0, len(l))
-	for _, c := range l {
-		m, ok := c.(map[string]any)
-		if !ok {
-			continue
-		}
-		s := func(k string) string { v, _ := m[k].(string); return v }
-		out = append(out, Condition{Type: s("type"), Status: s("status"), Reason: s("reason"), Message: s("message")})
-	}
-	return out
-}
-
-// find returns the condition of a type, Unknown when absent.
-func find(conds []Condition, typ string) Condition {
-	for _, c := range conds {
-		if c.Type == typ {
-			return c
-		}
-	}
-	return Condition{Type: typ, Status: "Unknown"}
-}
-
-func joinReason(c Condition) string {
-	switch {
-	case c.Reason != "" && c.Message != "":
-		return c.Reason + ": " + c.Message
-	case c.Reason != "":
-		return c.Reason
-	}
-	return c.Message
-}
-
-// emit appends an event, keeping the last ring, and wakes the viewers.
-func (st *stream) emit(ring int, typ string, data any) {
-	st.seq++
-	b, err := json.Marshal(data)
-	if err != nil {
-		b = []byte(`{}`)
-	}
-	st.events = append(st.events, event{seq: st.seq, frame: frame(st.epoch, st.seq, typ, b)})
-	if len(st.events) > 2*ring {
-		st.events = slices.Clone(st.events[len(st.events)-ring:])
-	}
-	close(st.changed)
-	st.changed = make(chan struct{})
-}
-
-func frame(epoch string, seq uint64, typ string, data []byte) []byte {
-	return fmt.Appendf(nil, "id: %s-%d\nevent: %s\ndata: %s\n\n", epoch, seq, typ, data)
-}
-
-// Subscription is one viewer's place in an environment's stream.
-type Subscription struct {
-	s      *space
-	name   string
-	st     *stream
-	cursor uint64
-	closed sync.Once
-}
-
-// Subscribe starts following an environment, watching its namespace
-// first if nobody does yet. The caller must Close it.
-func (h *Hub) Subscribe(ctx context.Context, ns, name string) (*Subscription, error) {
-	s, err := h.space(ctx, ns, name)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, ok := s.streams[name]
-	if !ok {
-		h.mu.Lock()
-		h.streams++
-		st = &stream{epoch: h.epoch + "." + strconv.FormatUint(h.streams, 10), rows: map[string]Resource{}, changed: make(chan struct{})}
-		h.mu.Unlock()
-		st.env, st.rows = s.compute(name)
-		if st.rows == nil {
-			st.rows = map[string]Resource{}
-		}
-		s.streams[name] = st
-	}
-	st.subs++
-	return &Subscription{s: s, name: name, st: st}, nil
-}
-
-// Start returns what a viewer gets first: the events after lastID when it
-// resumes one this stream still holds, else a snapshot of the whole state.
-func (sub *Subscription) Start(lastID string) ([][]byte, <-chan struct{}) {
-	sub.s.mu.Lock()
-	defer sub.s.mu.Unlock()
-	sub.cursor = 0
-	if epoch, seq, ok := parseID(lastID); ok && epoch == sub.st.epoch && seq <= sub.st.seq {
-		sub.cursor = seq
-		if frames, ok := sub.since(); ok {
-			return frames, sub.st.changed
-		}
-	}
-	return [][]byte{sub.snapshot()}, sub.st.changed
-}
-
-// Next returns the events since the last call (a snapshot when the viewer
-// fell further behind than the stream keeps) and a channel closed when
-// there are more.
-func (sub *Subscription) Next() ([][]byte, <-chan struct{}) {
-	sub.s.mu.Lock()
-	defer sub.s.mu.Unlock()
-	frames, ok := sub.since()
-	if !ok {
-		return [][]byte{sub.snapshot()}, sub.st.changed
-	}
-	return frames, sub.st.changed
-}
-
-// since returns the kept events after the cursor, false when some of them
-// are no longer kept. The space's lock is held.
-func (sub *Subscription) since() ([][]byte, bool) {
-	st := sub.st
-	if sub.cursor == st.seq {
-		return nil, true
-	}
-	ev := st.events[max(len(st.events)-sub.s.h.ring, 0):]
-	if len(ev) == 0 || ev[0].seq > sub.cursor+1 {
-		return nil, false
-	}
-	out := make([][]byte, 0, st.seq-sub.cursor)
-	for _, e := range ev[sub.cursor+1-ev[0].seq:] {
-		out = append(out, e.frame)
-	}
-	sub.cursor = st.seq
-	return out, true
-}
-
-// snapshot is the stream's whole state as one event with the current ID.
-// The space's lock is held.
-func (sub *Subscription) snapshot() []byte {
-	st := sub.st
-	snap := Snapshot{Resources: make([]Resource, 0, len(st.rows))}
-	if st.env != nil {
-		snap.Environment = *st.env
-	} else {
-		snap.Environment = Env{EnvState: EnvState{Name: sub.name, Namespace: sub.s.ns, Ready: "Unknown", Synced: "Unknown",
-			Message: "no such environment (yet)"}, Conditions: []Condition{}}
-	}
-	for _, id := range slices.Sorted(maps.Keys(st.rows)) {
-		snap.Resources = append(snap.Resources, st.rows[id])
-	}
-	b, err := json.Marshal(snap)
-	if err != nil {
-		b = []byte(`{}`)
-	}
-	sub.cursor = st.seq
-	return frame(st.epoch, st.seq, EventSnapshot, b)
-}
-
-// Close ends the subscription.
-func (sub *Subscription) Close() {
-	sub.closed.Do(func() {
-		sub.s.mu.Lock()
-		sub.st.subs--
-		if sub.st.subs == 0 && sub.st.env == nil {
-			delete(sub.s.streams, sub.name)
-		}
-		sub.s.mu.Unlock()
-		sub.s.h.release(sub.s)
-	})
-}
-
-// parseID splits an event ID "<epoch>-<seq>".
-func parseID(id string) (string, uint64, bool) {
-	i := strings.LastIndexByte(id, '-')
-	if i <= 0 {
-		return "", 0, false
-	}
-	seq, err := strconv.ParseUint(id[i+1:], 10, 64)
-	return id[:i], seq, err == nil
 }

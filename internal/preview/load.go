@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // Load reads a World from files or folders: the EnvironmentConfigs from
@@ -28,20 +28,20 @@ func Load(env, objects []string, inContext bool) (World, []string, error) {
 	var warnings []string
 	for _, part := range []struct {
 		paths  []string
-		into   *[]fntest.Object
+		into   *[]xpsim.Object
 		what   string
 		merged bool
 	}{
 		{paths: env, into: &w.Environment, what: "the EnvironmentConfigs", merged: inContext},
 		{paths: objects, into: &w.Objects, what: "the required objects"},
 	} {
-		files, err := fntest.Files(part.paths...)
+		files, err := xpsim.Files(part.paths...)
 		if err != nil {
 			return World{}, nil, fmt.Errorf("cannot read %s: %w", part.what, err)
 		}
 		var old []string
 		for _, f := range files {
-			objs, err := fntest.Load(f)
+			objs, err := xpsim.Load(f)
 			if err != nil {
 				return World{}, nil, fmt.Errorf("cannot read %s: %w", part.what, err)
 			}

@@ -1,7 +1,7 @@
 // Package preview shows what an XR will become before Crossplane makes it:
 // it runs the function's own RunFunction in process, answering its
-// requirements from files and standing in for the providers with the
-// simulator (package simulate), round after round until the stack
+// requirements from files, standing in for Crossplane (package xpsim) and
+// for the providers (package simulate), round after round until the stack
 // converges. With observed resources it also plans one reconcile against
 // them: what would be added, changed, held or removed. Over a fleet, it
 // plans every XR under two environments and sums the impact of the change.
@@ -20,10 +20,10 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/simulate"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // MaxRounds bounds a convergence.
@@ -36,8 +36,8 @@ type Runner func(*fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse
 // EnvironmentConfigs, and every other object a requirement may name (spend
 // ConfigMaps, the Cluster a Database joins).
 type World struct {
-	Environment []fntest.Object
-	Objects     []fntest.Object
+	Environment []xpsim.Object
+	Objects     []xpsim.Object
 	// InContext delivers the EnvironmentConfigs merged into the pipeline
 	// context, as function-environment-configs does for the two-step and
 	// the compat Compositions (selected by their layer labels alone),
@@ -63,9 +63,9 @@ type Resource struct {
 type Stack struct {
 	// XR is the composite resource as the last response desires it, with
 	// its status.
-	XR fntest.Object
+	XR xpsim.Object
 	// Resources are the composed resources, by name.
-	Resources map[string]fntest.Object
+	Resources map[string]xpsim.Object
 	// Table describes them, in name order.
 	Table []Resource
 	// Rounds is how many reconciles it took; Converged is false when it
@@ -84,7 +84,7 @@ type Stack struct {
 	// Observed are the composed resources as the last reconcile observed
 	// them, by name, with the names the simulated providers (or the
 	// observed resources it started from) gave them.
-	Observed map[string]fntest.Object
+	Observed map[string]xpsim.Object
 	// Last is the last response.
 	Last *fnv1.RunFunctionResponse
 }
@@ -105,31 +105,31 @@ type Cost struct {
 }
 
 // Composite returns the XR Crossplane reconciles for an object: a claim of
-// a legacy XRD becomes its cluster-scoped XR (see fntest.ClaimComposite).
-func Composite(o fntest.Object) fntest.Object { return fntest.ClaimComposite(o) }
+// a legacy XRD becomes its cluster-scoped XR (see xpsim.ClaimComposite).
+func Composite(o xpsim.Object) xpsim.Object { return xpsim.ClaimComposite(o) }
 
 // request builds the request of a reconcile: the XR, what is observed, and
 // the required resources. The step-level requirements of the shipped
 // Compositions (the platform's EnvironmentConfigs, the spend ConfigMaps)
 // are always answered; every requirement the function returned before is
 // answered from the world.
-func (w World) request(x fntest.Object, observed map[string]fntest.Object, required map[string]*fnv1.ResourceSelector) (*fnv1.RunFunctionRequest, error) {
+func (w World) request(x xpsim.Object, observed map[string]xpsim.Object, required map[string]*fnv1.ResourceSelector) (*fnv1.RunFunctionRequest, error) {
 	m, ok := modules.ForKind(fmt.Sprint(x["kind"]))
 	if !ok {
 		return nil, fmt.Errorf("%v %v is not a kind this function serves", x["apiVersion"], x["kind"])
 	}
-	r := fntest.Request{
+	r := xpsim.Request{
 		XR:                 x,
 		Observed:           observed,
 		EnvironmentConfigs: w.Environment,
 		Spend:              w.Objects,
-		Input:              fntest.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": m.Name},
+		Input:              xpsim.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": m.Name},
 	}
 	if w.InContext {
 		labels, _ := x["metadata"].(map[string]any)["labels"].(map[string]any)
 		cloud, _ := labels[envcfg.LabelCloud].(string)
 		planeType, _ := labels[envcfg.LabelPlaneType].(string)
-		r.EnvironmentConfigs, r.Context = nil, fntest.MergeEnvironment(w.Environment, cloud, planeType, nil)
+		r.EnvironmentConfigs, r.Context = nil, xpsim.MergeEnvironment(w.Environment, cloud, planeType, nil)
 	}
 	req, err := r.Proto()
 	if err != nil {
@@ -153,7 +153,7 @@ func (w World) request(x fntest.Object, observed map[string]fntest.Object, requi
 }
 
 // matches reports whether an object is one a selector selects.
-func matches(sel *fnv1.ResourceSelector, o fntest.Object) bool {
+func matches(sel *fnv1.ResourceSelector, o xpsim.Object) bool {
 	meta, _ := o["metadata"].(map[string]any)
 	if o["apiVersion"] != sel.GetApiVersion() || o["kind"] != sel.GetKind() {
 		return false
@@ -177,7 +177,7 @@ func matches(sel *fnv1.ResourceSelector, o fntest.Object) bool {
 // resources back as observed and ready (as the simulator reports them),
 // until the set stops growing and everything is ready, a Fatal stops it, or
 // MaxRounds pass. observed, when not empty, is where it starts.
-func Converge(run Runner, w World, x fntest.Object, observed map[string]fntest.Object) (*Stack, error) {
+func Converge(run Runner, w World, x xpsim.Object, observed map[string]xpsim.Object) (*Stack, error) {
 	x = Composite(x)
 	st := &Stack{}
 	required := map[string]*fnv1.ResourceSelector{}
@@ -207,7 +207,7 @@ func Converge(run Runner, w World, x fntest.Object, observed map[string]fntest.O
 			}
 			required[name] = sel
 		}
-		if msg := fntest.Fatal(rsp); msg != "" {
+		if msg := xpsim.Fatal(rsp); msg != "" {
 			st.Fatal = msg
 			break
 		}
@@ -220,17 +220,17 @@ func Converge(run Runner, w World, x fntest.Object, observed map[string]fntest.O
 			}
 		}
 		n := len(rsp.GetDesired().GetResources())
-		r := changes(round, fntest.Desired(rsp), observed)
+		r := changes(round, xpsim.Desired(rsp), observed)
 		if walk && (len(r.Changed) > 0 || len(r.Removed) > 0 || len(r.Added) > 0) {
 			st.Walk = append(st.Walk, r)
 		}
-		if !newRequirement && n == prev && fntest.AllReady(rsp) && len(r.Changed) == 0 && len(r.Removed) == 0 {
+		if !newRequirement && n == prev && xpsim.AllReady(rsp) && len(r.Changed) == 0 && len(r.Removed) == 0 {
 			st.Converged = true
 			break
 		}
 		prev = n
-		observed = fntest.ObserveAll(rsp, observed)
-		conns = fntest.Connections(rsp)
+		observed = xpsim.ObserveAll(rsp, observed)
+		conns = xpsim.Connections(rsp)
 	}
 	st.describe(rsp, created, ready)
 	st.XR = withStatus(x, st.XR)
@@ -239,7 +239,7 @@ func Converge(run Runner, w World, x fntest.Object, observed map[string]fntest.O
 
 // changes is what a round's desired resources change of the observed
 // ones.
-func changes(round int, desired, observed map[string]fntest.Object) Round {
+func changes(round int, desired, observed map[string]xpsim.Object) Round {
 	r := Round{Number: round, Changed: map[string][]Change{}}
 	for _, name := range slices.Sorted(maps.Keys(desired)) {
 		obs, ok := observed[name]
@@ -260,7 +260,7 @@ func changes(round int, desired, observed map[string]fntest.Object) Round {
 }
 
 // withStatus is the XR with the status a response desires for it.
-func withStatus(x, desired fntest.Object) fntest.Object {
+func withStatus(x, desired xpsim.Object) xpsim.Object {
 	out := maps.Clone(x)
 	if s, ok := desired["status"]; ok {
 		out["status"] = s
@@ -272,7 +272,7 @@ func withStatus(x, desired fntest.Object) fntest.Object {
 func (st *Stack) describe(rsp *fnv1.RunFunctionResponse, created, ready map[string]int) {
 	st.Last = rsp
 	st.XR = rsp.GetDesired().GetComposite().GetResource().AsMap()
-	st.Resources = fntest.Desired(rsp)
+	st.Resources = xpsim.Desired(rsp)
 	for _, r := range rsp.GetResults() {
 		if r.GetSeverity() == fnv1.Severity_SEVERITY_WARNING {
 			st.Warnings = append(st.Warnings, r.GetMessage())
@@ -366,7 +366,7 @@ type Rotation struct {
 
 // lifecycleOf reads the version walk and the rotations from a desired XR's
 // status.
-func lifecycleOf(x fntest.Object) (*Upgrade, []Rotation) {
+func lifecycleOf(x xpsim.Object) (*Upgrade, []Rotation) {
 	status, _ := x["status"].(map[string]any)
 	var up *Upgrade
 	if u, ok := status["upgrade"].(map[string]any); ok {
@@ -398,7 +398,7 @@ var reHeld = regexp.MustCompile(`holding composed resource "([^"]+)"`)
 // PlanOne reconciles the XR once against observed (converging first on
 // the requirements it returns, which Crossplane answers within the same
 // reconcile) and compares the desired resources with the observed ones.
-func PlanOne(run Runner, w World, x fntest.Object, observed map[string]fntest.Object) (*Plan, error) {
+func PlanOne(run Runner, w World, x xpsim.Object, observed map[string]xpsim.Object) (*Plan, error) {
 	x = Composite(x)
 	required := map[string]*fnv1.ResourceSelector{}
 	var rsp *fnv1.RunFunctionResponse
@@ -419,7 +419,7 @@ func PlanOne(run Runner, w World, x fntest.Object, observed map[string]fntest.Ob
 			break
 		}
 	}
-	p := &Plan{Changed: map[string][]Change{}, Fatal: fntest.Fatal(rsp)}
+	p := &Plan{Changed: map[string][]Change{}, Fatal: xpsim.Fatal(rsp)}
 	st := &Stack{}
 	st.describe(rsp, nil, nil)
 	p.Warnings, p.Estimate = st.Warnings, st.Estimate
@@ -505,7 +505,7 @@ type Impact struct {
 // Fleet plans an XR under the new environment, against its observed
 // resources or, without them, against the stack it converges to under the
 // old environment: what the environment change would do to it.
-func Fleet(run Runner, old, updated World, file string, x fntest.Object, observed map[string]fntest.Object) (Impact, error) {
+func Fleet(run Runner, old, updated World, file string, x xpsim.Object, observed map[string]xpsim.Object) (Impact, error) {
 	x = Composite(x)
 	meta, _ := x["metadata"].(map[string]any)
 	name := fmt.Sprint(meta["name"])
@@ -522,7 +522,7 @@ func Fleet(run Runner, old, updated World, file string, x fntest.Object, observe
 			im.Fatal = "under the old environment: " + st.Fatal
 			return im, nil
 		}
-		observed = map[string]fntest.Object{}
+		observed = map[string]xpsim.Object{}
 		for name, o := range st.Resources {
 			observed[name] = simulate.Observe(o, name)
 		}

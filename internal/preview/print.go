@@ -9,8 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/simulate"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // PrintTable writes the stack as a table: name, kind, external name, what
@@ -156,7 +156,7 @@ func PrintWalk(out io.Writer, st *Stack) error {
 // conditions, then every composed resource in name order, with the
 // metadata Crossplane sets.
 func PrintYAML(w io.Writer, st *Stack) error {
-	b, err := fntest.YAMLList(Rendered(st))
+	b, err := xpsim.YAMLList(Rendered(st))
 	if err != nil {
 		return err
 	}
@@ -168,11 +168,11 @@ func PrintYAML(w io.Writer, st *Stack) error {
 // once the stack converged (package simulate): what crossplane render takes
 // as --observed-resources to render the converged stack.
 func PrintObserved(w io.Writer, st *Stack) error {
-	observed := make(map[string]fntest.Object, len(st.Resources))
+	observed := make(map[string]xpsim.Object, len(st.Resources))
 	for name, o := range st.Resources {
 		observed[name] = simulate.Observe(o, name)
 	}
-	b, err := fntest.YAML(observed)
+	b, err := xpsim.YAML(observed)
 	if err != nil {
 		return err
 	}

@@ -9,8 +9,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -21,7 +21,7 @@ import (
 //	  --required-resources=<dir> --observed-resources=<(preview -o observed)>
 //
 // (make render's converged stage). It follows cmd/crank/render of the
-// crossplane CLI pinned in internal/tools/go.mod: Render, and
+// crossplane CLI pinned in tools/go.mod: Render, and
 // SetComposedResourceMetadata, which mirrors Crossplane's composition
 // controller. Each composed resource keeps the name its observed resource
 // has, and gets the XR's namespace (a namespaced XR's), the
@@ -35,7 +35,7 @@ import (
 // render: the names are the simulated providers' (a five-character suffix,
 // see simulate.Name), where Crossplane generates <xr>-<random>; the owner
 // reference's uid is the XR file's metadata.uid, empty for a file without
-// one; a claim's XR is named by preview (fntest.ClaimComposite), not
+// one; a claim's XR is named by preview (xpsim.ClaimComposite), not
 // <claim>-<random>; and the lastTransitionTimes are crossplane render's.
 
 // conditionTime is the lastTransitionTime crossplane render gives every
@@ -46,8 +46,8 @@ const conditionTime = "2024-01-01T00:00:00Z"
 // it: the XR with its conditions, then every composed resource, in
 // composition-resource-name order, with the metadata Crossplane derives
 // from the XR.
-func Rendered(st *Stack) []fntest.Object {
-	out := []fntest.Object{renderedXR(st.XR, st.Last)}
+func Rendered(st *Stack) []xpsim.Object {
+	out := []xpsim.Object{renderedXR(st.XR, st.Last)}
 	for _, name := range slices.Sorted(maps.Keys(st.Resources)) {
 		out = append(out, renderedComposed(st.XR, st.Resources[name], st.Observed[name], name))
 	}
@@ -56,7 +56,7 @@ func Rendered(st *Stack) []fntest.Object {
 
 // renderedXR is the XR with the Ready condition crossplane render derives
 // from the response, and the response's conditions.
-func renderedXR(x fntest.Object, rsp *fnv1.RunFunctionResponse) fntest.Object {
+func renderedXR(x xpsim.Object, rsp *fnv1.RunFunctionResponse) xpsim.Object {
 	out := overlay.DeepCopy(x)
 	status, _ := out["status"].(map[string]any)
 	if status == nil {
@@ -148,7 +148,7 @@ func someNames(names []string) string {
 // renderedComposed is a desired composed resource with the metadata
 // crossplane render sets: the name, generateName and namespace of its
 // observed resource, if any, then what it derives from the XR.
-func renderedComposed(x, desired, observed fntest.Object, name string) fntest.Object {
+func renderedComposed(x, desired, observed xpsim.Object, name string) xpsim.Object {
 	out := overlay.DeepCopy(desired)
 	meta := child(out, "metadata")
 	if observed != nil {
@@ -220,14 +220,14 @@ func child(m map[string]any, key string) map[string]any {
 // cluster's CA, from its kubeconfig), which crossplane render does not pass
 // to functions. It returns those status fields, and an error naming the
 // first object that differs and how.
-func SameAsRender(previewed, rendered []fntest.Object) ([]string, error) {
+func SameAsRender(previewed, rendered []xpsim.Object) ([]string, error) {
 	if len(previewed) != len(rendered) {
 		return nil, fmt.Errorf("preview prints %d objects, crossplane render %d", len(previewed), len(rendered))
 	}
 	var extra []string
 	for i := range previewed {
 		p, r := previewed[i], rendered[i]
-		what := fmt.Sprintf("%v %s", p["kind"], fntest.CompositionResourceName(p))
+		what := fmt.Sprintf("%v %s", p["kind"], xpsim.CompositionResourceName(p))
 		if i == 0 {
 			meta, _ := p["metadata"].(map[string]any)
 			what = fmt.Sprintf("the XR %v %v", p["kind"], meta["name"])

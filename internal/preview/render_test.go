@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // owner is the controller reference crossplane render writes for an XR.
@@ -16,31 +16,31 @@ func owner(apiVersion, kind, name, uid string) []any {
 }
 
 func TestRenderedComposed(t *testing.T) {
-	namespaced := fntest.Object{"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster", "metadata": map[string]any{"name": "prod", "namespace": "platform"}}
-	legacy := fntest.Object{"apiVersion": "legacy.platform.example.org/v1alpha1", "kind": "XCluster", "metadata": map[string]any{
+	namespaced := xpsim.Object{"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster", "metadata": map[string]any{"name": "prod", "namespace": "platform"}}
+	legacy := xpsim.Object{"apiVersion": "legacy.platform.example.org/v1alpha1", "kind": "XCluster", "metadata": map[string]any{
 		"name": "prod-1a2b3", "uid": "0000-1111",
 		"labels": map[string]any{"cloud": "gcp", "crossplane.io/claim-name": "prod", "crossplane.io/claim-namespace": "team"},
 	}}
-	nested := fntest.Object{"apiVersion": "platform.example.org/v1alpha1", "kind": "Database", "metadata": map[string]any{
+	nested := xpsim.Object{"apiVersion": "platform.example.org/v1alpha1", "kind": "Database", "metadata": map[string]any{
 		"name": "orders-db", "namespace": "platform", "labels": map[string]any{"crossplane.io/composite": "orders"},
 	}}
-	network := fntest.Object{"apiVersion": "compute.gcp.m.upbound.io/v1beta1", "kind": "Network", "metadata": map[string]any{
+	network := xpsim.Object{"apiVersion": "compute.gcp.m.upbound.io/v1beta1", "kind": "Network", "metadata": map[string]any{
 		"annotations": map[string]any{"crossplane.io/external-name": "prod"}, "labels": map[string]any{"platform.example.org/cloud": "gcp"},
 	}, "spec": map[string]any{"forProvider": map[string]any{"autoCreateSubnetworks": false}}}
 
 	type args struct {
-		xr, desired, observed fntest.Object
+		xr, desired, observed xpsim.Object
 		name                  string
 	}
 	cases := map[string]struct {
 		reason string
 		args   args
-		want   fntest.Object
+		want   xpsim.Object
 	}{
 		"New": {
 			reason: "A resource not observed yet gets the XR's name as generateName, the XR's namespace, the composition-resource-name annotation, the composite label and the XR as controller; what the function set stays.",
 			args:   args{xr: namespaced, desired: network, name: "network"},
-			want: fntest.Object{"apiVersion": "compute.gcp.m.upbound.io/v1beta1", "kind": "Network", "metadata": map[string]any{
+			want: xpsim.Object{"apiVersion": "compute.gcp.m.upbound.io/v1beta1", "kind": "Network", "metadata": map[string]any{
 				"generateName": "prod-", "namespace": "platform",
 				"annotations":     map[string]any{"crossplane.io/external-name": "prod", "crossplane.io/composition-resource-name": "network"},
 				"labels":          map[string]any{"platform.example.org/cloud": "gcp", "crossplane.io/composite": "prod"},
@@ -49,10 +49,10 @@ func TestRenderedComposed(t *testing.T) {
 		},
 		"Observed": {
 			reason: "An observed resource keeps its name, and no generateName.",
-			args: args{xr: namespaced, desired: network, name: "network", observed: fntest.Object{"metadata": map[string]any{
+			args: args{xr: namespaced, desired: network, name: "network", observed: xpsim.Object{"metadata": map[string]any{
 				"name": "5cnth", "annotations": map[string]any{"crossplane.io/composition-resource-name": "network"},
 			}}},
-			want: fntest.Object{"apiVersion": "compute.gcp.m.upbound.io/v1beta1", "kind": "Network", "metadata": map[string]any{
+			want: xpsim.Object{"apiVersion": "compute.gcp.m.upbound.io/v1beta1", "kind": "Network", "metadata": map[string]any{
 				"name": "5cnth", "namespace": "platform",
 				"annotations":     map[string]any{"crossplane.io/external-name": "prod", "crossplane.io/composition-resource-name": "network"},
 				"labels":          map[string]any{"platform.example.org/cloud": "gcp", "crossplane.io/composite": "prod"},
@@ -61,10 +61,10 @@ func TestRenderedComposed(t *testing.T) {
 		},
 		"ClaimXR": {
 			reason: "A cluster-scoped claim's XR passes its claim labels on, keeps a resource's own namespace and name, and its uid is the owner's.",
-			args: args{xr: legacy, name: "provider-config-helm", desired: fntest.Object{"apiVersion": "helm.crossplane.io/v1beta1", "kind": "ProviderConfig", "metadata": map[string]any{
+			args: args{xr: legacy, name: "provider-config-helm", desired: xpsim.Object{"apiVersion": "helm.crossplane.io/v1beta1", "kind": "ProviderConfig", "metadata": map[string]any{
 				"name": "prod-helm", "namespace": "crossplane-system",
 			}}},
-			want: fntest.Object{"apiVersion": "helm.crossplane.io/v1beta1", "kind": "ProviderConfig", "metadata": map[string]any{
+			want: xpsim.Object{"apiVersion": "helm.crossplane.io/v1beta1", "kind": "ProviderConfig", "metadata": map[string]any{
 				"name": "prod-helm", "namespace": "crossplane-system",
 				"annotations": map[string]any{"crossplane.io/composition-resource-name": "provider-config-helm"},
 				"labels": map[string]any{
@@ -75,8 +75,8 @@ func TestRenderedComposed(t *testing.T) {
 		},
 		"NestedXR": {
 			reason: "A nested XR's resources carry the root XR's name (the XR's crossplane.io/composite label), as label and generateName.",
-			args:   args{xr: nested, name: "instance", desired: fntest.Object{"apiVersion": "rds.aws.m.upbound.io/v1beta1", "kind": "Instance"}},
-			want: fntest.Object{"apiVersion": "rds.aws.m.upbound.io/v1beta1", "kind": "Instance", "metadata": map[string]any{
+			args:   args{xr: nested, name: "instance", desired: xpsim.Object{"apiVersion": "rds.aws.m.upbound.io/v1beta1", "kind": "Instance"}},
+			want: xpsim.Object{"apiVersion": "rds.aws.m.upbound.io/v1beta1", "kind": "Instance", "metadata": map[string]any{
 				"generateName": "orders-", "namespace": "platform",
 				"annotations":     map[string]any{"crossplane.io/composition-resource-name": "instance"},
 				"labels":          map[string]any{"crossplane.io/composite": "orders"},
@@ -98,7 +98,7 @@ func TestRenderedComposed(t *testing.T) {
 }
 
 func TestRenderedXR(t *testing.T) {
-	x := fntest.Object{"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster", "metadata": map[string]any{"name": "prod", "namespace": "platform"},
+	x := xpsim.Object{"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster", "metadata": map[string]any{"name": "prod", "namespace": "platform"},
 		"status": map[string]any{"clusterEndpoint": "https://10.0.0.1"}}
 	resources := func(ready ...fnv1.Ready) map[string]*fnv1.Resource {
 		out := map[string]*fnv1.Resource{}
@@ -150,7 +150,7 @@ func TestRenderedXR(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := renderedXR(x, tc.rsp)
-			want := fntest.Object{"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster", "metadata": map[string]any{"name": "prod", "namespace": "platform"},
+			want := xpsim.Object{"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster", "metadata": map[string]any{"name": "prod", "namespace": "platform"},
 				"status": map[string]any{"clusterEndpoint": "https://10.0.0.1", "conditions": tc.want}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("%s\nrenderedXR(...): -want, +got:\n%s", tc.reason, diff)
@@ -165,11 +165,11 @@ func TestRenderedXR(t *testing.T) {
 func ptr(s string) *string { return &s }
 
 func TestSameAsRender(t *testing.T) {
-	xr := func(status map[string]any) fntest.Object {
-		return fntest.Object{"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster", "metadata": map[string]any{"name": "prod"}, "status": status}
+	xr := func(status map[string]any) xpsim.Object {
+		return xpsim.Object{"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster", "metadata": map[string]any{"name": "prod"}, "status": status}
 	}
-	composed := func(label string) fntest.Object {
-		return fntest.Object{"apiVersion": "v1", "kind": "Network", "metadata": map[string]any{
+	composed := func(label string) xpsim.Object {
+		return xpsim.Object{"apiVersion": "v1", "kind": "Network", "metadata": map[string]any{
 			"annotations": map[string]any{"crossplane.io/composition-resource-name": "network"},
 			"labels":      map[string]any{"crossplane.io/composite": label},
 		}}
@@ -180,36 +180,36 @@ func TestSameAsRender(t *testing.T) {
 	}
 	cases := map[string]struct {
 		reason              string
-		previewed, rendered []fntest.Object
+		previewed, rendered []xpsim.Object
 		want                want
 	}{
 		"Same": {
 			reason:    "The same objects are the same.",
-			previewed: []fntest.Object{xr(map[string]any{"a": 1.0}), composed("prod")},
-			rendered:  []fntest.Object{xr(map[string]any{"a": 1.0}), composed("prod")},
+			previewed: []xpsim.Object{xr(map[string]any{"a": 1.0}), composed("prod")},
+			rendered:  []xpsim.Object{xr(map[string]any{"a": 1.0}), composed("prod")},
 		},
 		"ConnectionDetails": {
 			reason:    "The XR's status in preview may hold more (what the function reads from connection details, which crossplane render does not pass): those fields are named.",
-			previewed: []fntest.Object{xr(map[string]any{"a": 1.0, "clusterCA": "Q0E="}), composed("prod")},
-			rendered:  []fntest.Object{xr(map[string]any{"a": 1.0}), composed("prod")},
+			previewed: []xpsim.Object{xr(map[string]any{"a": 1.0, "clusterCA": "Q0E="}), composed("prod")},
+			rendered:  []xpsim.Object{xr(map[string]any{"a": 1.0}), composed("prod")},
 			want:      want{extra: []string{"status.clusterCA"}},
 		},
 		"StatusDiffers": {
 			reason:    "A status field both have must be equal.",
-			previewed: []fntest.Object{xr(map[string]any{"a": 2.0}), composed("prod")},
-			rendered:  []fntest.Object{xr(map[string]any{"a": 1.0}), composed("prod")},
+			previewed: []xpsim.Object{xr(map[string]any{"a": 2.0}), composed("prod")},
+			rendered:  []xpsim.Object{xr(map[string]any{"a": 1.0}), composed("prod")},
 			want:      want{err: "the XR Cluster prod differs from crossplane render's at status"},
 		},
 		"LabelDiffers": {
 			reason:    "A composed resource that differs is named, with the path.",
-			previewed: []fntest.Object{xr(nil), composed("prod")},
-			rendered:  []fntest.Object{xr(nil), composed("other")},
+			previewed: []xpsim.Object{xr(nil), composed("prod")},
+			rendered:  []xpsim.Object{xr(nil), composed("other")},
 			want:      want{err: "Network network differs from crossplane render's at metadata.labels.crossplane.io/composite"},
 		},
 		"Count": {
 			reason:    "A missing object is an error.",
-			previewed: []fntest.Object{xr(nil)},
-			rendered:  []fntest.Object{xr(nil), composed("prod")},
+			previewed: []xpsim.Object{xr(nil)},
+			rendered:  []xpsim.Object{xr(nil), composed("prod")},
 			want:      want{err: "preview prints 1 objects, crossplane render 2"},
 		},
 	}

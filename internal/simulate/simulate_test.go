@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // crds are the provider CRDs the simulated providers write status to.
@@ -77,7 +77,7 @@ func TestOutputsMatchTheCRDs(t *testing.T) {
 	}
 	checked := 0
 	for _, file := range files {
-		objs, err := fntest.Load(file)
+		objs, err := xpsim.Load(file)
 		if err != nil {
 			t.Fatal(err)
 		}

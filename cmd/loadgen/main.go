@@ -1,0 +1,525 @@
+// Command loadgen is the load benchmark (make bench). It starts the real
+// function binary and, for the same captured converged requests, the floor
+// (package bench: a trivial SDK handler returning an equally large desired
+// state), drives each over gRPC on loopback, and reports, with ratios to the
+// floor measured in the same run: throughput at full speed (closed loop,
+// several clients), latency percentiles at a fixed rate (open loop,
+// measured from the intended send time), CPU seconds per 1,000 requests and
+// peak RSS of the server process (from /proc), and the time from exec to the
+// first successful response. It also reports how CPU per call grows from 5
+// to 50 node pools, and how the function holds up when many callers call
+// at once (Crossplane's burst after a restart): throughput, latency and peak
+// RSS with 1, 10 and 100 concurrent callers on the converged AWS request,
+// each on a fresh process.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/bench"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
+)
+
+// config of a run.
+type config struct {
+	function, floor string
+	examples        bench.Examples
+	out             string
+	clients         int
+	closed, open    time.Duration
+	rate            int
+	clouds          []string
+	// conns is how many connections the clients share, round robin.
+	conns int
+	// callers are the caller counts of the concurrency section, each run
+	// for burst on a fresh process; flags are extra flags of the function.
+	callers []int
+	burst   time.Duration
+	flags   []string
+	// only runs one section: "concurrency", or all when empty.
+	only string
+}
+
+func main() {
+	c := config{}
+	var examples, clouds, callers, flags string
+	flag.StringVar(&c.function, "function", "bin/function-cluster-platform", "the function binary")
+	flag.StringVar(&c.floor, "floor", "bin/floor", "the floor binary")
+	flag.StringVar(&examples, "examples", "examples", "the examples folder")
+	flag.StringVar(&c.out, "out", "_output/bench", "where captured requests and the report go")
+	flag.IntVar(&c.clients, "clients", 4, "concurrent clients of the closed loop")
+	flag.DurationVar(&c.closed, "closed", 8*time.Second, "duration of the closed loop")
+	flag.DurationVar(&c.open, "open", 15*time.Second, "duration of the open loop")
+	flag.IntVar(&c.rate, "rate", 20, "requests per second of the open loop")
+	flag.StringVar(&clouds, "clouds", "gcp,aws,azure", "the clouds to measure")
+	flag.IntVar(&c.conns, "conns", 1, "connections the clients share, round robin (Crossplane dials one per replica)")
+	flag.StringVar(&callers, "callers", "100", "concurrent AWS callers of the concurrency section, comma-separated; empty to skip it")
+	flag.DurationVar(&c.burst, "burst", 5*time.Second, "duration of each closed loop of the concurrency section")
+	flag.StringVar(&flags, "function-flags", "", "extra flags of the function, space-separated (e.g. --max-concurrent-calls=0)")
+	flag.StringVar(&c.only, "only", "", "run only this section: concurrency")
+	flag.Parse()
+	c.examples = bench.Examples(examples)
+	c.clouds = strings.Split(clouds, ",")
+	c.flags = strings.Fields(flags)
+	for _, f := range strings.Split(callers, ",") {
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "loadgen: -callers: %q is not a count of callers\n", f)
+			os.Exit(2)
+		}
+		c.callers = append(c.callers, n)
+	}
+	if err := run(c); err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+// result of one server under load.
+type result struct {
+	startup    time.Duration
+	throughput float64 // requests per second, closed loop
+	closedLat  []time.Duration
+	openLat    []time.Duration
+	cpuPer1000 float64 // CPU seconds per 1,000 requests, closed loop
+	peakRSS    int64   // bytes
+	requests   int64
+}
+
+func run(c config) error {
+	if err := os.MkdirAll(c.out, 0o750); err != nil {
+		return err
+	}
+	var report strings.Builder
+	fmt.Fprintf(&report, "load benchmark: %d clients on %d connection(s) closed loop for %s, open loop at %d req/s for %s, on %s\n", c.clients, c.conns, c.closed, c.rate, c.open, host())
+	if len(c.flags) > 0 {
+		fmt.Fprintf(&report, "function flags: %s\n", strings.Join(c.flags, " "))
+	}
+	report.WriteString("\n")
+	targets := map[string]bool{}
+	clouds := c.clouds
+	if c.only == "concurrency" {
+		clouds = nil
+	}
+	for _, cloud := range clouds {
+		req, err := c.examples.Converged(cloud)
+		if err != nil {
+			return fmt.Errorf("cannot capture the converged %s request: %w", cloud, err)
+		}
+		rsp := bench.Run(req)
+		if msg := xpsim.Fatal(rsp); msg != "" {
+			return fmt.Errorf("the function answers the converged %s request with a Fatal: %s", cloud, msg)
+		}
+		wire, err := capture(c.out, cloud, req, rsp)
+		if err != nil {
+			return err
+		}
+		addr, argv := c.functionArgv()
+		fn, err := c.measure(argv, addr, wire, true)
+		if err != nil {
+			return fmt.Errorf("function, %s: %w", cloud, err)
+		}
+		addr, metrics := freeAddr(), freeAddr()
+		fl, err := c.measure([]string{c.floor, "--address=" + addr, "--metrics-address=" + metrics, "--response=" + filepath.Join(c.out, cloud+".response.pb")}, addr, wire, true)
+		if err != nil {
+			return fmt.Errorf("floor, %s: %w", cloud, err)
+		}
+		table(&report, cloud, len(wire), proto.Size(rsp), len(req.GetObserved().GetResources()), fn, fl)
+		if cloud == "gcp" {
+			targets = check(&report, fn, fl)
+		}
+	}
+	if c.only != "concurrency" {
+		if err := c.pools(&report, targets); err != nil {
+			return err
+		}
+	}
+	if err := c.concurrency(&report, targets); err != nil {
+		return err
+	}
+	fmt.Print(report.String())
+	if err := os.WriteFile(filepath.Join(c.out, "report.txt"), []byte(report.String()), 0o644); err != nil { //nolint:gosec // a report to read
+		return err
+	}
+	for name, ok := range targets {
+		if !ok {
+			return fmt.Errorf("target missed: %s", name)
+		}
+	}
+	return nil
+}
+
+// capture writes the request and the function's response as binary
+// protobuf, the request for inspection and the response for the floor.
+func capture(out, name string, req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) ([]byte, error) {
+	wire, err := proto.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	rb, err := proto.Marshal(rsp)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(out, name+".request.pb"), wire, 0o600); err != nil {
+		return nil, err
+	}
+	return wire, os.WriteFile(filepath.Join(out, name+".response.pb"), rb, 0o600)
+}
+
+// measure starts a server, times its first successful response, loads it
+// and stops it.
+func (c config) measure(argv []string, addr string, wire []byte, open bool) (result, error) {
+	var r result
+	req := &fnv1.RunFunctionRequest{}
+	if err := proto.Unmarshal(wire, req); err != nil {
+		return r, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...) //nolint:gosec // our own binaries
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	clients := make([]fnv1.FunctionRunnerServiceClient, max(c.conns, 1))
+	for i := range clients {
+		conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20), grpc.MaxCallSendMsgSize(64<<20)))
+		if err != nil {
+			return r, err
+		}
+		defer conn.Close() //nolint:errcheck // closing a client at the end
+		clients[i] = fnv1.NewFunctionRunnerServiceClient(conn)
+	}
+	client := clients[0]
+
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return r, err
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	// Poll the port rather than the gRPC client, whose reconnect backoff
+	// would add up to a second after a refused connection.
+	for {
+		c, err := net.DialTimeout("tcp", addr, 50*time.Millisecond)
+		if err == nil {
+			_ = c.Close()
+			break
+		}
+		if time.Since(start) > 10*time.Second {
+			return r, fmt.Errorf("not listening within 10s: %w", err)
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	if _, err := client.RunFunction(context.Background(), req); err != nil {
+		return r, fmt.Errorf("first request: %w", err)
+	}
+	r.startup = time.Since(start)
+
+	// Warm up, then the closed loop.
+	c.closedLoop(clients, req, time.Second)
+	cpu0, err := cpuSeconds(cmd.Process.Pid)
+	if err != nil {
+		return r, err
+	}
+	n, lat, failed := c.closedLoop(clients, req, c.closed)
+	if failed > 0 {
+		return r, fmt.Errorf("%d of %d calls of the closed loop failed", failed, n+failed)
+	}
+	cpu1, err := cpuSeconds(cmd.Process.Pid)
+	if err != nil {
+		return r, err
+	}
+	r.requests = n
+	r.throughput = float64(n) / c.closed.Seconds()
+	r.closedLat = lat
+	r.cpuPer1000 = (cpu1 - cpu0) / float64(n) * 1000
+	if r.peakRSS, err = peakRSS(cmd.Process.Pid); err != nil {
+		return r, err
+	}
+	if open {
+		r.openLat, err = c.openLoop(clients, req)
+	}
+	return r, err
+}
+
+// closedLoop runs c.clients clients, spread over the connections, that each
+// send the next request as soon as the last one returns. It returns the
+// calls answered, their latencies and the calls that failed.
+func (c config) closedLoop(clients []fnv1.FunctionRunnerServiceClient, req *fnv1.RunFunctionRequest, d time.Duration) (int64, []time.Duration, int64) {
+	var n, failed atomic.Int64
+	var mu sync.Mutex
+	var lat []time.Duration
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for i := range c.clients {
+		client := clients[i%len(clients)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for time.Now().Before(deadline) {
+				t := time.Now()
+				if _, err := client.RunFunction(context.Background(), req); err != nil {
+					failed.Add(1)
+					continue
+				}
+				mine = append(mine, time.Since(t))
+				n.Add(1)
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return n.Load(), lat, failed.Load()
+}
+
+// openLoop sends c.rate requests per second on a fixed schedule, whatever
+// the responses do, and measures each latency from its intended send time,
+// so that a slow response delays no later measurement (no coordinated
+// omission).
+func (c config) openLoop(clients []fnv1.FunctionRunnerServiceClient, req *fnv1.RunFunctionRequest) ([]time.Duration, error) {
+	interval := time.Second / time.Duration(c.rate)
+	total := int(c.open / interval)
+	lat := make([]time.Duration, total)
+	errs := make([]error, total)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range total {
+		intended := start.Add(time.Duration(i) * interval)
+		time.Sleep(time.Until(intended))
+		client := clients[i%len(clients)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = client.RunFunction(context.Background(), req)
+			lat[i] = time.Since(intended)
+		}()
+	}
+	wg.Wait()
+	return lat, errors.Join(errs...)
+}
+
+// cpuSeconds is the user and system CPU time of a process, from
+// /proc/<pid>/stat, in seconds (USER_HZ is 100 on Linux).
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name, which is in parentheses.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	utime, err := strconv.ParseFloat(f[11], 64)
+	if err != nil {
+		return 0, err
+	}
+	stime, err := strconv.ParseFloat(f[12], 64)
+	if err != nil {
+		return 0, err
+	}
+	return (utime + stime) / 100, nil
+}
+
+// peakRSS is the process's peak resident set size, VmHWM of
+// /proc/<pid>/status, in bytes.
+func peakRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			kb, err := strconv.ParseInt(strings.Fields(l)[1], 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+func percentile(l []time.Duration, p float64) time.Duration {
+	if len(l) == 0 {
+		return 0
+	}
+	s := slices.Clone(l)
+	slices.Sort(s)
+	i := int(p / 100 * float64(len(s)-1))
+	return s[i]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func table(b *strings.Builder, cloud string, size, response, observed int, fn, fl result) {
+	fmt.Fprintf(b, "%s: converged request of %.1f KB, response of %.1f KB, %d observed composed resources\n", strings.ToUpper(cloud), float64(size)/1024, float64(response)/1024, observed)
+	fmt.Fprintf(b, "  %-34s %14s %14s %8s\n", "", "function", "floor", "ratio")
+	row := func(name, a, bb string, ratio float64) {
+		fmt.Fprintf(b, "  %-34s %14s %14s %7.2fx\n", name, a, bb, ratio)
+	}
+	row("throughput, closed loop (req/s)", fmt.Sprintf("%.0f", fn.throughput), fmt.Sprintf("%.0f", fl.throughput), fn.throughput/fl.throughput)
+	row("CPU s per 1,000 requests", fmt.Sprintf("%.3f", fn.cpuPer1000), fmt.Sprintf("%.3f", fl.cpuPer1000), fn.cpuPer1000/fl.cpuPer1000)
+	for _, p := range []float64{50, 90, 99} {
+		a, f := percentile(fn.openLat, p), percentile(fl.openLat, p)
+		row(fmt.Sprintf("p%.0f latency, open loop", p), ms(a), ms(f), float64(a)/float64(f))
+	}
+	for _, p := range []float64{50, 99} {
+		a, f := percentile(fn.closedLat, p), percentile(fl.closedLat, p)
+		row(fmt.Sprintf("p%.0f latency, closed loop", p), ms(a), ms(f), float64(a)/float64(f))
+	}
+	row("peak RSS under load", fmt.Sprintf("%.1f MiB", float64(fn.peakRSS)/(1<<20)), fmt.Sprintf("%.1f MiB", float64(fl.peakRSS)/(1<<20)), float64(fn.peakRSS)/float64(fl.peakRSS))
+	row("exec to first response", ms(fn.startup), ms(fl.startup), float64(fn.startup)/float64(fl.startup))
+	b.WriteString("\n")
+}
+
+// check compares the converged GCP figures with the targets.
+func check(b *strings.Builder, fn, fl result) map[string]bool {
+	t := map[string]bool{
+		"CPU per call <= 1.25x the floor's":            fn.cpuPer1000 <= 1.25*fl.cpuPer1000,
+		"p99 at a fixed rate <= 2x the floor's":        percentile(fn.openLat, 99) <= 2*percentile(fl.openLat, 99),
+		"throughput at full speed >= 0.8x the floor's": fn.throughput >= 0.8*fl.throughput,
+		"peak RSS under full-speed load <= 1.2x floor": float64(fn.peakRSS) <= 1.2*float64(fl.peakRSS),
+		"exec to first response <= 25 ms":              fn.startup <= 25*time.Millisecond,
+	}
+	b.WriteString("targets (converged GCP stack, two pools):\n")
+	for _, name := range slices.Sorted(maps.Keys(t)) {
+		mark := "met"
+		if !t[name] {
+			mark = "MISSED"
+		}
+		fmt.Fprintf(b, "  %-48s %s\n", name, mark)
+	}
+	b.WriteString("\n")
+	return t
+}
+
+// pools reports how CPU per call grows from 5 to 50 node pools.
+func (c config) pools(b *strings.Builder, targets map[string]bool) error {
+	cpu := map[int]float64{}
+	size := map[int]int{}
+	for _, n := range []int{5, 50} {
+		req, err := c.examples.Pools(n)
+		if err != nil {
+			return err
+		}
+		wire, err := capture(c.out, fmt.Sprintf("gcp-%d-pools", n), req, bench.Run(req))
+		if err != nil {
+			return err
+		}
+		size[n] = len(wire)
+		addr, argv := c.functionArgv()
+		r, err := c.measure(argv, addr, wire, false)
+		if err != nil {
+			return err
+		}
+		cpu[n] = r.cpuPer1000
+	}
+	ratio := cpu[50] / cpu[5]
+	fmt.Fprintf(b, "node pools (GCP, converged): 5 pools %.3f CPU s per 1,000 requests (%.0f KB request), 50 pools %.3f (%.0f KB): %.2fx for 10x the pools\n",
+		cpu[5], float64(size[5])/1024, cpu[50], float64(size[50])/1024, ratio)
+	targets["50 pools cost <= 12x 5 pools per call"] = ratio <= 12
+	fmt.Fprintf(b, "  %-48s %s\n", "50 pools cost <= 12x 5 pools per call", map[bool]string{true: "met", false: "MISSED"}[ratio <= 12])
+	return nil
+}
+
+// functionArgv starts the function as the benchmark serves it, on a free
+// port, with the extra flags; it returns the address and the command.
+func (c config) functionArgv() (string, []string) {
+	addr := freeAddr()
+	return addr, append([]string{c.function, "--insecure", "--address=" + addr, "--metrics-address=" + freeAddr()}, c.flags...)
+}
+
+// freeAddr is a loopback address with a port free now, so that the benchmark
+// does not collide with another server on the machine (make render's, e2e's).
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "127.0.0.1:9443"
+	}
+	defer l.Close() //nolint:errcheck // only its port was wanted
+	return l.Addr().String()
+}
+
+// rss100 is the target of the concurrency section: peak RSS with 100
+// concurrent AWS callers, under the function's default --max-concurrent-calls.
+const rss100 = 256 << 20
+
+// concurrency runs the converged AWS request with each count of concurrent
+// callers, closed loop on a fresh process, and reports throughput, latency
+// (which, past the function's bound, includes the wait for a place) and
+// peak RSS.
+func (c config) concurrency(b *strings.Builder, targets map[string]bool) error {
+	if len(c.callers) == 0 {
+		return nil
+	}
+	req, err := c.examples.Converged("aws")
+	if err != nil {
+		return fmt.Errorf("cannot capture the converged aws request: %w", err)
+	}
+	// The request as the AWS table above sends it: bench.Run leaves the
+	// function's desired state in it, as a step after another would get it.
+	rsp, err := proto.Marshal(bench.Run(req))
+	if err != nil {
+		return err
+	}
+	wire, err := proto.Marshal(req)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "concurrent callers (converged AWS request of %.1f KB, response of %.1f KB, closed loop for %s each on a fresh process, %d connection(s)):\n",
+		float64(len(wire))/1024, float64(len(rsp))/1024, c.burst, c.conns)
+	fmt.Fprintf(b, "  %8s %12s %12s %12s %14s %12s\n", "callers", "req/s", "p50", "p99", "CPU s/1,000", "peak RSS")
+	for _, n := range c.callers {
+		cc := c
+		cc.clients, cc.closed = n, c.burst
+		addr, argv := c.functionArgv()
+		r, err := cc.measure(argv, addr, wire, false)
+		if err != nil {
+			return fmt.Errorf("%d concurrent callers: %w", n, err)
+		}
+		fmt.Fprintf(b, "  %8d %12.0f %12s %12s %14.3f %8.1f MiB\n", n, r.throughput, ms(percentile(r.closedLat, 50)), ms(percentile(r.closedLat, 99)), r.cpuPer1000, float64(r.peakRSS)/(1<<20))
+		if n == 100 && len(c.flags) == 0 {
+			name := "RSS at 100 concurrent AWS callers <= 256 MiB"
+			targets[name] = r.peakRSS <= rss100
+			fmt.Fprintf(b, "  RSS at 100 concurrent AWS callers: %.1f MiB\n  %-48s %s\n", float64(r.peakRSS)/(1<<20), name, map[bool]string{true: "met", false: "MISSED"}[targets[name]])
+		}
+	}
+	b.WriteString("\n")
+	return nil
+}
+
+// host describes the machine.
+func host() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown machine"
+	}
+	n := strings.Count(string(b), "\nprocessor")
+	model := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "model name") {
+			model = strings.TrimSpace(strings.SplitN(l, ":", 2)[1])
+			break
+		}
+	}
+	return fmt.Sprintf("%d CPUs (%s)", n+1, model)
+}
