@@ -20,25 +20,68 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Label is the label that names a Cluster's wave.
 const Label = "platform.example.org/wave"
 
-// A Wave is one step of the rollout, in the environment's order.
+// A Wave is one step of the rollout, in the environment's order
+// (environment.rollout.waves).
 type Wave struct {
 	// Name is the wave's name, the value of Label on its Clusters.
-	Name string
+	Name string `json:"name"`
 	// Namespaces are the namespaces whose Clusters count for this wave
 	// when labelled with its name; empty means every namespace.
-	Namespaces []string
+	Namespaces []string `json:"namespaces"`
 	// MaxUnavailable is how many of the wave's Clusters may be mid-change
 	// at once; 0 means no limit.
-	MaxUnavailable int
+	MaxUnavailable int `json:"maxUnavailable"`
 	// RequiresApproval holds the wave until Approved lists the target.
-	RequiresApproval bool
-	// Approved are the targets (Target.String) approved for this wave.
-	Approved []string
+	RequiresApproval bool `json:"requiresApproval"`
+	// Approved are the targets (Target.String) approved for this wave: a
+	// change in Git, reviewed like any other.
+	Approved []string `json:"approved"`
+}
+
+// Settings are the environment's rollout keys (environment.rollout).
+type Settings struct {
+	// Waves are the rollout's waves, in order; none moves every Cluster
+	// at once.
+	Waves []Wave `json:"waves"`
+}
+
+// Validate returns what is wrong with the waves, each error naming its
+// environment key under path (environment.rollout).
+func (s Settings) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, w := range s.Waves {
+		p := path.Child("waves").Index(i)
+		switch msgs := validation.IsValidLabelValue(w.Name); {
+		case w.Name == "":
+			errs = append(errs, field.Required(p.Child("name"), "a wave needs a name: the value of the label "+Label+" on its Clusters"))
+		case len(msgs) > 0:
+			errs = append(errs, field.Invalid(p.Child("name"), w.Name, strings.Join(msgs, "; ")))
+		case seen[w.Name]:
+			errs = append(errs, field.Duplicate(p.Child("name"), w.Name))
+		}
+		seen[w.Name] = true
+		for j, ns := range w.Namespaces {
+			if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+				errs = append(errs, field.Invalid(p.Child("namespaces").Index(j), ns, strings.Join(msgs, "; ")))
+			}
+		}
+		if w.MaxUnavailable < 0 {
+			errs = append(errs, field.Invalid(p.Child("maxUnavailable"), w.MaxUnavailable, "must be 0 (no limit) or more"))
+		}
+		if len(w.Approved) > 0 && !w.RequiresApproval {
+			errs = append(errs, field.Invalid(p.Child("approved"), w.Approved, "approvals of a wave that requires none: set requiresApproval, or remove them"))
+		}
+	}
+	return errs
 }
 
 // Admits reports whether a Cluster in namespace ns, labelled with the

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 var (
@@ -206,6 +207,45 @@ func TestTargetString(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, tc.target.String()); diff != "" {
 				t.Errorf("%s\nString(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestValidate(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		waves  []Wave
+		want   []string
+	}{
+		"Valid": {reason: "The test's waves are valid.", waves: waves},
+		"None":  {reason: "No waves is valid: every Cluster moves at once."},
+		"Bad": {
+			reason: "Every wrong key is named by its path.",
+			waves: []Wave{
+				{Name: ""},
+				{Name: "Staging!"},
+				{Name: "prod", Namespaces: []string{"Team_A"}, MaxUnavailable: -1},
+				{Name: "prod", Approved: []string{"1.31"}},
+			},
+			want: []string{
+				"environment.rollout.waves[0].name: Required value",
+				"environment.rollout.waves[1].name: Invalid value",
+				"environment.rollout.waves[2].namespaces[0]: Invalid value",
+				"environment.rollout.waves[2].maxUnavailable: Invalid value",
+				"environment.rollout.waves[3].name: Duplicate value",
+				"environment.rollout.waves[3].approved: Invalid value",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var got []string
+			for _, e := range (Settings{Waves: tc.waves}).Validate(field.NewPath("environment", "rollout")) {
+				got = append(got, e.Field+": "+e.Type.String())
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nValidate(): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
