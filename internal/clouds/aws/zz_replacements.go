@@ -13,15 +13,17 @@ import (
 //   - Schema extract of terraform-provider-aws v6.34.0 (provider-upjet-aws v2.6.0): the ForceNew attributes of the Terraform resource of every kind the cloud composes.
 //   - Not read from source (-aws=oracle): no mirror of github.com/hashicorp/terraform-provider-aws at v6.34.0 was given; every row is the oracle extract's.
 //
-// The rows of these resources are the oracle extract's
+// These resources have rows of the oracle extract
 // (internal/modules/testdata/replacements/aws.tsv), not read from the
-// provider's source: aws_acm_certificate, aws_acm_certificate_validation, aws_budgets_budget, aws_cloudfront_distribution, aws_db_instance, aws_db_parameter_group, aws_db_subnet_group, aws_eip, aws_eks_access_entry, aws_eks_addon, aws_eks_cluster, aws_eks_node_group, aws_eks_pod_identity_association, aws_iam_role, aws_iam_role_policy, aws_iam_role_policy_attachment, aws_internet_gateway, aws_nat_gateway, aws_route, aws_route53_record, aws_route53_zone, aws_route_table, aws_route_table_association, aws_s3_bucket, aws_s3_bucket_ownership_controls, aws_s3_bucket_policy, aws_s3_bucket_public_access_block, aws_s3_bucket_server_side_encryption_configuration, aws_security_group, aws_subnet, aws_vpc, aws_vpc_security_group_ingress_rule.
+// provider's source (each such entry says "(oracle extract)"): aws_acm_certificate, aws_acm_certificate_validation, aws_budgets_budget, aws_cloudfront_distribution, aws_db_instance, aws_db_parameter_group, aws_db_subnet_group, aws_eip, aws_eks_access_entry, aws_eks_addon, aws_eks_cluster, aws_eks_node_group, aws_eks_pod_identity_association, aws_iam_role, aws_iam_role_policy, aws_iam_role_policy_attachment, aws_internet_gateway, aws_nat_gateway, aws_route, aws_route53_record, aws_route53_zone, aws_route_table, aws_route_table_association, aws_s3_bucket, aws_s3_bucket_ownership_controls, aws_s3_bucket_policy, aws_s3_bucket_public_access_block, aws_s3_bucket_server_side_encryption_configuration, aws_security_group, aws_subnet, aws_vpc, aws_vpc_security_group_ingress_rule.
 const generatedFrom lifecycle.Source = "terraform-provider-aws v6.34.0 (provider-upjet-aws v2.6.0)"
 
 // generatedTables are every composed kind's ForceNew attributes, by
 // spec.forProvider path (with the reference and selector that resolve
-// one), merged into the hand-written tables by Cloud.Generated: a hand
-// entry wins, the rest are refused, or rotate a node pool.
+// one), and the attributes its custom diff replaces on a condition (a
+// decrease is a Raise, any other condition refused as a whole), merged
+// into the hand-written tables by Cloud.Generated: a hand entry wins, the
+// rest are refused, or rotate a node pool.
 var generatedTables = map[string]registry.Table{
 	"acm.aws.m.upbound.io/v1beta1, Kind=Certificate": {Resource: "aws_acm_certificate", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("certificateAuthorityArn", "aws_acm_certificate.certificate_authority_arn", "internal/service/acm/certificate.go:78-84@v6.34.0(upbound-fork f7691456b787) (oracle extract)"),
