@@ -467,6 +467,7 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("replicaConfiguration.verifyServerCertificate", "google_sql_database_instance.replica_configuration.verify_server_certificate", "google/services/sql/resource_sql_database_instance.go:1296-1302@v7.39.0"),
 		generatedFrom.Refuse("settings.collation", "google_sql_database_instance.settings.collation", "google/services/sql/resource_sql_database_instance.go:532-537@v7.39.0"),
 		generatedFrom.Refuse("settings.diskType", "google_sql_database_instance.settings.disk_type", "google/services/sql/resource_sql_database_instance.go:577-584@v7.39.0"),
+		generatedFrom.Refuse("settings.diskSize", "google_sql_database_instance.settings.disk_size", "google/services/sql/resource_sql_database_instance.go:214@v7.39.0 (CustomizeDiff: ForceNew)"),
 		generatedFrom.Refuse("masterInstanceName", "google_sql_database_instance.master_instance_name", "google/services/sql/resource_sql_database_instance.go:240@v7.39.0 (CustomizeDiff: ForceNewIf)"),
 		generatedFrom.Refuse("replicaConfiguration.cascadableReplica", "google_sql_database_instance.replica_configuration.cascadable_replica", "google/services/sql/resource_sql_database_instance.go:244@v7.39.0 (CustomizeDiff: ForceNewIf)"),
 		generatedFrom.Refuse("settings.ipConfiguration.privateNetwork", "google_sql_database_instance.settings.ip_configuration.private_network", "google/services/sql/resource_sql_database_instance.go:1557@v7.39.0 (CustomizeDiff: ForceNew)"),
