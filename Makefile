@@ -80,7 +80,10 @@ build:
 # MIRRORS, when given, re-reads the Terraform providers' source into the
 # schema extract first: git directories of the providers (fetched mirrors,
 # no work tree needed), for example
-#   make generate MIRRORS="-google=/path/terraform-provider-google.git -azurerm=/path/terraform-provider-azurerm.git -aws=oracle"
+#   make generate MIRRORS="-google=/path/terraform-provider-google.git -azurerm=/path/terraform-provider-azurerm.git -aws=/path/tf-aws-partial/.git -aws-rev=HEAD"
+# where the AWS directory is a partial tree of terraform-provider-aws files
+# copied from the stored code index, its SOURCES.tsv naming each file's
+# upstream commit (-aws=oracle takes the oracle extract's rows instead)
 # (internal/replacegen; docs/lifecycle.md).
 generate:
 	cd input && $(GO) generate -tags generate ./...

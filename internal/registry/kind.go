@@ -113,7 +113,8 @@ type Table struct {
 	// google_container_node_pool.
 	Resource string
 	// Fields are its entries, each with the attribute and the file and
-	// lines of the schema it was read from; their action is Refuse.
+	// lines of the schema it was read from; their action is Refuse, or
+	// Raise for a custom diff's replacement of a decrease.
 	Fields []lifecycle.Field
 }
 
@@ -122,7 +123,9 @@ type Table struct {
 // wins: a path it lists keeps its action, and so does every generated path
 // of the same Terraform attribute (a reference's Ref and Selector beside a
 // field). Other generated entries are refused, or, on a kind that rotates
-// (a node pool), rotate it. A table of a kind the cloud does not list
+// (a node pool), rotate it; a generated Raise (a custom diff that replaces
+// the resource when the value decreases) stays a Raise on a kind that does
+// not rotate. A table of a kind the cloud does not list
 // panics: it is a programming error.
 func (c *Cloud) Generated(tables map[string]Table) {
 	byKey := make(map[string]*Kind, len(c.Kinds))
@@ -154,7 +157,11 @@ func (k *Kind) merge(t Table) {
 		if _, ok := hand[f.Path]; ok {
 			continue
 		}
-		f.Action, f.Generated = def, true
+		if f.Action != lifecycle.Raise || k.Rotates() {
+			// A custom diff's replacement of a decrease stays a Raise.
+			f.Action = def
+		}
+		f.Generated = true
 		if a, ok := attrs[attribute(f.Attribute)]; ok && a != lifecycle.Walk {
 			f.Action = a
 		}

@@ -101,3 +101,72 @@ func TestCamelPath(t *testing.T) {
 		})
 	}
 }
+
+// TestCustomDiffRowsCovered fails for a custom-diff row of a cloud's
+// extract (a replacement the provider's custom diff forces on a condition)
+// that the kind's merged table does not cover: a generated entry or a hand
+// entry at its path or above it, unless the kind's CRD has no such path.
+func TestCustomDiffRowsCovered(t *testing.T) {
+	t.Chdir(root)
+	schemas, err := loadCRDs(filepath.Join("..", "shared", "crds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range providers {
+		rows, _, err := readExtract(p.cloud)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := registry.Lookup(p.cloud)
+		kinds := map[string]*registry.Kind{}
+		for _, k := range c.Kinds {
+			if k.Provider == p.cloud {
+				kinds[k.Kind] = k
+			}
+		}
+		for _, r := range rows {
+			if r.when == "" {
+				continue
+			}
+			k, ok := kinds[r.kind]
+			if !ok {
+				t.Errorf("%s: custom-diff row %s.%s (%s) is of kind %s, which the cloud does not compose", p.cloud, r.resource, r.attribute, r.where, r.kind)
+				continue
+			}
+			if _, _, ok := schemas[registry.GVK(k.Namespaced, k.Kind)].Lookup(r.path); !ok {
+				continue
+			}
+			path := "spec.forProvider." + r.path
+			covered := false
+			for _, f := range k.Replacements {
+				if f.Path == path || strings.HasPrefix(path, f.Path+".") {
+					covered = true
+					break
+				}
+			}
+			if !covered {
+				t.Errorf("%s %s: custom-diff row %s.%s (%s, %s) has neither a generated nor a hand entry at %s", p.cloud, r.kind, r.resource, r.attribute, r.when, r.where, path)
+			}
+		}
+	}
+}
+
+// TestIndexless holds the list indexes dropped from a custom diff's path.
+func TestIndexless(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		path   string
+		want   string
+	}{
+		"Top":    {reason: "A top-level attribute is kept.", path: "region", want: "region"},
+		"Nested": {reason: "A list index is dropped.", path: "compute_config.0.node_role_arn", want: "compute_config.node_role_arn"},
+		"Deep":   {reason: "Every list index is dropped.", path: "windows_profile.0.gmsa.0.dns_server", want: "windows_profile.gmsa.dns_server"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, indexless(tc.path)); diff != "" {
+				t.Errorf("%s\nindexless(%q): -want, +got:\n%s", tc.reason, tc.path, diff)
+			}
+		})
+	}
+}

@@ -69,7 +69,7 @@ func (r *repo) load(dir string) (*pkg, error) {
 		if err != nil {
 			return nil, err
 		}
-		f, err := parser.ParseFile(r.fset, name, src, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(r.fset, name, src, parser.SkipObjectResolution|parser.ParseComments)
 		if err != nil {
 			return nil, fmt.Errorf("cannot parse %s: %w", name, err)
 		}
@@ -340,12 +340,9 @@ func (e *ev) schemaMap(x ast.Expr, s scope) map[string]*attr {
 		if !ok {
 			continue
 		}
-		lit, ok := kv.Key.(*ast.BasicLit)
+		name, ok := e.constString(kv.Key, s)
 		if !ok {
-			continue
-		}
-		name, err := strconv.Unquote(lit.Value)
-		if err != nil {
+			e.unresolved = append(e.unresolved, fmt.Sprintf("key at %s", e.r.fset.Position(kv.Key.Pos())))
 			continue
 		}
 		a := e.schema(kv.Value, s)
@@ -359,6 +356,22 @@ func (e *ev) schemaMap(x ast.Expr, s scope) map[string]*attr {
 		out[name] = a
 	}
 	return out
+}
+
+// constString is the string a key or argument stands for: a literal, or a
+// constant of the package or of one it imports (terraform-provider-aws
+// names its attributes names.AttrName).
+func (e *ev) constString(x ast.Expr, s scope) (string, bool) {
+	rx, _, ok := e.resolve(x, s)
+	if !ok {
+		return "", false
+	}
+	lit, ok := rx.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	v, err := strconv.Unquote(lit.Value)
+	return v, err == nil
 }
 
 // callName is the name of the function a call calls.
@@ -416,25 +429,51 @@ func (e *ev) schema(x ast.Expr, s scope) *attr {
 // resource reads a schema.Resource's attributes; nil when the expression is
 // not a resource (an Elem that is a plain schema).
 func (e *ev) resource(x ast.Expr, s scope) map[string]*attr {
-	rx, rs, ok := e.resolve(x, s)
+	cl, rs, ok := e.resourceLit(x, s)
 	if !ok {
 		return nil
 	}
-	cl, ok := rx.(*ast.CompositeLit)
-	if !ok {
-		return nil
+	if v, ok := field(cl, "Schema"); ok {
+		return e.schemaMap(v, rs)
 	}
-	if !typeNamed(cl.Type, "Resource") {
-		return nil
-	}
-	for _, el := range cl.Elts {
-		if kv, ok := el.(*ast.KeyValueExpr); ok {
-			if key, ok := kv.Key.(*ast.Ident); ok && (key.Name == "Schema") {
-				return e.schemaMap(kv.Value, rs)
+	// SchemaFunc: func() map[string]*schema.Schema { return ... }.
+	if v, ok := field(cl, "SchemaFunc"); ok {
+		if fl, ok := v.(*ast.FuncLit); ok {
+			if x, xs, ok := returned(fl.Body, rs); ok {
+				return e.schemaMap(x, xs)
 			}
+		}
+		if x, xs, ok := e.resolve(&ast.CallExpr{Fun: v}, rs); ok {
+			return e.schemaMap(x, xs)
 		}
 	}
 	return map[string]*attr{}
+}
+
+// resourceLit follows an expression to the schema.Resource literal it
+// stands for, and the scope to read it in.
+func (e *ev) resourceLit(x ast.Expr, s scope) (*ast.CompositeLit, scope, bool) {
+	rx, rs, ok := e.resolve(x, s)
+	if !ok {
+		return nil, s, false
+	}
+	cl, ok := rx.(*ast.CompositeLit)
+	if !ok || !typeNamed(cl.Type, "Resource") {
+		return nil, s, false
+	}
+	return cl, rs, true
+}
+
+// field is the value of a composite literal's field.
+func field(cl *ast.CompositeLit, name string) (ast.Expr, bool) {
+	for _, el := range cl.Elts {
+		if kv, ok := el.(*ast.KeyValueExpr); ok {
+			if key, ok := kv.Key.(*ast.Ident); ok && key.Name == name {
+				return kv.Value, true
+			}
+		}
+	}
+	return nil, false
 }
 
 // typeNamed reports whether a composite literal's type is the named one
@@ -456,8 +495,9 @@ type row struct {
 	block            bool
 }
 
-// flatten lists the ForceNew attributes of a schema, blocks first.
-func flatten(attrs map[string]*attr, prefix string, out *[]row, rev string) {
+// flatten lists the ForceNew attributes of a schema, blocks first; at
+// names the revision a file was read at.
+func flatten(attrs map[string]*attr, prefix string, out *[]row, at func(file string) string) {
 	keys := make([]string, 0, len(attrs))
 	for k := range attrs {
 		keys = append(keys, k)
@@ -470,10 +510,10 @@ func flatten(attrs map[string]*attr, prefix string, out *[]row, rev string) {
 			p = prefix + "." + k
 		}
 		if a.forceNew {
-			*out = append(*out, row{attribute: p, where: fmt.Sprintf("%s:%d-%d@%s", a.file, a.from, a.to, rev), block: a.children != nil})
+			*out = append(*out, row{attribute: p, where: fmt.Sprintf("%s:%d-%d@%s", a.file, a.from, a.to, at(a.file)), block: a.children != nil})
 		}
 		if a.children != nil {
-			flatten(a.children, p, out, rev)
+			flatten(a.children, p, out, at)
 		}
 	}
 }

@@ -92,9 +92,10 @@ func (s schema) Lookup(path string) (schema, schema, bool) {
 	return cur, parent, true
 }
 
-// entry is one generated entry.
+// entry is one generated entry: Refuse, or Raise for a custom diff's
+// replacement of a decrease.
 type entry struct {
-	path, attribute, where string
+	path, attribute, where, action string
 }
 
 // table is one kind's generated table.
@@ -157,17 +158,23 @@ func cloudTables(p provider, schemas map[string]schema) ([]byte, error) {
 		}
 		t := table{key: key, resource: rs[0].resource}
 		seen := map[string]bool{}
-		add := func(path, attr, where string) {
+		add := func(path, attr, where, action string) {
 			if !seen[path] {
 				seen[path] = true
-				t.entries = append(t.entries, entry{path: path, attribute: attr, where: where})
+				t.entries = append(t.entries, entry{path: path, attribute: attr, where: where, action: action})
 			}
 		}
 		for _, r := range rs {
 			if r.path == "-" {
 				continue
 			}
-			where := r.where
+			where, action := r.where, "Refuse"
+			if r.when != "" {
+				where += " (CustomizeDiff: " + strings.TrimPrefix(r.when, "conditional: ") + ")"
+				if strings.HasSuffix(r.when, "(decrease)") {
+					action = "Raise"
+				}
+			}
 			if r.origin == originOracle {
 				where += " (oracle extract)"
 				if !slices.Contains(oracle, r.resource) {
@@ -185,7 +192,7 @@ func cloudTables(p provider, schemas map[string]schema) ([]byte, error) {
 				continue
 			}
 			attr := r.resource + "." + r.attribute
-			add(r.path, attr, where)
+			add(r.path, attr, where, action)
 			// A reference and a selector beside the field resolve it.
 			dir, name := "", r.path
 			if i := strings.LastIndex(r.path, "."); i >= 0 {
@@ -198,7 +205,7 @@ func cloudTables(p provider, schemas map[string]schema) ([]byte, error) {
 			for _, b := range bases {
 				for _, suffix := range []string{"Ref", "Refs", "Selector"} {
 					if _, ok := parent.Properties[b+suffix]; ok {
-						add(dir+b+suffix, attr, where)
+						add(dir+b+suffix, attr, where, action)
 					}
 				}
 			}
@@ -221,10 +228,16 @@ func render(p provider, header []string, tables []table, absent, oracle []string
 	}
 	if len(oracle) > 0 {
 		slices.Sort(oracle)
-		b.WriteString("//\n// The rows of these resources are the oracle extract's\n// (internal/modules/testdata/replacements/" + p.cloud + ".tsv), not read from the\n// provider's source: " + strings.Join(oracle, ", ") + ".\n")
+		b.WriteString("//\n// These resources have rows of the oracle extract\n// (internal/modules/testdata/replacements/" + p.cloud + ".tsv), not read from the\n// provider's source (each such entry says \"(oracle extract)\"): " + strings.Join(oracle, ", ") + ".\n")
 	}
-	fmt.Fprintf(&b, "const generatedFrom lifecycle.Source = %q\n\n", p.release)
-	b.WriteString("// generatedTables are every composed kind's ForceNew attributes, by\n// spec.forProvider path (with the reference and selector that resolve\n// one), merged into the hand-written tables by Cloud.Generated: a hand\n// entry wins, the rest are refused, or rotate a node pool.\n")
+	release := p.release
+	for _, h := range header {
+		if v, ok := strings.CutPrefix(h, sourcePrefix); ok {
+			release = v
+		}
+	}
+	fmt.Fprintf(&b, "const generatedFrom lifecycle.Source = %q\n\n", release)
+	b.WriteString("// generatedTables are every composed kind's ForceNew attributes, by\n// spec.forProvider path (with the reference and selector that resolve\n// one), and the attributes its custom diff replaces on a condition (a\n// decrease is a Raise, any other condition refused as a whole), merged\n// into the hand-written tables by Cloud.Generated: a hand entry wins, the\n// rest are refused, or rotate a node pool.\n")
 	if len(absent) > 0 {
 		slices.Sort(absent)
 		b.WriteString("//\n// Not in the kinds' CRDs, so left out (upjet keeps them out of\n// spec.forProvider: names it takes from the external name, prefixes):\n")
@@ -236,7 +249,7 @@ func render(p provider, header []string, tables []table, absent, oracle []string
 	for _, t := range tables {
 		fmt.Fprintf(&b, "%s: {Resource: %q, Fields: []lifecycle.Field{\n", strconv.Quote(t.key), t.resource)
 		for _, e := range t.entries {
-			fmt.Fprintf(&b, "generatedFrom.Refuse(%q, %q, %q),\n", e.path, e.attribute, e.where)
+			fmt.Fprintf(&b, "generatedFrom.%s(%q, %q, %q),\n", e.action, e.path, e.attribute, e.where)
 		}
 		b.WriteString("}},\n")
 	}
