@@ -84,13 +84,13 @@ build:
 # where the AWS directory is a partial tree of terraform-provider-aws files
 # copied from the stored code index, its SOURCES.tsv naming each file's
 # upstream commit (-aws=oracle takes the oracle extract's rows instead)
-# (internal/replacegen; docs/lifecycle.md).
+# (cmd/replacegen; docs/lifecycle.md).
 generate:
 	cd input && $(GO) generate -tags generate ./...
 	$(GO) run ./cmd/xrdgen
 	$(GO) run ./cmd/refgen -crds=$(CRDS)
-	if [ -n "$(MIRRORS)" ]; then $(GO) run ./internal/replacegen -extract $(MIRRORS); fi
-	$(GO) run ./internal/replacegen -crds=$(CRDS)
+	if [ -n "$(MIRRORS)" ]; then $(GO) run ./cmd/replacegen -extract $(MIRRORS); fi
+	$(GO) run ./cmd/replacegen -crds=$(CRDS)
 	$(GO) run ./cmd/docgen
 
 # Fail when a generated file differs from what its generator writes: the
@@ -98,13 +98,13 @@ generate:
 # reference resolves (refgen, from the provider CRDs), and the reference
 # pages and the README's resource graph (docgen), and the clouds' tables of
 # replacement-only fields (replacegen, from the committed schema extract
-# internal/replacegen/schema: no provider source, no network).
+# cmd/replacegen/schema: no provider source, no network).
 check-generated:
 	cd input && $(GO) generate -tags generate ./...
 	git diff --exit-code -- package/input || { echo "package/input is out of date: run make generate and commit it" >&2; exit 1; }
 	$(GO) run ./cmd/xrdgen -check
 	$(GO) run ./cmd/refgen -crds=$(CRDS) -check
-	$(GO) run ./internal/replacegen -crds=$(CRDS) -check
+	$(GO) run ./cmd/replacegen -crds=$(CRDS) -check
 	$(GO) run ./cmd/docgen -check
 
 # Keep the docs true: the generated pages are up to date (xrdgen, docgen),

@@ -64,7 +64,7 @@ type Field struct {
 	Attribute string
 	Action    Action
 	// Generated is set on an entry of a generated table (a cloud's
-	// zz_replacements.go, written by internal/replacegen from the
+	// zz_replacements.go, written by cmd/replacegen from the
 	// provider's schema), not a hand-written one.
 	Generated bool
 	// Default is the value the provider gives the field when the render

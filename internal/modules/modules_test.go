@@ -43,7 +43,7 @@ func TestRegistrations(t *testing.T) {
 }
 
 // TestReferenceFields fails when a managed kind a cloud composes is missing
-// from the table internal/refgen generates from the provider CRDs (which
+// from the table cmd/refgen generates from the provider CRDs (which
 // fields a reference resolves, and an XR's overrides may therefore not
 // set): a kind added to a cloud's Kinds needs make generate.
 func TestReferenceFields(t *testing.T) {
@@ -57,7 +57,7 @@ func TestReferenceFields(t *testing.T) {
 			kinds++
 			refs, ok := k.References()
 			if !ok {
-				t.Errorf("cloud %q composes %s, whose reference fields were never read from its CRDs: run make generate (internal/refgen)", name, k.Kind)
+				t.Errorf("cloud %q composes %s, whose reference fields were never read from its CRDs: run make generate (cmd/refgen)", name, k.Kind)
 			}
 			resolved += len(refs)
 		}

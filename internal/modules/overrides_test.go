@@ -17,7 +17,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
-// forceNew reads the schema extract internal/replacegen/schema/<cloud>.tsv
+// forceNew reads the schema extract cmd/replacegen/schema/<cloud>.tsv
 // (what the providers' source says, not the registry's tables): the
 // spec.forProvider paths of each kind's ForceNew attributes, blocks left
 // out.

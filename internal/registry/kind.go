@@ -106,7 +106,7 @@ func (k *Kind) WithoutTable(why string) *Kind {
 
 // A Table is a kind's generated table of replacement-only fields: every
 // attribute of the wrapped Terraform resource its schema forces a new
-// resource for, by its spec.forProvider path (internal/replacegen writes
+// resource for, by its spec.forProvider path (cmd/replacegen writes
 // them into each cloud's zz_replacements.go).
 type Table struct {
 	// Resource is the Terraform resource, such as
@@ -237,7 +237,7 @@ func GVK(apiVersion, kind string) string { return apiVersion + ", Kind=" + kind 
 
 // References returns the dotted paths, under spec.forProvider, of the
 // kind's fields that a reference or selector beside them resolves, in
-// either scope, as internal/refgen read them from the provider CRDs; and
+// either scope, as cmd/refgen read them from the provider CRDs; and
 // whether the CRD of each scope the kind is served in was read.
 func (k *Kind) References() ([]string, bool) {
 	var out []string

@@ -8,17 +8,17 @@
 //
 // It works in two steps, so that CI needs no provider source:
 //
-//	go run ./internal/replacegen -extract -google=<git dir> -azurerm=<git dir> [-aws=<git dir> -aws-rev=HEAD]
+//	go run ./cmd/replacegen -extract -google=<git dir> -azurerm=<git dir> [-aws=<git dir> -aws-rev=HEAD]
 //	    read the Terraform providers' source at the pinned tags (or at
 //	    -<provider>-rev) from git directories (mirrors, no work tree) into
-//	    the schema extract internal/replacegen/schema/<cloud>.tsv; a cloud
+//	    the schema extract cmd/replacegen/schema/<cloud>.tsv; a cloud
 //	    whose mirror is not given keeps its extract; -<provider>=oracle
 //	    takes every row of the cloud from the oracle extract; a partial
 //	    tree's SOURCES.tsv names the upstream commit of each of its files,
 //	    which its rows cite instead of the tag
-//	go run ./internal/replacegen [-crds=../shared/crds]
+//	go run ./cmd/replacegen [-crds=../shared/crds]
 //	    write the Go tables from the extract and the provider CRDs
-//	go run ./internal/replacegen -check
+//	go run ./cmd/replacegen -check
 //	    fail if a Go table differs from what the extract gives
 //
 // A resource whose source cannot be read takes its rows from the oracle

@@ -30,7 +30,7 @@ func TestEveryKindHasATable(t *testing.T) {
 		for _, k := range c.Kinds {
 			switch {
 			case k.Table == "" && k.NoTable == "":
-				t.Errorf("%s %s (%s) has no generated table of replacement-only fields: add its Terraform resource to the extract (go run ./internal/replacegen -extract), or declare WithoutTable with the reason", name, k.Kind, k.Namespaced)
+				t.Errorf("%s %s (%s) has no generated table of replacement-only fields: add its Terraform resource to the extract (go run ./cmd/replacegen -extract), or declare WithoutTable with the reason", name, k.Kind, k.Namespaced)
 				continue
 			case k.Table != "" && k.NoTable != "":
 				t.Errorf("%s %s has a generated table (%s) and says it needs none: %s", name, k.Kind, k.Table, k.NoTable)

@@ -15,7 +15,7 @@ import (
 )
 
 // schemaDir holds the schema extract, one file per cloud.
-const schemaDir = "internal/replacegen/schema"
+const schemaDir = "cmd/replacegen/schema"
 
 // Origins of an extract's rows.
 const (
@@ -312,7 +312,7 @@ func writeExtract(p provider, rev, commit string, man manifest, rows []extractRo
 	case commit == "":
 		fmt.Fprintf(&b, "# Not read from source (-%s=%s): no mirror of %s at %s was given; every row is the oracle extract's.\n", p.flag, originOracle, p.module, p.tag)
 	case man != nil:
-		fmt.Fprintf(&b, "# Read by go run ./internal/replacegen -extract from a partial tree of %s (%s at %s, commit %s): each file copied whole from the stored index of the repository at the upstream commit its rows name (@commit), not from the %s tag.\n", p.module, manifestFile, rev, commit, p.tag)
+		fmt.Fprintf(&b, "# Read by go run ./cmd/replacegen -extract from a partial tree of %s (%s at %s, commit %s): each file copied whole from the stored index of the repository at the upstream commit its rows name (@commit), not from the %s tag.\n", p.module, manifestFile, rev, commit, p.tag)
 		files := make([]string, 0, len(man))
 		for f, c := range man {
 			files = append(files, f+"@"+c)
@@ -321,7 +321,7 @@ func writeExtract(p provider, rev, commit string, man manifest, rows []extractRo
 		fmt.Fprintf(&b, "# Files: %s.\n", strings.Join(files, ", "))
 		fmt.Fprintf(&b, "# %s%s\n", sourcePrefix, path.Base(p.module)+", the commit each entry names ("+p.upjet+" wraps "+p.tag+")")
 	default:
-		fmt.Fprintf(&b, "# Read by go run ./internal/replacegen -extract from %s at %s (commit %s).\n", p.module, rev, commit)
+		fmt.Fprintf(&b, "# Read by go run ./cmd/replacegen -extract from %s at %s (commit %s).\n", p.module, rev, commit)
 	}
 	if len(fallback) > 0 && commit != "" {
 		fmt.Fprintf(&b, "# Rows of %s come from the oracle extract (origin %s): their source could not be read.\n", strings.Join(fallback, ", "), originOracle)
