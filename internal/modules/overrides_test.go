@@ -23,7 +23,7 @@ import (
 // out.
 func forceNew(t *testing.T, cloud string) map[string][]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "replacegen", "schema", cloud+".tsv")) //nolint:gosec // a test's own testdata, by cloud name
+	b, err := os.ReadFile(filepath.Join("..", "..", "cmd", "replacegen", "schema", cloud+".tsv")) //nolint:gosec // a test's own testdata, by cloud name
 	if err != nil {
 		t.Fatal(err)
 	}
