@@ -11,6 +11,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
@@ -31,7 +32,7 @@ type Stack struct {
 	// Example is the example file, relative to the examples folder.
 	Example string
 	// Components are the Component kinds of the plan, by Component ID.
-	Components map[string]platform.Kind
+	Components map[string]component.Kind
 	// Rendered are the composed resources, in the registry's order.
 	Rendered []*registry.Rendered
 }
@@ -87,7 +88,7 @@ func render(examples, file, module string, envs []fntest.Object) (Stack, error) 
 	for _, o := range observed {
 		ex.observed[fntest.CompositionResourceName(o)] = o
 	}
-	st := Stack{Module: module, Example: file, Components: map[string]platform.Kind{}}
+	st := Stack{Module: module, Example: file, Components: map[string]component.Kind{}}
 	switch module {
 	case v1beta1.ModuleCluster:
 		err = renderCluster(&st, ex)
@@ -153,7 +154,7 @@ func begin(st *Stack, ex example, x *xr.Composite, required map[string][]fntest.
 
 // finish renders the plan's components through the cloud layer and the
 // registry.
-func (c *call) finish(st *Stack, x *xr.Composite, comps []platform.Component, clusterPlan *platform.Plan, errs field.ErrorList) error {
+func (c *call) finish(st *Stack, x *xr.Composite, comps []component.Component, clusterPlan *platform.Plan, errs field.ErrorList) error {
 	errs = append(errs, c.env.Errors()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("cannot plan: %w", errs.ToAggregate())

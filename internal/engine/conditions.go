@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 )
 
 // Condition reasons.
@@ -109,7 +109,7 @@ func (st *State) Rendering(condition string) bool {
 }
 
 // howToConfirm says how the XR's owner removes a held resource.
-func howToConfirm(name string, r platform.Removal) string {
+func howToConfirm(name string, r component.Removal) string {
 	if r.InUse {
 		return "it goes once nothing uses it: delete what uses it first (the XR whose Usage holds it), or undo the change that removed it"
 	}

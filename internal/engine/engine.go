@@ -30,6 +30,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
@@ -155,7 +156,7 @@ func (c *Call) Invalid() error {
 // which says why a component no longer renders a resource; clusterPlan is
 // the cluster module's plan, which its cloud implementations read (nil for
 // other modules).
-func (c *Call) Render(comps []platform.Component, removals Remover, clusterPlan *platform.Plan) (*State, error) {
+func (c *Call) Render(comps []component.Component, removals component.Remover, clusterPlan *platform.Plan) (*State, error) {
 	x := c.XR
 	rctx := registry.NewContext(x, c.Env, c.Cloud, clusterPlan, c.Observed)
 	rendered, err := c.Cloud.Render(rctx, comps)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
@@ -30,10 +31,10 @@ type Module struct {
 	// Kinds are the Component kinds of its agnostic model, which every
 	// cloud implements; none for a module that composes without the
 	// registry's clouds.
-	Kinds []platform.Kind
+	Kinds []component.Kind
 	// Optional are the Component kinds of its model that only some clouds
 	// implement, as their registry.Traits say.
-	Optional []platform.Kind
+	Optional []component.Kind
 	// Settings are the environment keys it reads (with envcfg.Section),
 	// which TestEnvironmentKeys checks the example environment against;
 	// none for a module that reads none.
@@ -64,6 +65,6 @@ func ForKind(kind string) (Module, bool) {
 
 // AllKinds are the module's Component kinds, those every cloud implements
 // and then the optional ones.
-func (m Module) AllKinds() []platform.Kind {
+func (m Module) AllKinds() []component.Kind {
 	return append(slices.Clone(m.Kinds), m.Optional...)
 }

@@ -9,43 +9,41 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
-	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-)
 
-// Kind names a kind of Component. Each cloud registers one implementation
-// per Kind.
-type Kind string
+	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
 
 // Kinds of Component.
 const (
-	KindNetwork       Kind = "Network"
-	KindEgress        Kind = "Egress"
-	KindIdentity      Kind = "Identity"
-	KindCluster       Kind = "Cluster"
-	KindNodePool      Kind = "NodePool"
-	KindDNSZone       Kind = "DNSZone"
-	KindClusterAccess Kind = "ClusterAccess"
-	KindRelease       Kind = "Release"
-	KindBudget        Kind = "Budget"
-	KindDNSIdentity   Kind = "DNSIdentity"
-	KindCertificates  Kind = "Certificates"
-	KindDNSDelegation Kind = "DNSDelegation"
-	KindDNSBinding    Kind = "DNSBinding"
+	KindNetwork       component.Kind = "Network"
+	KindEgress        component.Kind = "Egress"
+	KindIdentity      component.Kind = "Identity"
+	KindCluster       component.Kind = "Cluster"
+	KindNodePool      component.Kind = "NodePool"
+	KindDNSZone       component.Kind = "DNSZone"
+	KindClusterAccess component.Kind = "ClusterAccess"
+	KindRelease       component.Kind = "Release"
+	KindBudget        component.Kind = "Budget"
+	KindDNSIdentity   component.Kind = "DNSIdentity"
+	KindCertificates  component.Kind = "Certificates"
+	KindDNSDelegation component.Kind = "DNSDelegation"
+	KindDNSBinding    component.Kind = "DNSBinding"
 	// KindPrivateServices is implemented only by the clouds whose
 	// Traits.PrivateServices is set (TestRegistrations).
-	KindPrivateServices Kind = "PrivateServices"
+	KindPrivateServices component.Kind = "PrivateServices"
 )
 
 // Kinds lists the cluster module's Component kinds: every cloud implements
 // each of them.
-var Kinds = []Kind{KindNetwork, KindEgress, KindIdentity, KindCluster, KindNodePool, KindDNSZone, KindClusterAccess, KindRelease, KindBudget,
+var Kinds = []component.Kind{KindNetwork, KindEgress, KindIdentity, KindCluster, KindNodePool, KindDNSZone, KindClusterAccess, KindRelease, KindBudget,
 	KindDNSIdentity, KindDNSBinding, KindCertificates, KindDNSDelegation}
 
 // OptionalKinds lists the cluster module's Component kinds that only the
 // clouds whose Traits offer them implement.
-var OptionalKinds = []Kind{KindPrivateServices}
+var OptionalKinds = []component.Kind{KindPrivateServices}
 
 // Condition types of the XR. Every Component reports into one of them.
 const (
@@ -56,18 +54,6 @@ const (
 	ConditionDNSReady       = "DnsReady"
 	ConditionBudgetOK       = budget.ConditionBudgetOK
 )
-
-// A Component is one thing the platform wants, such as "a network with these
-// CIDRs" or "a node pool of 3..10 medium nodes".
-type Component interface {
-	// Kind selects the cloud implementation.
-	Kind() Kind
-	// ID identifies the component within the XR, e.g. "pool/default". It
-	// is recorded on every composed resource the component produces.
-	ID() string
-	// Condition is the XR condition the component reports into.
-	Condition() string
-}
 
 // Network is the cluster's network: node, pod and service address ranges.
 type Network struct {
@@ -197,22 +183,9 @@ func (p NodePool) CloudName(name string, limit int, sep string) string {
 func (p NodePool) Gen() string { return p.Generation }
 
 // Rotated implements Rotatable.
-func (p NodePool) Rotated(gen string, keep int64) Component {
+func (p NodePool) Rotated(gen string, keep int64) component.Component {
 	p.Generation, p.Keep = gen, keep
 	return p
-}
-
-// A Rotatable component is replaced, not edited, when a field its provider
-// can change only by replacing the cloud resource changes: the registry
-// renders a new generation beside the old one, and removes the old one
-// once the new one is ready (a node pool).
-type Rotatable interface {
-	Component
-	// Gen is the component's generation: empty for the first.
-	Gen() string
-	// Rotated is the component as generation gen, holding at least keep
-	// nodes while an older generation still runs.
-	Rotated(gen string, keep int64) Component
 }
 
 // Taint is a node taint with a Kubernetes effect (NoSchedule, ...).
@@ -344,7 +317,7 @@ type Budget struct {
 }
 
 // Kind implements Component.
-func (Network) Kind() Kind { return KindNetwork }
+func (Network) Kind() component.Kind { return KindNetwork }
 
 // ID implements Component.
 func (Network) ID() string { return "network" }
@@ -353,7 +326,7 @@ func (Network) ID() string { return "network" }
 func (Network) Condition() string { return ConditionNetworkReady }
 
 // Kind implements Component.
-func (Egress) Kind() Kind { return KindEgress }
+func (Egress) Kind() component.Kind { return KindEgress }
 
 // ID implements Component.
 func (Egress) ID() string { return "egress" }
@@ -362,7 +335,7 @@ func (Egress) ID() string { return "egress" }
 func (Egress) Condition() string { return ConditionNetworkReady }
 
 // Kind implements Component.
-func (PrivateServices) Kind() Kind { return KindPrivateServices }
+func (PrivateServices) Kind() component.Kind { return KindPrivateServices }
 
 // ID implements Component.
 func (PrivateServices) ID() string { return PrivateServicesID }
@@ -374,7 +347,7 @@ func (PrivateServices) Condition() string { return ConditionNetworkReady }
 const PrivateServicesID = "private-services"
 
 // Kind implements Component.
-func (Identity) Kind() Kind { return KindIdentity }
+func (Identity) Kind() component.Kind { return KindIdentity }
 
 // ID implements Component.
 func (Identity) ID() string { return "identity" }
@@ -383,7 +356,7 @@ func (Identity) ID() string { return "identity" }
 func (Identity) Condition() string { return ConditionClusterReady }
 
 // Kind implements Component.
-func (Cluster) Kind() Kind { return KindCluster }
+func (Cluster) Kind() component.Kind { return KindCluster }
 
 // ID implements Component.
 func (Cluster) ID() string { return "cluster" }
@@ -392,7 +365,7 @@ func (Cluster) ID() string { return "cluster" }
 func (Cluster) Condition() string { return ConditionClusterReady }
 
 // Kind implements Component.
-func (NodePool) Kind() Kind { return KindNodePool }
+func (NodePool) Kind() component.Kind { return KindNodePool }
 
 // ID implements Component.
 func (p NodePool) ID() string { return PoolID(p.Name) }
@@ -401,7 +374,7 @@ func (p NodePool) ID() string { return PoolID(p.Name) }
 func (NodePool) Condition() string { return ConditionNodePoolsReady }
 
 // Kind implements Component.
-func (DNSZone) Kind() Kind { return KindDNSZone }
+func (DNSZone) Kind() component.Kind { return KindDNSZone }
 
 // ID implements Component.
 func (z DNSZone) ID() string {
@@ -415,7 +388,7 @@ func (z DNSZone) ID() string {
 func (DNSZone) Condition() string { return ConditionDNSReady }
 
 // Kind implements Component.
-func (ClusterAccess) Kind() Kind { return KindClusterAccess }
+func (ClusterAccess) Kind() component.Kind { return KindClusterAccess }
 
 // ID implements Component.
 func (ClusterAccess) ID() string { return "access" }
@@ -424,7 +397,7 @@ func (ClusterAccess) ID() string { return "access" }
 func (ClusterAccess) Condition() string { return ConditionAddonsReady }
 
 // Kind implements Component.
-func (Release) Kind() Kind { return KindRelease }
+func (Release) Kind() component.Kind { return KindRelease }
 
 // ID implements Component.
 func (r Release) ID() string { return "release/" + r.Name }
@@ -433,7 +406,7 @@ func (r Release) ID() string { return "release/" + r.Name }
 func (Release) Condition() string { return ConditionAddonsReady }
 
 // Kind implements Component.
-func (Budget) Kind() Kind { return KindBudget }
+func (Budget) Kind() component.Kind { return KindBudget }
 
 // ID implements Component.
 func (Budget) ID() string { return "budget" }
@@ -442,7 +415,7 @@ func (Budget) ID() string { return "budget" }
 func (Budget) Condition() string { return ConditionBudgetOK }
 
 // Kind implements Component.
-func (DNSIdentity) Kind() Kind { return KindDNSIdentity }
+func (DNSIdentity) Kind() component.Kind { return KindDNSIdentity }
 
 // ID implements Component.
 func (DNSIdentity) ID() string { return "dns/identity" }
@@ -451,7 +424,7 @@ func (DNSIdentity) ID() string { return "dns/identity" }
 func (DNSIdentity) Condition() string { return ConditionDNSReady }
 
 // Kind implements Component.
-func (DNSBinding) Kind() Kind { return KindDNSBinding }
+func (DNSBinding) Kind() component.Kind { return KindDNSBinding }
 
 // ID implements Component.
 func (b DNSBinding) ID() string { return DNSBindingID(b.Chart) }
@@ -463,7 +436,7 @@ func (DNSBinding) Condition() string { return ConditionDNSReady }
 func DNSBindingID(chart string) string { return "dns/binding/" + chart }
 
 // Kind implements Component.
-func (Certificates) Kind() Kind { return KindCertificates }
+func (Certificates) Kind() component.Kind { return KindCertificates }
 
 // ID implements Component.
 func (Certificates) ID() string { return "dns/certificates" }
@@ -472,7 +445,7 @@ func (Certificates) ID() string { return "dns/certificates" }
 func (Certificates) Condition() string { return ConditionDNSReady }
 
 // Kind implements Component.
-func (DNSDelegation) Kind() Kind { return KindDNSDelegation }
+func (DNSDelegation) Kind() component.Kind { return KindDNSDelegation }
 
 // ID implements Component.
 func (DNSDelegation) ID() string { return "dns/delegation" }

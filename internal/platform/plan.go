@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/secret"
@@ -31,7 +32,7 @@ func envPath(keys ...string) *field.Path {
 // A Plan is the agnostic description of an XR's platform.
 type Plan struct {
 	// Components in creation order.
-	Components []Component
+	Components []component.Component
 	// Cluster is the cluster component.
 	Cluster Cluster
 	// Network is the network component.
@@ -417,13 +418,13 @@ func (p *Plan) releases(env *envcfg.Env, s *Settings, traits Traits) ([]Release,
 // say so), the certificates when cert-manager and the ingress controller
 // both run, and the delegation from a parent zone when the XR or the
 // environment names one. Nothing without a domain and its zones.
-func (p *Plan) dnsAutomation(releases []Release, s *Settings) []Component {
+func (p *Plan) dnsAutomation(releases []Release, s *Settings) []component.Component {
 	if !p.dns {
 		return nil
 	}
 	par := p.x.Parameters
 	id := &DNSIdentity{Domain: par.Domain}
-	var bindings []Component
+	var bindings []component.Component
 	byName := map[string]*Release{}
 	for i := range releases {
 		r := &releases[i]
@@ -435,7 +436,7 @@ func (p *Plan) dnsAutomation(releases []Release, s *Settings) []Component {
 		overlay.Merge(r.Values, map[string]any{"serviceAccount": map[string]any{"create": true, "name": r.Name}})
 		bindings = append(bindings, DNSBinding{Chart: r.Name, ServiceAccount: ServiceAccount{Namespace: r.Namespace, Name: r.Name}})
 	}
-	var out []Component
+	var out []component.Component
 	if len(bindings) > 0 {
 		out = append(out, *id)
 	}
@@ -462,24 +463,6 @@ func (p *Plan) dnsAutomation(releases []Release, s *Settings) []Component {
 	return out
 }
 
-// Removal is what the plan says of a composed resource that exists but is
-// no longer rendered.
-type Removal struct {
-	// BySpec is set when the XR's own spec removed it: only then may it be
-	// deleted.
-	BySpec bool
-	// Why says what removed it, or, when the spec did not, what no longer
-	// renders it.
-	Why string
-	// Confirm says how the XR's owner removes it through the spec, when
-	// there is a way besides spec.parameters.confirmRemovals.
-	Confirm string
-	// InUse is set when the spec removed it, but a Usage of another XR
-	// still protects it (or what it goes with): it is held until nothing
-	// does, since its deletion would only be refused meanwhile.
-	InUse bool
-}
-
 // Removal says why the component with the supplied ID no longer renders a
 // resource, and whether the XR's spec removed it. Removal authority belongs
 // to the XR's owner alone: fleet-wide inputs (the environment, the planeType
@@ -488,11 +471,11 @@ type Removal struct {
 // states it (a pool left out of spec.parameters.pools, privateCluster:
 // false, createDnsZones: false, a chart disabled in the XR, a budget
 // removed); a component that another input stopped rendering is held.
-func (p *Plan) Removal(id string) Removal {
+func (p *Plan) Removal(id string) component.Removal {
 	par := p.x.Parameters
 	zonesOff := par.CreateDNSZones != nil && !*par.CreateDNSZones
 	publicBySpec := par.PrivateCluster != nil && !*par.PrivateCluster
-	wanted := Removal{Why: fmt.Sprintf("its component %s is still composed, but no longer with this resource (an input other than the spec changed, such as the environment)", id)}
+	wanted := component.Removal{Why: fmt.Sprintf("its component %s is still composed, but no longer with this resource (an input other than the spec changed, such as the environment)", id)}
 	if p.ids[id] {
 		return wanted
 	}
@@ -500,51 +483,51 @@ func (p *Plan) Removal(id string) Removal {
 	case strings.HasPrefix(id, "pool/"):
 		name := strings.TrimPrefix(id, "pool/")
 		if len(par.Pools) > 0 {
-			return Removal{BySpec: true, Why: fmt.Sprintf("pool %q is no longer in spec.parameters.pools", name)}
+			return component.Removal{BySpec: true, Why: fmt.Sprintf("pool %q is no longer in spec.parameters.pools", name)}
 		}
-		return Removal{
+		return component.Removal{
 			Why:     fmt.Sprintf("pool %q is not among the environment's pools, which apply because spec.parameters.pools names none", name),
 			Confirm: "name the pools to keep in spec.parameters.pools",
 		}
 	case id == "egress":
 		if publicBySpec {
-			return Removal{BySpec: true, Why: "spec.parameters.privateCluster is false"}
+			return component.Removal{BySpec: true, Why: "spec.parameters.privateCluster is false"}
 		}
-		return Removal{Why: "the environment's privateCluster is false", Confirm: "set spec.parameters.privateCluster to false"}
+		return component.Removal{Why: "the environment's privateCluster is false", Confirm: "set spec.parameters.privateCluster to false"}
 	case id == "release/"+ChartExternalDNS && zonesOff:
-		return Removal{BySpec: true, Why: "spec.parameters.createDnsZones is false"}
+		return component.Removal{BySpec: true, Why: "spec.parameters.createDnsZones is false"}
 	case strings.HasPrefix(id, DNSBindingID("")) && p.x.Parameters.Charts[strings.TrimPrefix(id, DNSBindingID(""))].Disabled:
-		return Removal{BySpec: true, Why: fmt.Sprintf("chart %q is disabled in spec.parameters.charts", strings.TrimPrefix(id, DNSBindingID("")))}
+		return component.Removal{BySpec: true, Why: fmt.Sprintf("chart %q is disabled in spec.parameters.charts", strings.TrimPrefix(id, DNSBindingID("")))}
 	case id == "dns/identity" && p.x.Parameters.Charts[ChartCertManager].Disabled && p.x.Parameters.Charts[ChartExternalDNS].Disabled:
-		return Removal{BySpec: true, Why: fmt.Sprintf("charts %q and %q, which run as the DNS identity, are disabled in spec.parameters.charts", ChartCertManager, ChartExternalDNS)}
+		return component.Removal{BySpec: true, Why: fmt.Sprintf("charts %q and %q, which run as the DNS identity, are disabled in spec.parameters.charts", ChartCertManager, ChartExternalDNS)}
 	case id == "dns/certificates" && p.x.Parameters.Charts[ChartCertManager].Disabled:
-		return Removal{BySpec: true, Why: fmt.Sprintf("chart %q is disabled in spec.parameters.charts", ChartCertManager)}
+		return component.Removal{BySpec: true, Why: fmt.Sprintf("chart %q is disabled in spec.parameters.charts", ChartCertManager)}
 	case strings.HasPrefix(id, "dns/"):
 		switch {
 		case zonesOff:
-			return Removal{BySpec: true, Why: "spec.parameters.createDnsZones is false"}
+			return component.Removal{BySpec: true, Why: "spec.parameters.createDnsZones is false"}
 		case id == "dns/private" && publicBySpec:
-			return Removal{BySpec: true, Why: "spec.parameters.privateCluster is false"}
+			return component.Removal{BySpec: true, Why: "spec.parameters.privateCluster is false"}
 		case id == "dns/private" && !p.Cluster.Private:
-			return Removal{Why: "the environment's privateCluster is false", Confirm: "set spec.parameters.privateCluster to false or spec.parameters.createDnsZones to false"}
+			return component.Removal{Why: "the environment's privateCluster is false", Confirm: "set spec.parameters.privateCluster to false or spec.parameters.createDnsZones to false"}
 		}
-		return Removal{Why: "spec.parameters.domain is not set", Confirm: "set spec.parameters.createDnsZones to false"}
+		return component.Removal{Why: "spec.parameters.domain is not set", Confirm: "set spec.parameters.createDnsZones to false"}
 	case strings.HasPrefix(id, "release/"):
 		name := strings.TrimPrefix(id, "release/")
 		if p.x.Parameters.Charts[name].Disabled {
-			return Removal{BySpec: true, Why: fmt.Sprintf("chart %q is disabled in spec.parameters.charts", name)}
+			return component.Removal{BySpec: true, Why: fmt.Sprintf("chart %q is disabled in spec.parameters.charts", name)}
 		}
 		if why, ok := p.chartsOff[name]; ok {
-			return Removal{Why: why, Confirm: fmt.Sprintf("set spec.parameters.charts.%s.disabled to true", name)}
+			return component.Removal{Why: why, Confirm: fmt.Sprintf("set spec.parameters.charts.%s.disabled to true", name)}
 		}
-		return Removal{Why: fmt.Sprintf("the environment's chart catalog no longer has %q", name)}
+		return component.Removal{Why: fmt.Sprintf("the environment's chart catalog no longer has %q", name)}
 	case id == "budget":
-		return Removal{BySpec: true, Why: "spec.parameters.budget was removed"}
+		return component.Removal{BySpec: true, Why: "spec.parameters.budget was removed"}
 	case id == PrivateServicesID:
 		// Only the spec asks for it: the environment has no say.
-		return Removal{BySpec: true, Why: "spec.parameters.network.privateServices is no longer true"}
+		return component.Removal{BySpec: true, Why: "spec.parameters.network.privateServices is no longer true"}
 	}
-	return Removal{Why: fmt.Sprintf("this XR no longer renders component %s", id)}
+	return component.Removal{Why: fmt.Sprintf("this XR no longer renders component %s", id)}
 }
 
 // KeepEgress composes the egress of a cluster that is no longer private,
@@ -554,8 +537,8 @@ func (p *Plan) KeepEgress() {
 	if p.ids[Egress{}.ID()] {
 		return
 	}
-	i := slices.IndexFunc(p.Components, func(c Component) bool { return c.ID() == p.Network.ID() })
-	p.Components = slices.Insert(p.Components, i+1, Component(Egress{}))
+	i := slices.IndexFunc(p.Components, func(c component.Component) bool { return c.ID() == p.Network.ID() })
+	p.Components = slices.Insert(p.Components, i+1, component.Component(Egress{}))
 	p.index()
 }
 
@@ -571,7 +554,7 @@ func (p *Plan) PrivatePath() *field.Path {
 
 // Replace puts c in place of the plan's component with the same ID: in
 // Components, and in Cluster or Pools.
-func (p *Plan) Replace(c Component) {
+func (p *Plan) Replace(c component.Component) {
 	for i, have := range p.Components {
 		if have.ID() == c.ID() {
 			p.Components[i] = c

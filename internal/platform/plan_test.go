@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -251,7 +252,7 @@ func TestBuildReleases(t *testing.T) {
 var dnsIdentity = &DNSIdentity{Domain: "prod.example.com"}
 
 // bindings are the DNS bindings of cert-manager and external-dns.
-var bindings = []Component{
+var bindings = []component.Component{
 	DNSBinding{Chart: "cert-manager", ServiceAccount: ServiceAccount{Namespace: "cert-manager", Name: "cert-manager"}},
 	DNSBinding{Chart: "external-dns", ServiceAccount: ServiceAccount{Namespace: "external-dns", Name: "external-dns"}},
 }
@@ -261,7 +262,7 @@ func TestBuildDNS(t *testing.T) {
 		reason string
 		params xr.Parameters
 		env    map[string]any
-		want   []Component
+		want   []component.Component
 	}{
 		"NoDomain": {
 			reason: "Without a domain there is nothing to publish or certify.",
@@ -270,7 +271,7 @@ func TestBuildDNS(t *testing.T) {
 		"Domain": {
 			reason: "A domain with zones gets the DNS identity and certificates; no parent zone, no delegation.",
 			params: xr.Parameters{Location: "x", Domain: "prod.example.com"},
-			want: []Component{
+			want: []component.Component{
 				*dnsIdentity, bindings[0], bindings[1],
 				Certificates{Domain: "prod.example.com", Issuer: DefaultIssuer, Server: DefaultACMEServer, Namespace: "ingress-nginx", Secret: DefaultCertificateSecret, SolverNamespace: "cert-manager"},
 			},
@@ -283,7 +284,7 @@ func TestBuildDNS(t *testing.T) {
 				"issuer":            map[string]any{"name": "le-staging", "server": "https://acme-staging-v02.api.letsencrypt.org/directory", "email": "ops@example.com"},
 				"certificateSecret": "prod-tls",
 			}},
-			want: []Component{
+			want: []component.Component{
 				*dnsIdentity, bindings[0], bindings[1],
 				Certificates{Domain: "prod.example.com", Issuer: "le-staging", Server: "https://acme-staging-v02.api.letsencrypt.org/directory", Email: "ops@example.com", Namespace: "ingress-nginx", Secret: "prod-tls", SolverNamespace: "cert-manager"},
 				DNSDelegation{Domain: "prod.example.com", ParentZone: "example-com", ParentGroup: "dns-project"},
@@ -292,7 +293,7 @@ func TestBuildDNS(t *testing.T) {
 		"CertManagerOff": {
 			reason: "Without cert-manager there is no certificate, and only external-dns runs as the DNS identity.",
 			params: xr.Parameters{Location: "x", Domain: "prod.example.com", Charts: map[string]xr.Chart{"cert-manager": {Disabled: true}}},
-			want:   []Component{*dnsIdentity, bindings[1]},
+			want:   []component.Component{*dnsIdentity, bindings[1]},
 		},
 		"ZonesOff": {
 			reason: "createDnsZones: false leaves the domain to someone else: nothing is published or certified.",
@@ -307,7 +308,7 @@ func TestBuildDNS(t *testing.T) {
 			if len(errs) > 0 {
 				t.Fatalf("%s\nBuild(...): %v", tc.reason, errs)
 			}
-			var got []Component
+			var got []component.Component
 			for _, c := range p.Components {
 				switch c.(type) {
 				case DNSIdentity, DNSBinding, Certificates, DNSDelegation:

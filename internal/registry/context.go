@@ -36,7 +36,7 @@ const (
 	// AnnotationExternalName is Crossplane's external name annotation.
 	AnnotationExternalName = "crossplane.io/external-name"
 	// AnnotationGeneration records the generation of a rotated
-	// component's resource (see platform.Rotatable); absent on a first
+	// component's resource (see component.Rotatable); absent on a first
 	// generation.
 	AnnotationGeneration = "platform.example.org/generation"
 )

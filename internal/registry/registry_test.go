@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
@@ -80,7 +81,7 @@ func observedWith(annotations map[string]any) *structpb.Struct {
 }
 
 func TestRender(t *testing.T) {
-	comps := []platform.Component{platform.Network{}, platform.Cluster{}}
+	comps := []component.Component{platform.Network{}, platform.Cluster{}}
 	type args struct {
 		x        *xr.Composite
 		env      map[string]any
@@ -339,17 +340,17 @@ func errString(err error) string {
 func TestRenderErrors(t *testing.T) {
 	cases := map[string]struct {
 		reason string
-		comps  []platform.Component
+		comps  []component.Component
 		want   string
 	}{
 		"NotImplemented": {
 			reason: "A component the cloud does not implement is an error, never a silent skip.",
-			comps:  []platform.Component{platform.Network{}, platform.Egress{}},
+			comps:  []component.Component{platform.Network{}, platform.Egress{}},
 			want:   `cloud "test" does not implement Egress (needed for egress)`,
 		},
 		"UnknownDependency": {
 			reason: "A dependency on a resource nothing renders is an error.",
-			comps:  []platform.Component{platform.Cluster{}},
+			comps:  []component.Component{platform.Cluster{}},
 			want:   `composed resource "cluster" depends on "network", which is not rendered`,
 		},
 	}
@@ -454,7 +455,7 @@ func TestRenderUses(t *testing.T) {
 				return []*Resource{{Name: ClusterResource, Kind: testClusterKind, DependsOn: []string{"network"}, Uses: []Use{tc.args.use}}}, nil
 			})
 			ctx := NewContext(composite(tc.args.scope, xr.Composite{}), envcfg.New(nil), c, nil, existing())
-			rs, err := c.Render(ctx, []platform.Component{platform.Network{}, platform.Cluster{}})
+			rs, err := c.Render(ctx, []component.Component{platform.Network{}, platform.Cluster{}})
 			if diff := cmp.Diff(tc.want.err, errString(err)); diff != "" {
 				t.Fatalf("%s\nRender(...) error: -want, +got:\n%s", tc.reason, diff)
 			}
@@ -515,7 +516,7 @@ func TestUsageNamesItsEnds(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			ctx := NewContext(composite(xr.Namespaced, xr.Composite{}), envcfg.New(nil), testCloud(), nil, tc.observed)
-			rs, err := ctx.Cloud.Render(ctx, []platform.Component{platform.Network{}, platform.Cluster{}})
+			rs, err := ctx.Cloud.Render(ctx, []component.Component{platform.Network{}, platform.Cluster{}})
 			if err != nil {
 				t.Fatal(err)
 			}

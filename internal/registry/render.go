@@ -9,10 +9,10 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/secret"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -136,7 +136,7 @@ func (e *InvalidError) Error() string { return e.Errs.ToAggregate().Error() }
 // immutable fields against the observed resources, and every value for
 // plaintext credentials. A refusal is an error; the caller returns it as a
 // Fatal result, so that Crossplane changes nothing.
-func (c *Cloud) Render(ctx *Context, comps []platform.Component) ([]*Rendered, error) {
+func (c *Cloud) Render(ctx *Context, comps []component.Component) ([]*Rendered, error) {
 	var checked field.ErrorList
 	for _, comp := range comps {
 		if check, ok := c.checks[comp.Kind()]; ok {
@@ -197,7 +197,7 @@ func (c *Cloud) Render(ctx *Context, comps []platform.Component) ([]*Rendered, e
 // renderComponent runs the cloud's implementation of a component and wraps
 // each resource in the registry's envelope. The resources of a rotated
 // generation must be named <name>-<generation>.
-func (c *Cloud) renderComponent(ctx *Context, comp platform.Component) ([]*Rendered, error) {
+func (c *Cloud) renderComponent(ctx *Context, comp component.Component) ([]*Rendered, error) {
 	impl, ok := c.impls[comp.Kind()]
 	if !ok {
 		return nil, fmt.Errorf("cloud %q does not implement %s (needed for %s)", c.Name, comp.Kind(), comp.ID())
@@ -219,8 +219,8 @@ func (c *Cloud) renderComponent(ctx *Context, comp platform.Component) ([]*Rende
 
 // generation is a rotatable component's generation; empty for the first,
 // and for components that do not rotate.
-func generation(comp platform.Component) string {
-	if r, ok := comp.(platform.Rotatable); ok {
+func generation(comp component.Component) string {
+	if r, ok := comp.(component.Rotatable); ok {
 		return r.Gen()
 	}
 	return ""
@@ -303,7 +303,7 @@ func checkSecrets(rs []*Rendered) error {
 // envelope completes a cloud implementation's resource: apiVersion and kind
 // for the XR's scope, labels and annotations, external name, provider config
 // reference and, for imported resources, management policies.
-func envelope(ctx *Context, comp platform.Component, r *Resource) *Rendered {
+func envelope(ctx *Context, comp component.Component, r *Resource) *Rendered {
 	rd := &Rendered{
 		Name:      r.Name,
 		Component: comp.ID(),

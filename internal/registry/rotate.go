@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
@@ -45,16 +46,16 @@ const genLen = 4
 // nodes as it deletes them. At most lifecycle.parallelPools pools rotate at
 // a time; a pool waiting for its turn is kept as it is. An imported pool is
 // never replaced: its change is refused.
-func (c *Cloud) rotate(ctx *Context, comps []platform.Component, out []*Rendered, byName map[string]*Rendered) ([]*Rendered, error) {
+func (c *Cloud) rotate(ctx *Context, comps []component.Component, out []*Rendered, byName map[string]*Rendered) ([]*Rendered, error) {
 	type pool struct {
-		comp platform.Rotatable
+		comp component.Rotatable
 		rd   *Rendered
 		gens []string
 	}
 	var pools []pool
 	busy := 0
 	for _, comp := range comps {
-		rc, ok := comp.(platform.Rotatable)
+		rc, ok := comp.(component.Rotatable)
 		if !ok {
 			continue
 		}
@@ -180,10 +181,10 @@ func (c *Cloud) rotate(ctx *Context, comps []platform.Component, out []*Rendered
 // rotated pool is then rendered under its name from the start, and so is
 // every name that depends on it (the plan's too). Rotations in flight, with
 // two generations observed, are decided by rotate.
-func (c *Context) currentGenerations(comps []platform.Component) []platform.Component {
-	var out []platform.Component
+func (c *Context) currentGenerations(comps []component.Component) []component.Component {
+	var out []component.Component
 	for i, comp := range comps {
-		rc, ok := comp.(platform.Rotatable)
+		rc, ok := comp.(component.Rotatable)
 		if !ok {
 			continue
 		}
@@ -212,7 +213,7 @@ func (c *Context) currentGenerations(comps []platform.Component) []platform.Comp
 // rerender renders a component again, as another generation, in place of
 // its first render (prev), with its overlays; it records the new names of
 // the component's resources and returns the one that takes prev's place.
-func (c *Cloud) rerender(ctx *Context, comp platform.Component, prev *Rendered, out *[]*Rendered, byName map[string]*Rendered, rename map[string]string) (*Rendered, error) {
+func (c *Cloud) rerender(ctx *Context, comp component.Component, prev *Rendered, out *[]*Rendered, byName map[string]*Rendered, rename map[string]string) (*Rendered, error) {
 	rs, err := c.renderComponent(ctx, comp)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -27,9 +28,9 @@ import (
 // Kinds of the module's Components. Every cloud implements each of them
 // (TestRegistrations).
 const (
-	KindNetwork  platform.Kind = "DatabaseNetwork"
-	KindInstance platform.Kind = "DatabaseInstance"
-	KindSchema   platform.Kind = "DatabaseSchema"
+	KindNetwork  component.Kind = "DatabaseNetwork"
+	KindInstance component.Kind = "DatabaseInstance"
+	KindSchema   component.Kind = "DatabaseSchema"
 )
 
 // ResourceInstance is the composition-resource name of the server on
@@ -37,7 +38,7 @@ const (
 const ResourceInstance = "instance"
 
 // Kinds lists the module's Component kinds.
-var Kinds = []platform.Kind{KindNetwork, KindInstance, KindSchema}
+var Kinds = []component.Kind{KindNetwork, KindInstance, KindSchema}
 
 // Conditions of a Database XR, in the order they are set.
 const (
@@ -194,36 +195,36 @@ type Schema struct {
 	Instance *Instance
 }
 
-// Kind implements platform.Component.
-func (Network) Kind() platform.Kind { return KindNetwork }
+// Kind implements component.Component.
+func (Network) Kind() component.Kind { return KindNetwork }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (Network) ID() string { return "db-network" }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (Network) Condition() string { return ConditionNetworkReady }
 
-// Kind implements platform.Component.
-func (Instance) Kind() platform.Kind { return KindInstance }
+// Kind implements component.Component.
+func (Instance) Kind() component.Kind { return KindInstance }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (Instance) ID() string { return "instance" }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (Instance) Condition() string { return ConditionDatabaseReady }
 
-// Kind implements platform.Component.
-func (Schema) Kind() platform.Kind { return KindSchema }
+// Kind implements component.Component.
+func (Schema) Kind() component.Kind { return KindSchema }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (s Schema) ID() string { return "database/" + s.Name }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (Schema) Condition() string { return ConditionDatabaseReady }
 
 // Plan is the agnostic description of a Database.
 type Plan struct {
-	Components []platform.Component
+	Components []component.Component
 	Network    *Network
 	Instance   *Instance
 	Schemas    []Schema
@@ -337,7 +338,7 @@ func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster, eng Engine, 
 		inst.Databases = []string{DefaultDatabaseName(cmp.Or(x.BareName, x.CloudName))}
 	}
 	// The components are values: build them once the plan is complete.
-	p := &Plan{Network: net, Instance: inst, Components: []platform.Component{*net, *inst}, Upgrade: upgrade}
+	p := &Plan{Network: net, Instance: inst, Components: []component.Component{*net, *inst}, Upgrade: upgrade}
 	for _, n := range inst.Databases {
 		sc := Schema{Name: n, Instance: inst}
 		p.Schemas = append(p.Schemas, sc)
@@ -350,20 +351,20 @@ func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster, eng Engine, 
 // XR's cloud name with '-' as '_'.
 func DefaultDatabaseName(cloudName string) string { return strings.ReplaceAll(cloudName, "-", "_") }
 
-// Removal implements engine.Remover: only the spec decides which databases
+// Removal implements component.Remover: only the spec decides which databases
 // a server holds, so one that is no longer planned was removed by the spec;
 // the network and the server are never removed by a plan.
-func (p *Plan) Removal(id string) platform.Removal {
+func (p *Plan) Removal(id string) component.Removal {
 	name, isSchema := strings.CutPrefix(id, "database/")
 	if !isSchema {
-		return platform.Removal{Why: fmt.Sprintf("its component %s is still composed, but no longer with this resource (an input other than the spec changed, such as the environment or clusterRef's Cluster)", id)}
+		return component.Removal{Why: fmt.Sprintf("its component %s is still composed, but no longer with this resource (an input other than the spec changed, such as the environment or clusterRef's Cluster)", id)}
 	}
 	for _, s := range p.Schemas {
 		if s.Name == name {
-			return platform.Removal{Why: fmt.Sprintf("database %q is still composed, but no longer with this resource", name)}
+			return component.Removal{Why: fmt.Sprintf("database %q is still composed, but no longer with this resource", name)}
 		}
 	}
-	return platform.Removal{BySpec: true, Why: fmt.Sprintf("database %q is no longer in spec.parameters.databases", name)}
+	return component.Removal{BySpec: true, Why: fmt.Sprintf("database %q is no longer in spec.parameters.databases", name)}
 }
 
 // Estimate is the monthly cost of the server: its tier per hour (twice

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
@@ -20,22 +21,22 @@ import (
 
 // Kinds of Component of an application environment.
 const (
-	KindNamespace  platform.Kind = "AppNamespace"
-	KindIdentity   platform.Kind = "AppIdentity"
-	KindBucket     platform.Kind = "AppBucket"
-	KindDatabase   platform.Kind = "AppDatabase"
-	KindConnection platform.Kind = "AppConnection"
-	KindBackend    platform.Kind = "AppBackend"
-	KindIngress    platform.Kind = "AppIngress"
-	KindFrontend   platform.Kind = "AppFrontend"
-	KindAPIRoute   platform.Kind = "AppFrontendAPI"
-	KindBudget     platform.Kind = "AppBudget"
+	KindNamespace  component.Kind = "AppNamespace"
+	KindIdentity   component.Kind = "AppIdentity"
+	KindBucket     component.Kind = "AppBucket"
+	KindDatabase   component.Kind = "AppDatabase"
+	KindConnection component.Kind = "AppConnection"
+	KindBackend    component.Kind = "AppBackend"
+	KindIngress    component.Kind = "AppIngress"
+	KindFrontend   component.Kind = "AppFrontend"
+	KindAPIRoute   component.Kind = "AppFrontendAPI"
+	KindBudget     component.Kind = "AppBudget"
 )
 
 // Kinds lists the environment module's Component kinds: every cloud
 // implements each of them (the cloud-independent ones through
 // kube.ImplementApp).
-var Kinds = []platform.Kind{KindNamespace, KindIdentity, KindBucket, KindDatabase, KindConnection, KindBackend, KindIngress, KindFrontend, KindAPIRoute, KindBudget}
+var Kinds = []component.Kind{KindNamespace, KindIdentity, KindBucket, KindDatabase, KindConnection, KindBackend, KindIngress, KindFrontend, KindAPIRoute, KindBudget}
 
 // Condition types of an AppEnvironment.
 const (
@@ -302,100 +303,100 @@ type Budget struct {
 	Replicas int64
 }
 
-// Kind implements platform.Component.
-func (Namespace) Kind() platform.Kind { return KindNamespace }
+// Kind implements component.Component.
+func (Namespace) Kind() component.Kind { return KindNamespace }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (Namespace) ID() string { return "namespace" }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (Namespace) Condition() string { return ConditionNamespaceReady }
 
-// Kind implements platform.Component.
-func (Identity) Kind() platform.Kind { return KindIdentity }
+// Kind implements component.Component.
+func (Identity) Kind() component.Kind { return KindIdentity }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (Identity) ID() string { return "identity" }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (Identity) Condition() string { return ConditionIdentityReady }
 
-// Kind implements platform.Component.
-func (Bucket) Kind() platform.Kind { return KindBucket }
+// Kind implements component.Component.
+func (Bucket) Kind() component.Kind { return KindBucket }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (Bucket) ID() string { return "bucket" }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (Bucket) Condition() string { return ConditionBucketReady }
 
-// Kind implements platform.Component.
-func (Database) Kind() platform.Kind { return KindDatabase }
+// Kind implements component.Component.
+func (Database) Kind() component.Kind { return KindDatabase }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (Database) ID() string { return "database" }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (Database) Condition() string { return ConditionDatabaseReady }
 
-// Kind implements platform.Component.
-func (Connection) Kind() platform.Kind { return KindConnection }
+// Kind implements component.Component.
+func (Connection) Kind() component.Kind { return KindConnection }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (Connection) ID() string { return "connection" }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (Connection) Condition() string { return ConditionDatabaseReady }
 
-// Kind implements platform.Component.
-func (Backend) Kind() platform.Kind { return KindBackend }
+// Kind implements component.Component.
+func (Backend) Kind() component.Kind { return KindBackend }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (Backend) ID() string { return "backend" }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (Backend) Condition() string { return ConditionBackendReady }
 
-// Kind implements platform.Component.
-func (Ingress) Kind() platform.Kind { return KindIngress }
+// Kind implements component.Component.
+func (Ingress) Kind() component.Kind { return KindIngress }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (Ingress) ID() string { return "ingress" }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (Ingress) Condition() string { return ConditionBackendReady }
 
-// Kind implements platform.Component.
-func (Frontend) Kind() platform.Kind { return KindFrontend }
+// Kind implements component.Component.
+func (Frontend) Kind() component.Kind { return KindFrontend }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (Frontend) ID() string { return "frontend" }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (Frontend) Condition() string { return ConditionFrontendReady }
 
-// Kind implements platform.Component.
-func (APIRoute) Kind() platform.Kind { return KindAPIRoute }
+// Kind implements component.Component.
+func (APIRoute) Kind() component.Kind { return KindAPIRoute }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (APIRoute) ID() string { return "frontend-api" }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (APIRoute) Condition() string { return ConditionFrontendReady }
 
-// Kind implements platform.Component.
-func (Budget) Kind() platform.Kind { return KindBudget }
+// Kind implements component.Component.
+func (Budget) Kind() component.Kind { return KindBudget }
 
-// ID implements platform.Component.
+// ID implements component.Component.
 func (Budget) ID() string { return "budget" }
 
-// Condition implements platform.Component.
+// Condition implements component.Component.
 func (Budget) Condition() string { return ConditionBackendReady }
 
 // Plan is the agnostic description of an application environment.
 type Plan struct {
 	App        *App
-	Components []platform.Component
+	Components []component.Component
 	Bucket     *Bucket
 	Database   *Database
 	Backend    Backend
@@ -678,7 +679,7 @@ func SchemaName(namespace string) string { return strings.ReplaceAll(namespace, 
 // Removal says why a component of the environment no longer renders a
 // composed resource: only the XR's spec removes the database, the bucket,
 // the ingress and the budget.
-func (p *Plan) Removal(id string) platform.Removal {
+func (p *Plan) Removal(id string) component.Removal {
 	bySpec := map[string]struct {
 		there bool
 		field string
@@ -692,7 +693,7 @@ func (p *Plan) Removal(id string) platform.Removal {
 		"budget":       {p.Budget != nil, "budget"},
 	}
 	if r, ok := bySpec[id]; ok && !r.there {
-		return platform.Removal{BySpec: true, Why: fmt.Sprintf("spec.parameters.%s was removed", r.field)}
+		return component.Removal{BySpec: true, Why: fmt.Sprintf("spec.parameters.%s was removed", r.field)}
 	}
-	return platform.Removal{Why: fmt.Sprintf("its component %s is still composed, but no longer with this resource (an input other than the spec changed, such as the environment or the Cluster)", id)}
+	return component.Removal{Why: fmt.Sprintf("its component %s is still composed, but no longer with this resource (an input other than the spec changed, such as the environment or the Cluster)", id)}
 }

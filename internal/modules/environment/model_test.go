@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -27,7 +27,7 @@ func testCluster(domain string) *clusterref.Cluster {
 func TestBuild(t *testing.T) {
 	image := xr.Backend{Image: "nginx:1.27"}
 	type want struct {
-		kinds    []platform.Kind
+		kinds    []component.Kind
 		backend  func(*testing.T, Backend)
 		bucket   *Bucket
 		database *Database
@@ -44,7 +44,7 @@ func TestBuild(t *testing.T) {
 		"Minimal": {
 			reason: "A backend alone: namespace, identity and backend; one replica, port 8000, the default resources.",
 			par:    xr.AppParameters{ClusterRef: xr.ClusterRef{Name: "prod"}, Backend: image},
-			want: want{kinds: []platform.Kind{KindNamespace, KindIdentity, KindBackend}, backend: func(t *testing.T, b Backend) {
+			want: want{kinds: []component.Kind{KindNamespace, KindIdentity, KindBackend}, backend: func(t *testing.T, b Backend) {
 				t.Helper()
 				if diff := cmp.Diff(Backend{App: b.App, Image: "nginx:1.27", Port: 8000, Replicas: new(int64(1)), Resources: DefaultResources}, b); diff != "" {
 					t.Errorf("backend: -want, +got:\n%s", diff)
@@ -55,7 +55,7 @@ func TestBuild(t *testing.T) {
 			reason: "Requests and limits: the XR's over the environment's over the defaults, resource by resource.",
 			par:    xr.AppParameters{Backend: xr.Backend{Image: "nginx", Resources: xr.Resources{Requests: map[string]string{"cpu": "1"}}}},
 			env:    map[string]any{SettingsKey: map[string]any{"resources": map[string]any{"requests": map[string]any{"cpu": "500m", "memory": "1Gi"}}}},
-			want: want{kinds: []platform.Kind{KindNamespace, KindIdentity, KindBackend}, backend: func(t *testing.T, b Backend) {
+			want: want{kinds: []component.Kind{KindNamespace, KindIdentity, KindBackend}, backend: func(t *testing.T, b Backend) {
 				t.Helper()
 				want := xr.Resources{Requests: map[string]string{"cpu": "1", "memory": "1Gi"}, Limits: map[string]string{"memory": "512Mi"}}
 				if diff := cmp.Diff(want, b.Resources); diff != "" {
@@ -68,7 +68,7 @@ func TestBuild(t *testing.T) {
 			par: xr.AppParameters{Backend: image, Database: &xr.AppDatabase{}, Bucket: &xr.AppBucket{}, Ingress: &xr.AppIngress{Host: "shop.example.com"},
 				Budget: &xr.Budget{LimitUSD: 10}, DeletionPolicy: xr.DeletionOrphan, Namespace: "shop-prod"},
 			want: want{
-				kinds:    []platform.Kind{KindNamespace, KindIdentity, KindBucket, KindDatabase, KindConnection, KindBackend, KindIngress, KindBudget},
+				kinds:    []component.Kind{KindNamespace, KindIdentity, KindBucket, KindDatabase, KindConnection, KindBackend, KindIngress, KindBudget},
 				bucket:   &Bucket{Name: "shop-assets", Orphan: true},
 				database: &Database{Size: DefaultSize, Schema: "shop_prod", DeletionProtection: true},
 				backend: func(t *testing.T, b Backend) {
@@ -83,7 +83,7 @@ func TestBuild(t *testing.T) {
 			reason:  "A Cluster whose location is unknown (none in its spec, none reported in its status) is named with the fields that would give it: the bucket and the identity are never planned in an empty region.",
 			par:     xr.AppParameters{Backend: image, Bucket: &xr.AppBucket{}},
 			cluster: func(c *clusterref.Cluster) { c.Location = "" },
-			want: want{kinds: []platform.Kind{KindNamespace, KindIdentity, KindBucket, KindBackend}, bucket: &Bucket{Name: "shop-assets"}, errs: []string{
+			want: want{kinds: []component.Kind{KindNamespace, KindIdentity, KindBucket, KindBackend}, bucket: &Bucket{Name: "shop-assets"}, errs: []string{
 				`spec.parameters.clusterRef.name: Invalid value: "prod": Cluster "prod" has no location: it names none in spec.parameters.location and reports none in status.location; set the Cluster's spec.parameters.location or its environment's location`,
 			}},
 		},
@@ -91,7 +91,7 @@ func TestBuild(t *testing.T) {
 			reason: "A host outside the Cluster's domain and a namespace of the Cluster's add-ons (from the environment's chart catalog) are refused.",
 			par:    xr.AppParameters{Backend: image, Namespace: "observability", Ingress: &xr.AppIngress{Host: "shop.example.net"}},
 			env:    map[string]any{"charts": map[string]any{"grafana": map[string]any{"namespace": "observability"}}},
-			want: want{kinds: []platform.Kind{KindNamespace, KindIdentity, KindBackend, KindIngress}, errs: []string{
+			want: want{kinds: []component.Kind{KindNamespace, KindIdentity, KindBackend, KindIngress}, errs: []string{
 				`spec.parameters.namespace: Forbidden: namespace "observability" belongs to the system or to the Cluster's add-ons (cert-manager, crossplane-system, default, external-dns, ingress-nginx, kube-node-lease, kube-public, kube-system, monitoring, observability, kube-*); an environment owns its namespace and deletes it with itself, so choose another (spec.parameters.namespace)`,
 				`spec.parameters.ingress.host: Invalid value: "shop.example.net": must be example.com or a name under it, the domain of Cluster "prod"`,
 			}},
@@ -111,7 +111,7 @@ func TestBuild(t *testing.T) {
 			if diff := cmp.Diff(tc.want.errs, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nBuild(...) errors: -want, +got:\n%s", tc.reason, diff)
 			}
-			var kinds []platform.Kind
+			var kinds []component.Kind
 			for _, c := range p.Components {
 				kinds = append(kinds, c.Kind())
 			}
