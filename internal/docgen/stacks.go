@@ -14,9 +14,9 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -154,7 +154,7 @@ func begin(st *Stack, ex example, x *xr.Composite, required map[string][]fntest.
 
 // finish renders the plan's components through the cloud layer and the
 // registry.
-func (c *call) finish(st *Stack, x *xr.Composite, comps []component.Component, clusterPlan *platform.Plan, errs field.ErrorList) error {
+func (c *call) finish(st *Stack, x *xr.Composite, comps []component.Component, clusterPlan *cluster.Plan, errs field.ErrorList) error {
 	errs = append(errs, c.env.Errors()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("cannot plan: %w", errs.ToAggregate())
@@ -185,9 +185,9 @@ func renderCluster(st *Stack, ex example) error {
 		return err
 	}
 	if x.Parameters.Location == "" {
-		x.Parameters.Location = platform.SettingsOf(c.env).Location
+		x.Parameters.Location = cluster.SettingsOf(c.env).Location
 	}
-	plan, perrs := platform.Build(x, c.env, c.cloud.Traits)
+	plan, perrs := cluster.Build(x, c.env, c.cloud.Traits)
 	return c.finish(st, &x.Composite, plan.Components, plan, append(errs, perrs...))
 }
 

@@ -32,9 +32,9 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -156,7 +156,7 @@ func (c *Call) Invalid() error {
 // which says why a component no longer renders a resource; clusterPlan is
 // the cluster module's plan, which its cloud implementations read (nil for
 // other modules).
-func (c *Call) Render(comps []component.Component, removals component.Remover, clusterPlan *platform.Plan) (*State, error) {
+func (c *Call) Render(comps []component.Component, removals component.Remover, clusterPlan *cluster.Plan) (*State, error) {
 	x := c.XR
 	rctx := registry.NewContext(x, c.Env, c.Cloud, clusterPlan, c.Observed)
 	rendered, err := c.Cloud.Render(rctx, comps)

@@ -7,9 +7,9 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -52,7 +52,7 @@ type Context struct {
 	Cloud *Cloud
 	// Plan is the agnostic plan being rendered, for facts that span
 	// components (such as whether the cluster is private).
-	Plan *platform.Plan
+	Plan *cluster.Plan
 
 	observed map[string]*structpb.Struct
 	warnings []string
@@ -60,7 +60,7 @@ type Context struct {
 
 // NewContext returns a render context. observed maps composition-resource
 // names to observed composed resources.
-func NewContext(x *xr.Composite, env *envcfg.Env, c *Cloud, p *platform.Plan, observed map[string]*structpb.Struct) *Context {
+func NewContext(x *xr.Composite, env *envcfg.Env, c *Cloud, p *cluster.Plan, observed map[string]*structpb.Struct) *Context {
 	return &Context{XR: x, Env: env, Cloud: c, Plan: p, observed: observed}
 }
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -302,7 +302,7 @@ func Upjet(provider, group, kind, legacy string, required ...string) *Kind {
 // NodePoolResource is the composition-resource name of a node pool, the
 // same on every cloud: nodepool-<pool>, and for a rotated generation
 // nodepool-<pool>-<generation>.
-func NodePoolResource(p platform.NodePool) string {
+func NodePoolResource(p cluster.NodePool) string {
 	if p.Generation == "" {
 		return "nodepool-" + p.Name
 	}
@@ -311,7 +311,7 @@ func NodePoolResource(p platform.NodePool) string {
 
 // NodePoolResources lists the composition-resource names of the plan's
 // node pools, which whatever runs workloads depends on.
-func NodePoolResources(p *platform.Plan) []string {
+func NodePoolResources(p *cluster.Plan) []string {
 	out := make([]string, 0, len(p.Pools))
 	for _, pool := range p.Pools {
 		out = append(out, NodePoolResource(pool))

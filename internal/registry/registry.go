@@ -23,7 +23,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -36,11 +36,11 @@ type Cloud struct {
 	// Name is the cloud label, e.g. "gcp".
 	Name string
 	// Traits are the facts about the cloud the agnostic layer needs.
-	Traits platform.Traits
+	Traits cluster.Traits
 	// Validate checks cloud-specific rules of the XR, its environment and
 	// its plan: name lengths and charsets, location formats, account IDs,
 	// address ranges of the cloud's own.
-	Validate func(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList
+	Validate func(x *xr.Cluster, env *envcfg.Env, p *cluster.Plan) field.ErrorList
 	// Settings is a value of the struct the cloud's environment keys,
 	// under data.<Name>, decode into (with envcfg.Section): the keys it
 	// reads, which TestEnvironmentKeys checks the example environment

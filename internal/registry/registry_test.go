@@ -12,8 +12,8 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -28,13 +28,13 @@ var (
 // cluster that depends on it.
 func testCloud() *Cloud {
 	c := &Cloud{Name: "test"}
-	Implement(c, func(_ *Context, _ platform.Network) ([]*Resource, error) {
+	Implement(c, func(_ *Context, _ cluster.Network) ([]*Resource, error) {
 		return []*Resource{{
 			Name: "network", Kind: testNetworkKind, ExternalName: "net-1",
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{"region": "r1", "tags": []any{"a"}}}},
 		}}, nil
 	})
-	Implement(c, func(ctx *Context, _ platform.Cluster) ([]*Resource, error) {
+	Implement(c, func(ctx *Context, _ cluster.Cluster) ([]*Resource, error) {
 		return []*Resource{{
 			Name: ClusterResource, Kind: testClusterKind,
 			Body:      object.Object{"spec": map[string]any{"forProvider": map[string]any{"networkSelector": ctx.Selector("network")}}},
@@ -81,7 +81,7 @@ func observedWith(annotations map[string]any) *structpb.Struct {
 }
 
 func TestRender(t *testing.T) {
-	comps := []component.Component{platform.Network{}, platform.Cluster{}}
+	comps := []component.Component{cluster.Network{}, cluster.Cluster{}}
 	type args struct {
 		x        *xr.Composite
 		env      map[string]any
@@ -345,12 +345,12 @@ func TestRenderErrors(t *testing.T) {
 	}{
 		"NotImplemented": {
 			reason: "A component the cloud does not implement is an error, never a silent skip.",
-			comps:  []component.Component{platform.Network{}, platform.Egress{}},
+			comps:  []component.Component{cluster.Network{}, cluster.Egress{}},
 			want:   `cloud "test" does not implement Egress (needed for egress)`,
 		},
 		"UnknownDependency": {
 			reason: "A dependency on a resource nothing renders is an error.",
-			comps:  []component.Component{platform.Cluster{}},
+			comps:  []component.Component{cluster.Cluster{}},
 			want:   `composed resource "cluster" depends on "network", which is not rendered`,
 		},
 	}
@@ -372,7 +372,7 @@ func TestImplementTwicePanics(t *testing.T) {
 		}
 	}()
 	c := testCloud()
-	Implement(c, func(*Context, platform.Network) ([]*Resource, error) { return nil, nil })
+	Implement(c, func(*Context, cluster.Network) ([]*Resource, error) { return nil, nil })
 }
 
 func TestAPIVersion(t *testing.T) {
@@ -448,14 +448,14 @@ func TestRenderUses(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := &Cloud{Name: "test"}
-			Implement(c, func(_ *Context, _ platform.Network) ([]*Resource, error) {
+			Implement(c, func(_ *Context, _ cluster.Network) ([]*Resource, error) {
 				return []*Resource{{Name: "network", Kind: testNetworkKind, Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{"region": "r1"}}}}}, nil
 			})
-			Implement(c, func(_ *Context, _ platform.Cluster) ([]*Resource, error) {
+			Implement(c, func(_ *Context, _ cluster.Cluster) ([]*Resource, error) {
 				return []*Resource{{Name: ClusterResource, Kind: testClusterKind, DependsOn: []string{"network"}, Uses: []Use{tc.args.use}}}, nil
 			})
 			ctx := NewContext(composite(tc.args.scope, xr.Composite{}), envcfg.New(nil), c, nil, existing())
-			rs, err := c.Render(ctx, []component.Component{platform.Network{}, platform.Cluster{}})
+			rs, err := c.Render(ctx, []component.Component{cluster.Network{}, cluster.Cluster{}})
 			if diff := cmp.Diff(tc.want.err, errString(err)); diff != "" {
 				t.Fatalf("%s\nRender(...) error: -want, +got:\n%s", tc.reason, diff)
 			}
@@ -516,7 +516,7 @@ func TestUsageNamesItsEnds(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			ctx := NewContext(composite(xr.Namespaced, xr.Composite{}), envcfg.New(nil), testCloud(), nil, tc.observed)
-			rs, err := ctx.Cloud.Render(ctx, []component.Component{platform.Network{}, platform.Cluster{}})
+			rs, err := ctx.Cloud.Render(ctx, []component.Component{cluster.Network{}, cluster.Cluster{}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,8 +12,8 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -81,7 +81,7 @@ func (c *Cloud) rotate(ctx *Context, comps []component.Component, out []*Rendere
 	if len(pools) == 0 {
 		return out, nil
 	}
-	parallel := int(envcfg.Or(platform.SettingsOf(ctx.Env).Lifecycle.ParallelPools, platform.DefaultParallelPools))
+	parallel := int(envcfg.Or(cluster.SettingsOf(ctx.Env).Lifecycle.ParallelPools, cluster.DefaultParallelPools))
 
 	rename := map[string]string{}
 	for _, p := range pools {

@@ -7,7 +7,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -17,7 +17,7 @@ const Name = "aws"
 // Cloud is the AWS cloud layer.
 var Cloud = &registry.Cloud{
 	Name: Name,
-	Traits: platform.Traits{
+	Traits: cluster.Traits{
 		InternalLoadBalancerAnnotations: map[string]string{
 			"service.beta.kubernetes.io/aws-load-balancer-internal": "true",
 			"service.beta.kubernetes.io/aws-load-balancer-scheme":   "internal",
@@ -46,7 +46,7 @@ func init() {
 	registry.Implement(Cloud, network)
 	registry.Implement(Cloud, egress)
 	registry.Implement(Cloud, identity)
-	registry.Implement(Cloud, cluster)
+	registry.Implement(Cloud, managedCluster)
 	registry.Implement(Cloud, nodePool)
 	registry.Implement(Cloud, dnsZone)
 	registry.Implement(Cloud, access)

@@ -7,9 +7,9 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -25,10 +25,10 @@ const (
 
 func addonName(name string) string { return rAddonPrefix + name }
 
-// cluster renders the EKS cluster, the ClusterAuth that writes its
+// managedCluster renders the EKS cluster, the ClusterAuth that writes its
 // kubeconfig, the add-ons, EKS Pod Identity for the EBS CSI driver, and an
 // access entry per admin principal of environment key aws.admins.
-func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, error) {
+func managedCluster(ctx *registry.Context, c cluster.Cluster) ([]*registry.Resource, error) {
 	reg := region(ctx)
 	vpc := map[string]any{
 		"subnetIdSelector":      tierSelector(tierPrivate),
@@ -169,7 +169,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 // control plane runs it; an existing add-on whose build for that minor the
 // environment does not map keeps the build it has, with a warning, rather
 // than one made for another minor.
-func addonVersion(ctx *registry.Context, c platform.Cluster, name string) string {
+func addonVersion(ctx *registry.Context, c cluster.Cluster, name string) string {
 	a := settingsOf(ctx.Env).Addons[name]
 	if v := a.Versions[c.Running]; v != "" {
 		return v
@@ -207,7 +207,7 @@ const maxNodeGroupName = 63
 // nodePool renders an EKS managed node group in the node subnets, scaled
 // between its bounds, at the lifecycle's version; its initial size is set
 // only at creation so that the cluster autoscaler owns the count.
-func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
+func nodePool(ctx *registry.Context, p cluster.NodePool) ([]*registry.Resource, error) {
 	minNodes, maxNodes := p.Bounds()
 	capacity := "ON_DEMAND"
 	if p.Spot {
@@ -281,7 +281,7 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 // User Guide, "View Amazon EKS networking requirements for VPC and
 // subnets"): its control plane stays in its zones, which nodes in a new
 // zone reach through the VPC.
-func nodeSubnets(ctx *registry.Context, p platform.NodePool) []any {
+func nodeSubnets(ctx *registry.Context, p cluster.NodePool) []any {
 	reg := region(ctx)
 	tier := nodeTier(ctx.Plan)
 	var want []string
@@ -293,7 +293,7 @@ func nodeSubnets(ctx *registry.Context, p platform.NodePool) []any {
 		}
 		want = append(want, id)
 	}
-	for _, g := range ctx.Generations(platform.PoolID(p.Name)) {
+	for _, g := range ctx.Generations(cluster.PoolID(p.Name)) {
 		obs := ctx.Observed(g)
 		have := object.Strings(obs, "spec", "forProvider", "subnetIds")
 		if len(have) == 0 {

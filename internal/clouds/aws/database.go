@@ -8,9 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -181,7 +181,7 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 	}
 	var subnets []string
 	for i, zone := range zs[:2] {
-		cidr, err := platform.Subnet(n.CIDR, 1, i)
+		cidr, err := cluster.Subnet(n.CIDR, 1, i)
 		if err != nil {
 			return nil, fmt.Errorf("cannot carve the database subnet of zone %s: %w", zone, err)
 		}

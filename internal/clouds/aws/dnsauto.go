@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -45,7 +45,7 @@ func publicZoneID(ctx *registry.Context) string {
 // change the records of the cluster's public zone only (and list zones and
 // read changes, which Route53 cannot scope). Each release binds its
 // ServiceAccount to it (bindDNS). The policy waits for the zone's ID.
-func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Resource, error) {
+func dnsIdentity(ctx *registry.Context, id cluster.DNSIdentity) ([]*registry.Resource, error) {
 	role := ctx.Join(maxRoleName, base(ctx), "dns")
 	policy := &registry.Resource{Name: rDNSPolicy, Kind: rolePolicyKind, DependsOn: []string{rDNSIdentity, rPublicZone}}
 	if zone := publicZoneID(ctx); zone == "" {
@@ -79,7 +79,7 @@ func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Re
 
 // dnsBinding associates a chart's ServiceAccount with the DNS role through
 // EKS Pod Identity (no annotation needed).
-func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resource, error) {
+func dnsBinding(ctx *registry.Context, b cluster.DNSBinding) ([]*registry.Resource, error) {
 	return []*registry.Resource{{
 		Name: rDNSPodIdentity + b.Chart,
 		Kind: podIdentityKind,
@@ -98,9 +98,9 @@ func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resou
 // bindDNS makes a release running as the DNS identity wait for its Pod
 // Identity association and points external-dns at the cluster's public
 // hosted zone, whose ID it waits for.
-func bindDNS(ctx *registry.Context, r platform.Release) kube.Bound {
+func bindDNS(ctx *registry.Context, r cluster.Release) kube.Bound {
 	b := kube.Bound{Values: map[string]any{}, DependsOn: []string{rDNSPodIdentity + r.Name, rDNSPolicy}}
-	if r.Name == platform.ChartExternalDNS {
+	if r.Name == cluster.ChartExternalDNS {
 		zone := publicZoneID(ctx)
 		if zone == "" {
 			b.Pending = "waits for the ID of " + rPublicZone
@@ -116,7 +116,7 @@ func bindDNS(ctx *registry.Context, r platform.Release) kube.Bound {
 // certificates renders the ClusterIssuer with a Route53 solver that uses
 // cert-manager's ambient (Pod Identity) credentials, and the domain's
 // certificate. The issuer waits for the zone's ID.
-func certificates(ctx *registry.Context, c platform.Certificates) ([]*registry.Resource, error) {
+func certificates(ctx *registry.Context, c cluster.Certificates) ([]*registry.Resource, error) {
 	zone := publicZoneID(ctx)
 	out := kube.Certificates(ctx, c, map[string]any{"route53": map[string]any{"region": region(ctx), "hostedZoneID": zone}}, rDNSPolicy)
 	if zone == "" {
@@ -127,7 +127,7 @@ func certificates(ctx *registry.Context, c platform.Certificates) ([]*registry.R
 
 // dnsDelegation renders the NS record of the domain in the parent hosted
 // zone, with the name servers Route53 gave the public zone.
-func dnsDelegation(ctx *registry.Context, d platform.DNSDelegation) ([]*registry.Resource, error) {
+func dnsDelegation(ctx *registry.Context, d cluster.DNSDelegation) ([]*registry.Resource, error) {
 	r := &registry.Resource{Name: rDNSDelegation, Kind: recordKind, DependsOn: []string{rPublicZone}}
 	ns := object.Strings(ctx.Observed(rPublicZone), "status", "atProvider", "nameServers")
 	if len(ns) == 0 {

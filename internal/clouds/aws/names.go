@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -35,7 +35,7 @@ var (
 
 // validate checks AWS's rules: names, account ID, region, availability
 // zones and address ranges.
-func validate(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList {
+func validate(x *xr.Cluster, env *envcfg.Env, p *cluster.Plan) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, xr.ValidateCloudName(&x.Composite, maxClusterName, "EKS cluster", "IAM role names derive from it")...)
 	if x.PlaneID != "" && !reAccount.MatchString(x.PlaneID) {
@@ -133,7 +133,7 @@ func subnetName(tier, zone string) string { return "subnet-" + tier + "-" + zone
 
 // nodeTier is where nodes run: private subnets behind the NAT gateway for
 // private clusters, public subnets otherwise.
-func nodeTier(p *platform.Plan) string {
+func nodeTier(p *cluster.Plan) string {
 	if p.Cluster.Private {
 		return tierPrivate
 	}

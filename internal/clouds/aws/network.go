@@ -8,8 +8,8 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -17,7 +17,7 @@ import (
 // subnet per availability zone, and their route tables: the public one
 // routes to the internet gateway; the private one gets its default route
 // from egress.
-func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, error) {
+func network(ctx *registry.Context, n cluster.Network) ([]*registry.Resource, error) {
 	reg := region(ctx)
 	out := []*registry.Resource{
 		{
@@ -67,7 +67,7 @@ func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, e
 			{tierPrivate, i, rPrivateRT, false, "kubernetes.io/role/internal-elb"},
 			{tierPublic, i + 1<<subnetBits/2, rPublicRouteTable, true, "kubernetes.io/role/elb"},
 		} {
-			cidr, err := platform.Subnet(n.CIDR, subnetBits, t.index)
+			cidr, err := cluster.Subnet(n.CIDR, subnetBits, t.index)
 			if err != nil {
 				return nil, fmt.Errorf("cannot carve the %s subnet of zone %s: %w", t.tier, zone, err)
 			}
@@ -122,7 +122,7 @@ func routeTable(ctx *registry.Context, name, tag string) *registry.Resource {
 
 // egress renders an Elastic IP and a NAT gateway in the first public subnet,
 // and the private route table's default route through it.
-func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, error) {
+func egress(ctx *registry.Context, _ cluster.Egress) ([]*registry.Resource, error) {
 	reg := region(ctx)
 	first := subnetName(tierPublic, zoneID(reg, zones(ctx.Env, reg)[0]))
 	return []*registry.Resource{

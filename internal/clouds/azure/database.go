@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -191,7 +191,7 @@ func delegatedSubnet(space, name string) (netip.Prefix, error) {
 	if pfx.Bits() > dbSubnetBits-1 {
 		return netip.Prefix{}, fmt.Errorf("the Cluster's address space %s is too small to carve a /%d for the database from its second half; set spec.parameters.network.cidr", space, dbSubnetBits)
 	}
-	half, err := platform.Subnet(pfx, 1, 1)
+	half, err := cluster.Subnet(pfx, 1, 1)
 	if err != nil {
 		return netip.Prefix{}, err
 	}
@@ -199,7 +199,7 @@ func delegatedSubnet(space, name string) (netip.Prefix, error) {
 	_, _ = h.Write([]byte(name))
 	// At most 2^26 slots: half is at most a /2 of a prefix of at least /1.
 	slots := uint64(1) << (dbSubnetBits - half.Bits())
-	return platform.Subnet(half, dbSubnetBits-half.Bits(), int(uint64(h.Sum32())%slots)) //nolint:gosec // the slot is below slots, at most 2^26
+	return cluster.Subnet(half, dbSubnetBits-half.Bits(), int(uint64(h.Sum32())%slots)) //nolint:gosec // the slot is below slots, at most 2^26
 
 }
 

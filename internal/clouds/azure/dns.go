@@ -3,14 +3,14 @@ package azure
 import (
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
 // dnsZone renders a public Azure DNS zone, or a private DNS zone linked to
 // the virtual network.
-func dnsZone(ctx *registry.Context, z platform.DNSZone) ([]*registry.Resource, error) {
+func dnsZone(ctx *registry.Context, z cluster.DNSZone) ([]*registry.Resource, error) {
 	fp := inGroup(ctx, false)
 	fp["tags"] = tags(ctx)
 	if !z.Private {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -36,11 +36,11 @@ var (
 
 // validate checks Azure's rules: names (resource group, DNS prefix, AKS node
 // pools), subscription ID, location and budget notifications.
-func validate(x *xr.Cluster, env *envcfg.Env, plan *platform.Plan) field.ErrorList {
+func validate(x *xr.Cluster, env *envcfg.Env, plan *cluster.Plan) field.ErrorList {
 	var errs field.ErrorList
 	if systemVMSize(env) == "" {
 		sys := cmp.Or(settingsOf(env).SystemPool.Size, defaultSystemSize)
-		errs = append(errs, field.NotSupported(field.NewPath("environment", Name, envSystemPool, "size"), sys, slices.Sorted(maps.Keys(platform.SettingsOf(env).Sizes))))
+		errs = append(errs, field.NotSupported(field.NewPath("environment", Name, envSystemPool, "size"), sys, slices.Sorted(maps.Keys(cluster.SettingsOf(env).Sizes))))
 	}
 	errs = append(errs, xr.ValidateCloudName(&x.Composite, maxClusterName, "AKS cluster", "the resource group and DNS prefix derive from it")...)
 	if x.PlaneID != "" && !reSubscription.MatchString(x.PlaneID) {
@@ -53,10 +53,10 @@ func validate(x *xr.Cluster, env *envcfg.Env, plan *platform.Plan) field.ErrorLi
 	for _, p := range plan.Pools {
 		n := poolCloudName(p.Name)
 		if len(n) > maxPoolName || !rePoolName.MatchString(n) || n == systemPoolName || n == systemPoolName+"tmp" {
-			errs = append(errs, field.Invalid(platform.PoolPath(p), p.Key, fmt.Sprintf("an AKS node pool name is at most %d lower-case letters and digits, starting with a letter ('-' is dropped), and not %q", maxPoolName, systemPoolName)))
+			errs = append(errs, field.Invalid(cluster.PoolPath(p), p.Key, fmt.Sprintf("an AKS node pool name is at most %d lower-case letters and digits, starting with a letter ('-' is dropped), and not %q", maxPoolName, systemPoolName)))
 		}
 		if other, dup := seen[n]; dup {
-			errs = append(errs, field.Duplicate(platform.PoolPath(p), fmt.Sprintf("pools %q and %q would both be AKS node pool %q ('-' is dropped)", other, p.Key, n)))
+			errs = append(errs, field.Duplicate(cluster.PoolPath(p), fmt.Sprintf("pools %q and %q would both be AKS node pool %q ('-' is dropped)", other, p.Key, n)))
 		}
 		seen[n] = p.Key
 	}
@@ -94,15 +94,15 @@ func inGroup(ctx *registry.Context, located bool) map[string]any {
 // environment's nodeDefaults.machineType; empty when none is set.
 func systemVMSize(env *envcfg.Env) string {
 	sys := settingsOf(env).SystemPool
-	s := platform.SettingsOf(env)
+	s := cluster.SettingsOf(env)
 	return cmp.Or(sys.MachineType, s.Sizes[cmp.Or(sys.Size, defaultSystemSize)], s.NodeDefaults.MachineType)
 }
 
 // systemPool is AKS's system node pool, which the cluster resource
 // composes, for the estimate.
-func systemPool(env *envcfg.Env) []platform.NodePool {
+func systemPool(env *envcfg.Env) []cluster.NodePool {
 	sys := settingsOf(env).SystemPool
-	return []platform.NodePool{{
+	return []cluster.NodePool{{
 		Name: systemPoolName, Key: systemPoolName, Fixed: true, MachineType: systemVMSize(env),
 		MinNodes: envcfg.Or(sys.MinNodes, defaultSystemMin), MaxNodes: envcfg.Or(sys.MaxNodes, defaultSystemMax),
 	}}

@@ -3,15 +3,15 @@ package azure
 import (
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
 // network renders the resource group, the virtual network and the node
 // subnet (the first half of the network; pods use the overlay range).
-func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, error) {
-	nodes, err := platform.Subnet(n.CIDR, 1, 0)
+func network(ctx *registry.Context, n cluster.Network) ([]*registry.Resource, error) {
+	nodes, err := cluster.Subnet(n.CIDR, 1, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, e
 // The public IP's association with the gateway is a kind of its own
 // (NATGatewayPublicIPAssociation); environment key
 // azure.natPublicIpAssociation: true composes it where the provider serves it.
-func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, error) {
+func egress(ctx *registry.Context, _ cluster.Egress) ([]*registry.Resource, error) {
 	ip := inGroup(ctx, true)
 	ip["allocationMethod"] = "Static"
 	ip["sku"] = "Standard"

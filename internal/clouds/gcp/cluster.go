@@ -10,8 +10,8 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 
@@ -20,10 +20,10 @@ import (
 
 const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 
-// cluster renders the GKE cluster: VPC-native, workload identity, private
+// managedCluster renders the GKE cluster: VPC-native, workload identity, private
 // nodes when private, default node pool removed, kubeconfig written to the
 // connection secret.
-func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, error) {
+func managedCluster(ctx *registry.Context, c cluster.Cluster) ([]*registry.Resource, error) {
 	s := settingsOf(ctx.Env)
 	fp := map[string]any{
 		"project":               ctx.XR.PlaneID,
@@ -106,7 +106,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 // plane's range, private_cluster_config.master_ipv4_cidr_block, which is
 // ForceNew (:2030-2034): the provider would refuse the update forever. The
 // function walks neither, so both are a Fatal naming the field.
-func checkPrivateNodes(ctx *registry.Context, c platform.Cluster) field.ErrorList {
+func checkPrivateNodes(ctx *registry.Context, c cluster.Cluster) field.ErrorList {
 	obs := ctx.Observed(rCluster)
 	if obs == nil || ctx.XR.Deleting {
 		return nil
@@ -147,7 +147,7 @@ const maintenanceAnchor = "2025-01-06" // a Monday
 
 // maintenancePolicy is GKE's recurring window for a weekly one: its start
 // and end on the anchor date, repeated weekly on the window's day.
-func maintenancePolicy(w platform.Maintenance) map[string]any {
+func maintenancePolicy(w cluster.Maintenance) map[string]any {
 	start, _ := time.Parse("2006-01-02 15:04", maintenanceAnchor+" "+w.Start)
 	end := start.Add(time.Duration(w.Hours) * time.Hour)
 	return map[string]any{"recurringWindow": map[string]any{
@@ -170,7 +170,7 @@ func onReleaseChannel(env *envcfg.Env) bool {
 // with no node unavailable, auto-upgraded on a release channel and at the
 // lifecycle's version when versions are pinned, with workload identity
 // through the GKE metadata server.
-func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
+func nodePool(ctx *registry.Context, p cluster.NodePool) ([]*registry.Resource, error) {
 	minNodes, maxNodes := p.Bounds()
 	nc := map[string]any{
 		"machineType":            p.MachineType,

@@ -7,7 +7,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -17,7 +17,7 @@ const Name = "gcp"
 // Cloud is the GCP cloud layer.
 var Cloud = &registry.Cloud{
 	Name: Name,
-	Traits: platform.Traits{
+	Traits: cluster.Traits{
 		PodRange: true,
 		InternalLoadBalancerAnnotations: map[string]string{
 			"networking.gke.io/load-balancer-type": "Internal",
@@ -50,7 +50,7 @@ func init() {
 	registry.Implement(Cloud, egress)
 	registry.Implement(Cloud, privateServices)
 	registry.Implement(Cloud, identity)
-	registry.Implement(Cloud, cluster)
+	registry.Implement(Cloud, managedCluster)
 	registry.Check(Cloud, checkPrivateNodes)
 	registry.Implement(Cloud, nodePool)
 	registry.Implement(Cloud, dnsZone)

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -35,7 +35,7 @@ var (
 
 // validate checks GCP's rules: names, project ID, location and the control
 // plane range.
-func validate(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList {
+func validate(x *xr.Cluster, env *envcfg.Env, p *cluster.Plan) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, xr.ValidateCloudName(&x.Composite, maxClusterName, "GKE cluster", "")...)
 	if x.PlaneID != "" && !reProject.MatchString(x.PlaneID) {

@@ -6,8 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -20,7 +20,7 @@ const (
 
 // network renders a custom-mode VPC and the node subnetwork with secondary
 // ranges for pods and services.
-func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, error) {
+func network(ctx *registry.Context, n cluster.Network) ([]*registry.Resource, error) {
 	reg := region(ctx.Plan.Cluster.Location)
 	return []*registry.Resource{
 		{
@@ -56,7 +56,7 @@ func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, e
 
 // egress renders a Cloud Router and Cloud NAT so that private nodes reach
 // the internet.
-func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, error) {
+func egress(ctx *registry.Context, _ cluster.Egress) ([]*registry.Resource, error) {
 	reg := region(ctx.Plan.Cluster.Location)
 	return []*registry.Resource{
 		{
@@ -106,7 +106,7 @@ func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, err
 // connection is created with updateOnCreationFail, which makes it update
 // the network's existing peering rather than fail. Nothing is created
 // twice, and nothing is deleted.
-func privateServices(ctx *registry.Context, _ platform.PrivateServices) ([]*registry.Resource, error) {
+func privateServices(ctx *registry.Context, _ cluster.PrivateServices) ([]*registry.Resource, error) {
 	return privateServicesAccess(ctx, rPrivateServicesRange, rPrivateServicesConnection, psaRangeName(base(ctx)), ctx.Selector(rNetwork), []string{rNetwork}), nil
 }
 

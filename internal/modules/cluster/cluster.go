@@ -1,7 +1,7 @@
 // Package cluster is the cluster module: it turns one Cluster XR into its
 // desired composed resources, status and conditions, on the machinery every
 // module shares (package engine). What is particular to a Cluster is here:
-// its plan (package platform), the cloud layers' cluster rules, the budget
+// its model (internal/model/cluster), the cloud layers' cluster rules, the budget
 // and the cost estimate, and its status fields.
 package cluster
 
@@ -13,8 +13,8 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -33,7 +33,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 
 	// The original platform's fields and keys are read under their new
 	// names, each said once in a Warning.
-	s := platform.SettingsOf(c.Env)
+	s := cluster.SettingsOf(c.Env)
 	for _, r := range x.Renamed {
 		c.Warnings = append(c.Warnings, r.Warning())
 	}
@@ -50,7 +50,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 
 	// Plan and check the cloud's rules even when the XR has errors, so
 	// that one Fatal names every bad field.
-	plan, perrs := platform.Build(x, c.Env, c.Cloud.Traits)
+	plan, perrs := cluster.Build(x, c.Env, c.Cloud.Traits)
 	c.Errs = append(c.Errs, perrs...)
 	if c.Cloud.Validate != nil {
 		c.Errs = append(c.Errs, c.Cloud.Validate(x, c.Env, plan)...)
@@ -98,12 +98,12 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 // spend object when it was not delivered, and holds the plan's pools at their
 // floor when the budget is exhausted and enforced. It returns nil without a
 // budget, and a warning when the spend is unknown.
-func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Cluster, env *envcfg.Env, plan *platform.Plan) (*budget.Evaluation, string) {
+func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Cluster, env *envcfg.Env, plan *cluster.Plan) (*budget.Evaluation, string) {
 	b := plan.Budget
 	if b == nil {
 		return nil, ""
 	}
-	s := platform.SettingsOf(env)
+	s := cluster.SettingsOf(env)
 	var sp budget.Spend
 	if q, ok := s.Budget.Query(x.CloudName, x.Namespace, x.Name, s.Prices.MachineTypes); ok && x.Parameters.Budget.SpendRef == nil {
 		sp = budget.Source.Spend(q)
@@ -129,7 +129,7 @@ func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse,
 // that still run in the private subnets while they rotate to the public
 // ones, an AKS cluster that still sends its outbound traffic through the
 // NAT gateway until it reports the load balancer. A Warning says why.
-func keepEgress(c *engine.Call, x *xr.Cluster, plan *platform.Plan) {
+func keepEgress(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) {
 	if plan.Cluster.Private || x.Deleting || c.Cloud.EgressInUse == nil {
 		return
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -53,8 +53,8 @@ type upgraded struct {
 // environment's window. It sets them on the plan's cluster and pools, and
 // returns the decision and the warnings to give, or the error that names
 // the version field when the target cannot be reached.
-func upgrade(c *engine.Call, x *xr.Cluster, plan *platform.Plan) (*upgraded, *field.Error) {
-	s := platform.SettingsOf(c.Env)
+func upgrade(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) (*upgraded, *field.Error) {
+	s := cluster.SettingsOf(c.Env)
 	path := xr.ParametersPath("version")
 	if x.Parameters.Version == "" {
 		path = field.NewPath("environment", "version")
@@ -90,7 +90,7 @@ func upgrade(c *engine.Call, x *xr.Cluster, plan *platform.Plan) (*upgraded, *fi
 
 	pools := map[string]running{}
 	for _, p := range plan.Pools {
-		if r, ok := observedPool(c, vf.Pool, registry.Generations(c.Observed, platform.PoolID(p.Name))); ok {
+		if r, ok := observedPool(c, vf.Pool, registry.Generations(c.Observed, cluster.PoolID(p.Name))); ok {
 			r.pool.Name = p.Name
 			pools[p.Name] = r
 		}
@@ -104,7 +104,7 @@ func upgrade(c *engine.Call, x *xr.Cluster, plan *platform.Plan) (*upgraded, *fi
 		obs.Pools = append(obs.Pools, pools[name].pool)
 	}
 	auto := vf.AutoUpgrade != nil && vf.AutoUpgrade(c.Env)
-	pol := lifecycle.Policy{Window: win, Parallel: int(envcfg.Or(s.Lifecycle.ParallelPools, platform.DefaultParallelPools)), AutoUpgrade: auto}
+	pol := lifecycle.Policy{Window: win, Parallel: int(envcfg.Or(s.Lifecycle.ParallelPools, cluster.DefaultParallelPools)), AutoUpgrade: auto}
 	lp, ferr := lifecycle.Next(target, obs, pol, path)
 	if ferr != nil {
 		return nil, ferr

@@ -21,7 +21,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -42,7 +42,7 @@ var Kinds = []component.Kind{KindNetwork, KindInstance, KindSchema}
 
 // Conditions of a Database XR, in the order they are set.
 const (
-	ConditionNetworkReady  = platform.ConditionNetworkReady
+	ConditionNetworkReady  = cluster.ConditionNetworkReady
 	ConditionDatabaseReady = "DatabaseReady"
 )
 

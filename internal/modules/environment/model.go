@@ -13,9 +13,9 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -83,7 +83,7 @@ const (
 	DefaultIngressClass = "nginx"
 	// DefaultClusterIssuer is the ClusterIssuer a Cluster composes by
 	// default (environment key dns.issuer.name names another).
-	DefaultClusterIssuer = platform.DefaultIssuer
+	DefaultClusterIssuer = cluster.DefaultIssuer
 	// DefaultSize is a database's size class when the XR names none.
 	DefaultSize = "medium"
 	// FrontendBucketSuffix names the front end's bucket after the
@@ -413,7 +413,7 @@ type Plan struct {
 // Build plans an application environment on cluster, keeping the names
 // its data already lives under (running). Every error names a field path:
 // of the XR for bad input, of the environment for bad configuration.
-func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster, running Running) (*Plan, field.ErrorList) {
+func Build(x *xr.AppEnvironment, env *envcfg.Env, cl *clusterref.Cluster, running Running) (*Plan, field.ErrorList) {
 	var errs field.ErrorList
 	par := x.Parameters
 	s := SettingsOf(env)
@@ -421,9 +421,9 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster, r
 		Name:           x.CloudName,
 		Tenant:         x.CloudName != x.BareName,
 		Namespace:      x.AppNamespace(),
-		Cluster:        cluster,
-		ProviderConfig: cluster.XR.Name,
-		Location:       cluster.Location,
+		Cluster:        cl,
+		ProviderConfig: cl.XR.Name,
+		Location:       cl.Location,
 		Labels: map[string]string{
 			xr.LabelCloud: x.Cloud, xr.LabelPlaneID: x.PlaneID, xr.LabelPlaneType: x.PlaneType,
 		},
@@ -433,7 +433,7 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster, r
 	}
 	if app.Location == "" {
 		// Run waits for it; nothing is rendered in an empty region.
-		errs = append(errs, cluster.LocationRequired())
+		errs = append(errs, cl.LocationRequired())
 	}
 	errs = append(errs, checkNamespace(x, env)...)
 	p := &Plan{App: app}
@@ -479,7 +479,7 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster, r
 	p.Components = append(p.Components, p.Backend)
 
 	if i := par.Ingress; i != nil {
-		errs = append(errs, underDomain(xr.ParametersPath("ingress", "host"), i.Host, cluster)...)
+		errs = append(errs, underDomain(xr.ParametersPath("ingress", "host"), i.Host, cl)...)
 		// The front end's CDN reaches the backend over HTTPS only, with a
 		// certificate for the Ingress host: an API path gives the Ingress
 		// one, said in a Warning.
@@ -489,15 +489,15 @@ func Build(x *xr.AppEnvironment, env *envcfg.Env, cluster *clusterref.Cluster, r
 			p.Warnings = append(p.Warnings, "spec.parameters.ingress gets TLS although spec.parameters.ingress.tls is not true: spec.parameters.frontend.apiPath reaches the backend over HTTPS only, with a certificate for the Ingress host; set spec.parameters.ingress.tls to true to say so")
 		}
 		p.Ingress = &Ingress{App: app, Host: i.Host, Port: p.Backend.Port, TLS: tls,
-			Class: cmp.Or(s.IngressClass, DefaultIngressClass), Issuer: cmp.Or(s.ClusterIssuer, platform.SettingsOf(env).DNS.Issuer.Name, DefaultClusterIssuer)}
+			Class: cmp.Or(s.IngressClass, DefaultIngressClass), Issuer: cmp.Or(s.ClusterIssuer, cluster.SettingsOf(env).DNS.Issuer.Name, DefaultClusterIssuer)}
 		p.Components = append(p.Components, *p.Ingress)
 	}
 	if f := par.Frontend; f != nil {
-		p.Frontend = frontend(app, f, cluster, orphan)
+		p.Frontend = frontend(app, f, cl, orphan)
 		if p.Bucket != nil {
 			p.Frontend.Assets = p.Bucket.Name
 		}
-		errs = append(errs, checkFrontend(p, cluster)...)
+		errs = append(errs, checkFrontend(p, cl)...)
 		if p.Ingress != nil && f.APIPath != "" {
 			p.Frontend.APIPath, p.Frontend.APIHost = f.APIPath, p.Ingress.Host
 		}
@@ -529,11 +529,11 @@ func budgetBelowFixed(p *Plan) string {
 }
 
 // frontend plans the XR's front end; its API route is the caller's.
-func frontend(app *App, f *xr.AppFrontend, cluster *clusterref.Cluster, orphan bool) *Frontend {
+func frontend(app *App, f *xr.AppFrontend, cl *clusterref.Cluster, orphan bool) *Frontend {
 	return &Frontend{
 		App:        app,
 		Host:       f.Host,
-		Domain:     cluster.XR.Parameters.Domain,
+		Domain:     cl.XR.Parameters.Domain,
 		Bucket:     cmp.Or(f.BucketName, app.Name+FrontendBucketSuffix),
 		Named:      f.BucketName != "",
 		SPA:        f.SinglePage(),
@@ -548,12 +548,12 @@ func frontend(app *App, f *xr.AppFrontend, cluster *clusterref.Cluster, orphan b
 // must be under the Cluster's domain, whose public zone the Cluster
 // composes (the certificate is validated, and the host published, by
 // records there); its bucket cannot be the environment's other bucket.
-func checkFrontend(p *Plan, cluster *clusterref.Cluster) field.ErrorList {
+func checkFrontend(p *Plan, cl *clusterref.Cluster) field.ErrorList {
 	f := p.Frontend
 	hp := xr.ParametersPath("frontend", "host")
-	errs := underDomain(hp, f.Host, cluster)
-	if len(errs) == 0 && !cluster.XR.Parameters.DNSZones() {
-		errs = append(errs, field.Invalid(hp, f.Host, fmt.Sprintf("Cluster %q composes no DNS zones (spec.parameters.createDnsZones: false): the front end's certificate is validated, and its host published, by records in the Cluster's public zone", cluster.Ref)))
+	errs := underDomain(hp, f.Host, cl)
+	if len(errs) == 0 && !cl.XR.Parameters.DNSZones() {
+		errs = append(errs, field.Invalid(hp, f.Host, fmt.Sprintf("Cluster %q composes no DNS zones (spec.parameters.createDnsZones: false): the front end's certificate is validated, and its host published, by records in the Cluster's public zone", cl.Ref)))
 	}
 	if p.Bucket != nil && p.Bucket.Name == f.Bucket {
 		errs = append(errs, field.Duplicate(f.BucketPath(), f.Bucket))
@@ -563,13 +563,13 @@ func checkFrontend(p *Plan, cluster *clusterref.Cluster) field.ErrorList {
 
 // underDomain refuses a host outside the Cluster's domain: the Cluster's
 // zones, certificates and external-dns serve that domain alone.
-func underDomain(p *field.Path, host string, cluster *clusterref.Cluster) field.ErrorList {
-	domain := cluster.XR.Parameters.Domain
+func underDomain(p *field.Path, host string, cl *clusterref.Cluster) field.ErrorList {
+	domain := cl.XR.Parameters.Domain
 	switch {
 	case domain == "":
-		return field.ErrorList{field.Invalid(p, host, fmt.Sprintf("Cluster %q has no domain (spec.parameters.domain): an environment's host must be under its Cluster's domain", cluster.Ref))}
+		return field.ErrorList{field.Invalid(p, host, fmt.Sprintf("Cluster %q has no domain (spec.parameters.domain): an environment's host must be under its Cluster's domain", cl.Ref))}
 	case host != domain && !strings.HasSuffix(host, "."+domain):
-		return field.ErrorList{field.Invalid(p, host, fmt.Sprintf("must be %s or a name under it, the domain of Cluster %q", domain, cluster.Ref))}
+		return field.ErrorList{field.Invalid(p, host, fmt.Sprintf("must be %s or a name under it, the domain of Cluster %q", domain, cl.Ref))}
 	}
 	return nil
 }
@@ -580,7 +580,7 @@ func underDomain(p *field.Path, host string, cluster *clusterref.Cluster) field.
 func checkNamespace(x *xr.AppEnvironment, env *envcfg.Env) field.ErrorList {
 	ns := x.AppNamespace()
 	reserved := slices.Clone(SystemNamespaces)
-	for name, c := range platform.Catalog(platform.SettingsOf(env)) {
+	for name, c := range cluster.Catalog(cluster.SettingsOf(env)) {
 		reserved = append(reserved, cmp.Or(c.Namespace, name))
 	}
 	if !slices.Contains(reserved, ns) && !strings.HasPrefix(ns, "kube-") {

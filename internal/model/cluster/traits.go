@@ -1,4 +1,4 @@
-package platform
+package cluster
 
 import "github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 

@@ -1,4 +1,4 @@
-package platform
+package cluster
 
 // Built-in defaults of the EnvironmentConfig keys. The README documents
 // each; an EnvironmentConfig overrides any of them.

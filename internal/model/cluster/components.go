@@ -1,8 +1,10 @@
-// Package platform is the agnostic layer of the resource registry: what a
-// production cluster platform needs, free of any cloud. Plan turns an XR and
-// its environment into Components; a cloud layer (see package registry)
-// implements each kind of Component with concrete managed resources.
-package platform
+// Package cluster is the Cluster's model: what a production cluster
+// platform needs, free of any cloud. Build turns a Cluster XR and its
+// environment into a Plan of Components (package component); a cloud
+// (internal/clouds/...) implements each kind of Component with concrete
+// managed resources. The environment's typed settings, the chart catalog,
+// the values templates and the cost estimate are the Cluster's too.
+package cluster
 
 import (
 	"net/netip"
@@ -282,9 +284,9 @@ func (d DNSDelegation) Path() *field.Path {
 	return xr.ParametersPath("parentZone")
 }
 
-// ClusterAccess is how Crossplane reaches the new cluster: the Helm and
+// Access is how Crossplane reaches the new cluster: the Helm and
 // Kubernetes provider configs built from the cluster's credentials.
-type ClusterAccess struct {
+type Access struct {
 	// Name is the name of both provider configs.
 	Name string
 }
@@ -293,7 +295,7 @@ type ClusterAccess struct {
 type Release struct {
 	Name string
 	// ProviderConfig is the name of the Helm ProviderConfig of
-	// ClusterAccess that installs the release.
+	// Access that installs the release.
 	ProviderConfig string
 	Repository     string
 	Chart          string
@@ -388,13 +390,13 @@ func (z DNSZone) ID() string {
 func (DNSZone) Condition() string { return ConditionDNSReady }
 
 // Kind implements Component.
-func (ClusterAccess) Kind() component.Kind { return KindClusterAccess }
+func (Access) Kind() component.Kind { return KindClusterAccess }
 
 // ID implements Component.
-func (ClusterAccess) ID() string { return "access" }
+func (Access) ID() string { return "access" }
 
 // Condition implements Component.
-func (ClusterAccess) Condition() string { return ConditionAddonsReady }
+func (Access) Condition() string { return ConditionAddonsReady }
 
 // Kind implements Component.
 func (Release) Kind() component.Kind { return KindRelease }

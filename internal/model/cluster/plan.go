@@ -1,4 +1,4 @@
-package platform
+package cluster
 
 import (
 	"cmp"
@@ -40,7 +40,7 @@ type Plan struct {
 	// Pools are the node pool components, sorted by name.
 	Pools []NodePool
 	// Access is the cluster access component.
-	Access ClusterAccess
+	Access Access
 	// Budget is the budget component, nil when the XR has none.
 	Budget *Budget
 	// BudgetEnforcement is the XR's budget enforcement mode.
@@ -114,7 +114,7 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 		}
 	}
 
-	p.Access = ClusterAccess{Name: x.Name}
+	p.Access = Access{Name: x.Name}
 	p.Components = append(p.Components, p.Access)
 
 	releases, rerrs := p.releases(env, s, traits)

@@ -1,4 +1,4 @@
-package platform
+package cluster
 
 import (
 	"maps"
@@ -41,7 +41,7 @@ func TestBuildDefaults(t *testing.T) {
 			ServicesCIDR: netip.MustParsePrefix(DefaultServicesCIDR), Private: true,
 		},
 		Pools:  []NodePool{{Name: "default", Key: "default", FromEnvironment: true, MachineType: "e2-standard-4", MinNodes: 1, MaxNodes: 3, DiskSizeGB: 100}},
-		Access: ClusterAccess{Name: "prod"},
+		Access: Access{Name: "prod"},
 	}
 	if diff := cmp.Diff(want, *p, cmpopts.IgnoreUnexported(Plan{}), cmpopts.IgnoreFields(Plan{}, "Components"), cmpopts.EquateComparable(netip.Prefix{})); diff != "" {
 		t.Errorf("Build(defaults): -want, +got:\n%s", diff)
@@ -210,7 +210,7 @@ func TestBuildReleases(t *testing.T) {
 			reason: "A values template that does not execute names the chart's values key.",
 			params: xr.Parameters{Location: "x"},
 			env:    map[string]any{"sizes": gcpSizes, "charts": map[string]any{"cert-manager": map[string]any{"values": "x: {{ .Nope }}"}}},
-			errs:   []string{`environment.charts.cert-manager.values: Invalid value: "(template)": cannot execute values template: template: cert-manager:1:6: executing "cert-manager" at <.Nope>: can't evaluate field Nope in type platform.ValuesData`},
+			errs:   []string{`environment.charts.cert-manager.values: Invalid value: "(template)": cannot execute values template: template: cert-manager:1:6: executing "cert-manager" at <.Nope>: can't evaluate field Nope in type cluster.ValuesData`},
 		},
 	}
 	for name, tc := range cases {
