@@ -43,6 +43,18 @@ type Reader struct {
 	reads map[string][]Read
 }
 
+// ForDatabase finds the Cluster a Database joins, asking Crossplane with
+// the requirement names database-cluster and database-cluster-<resource>.
+// Cloud packages register what they read of it (ForDatabase.Reads) from
+// init.
+var ForDatabase = &Reader{Requirement: "database-cluster"}
+
+// ForAppEnvironment finds the Cluster an AppEnvironment runs on, asking
+// Crossplane with the requirement names environment-cluster and
+// environment-cluster-<resource>. Cloud packages register what they read
+// of it (ForAppEnvironment.Reads) from init.
+var ForAppEnvironment = &Reader{Requirement: "environment-cluster"}
+
 // Reads registers what the named cloud's implementations of the module
 // read of the Cluster. Cloud packages call it from init.
 func (r *Reader) Reads(cloud string, rs ...Read) {

@@ -14,9 +14,9 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -218,7 +218,7 @@ func renderDatabase(st *Stack, ex example) error {
 	if x.Parameters.ClusterRef == nil {
 		return errors.New("the example names no Cluster (spec.parameters.clusterRef)")
 	}
-	c, cluster, err := findCluster(st, ex, &x.Composite, database.Clusters, x.Parameters.ClusterRef.Name)
+	c, cluster, err := findCluster(st, ex, &x.Composite, clusterref.ForDatabase, x.Parameters.ClusterRef.Name)
 	if err != nil {
 		return err
 	}
@@ -232,10 +232,10 @@ func renderEnvironment(st *Stack, ex example) error {
 		return err
 	}
 	x, errs := xr.DecodeAppEnvironment(s)
-	c, cluster, err := findCluster(st, ex, &x.Composite, environment.Clusters, x.Parameters.ClusterRef.Name)
+	c, cluster, err := findCluster(st, ex, &x.Composite, clusterref.ForAppEnvironment, x.Parameters.ClusterRef.Name)
 	if err != nil {
 		return err
 	}
-	plan, perrs := environment.Build(x, c.env, cluster, environment.Running{})
+	plan, perrs := appenvironment.Build(x, c.env, cluster, appenvironment.Running{})
 	return c.finish(st, &x.Composite, plan.Components, nil, append(errs, perrs...))
 }

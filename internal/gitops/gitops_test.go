@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds" // the clouds the form offers
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
@@ -331,7 +332,7 @@ func TestScaffoldedEnvironments(t *testing.T) {
 		labels := xr["metadata"].(map[string]any)["labels"].(map[string]any)
 		name := fmt.Sprintf("%s/%s", labels["cloud"], xr["metadata"].(map[string]any)["name"])
 		t.Run(name, func(t *testing.T) {
-			extra, err := fntest.Required(examples, labels["cloud"].(string), xr, environment.Clusters)
+			extra, err := fntest.Required(examples, labels["cloud"].(string), xr, clusterref.ForAppEnvironment)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,10 +12,12 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	clusterrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	databaserun "github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -48,8 +50,8 @@ type Module struct {
 // All are the function's modules.
 var All = []Module{
 	{Name: v1beta1.ModuleCluster, XRKinds: []string{xr.ClusterKind, xr.LegacyClusterKind}, Run: clusterrun.Run, Kinds: cluster.Kinds, Optional: cluster.OptionalKinds, Settings: &envcfg.Known{Type: cluster.Settings{}}},
-	{Name: v1beta1.ModuleDatabase, XRKinds: []string{xr.DatabaseKind, xr.LegacyDatabaseKind}, Run: database.Run, Kinds: database.Kinds, Settings: &envcfg.Known{Path: []string{database.SettingsKey}, Type: database.Settings{}}, Clusters: database.Clusters},
-	{Name: v1beta1.ModuleEnvironment, XRKinds: []string{xr.AppEnvironmentKind, xr.LegacyAppEnvironmentKind}, Run: environment.Run, Kinds: environment.Kinds, Settings: &envcfg.Known{Path: []string{environment.SettingsKey}, Type: environment.Settings{}}, Clusters: environment.Clusters},
+	{Name: v1beta1.ModuleDatabase, XRKinds: []string{xr.DatabaseKind, xr.LegacyDatabaseKind}, Run: databaserun.Run, Kinds: database.Kinds, Settings: &envcfg.Known{Path: []string{database.SettingsKey}, Type: database.Settings{}}, Clusters: clusterref.ForDatabase},
+	{Name: v1beta1.ModuleEnvironment, XRKinds: []string{xr.AppEnvironmentKind, xr.LegacyAppEnvironmentKind}, Run: environment.Run, Kinds: appenvironment.Kinds, Settings: &envcfg.Known{Path: []string{appenvironment.SettingsKey}, Type: appenvironment.Settings{}}, Clusters: clusterref.ForAppEnvironment},
 	{Name: v1beta1.ModuleBudget, XRKinds: []string{xr.WorkloadBudgetKind}, Run: workloadbudget.Run},
 }
 

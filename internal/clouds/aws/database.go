@@ -9,7 +9,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -87,7 +87,7 @@ func init() {
 	registry.Implement(Cloud, dbSchema)
 	registry.Check(Cloud, checkDBInstance)
 	// The EKS cluster, whose security group the database admits.
-	database.Clusters.Reads(Name, clusterref.Read{Resource: rCluster, Kind: clusterKind})
+	clusterref.ForDatabase.Reads(Name, clusterref.Read{Resource: rCluster, Kind: clusterKind})
 	database.Engines.Register(Name, database.Engine{
 		Asked: func(obs *structpb.Struct) string { return object.String(obs, "spec", "forProvider", "engineVersion") },
 		// engine_version_actual is what RDS runs; engine_version keeps

@@ -10,7 +10,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -60,7 +60,7 @@ func init() {
 	registry.Check(Cloud, checkDBInstance)
 	// The Cluster's virtual network, whose address space the database's
 	// delegated subnet is carved from.
-	database.Clusters.Reads(Name, clusterref.Read{Resource: rNetwork, Kind: vnetKind})
+	clusterref.ForDatabase.Reads(Name, clusterref.Read{Resource: rNetwork, Kind: vnetKind})
 	database.Engines.Register(Name, database.Engine{
 		Asked: func(obs *structpb.Struct) string { return object.String(obs, "spec", "forProvider", "version") },
 		Runs:  func(obs *structpb.Struct) string { return object.String(obs, "status", "atProvider", "version") },

@@ -10,10 +10,10 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files, the examples' observed files and the Cluster fixtures in examples/<cloud>/required")
@@ -49,7 +49,7 @@ func TestGolden(t *testing.T) {
 	}
 	if *update {
 		for _, cloud := range []string{"gcp", "aws", "azure"} {
-			if err := fntest.WriteClusterFixtures(examples, cloud, database.Clusters, environment.Clusters); err != nil {
+			if err := fntest.WriteClusterFixtures(examples, cloud, clusterref.ForDatabase, clusterref.ForAppEnvironment); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -69,7 +69,7 @@ func TestGolden(t *testing.T) {
 // required delivers the Cluster a Database names, as Crossplane does once
 // the function asked for it.
 func required(cloud string, x fntest.Object) map[string][]fntest.Object {
-	out, err := fntest.Required(examples, cloud, x, database.Clusters)
+	out, err := fntest.Required(examples, cloud, x, clusterref.ForDatabase)
 	if err != nil {
 		panic(err)
 	}

@@ -1,12 +1,8 @@
 // Package environment is the application environment module ("module:
-// environment" in the Input): an AppEnvironment XR becomes, on the Cluster
-// it names, a namespace, the backend's Deployment, Service and Ingress, a
-// ServiceAccount bound to a cloud identity without keys, a bucket only that
-// identity may use, a nested Database XR whose connection details reach the
-// backend without the function reading them, and a nested WorkloadBudget.
-// Every cloud implements the bucket and the identity; what runs on the
-// workload cluster and the nested XRs are the same on every cloud
-// (kube.ImplementApp).
+// environment" in the Input): it runs an AppEnvironment XR on the machinery
+// every module shares (package engine), with its model
+// (internal/model/appenvironment): the Cluster it runs on, the environments
+// beside it on that Cluster, the plan, the render, status and conditions.
 package environment
 
 import (
@@ -21,18 +17,13 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
-
-// Clusters finds the Cluster an AppEnvironment runs on, asking Crossplane
-// with the requirement names environment-cluster and
-// environment-cluster-<resource>. Cloud packages register what they read
-// of it (Clusters.Reads) from init.
-var Clusters = &clusterref.Reader{Requirement: "environment-cluster"}
 
 // RequirementSiblings is the requirement name of the other AppEnvironments
 // of the XR's namespace (for a claim, of its cloud), among which no other
@@ -41,9 +32,9 @@ const RequirementSiblings = "environment-siblings"
 
 // notRequested explains empty condition groups.
 var notRequested = map[string]string{
-	ConditionBucketReady:   "No bucket requested (spec.parameters.bucket)",
-	ConditionDatabaseReady: "No database requested (spec.parameters.database)",
-	ConditionFrontendReady: "No front end requested (spec.parameters.frontend)",
+	appenvironment.ConditionBucketReady:   "No bucket requested (spec.parameters.bucket)",
+	appenvironment.ConditionDatabaseReady: "No database requested (spec.parameters.database)",
+	appenvironment.ConditionFrontendReady: "No front end requested (spec.parameters.frontend)",
 }
 
 // Run computes the response to a request for an AppEnvironment XR. rsp
@@ -62,7 +53,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		return err
 	}
 	ref := x.Parameters.ClusterRef.Name
-	cluster, found := Clusters.Find(req, rsp, &x.Composite, ref)
+	cluster, found := clusterref.ForAppEnvironment.Find(req, rsp, &x.Composite, ref)
 	siblings := findSiblings(req, rsp, x)
 	if !found {
 		return c.Wait(status(req, x, nil, nil), waitingFor(clusterAbsent(x, ref)))
@@ -71,15 +62,15 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	c.Errs = append(c.Errs, checkNamespaceOwner(x, siblings)...)
 	c.Errs = append(c.Errs, checkTenancy(c, x)...)
 	c.Errs = append(c.Errs, checkNameOwners(x, siblings, c.Tenancy())...)
-	running := ReadRunning(c.Observed)
-	c.Errs = append(c.Errs, CheckRenames(x, running)...)
+	running := appenvironment.ReadRunning(c.Observed)
+	c.Errs = append(c.Errs, appenvironment.CheckRenames(x, running)...)
 	// The bucket, the identity and what goes with them live in the
 	// Cluster's region, which it may not have reported yet: never plan
 	// without it.
 	if why := cluster.AwaitLocation(); why != "" && len(c.Errs) == 0 {
 		return c.Wait(status(req, x, nil, nil), waitingFor("Waiting for the region of the Cluster the environment runs on (spec.parameters.clusterRef): "+why))
 	}
-	plan, perrs := Build(x, c.Env, cluster, running)
+	plan, perrs := appenvironment.Build(x, c.Env, cluster, running)
 	c.Errs = append(c.Errs, perrs...)
 	if err := c.Invalid(); err != nil {
 		return err
@@ -89,19 +80,19 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	if err != nil {
 		return err
 	}
-	conds := append(st.Conditions(ConditionTypes, notRequested), st.RemovalsCondition())
+	conds := append(st.Conditions(appenvironment.ConditionTypes, notRequested), st.RemovalsCondition())
 	return c.Finish(st, status(req, x, plan, st), conds)
 }
 
 // status returns the AppEnvironment's own status fields. A field the
 // observed resources cannot fill this time keeps its last value.
-func status(req *fnv1.RunFunctionRequest, x *xr.AppEnvironment, plan *Plan, st *engine.State) map[string]any {
+func status(req *fnv1.RunFunctionRequest, x *xr.AppEnvironment, plan *appenvironment.Plan, st *engine.State) map[string]any {
 	out := map[string]any{"namespace": x.AppNamespace(), "ready": st != nil && st.Ready()}
 	if plan == nil {
 		return out
 	}
 	be := plan.Backend
-	out["url"] = fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", BackendName, be.Namespace, be.Port)
+	out["url"] = fmt.Sprintf("http://%s.%s.svc.cluster.local:%d", appenvironment.BackendName, be.Namespace, be.Port)
 	if i := plan.Ingress; i != nil {
 		scheme := "http"
 		if i.TLS {
@@ -111,7 +102,7 @@ func status(req *fnv1.RunFunctionRequest, x *xr.AppEnvironment, plan *Plan, st *
 	}
 	o := st.Outputs(req)
 	if plan.Database != nil {
-		host := object.String(req.GetObserved().GetResources()[ResourceDatabase].GetResource(), "status", "host")
+		host := object.String(req.GetObserved().GetResources()[appenvironment.ResourceDatabase].GetResource(), "status", "host")
 		if host == "" {
 			host = object.String(x.Status, "databaseHost")
 		}
@@ -149,11 +140,11 @@ func status(req *fnv1.RunFunctionRequest, x *xr.AppEnvironment, plan *Plan, st *
 // end's fixed price. ok is false unless every part the environment has is
 // priced (a part not yet estimated would make the sum a made-up figure)
 // and at least one is.
-func estimate(req *fnv1.RunFunctionRequest, plan *Plan) (map[string]any, bool) {
+func estimate(req *fnv1.RunFunctionRequest, plan *appenvironment.Plan) (map[string]any, bool) {
 	var lo, hi float64
 	parts := 0
 	if plan.Database != nil {
-		db := object.Get(req.GetObserved().GetResources()[ResourceDatabase].GetResource(), "status", "estimatedMonthlyUsd").GetStructValue()
+		db := object.Get(req.GetObserved().GetResources()[appenvironment.ResourceDatabase].GetResource(), "status", "estimatedMonthlyUsd").GetStructValue()
 		if db == nil {
 			return nil, false
 		}
@@ -188,8 +179,8 @@ func clusterAbsent(x *xr.AppEnvironment, ref string) string {
 // waitingFor are the conditions of an AppEnvironment waiting for its
 // Cluster, for the reason msg says.
 func waitingFor(msg string) []module.Condition {
-	out := make([]module.Condition, 0, len(ConditionTypes))
-	for _, t := range ConditionTypes {
+	out := make([]module.Condition, 0, len(appenvironment.ConditionTypes))
+	for _, t := range appenvironment.ConditionTypes {
 		out = append(out, module.Condition{Type: t, Status: module.StatusFalse, Reason: engine.ReasonWaiting, Message: msg})
 	}
 	return out
@@ -326,7 +317,7 @@ func claimedNames(x *xr.AppEnvironment) map[string]claimed {
 		if b.Name == "" {
 			p = field.NewPath("metadata", "name")
 		}
-		add("bucket", cmp.Or(b.Name, x.CloudName+AssetsBucketSuffix), p)
+		add("bucket", cmp.Or(b.Name, x.CloudName+appenvironment.AssetsBucketSuffix), p)
 	}
 	if f := par.Frontend; f != nil {
 		add("host", f.Host, xr.ParametersPath("frontend", "host"))
@@ -334,7 +325,7 @@ func claimedNames(x *xr.AppEnvironment) map[string]claimed {
 		if f.BucketName == "" {
 			p = field.NewPath("metadata", "name")
 		}
-		add("bucket", cmp.Or(f.BucketName, x.CloudName+FrontendBucketSuffix), p)
+		add("bucket", cmp.Or(f.BucketName, x.CloudName+appenvironment.FrontendBucketSuffix), p)
 	}
 	return out
 }

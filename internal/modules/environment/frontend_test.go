@@ -10,7 +10,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
@@ -204,7 +204,7 @@ func TestFrontendScenarios(t *testing.T) {
 			Extra:  required(x),
 			Steps: []fntest.Step{{Name: "converge", Converge: true, Check: fntest.All(
 				fntest.IsReady(true),
-				fntest.Condition(environment.ConditionFrontendReady, "TRUE", "Available"),
+				fntest.Condition(appenvironment.ConditionFrontendReady, "TRUE", "Available"),
 				fntest.Desires(frontendResources[cloud]...),
 				fntest.Status("frontendUrl", "https://www.prod.example.com"),
 				fntest.Status("frontendBucketName", "wiki-frontend"),
@@ -218,11 +218,11 @@ func TestFrontendScenarios(t *testing.T) {
 			XR:     x,
 			Extra:  required(x),
 			Steps: []fntest.Step{
-				{Name: "first", Check: fntest.All(fntest.Condition(environment.ConditionFrontendReady, "FALSE", "Waiting"), fntest.IsReady(false))},
-				{Name: "converge", Converge: true, Check: fntest.Condition(environment.ConditionFrontendReady, "TRUE", "Available")},
+				{Name: "first", Check: fntest.All(fntest.Condition(appenvironment.ConditionFrontendReady, "FALSE", "Waiting"), fntest.IsReady(false))},
+				{Name: "converge", Converge: true, Check: fntest.Condition(appenvironment.ConditionFrontendReady, "TRUE", "Available")},
 				{Name: "certificate not issued", World: uncertified[cloud], Check: fntest.All(
-					fntest.Condition(environment.ConditionFrontendReady, "FALSE", "Creating"),
-					fntest.Condition(environment.ConditionBackendReady, "TRUE", "Available"),
+					fntest.Condition(appenvironment.ConditionFrontendReady, "FALSE", "Creating"),
+					fntest.Condition(appenvironment.ConditionBackendReady, "TRUE", "Available"),
 					fntest.IsReady(false),
 				)},
 			},
@@ -235,7 +235,7 @@ func TestFrontendScenarios(t *testing.T) {
 				{Name: "converge", Converge: true},
 				{Name: "frontend removed", Spec: fntest.Edit("spec.parameters.frontend", nil), Removes: frontendResources[cloud], Check: fntest.All(
 					fntest.Desires("bucket", "deployment", "ingress"),
-					fntest.Condition(environment.ConditionFrontendReady, "TRUE", "NotRequested"),
+					fntest.Condition(appenvironment.ConditionFrontendReady, "TRUE", "NotRequested"),
 				)},
 			},
 		}
@@ -328,7 +328,7 @@ func TestFrontendScenarios(t *testing.T) {
 		Steps: []fntest.Step{{Name: "first", Check: fntest.All(
 			fntest.Desires("frontend-bucket", "frontend-certificate", "frontend-origin-access"),
 			fntest.Lacks("frontend-certificate-record", "frontend-certificate-validation", "frontend-cdn", "frontend-bucket-policy", "frontend-dns"),
-			fntest.ConditionMentions(environment.ConditionFrontendReady, "waits for frontend-certificate to report its DNS validation record"),
+			fntest.ConditionMentions(appenvironment.ConditionFrontendReady, "waits for frontend-certificate to report its DNS validation record"),
 		)}},
 	}
 	scenarios["azure/FrontendPricedAndBudgeted"] = fntest.Scenario{
@@ -352,7 +352,7 @@ func TestFrontendScenarios(t *testing.T) {
 					t.Errorf("status.estimatedMonthlyUsd = %v before the Database estimated itself, want none", st["estimatedMonthlyUsd"])
 				}
 			}},
-			{Name: "database estimated", World: setStatus(environment.ResourceDatabase, "estimatedMonthlyUsd", map[string]any{"min": 50.0, "max": 70.0}),
+			{Name: "database estimated", World: setStatus(appenvironment.ResourceDatabase, "estimatedMonthlyUsd", map[string]any{"min": 50.0, "max": 70.0}),
 				Check: fntest.Status("estimatedMonthlyUsd", map[string]any{"min": 68.25, "max": 88.25})},
 		},
 	}

@@ -10,9 +10,9 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 )
 
@@ -43,7 +43,7 @@ func cloudOf(x fntest.Object) string {
 // required delivers the Cluster an AppEnvironment runs on, as Crossplane
 // does once the function asked for it.
 func required(x fntest.Object) map[string][]fntest.Object {
-	out, err := fntest.Required(examples, cloudOf(x), x, environment.Clusters)
+	out, err := fntest.Required(examples, cloudOf(x), x, clusterref.ForAppEnvironment)
 	if err != nil {
 		panic(err)
 	}
@@ -74,7 +74,7 @@ func examplePaths(t *testing.T) []string {
 func TestGolden(t *testing.T) {
 	if *update {
 		for _, cloud := range []string{"gcp", "aws", "azure"} {
-			if err := fntest.WriteClusterFixtures(examples, cloud, database.Clusters, environment.Clusters); err != nil {
+			if err := fntest.WriteClusterFixtures(examples, cloud, clusterref.ForDatabase, clusterref.ForAppEnvironment); err != nil {
 				t.Fatal(err)
 			}
 		}

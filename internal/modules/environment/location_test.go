@@ -6,8 +6,9 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 )
 
 // clusterLocated delivers x's example Cluster with spec.parameters.location
@@ -15,7 +16,7 @@ import (
 // located by its spec, by its environment (which the cluster module
 // reports in its status), or not yet by either.
 func clusterLocated(x fntest.Object, spec, status string) map[string][]fntest.Object {
-	return fntest.Located(required(x), environment.Clusters.Requirement, spec, status)
+	return fntest.Located(required(x), clusterref.ForAppEnvironment.Requirement, spec, status)
 }
 
 // inRegion checks the region of the environment's bucket and identity,
@@ -50,11 +51,11 @@ func firstInRegion(cloud, region string) fntest.Check {
 // another XR, whose changes do not re-run this one), every condition
 // naming the Cluster's fields, nothing in an empty region.
 var unreportedLocation = fntest.All(
-	fntest.Condition(environment.ConditionNamespaceReady, "FALSE", "Waiting"),
-	fntest.Condition(environment.ConditionBucketReady, "FALSE", "Waiting"),
-	fntest.Condition(environment.ConditionIdentityReady, "FALSE", "Waiting"),
-	fntest.ConditionMentions(environment.ConditionBucketReady, `Cluster "prod-cluster" names no location in spec.parameters.location`),
-	fntest.ConditionMentions(environment.ConditionIdentityReady, "status.location"),
+	fntest.Condition(appenvironment.ConditionNamespaceReady, "FALSE", "Waiting"),
+	fntest.Condition(appenvironment.ConditionBucketReady, "FALSE", "Waiting"),
+	fntest.Condition(appenvironment.ConditionIdentityReady, "FALSE", "Waiting"),
+	fntest.ConditionMentions(appenvironment.ConditionBucketReady, `Cluster "prod-cluster" names no location in spec.parameters.location`),
+	fntest.ConditionMentions(appenvironment.ConditionIdentityReady, "status.location"),
 	fntest.Status("ready", false),
 	fntest.IsReady(false), fntest.TTL(ttlConverging), fntest.NoEmptyRegion,
 )

@@ -8,7 +8,9 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
@@ -47,7 +49,7 @@ const sentinel = "s3ntinel-Pa55word-9f2c"
 // plant puts the sentinel into what the function observes of the nested
 // Database.
 func plant(w *fntest.World) {
-	db := w.Observed[environment.ResourceDatabase]
+	db := w.Observed[appenvironment.ResourceDatabase]
 	if db == nil {
 		return
 	}
@@ -56,12 +58,12 @@ func plant(w *fntest.World) {
 	st["password"] = sentinel
 	db["status"] = st
 	w.Observed = maps.Clone(w.Observed)
-	w.Observed[environment.ResourceDatabase] = db
+	w.Observed[appenvironment.ResourceDatabase] = db
 	w.Connections = maps.Clone(w.Connections)
 	if w.Connections == nil {
 		w.Connections = map[string]map[string][]byte{}
 	}
-	w.Connections[environment.ResourceDatabase] = map[string][]byte{"password": []byte(sentinel), "username": []byte("dbadmin")}
+	w.Connections[appenvironment.ResourceDatabase] = map[string][]byte{"password": []byte(sentinel), "username": []byte("dbadmin")}
 }
 
 // noSentinel checks that the whole response, desired state, status and
@@ -86,11 +88,11 @@ var bucketResources = map[string][]string{
 
 var converged = fntest.Step{Name: "converge", Converge: true, Check: fntest.All(
 	fntest.IsReady(true), fntest.TTL(ttlReady),
-	fntest.Condition(environment.ConditionNamespaceReady, "TRUE", "Available"),
-	fntest.Condition(environment.ConditionIdentityReady, "TRUE", "Available"),
-	fntest.Condition(environment.ConditionBucketReady, "TRUE", "Available"),
-	fntest.Condition(environment.ConditionDatabaseReady, "TRUE", "Available"),
-	fntest.Condition(environment.ConditionBackendReady, "TRUE", "Available"),
+	fntest.Condition(appenvironment.ConditionNamespaceReady, "TRUE", "Available"),
+	fntest.Condition(appenvironment.ConditionIdentityReady, "TRUE", "Available"),
+	fntest.Condition(appenvironment.ConditionBucketReady, "TRUE", "Available"),
+	fntest.Condition(appenvironment.ConditionDatabaseReady, "TRUE", "Available"),
+	fntest.Condition(appenvironment.ConditionBackendReady, "TRUE", "Available"),
 	fntest.Status("ready", true), fntest.Status("namespace", "wiki"), fntest.Status("url", "https://wiki.prod.example.com"),
 	fntest.Status("databaseHost", nil), fntest.Status("bucketName", "acme-wiki-uploads"), fntest.Status("bucketUrl", nil),
 )}
@@ -122,12 +124,12 @@ func TestScenarios(t *testing.T) {
 			XR:     appXR(cloud),
 			Steps: []fntest.Step{
 				{Name: "no Cluster yet", Hold: true, Check: fntest.All(
-					fntest.Condition(environment.ConditionBackendReady, "FALSE", "Waiting"),
-					fntest.ConditionMentions(environment.ConditionNamespaceReady, `Cluster "prod-cluster"`),
+					fntest.Condition(appenvironment.ConditionBackendReady, "FALSE", "Waiting"),
+					fntest.ConditionMentions(appenvironment.ConditionNamespaceReady, `Cluster "prod-cluster"`),
 					fntest.IsReady(false), fntest.TTL(ttlConverging),
 					func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 						t.Helper()
-						if rsp.GetRequirements().GetResources()[environment.Clusters.Requirement].GetMatchName() != "prod-cluster" {
+						if rsp.GetRequirements().GetResources()[clusterref.ForAppEnvironment.Requirement].GetMatchName() != "prod-cluster" {
 							t.Errorf("the function did not ask for Cluster prod-cluster: %v", rsp.GetRequirements())
 						}
 						if n := len(rsp.GetDesired().GetResources()); n != 0 {
@@ -136,14 +138,14 @@ func TestScenarios(t *testing.T) {
 					},
 				)},
 				{Name: "Cluster delivered", World: func(w *fntest.World) { w.Extra = required(w.XR) }, Converge: true, Check: fntest.IsReady(true)},
-				{Name: "Cluster gone again", World: func(w *fntest.World) { w.Extra = nil }, Check: fntest.All(fntest.Desires("deployment", "database", "bucket"), fntest.Condition(environment.ConditionBackendReady, "FALSE", "Waiting"))},
+				{Name: "Cluster gone again", World: func(w *fntest.World) { w.Extra = nil }, Check: fntest.All(fntest.Desires("deployment", "database", "bucket"), fntest.Condition(appenvironment.ConditionBackendReady, "FALSE", "Waiting"))},
 			},
 		}
 	}
 	scenarios["azure/WaitsForClusterIssuer"] = fntest.Scenario{
 		Reason: "The identity's federation waits until the Cluster's AKS cluster reports its OIDC issuer, and the AppEnvironment answers with the converging TTL meanwhile: that report is another XR's, which does not re-run this one. Once it came, what is left to wait for is its own.",
 		XR:     appXR("azure"),
-		Extra:  fntest.Unreported(required(appXR("azure")), environment.Clusters.ResourceRequirement("cluster"), "status.atProvider.oidcIssuerUrl"),
+		Extra:  fntest.Unreported(required(appXR("azure")), clusterref.ForAppEnvironment.ResourceRequirement("cluster"), "status.atProvider.oidcIssuerUrl"),
 		Steps: []fntest.Step{
 			{Name: "not reported", Check: fntest.All(fntest.Lacks("identity-federation"), fntest.IsReady(false), fntest.TTL(ttlConverging))},
 			{Name: "reported", World: func(w *fntest.World) { w.Extra = required(w.XR) }, Check: fntest.All(fntest.IsReady(false), fntest.TTL(ttlReady))},
@@ -159,7 +161,7 @@ func TestScenarios(t *testing.T) {
 			{Name: "first", Check: fntest.All(
 				fntest.Desires("namespace", "database", "identity", "bucket"),
 				fntest.Lacks("database-connection", "deployment", "service-account"),
-				fntest.ConditionMentions(environment.ConditionDatabaseReady, "status.passwordSecret"),
+				fntest.ConditionMentions(appenvironment.ConditionDatabaseReady, "status.passwordSecret"),
 			)},
 			{Name: "second", Check: fntest.All(fntest.Desires("database-connection"), fntest.Lacks("deployment", "database-connection-uses-database"))},
 			{Name: "the rest", Converge: true, Check: fntest.All(fntest.Desires("deployment"),
@@ -174,7 +176,7 @@ func TestScenarios(t *testing.T) {
 		Steps: []fntest.Step{
 			converged,
 			{Name: "database removed", Spec: fntest.Edit("spec.parameters.database", nil), Removes: []string{"database", "database-connection"},
-				Check: fntest.Condition(environment.ConditionDatabaseReady, "TRUE", "NotRequested")},
+				Check: fntest.Condition(appenvironment.ConditionDatabaseReady, "TRUE", "NotRequested")},
 		},
 	}
 	scenarios["aws/BudgetAddedThenRemoved"] = fntest.Scenario{
@@ -255,9 +257,9 @@ func TestScenarios(t *testing.T) {
 		XR:     appXR("gcp"),
 		Extra: func() map[string][]fntest.Object {
 			e := maps.Clone(required(appXR("gcp")))
-			c := overlay.DeepCopy(e[environment.Clusters.Requirement][0])
+			c := overlay.DeepCopy(e[clusterref.ForAppEnvironment.Requirement][0])
 			fntest.Set("spec.parameters.network.privateServices", nil)(c)
-			e[environment.Clusters.Requirement] = []fntest.Object{c}
+			e[clusterref.ForAppEnvironment.Requirement] = []fntest.Object{c}
 			return e
 		}(),
 		Steps: []fntest.Step{

@@ -6,8 +6,8 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
@@ -32,10 +32,10 @@ func tenantXR(cloud string, mutate ...func(fntest.Object)) fntest.Object {
 // attack on hosts: the Cluster's own render refuses it, but the XR exists).
 func tenantCluster(cloud, domain string) map[string][]fntest.Object {
 	e := required(appXR(cloud))
-	c := overlay.DeepCopy(e[environment.Clusters.Requirement][0])
+	c := overlay.DeepCopy(e[clusterref.ForAppEnvironment.Requirement][0])
 	fntest.Set("metadata.namespace", attacker)(c)
 	fntest.Set("spec.parameters.domain", domain)(c)
-	e[environment.Clusters.Requirement] = []fntest.Object{c}
+	e[clusterref.ForAppEnvironment.Requirement] = []fntest.Object{c}
 	return e
 }
 

@@ -1,4 +1,13 @@
-package environment
+// Package appenvironment is the AppEnvironment's model: on the Cluster it
+// names, a namespace, the backend's Deployment, Service and Ingress, a
+// ServiceAccount bound to a cloud identity without keys, a bucket only that
+// identity may use, a nested Database XR whose connection details reach the
+// backend without the function reading them, a front end, and a nested
+// WorkloadBudget. Build turns the XR into a Plan of Components (package
+// component): every cloud implements the bucket, the identity and the front
+// end; what runs on the workload cluster and the nested XRs are the same on
+// every cloud (kube.ImplementApp).
+package appenvironment
 
 import (
 	"cmp"
@@ -14,7 +23,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )

@@ -1,4 +1,4 @@
-package environment
+package appenvironment
 
 import (
 	"testing"

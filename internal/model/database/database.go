@@ -1,11 +1,9 @@
-// Package database is the database module ("module: database" in the
-// Input): a Database XR becomes a managed PostgreSQL server on GCP (Cloud
-// SQL), AWS (RDS) or Azure (Flexible Server), reachable only privately: on
-// the network of the Cluster it names, or on a network of its own.
-//
-// The package holds the module's agnostic model (its Components and Plan,
-// which each cloud implements) and the module itself on the shared
-// machinery (package engine).
+// Package database is the Database's model: a Database XR asks for a
+// managed PostgreSQL server, reachable only privately: on the network of
+// the Cluster it names, or on a network of its own. Build turns the XR
+// into a Plan of Components (package component) that each cloud
+// implements (Cloud SQL on GCP, RDS on AWS, Flexible Server on Azure);
+// Engine is what a cloud says of its servers for the day-2 rules.
 package database
 
 import (
@@ -44,6 +42,9 @@ var Kinds = []component.Kind{KindNetwork, KindInstance, KindSchema}
 const (
 	ConditionNetworkReady  = cluster.ConditionNetworkReady
 	ConditionDatabaseReady = "DatabaseReady"
+	// ConditionUpgrading is True while the server walks to another major
+	// version.
+	ConditionUpgrading = "Upgrading"
 )
 
 // Port is the port PostgreSQL listens on, on every cloud.
