@@ -193,7 +193,7 @@ func renderCluster(st *Stack, ex example) error {
 
 // findCluster is the Cluster an XR names, as the module's reader finds it
 // among the example's required resources (examples/<cloud>/required).
-func findCluster(st *Stack, ex example, x *xr.Composite, r *clusterref.Reader, ref string) (*call, *clusterref.Cluster, error) {
+func findCluster(st *Stack, ex example, x *xr.Composite, r *clusterref.Reader, ref string) (*call, *cluster.Reported, error) {
 	required, err := fntest.Required(ex.dir, x.Cloud, ex.obj, r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot load the Cluster the XR names: %w", err)

@@ -143,12 +143,12 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 	groupFP := map[string]any{"region": reg, "description": "Subnets of database " + n.Name, "tags": dbTags(n.Name, n.Name+"-db")}
 
 	if c := n.Cluster; c != nil {
-		sg.Body["spec"].(map[string]any)["forProvider"].(map[string]any)["vpcIdSelector"] = c.Selector(rNetwork)
+		sg.Body["spec"].(map[string]any)["forProvider"].(map[string]any)["vpcIdSelector"] = clusterref.Selector(c, rNetwork)
 		groupFP["subnetIdSelector"] = c.Match(map[string]string{labelTier: tierPrivate})
 		group.Body = object.Object{"spec": map[string]any{"forProvider": groupFP}}
 		nodes := object.String(object.Get(c.Observed[rCluster], "status", "atProvider", "vpcConfig").GetStructValue(), "clusterSecurityGroupId")
 		if nodes == "" {
-			c.Await(rule, "EKS cluster to report its security group")
+			clusterref.Await(c, rule, "EKS cluster to report its security group")
 		} else {
 			ingress["referencedSecurityGroupId"] = nodes
 			ingress["description"] = "PostgreSQL from the nodes of cluster " + c.CloudName

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
@@ -80,7 +81,7 @@ func appIdentity(ctx *registry.Context, id appenvironment.Identity) ([]*registry
 			Kind: podIdentityKind,
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 				"region":              id.Location,
-				"clusterNameSelector": id.Cluster.Selector(rCluster),
+				"clusterNameSelector": clusterref.Selector(id.Cluster, rCluster),
 				"namespace":           id.Namespace,
 				"serviceAccount":      appenvironment.ServiceAccount,
 				"roleArnSelector":     ctx.Selector(rAppIdentity),

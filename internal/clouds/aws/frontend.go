@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
@@ -144,7 +145,7 @@ func certificateRecord(ctx *registry.Context, f appenvironment.Frontend) *regist
 		return r
 	}
 	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
-		"zoneIdSelector": f.Cluster.Selector(rPublicZone),
+		"zoneIdSelector": clusterref.Selector(f.Cluster, rPublicZone),
 		"name":           name,
 		"type":           typ,
 		"ttl":            validationTTL,
@@ -311,7 +312,7 @@ func aliasRecord(ctx *registry.Context, f appenvironment.Frontend, name, typ str
 		return r
 	}
 	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
-		"zoneIdSelector": f.Cluster.Selector(rPublicZone),
+		"zoneIdSelector": clusterref.Selector(f.Cluster, rPublicZone),
 		"name":           f.Host,
 		"type":           typ,
 		"alias":          map[string]any{"name": domain, "zoneId": zone, "evaluateTargetHealth": false},

@@ -131,14 +131,14 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 
 	if c := n.Cluster; c != nil {
 		subnet.ExternalName = n.Name + "-db"
-		subnetFP["resourceGroupNameSelector"] = c.Selector(rResourceGroup)
-		subnetFP["virtualNetworkNameSelector"] = c.Selector(rNetwork)
-		link["virtualNetworkIdSelector"] = c.Selector(rNetwork)
+		subnetFP["resourceGroupNameSelector"] = clusterref.Selector(c, rResourceGroup)
+		subnetFP["virtualNetworkNameSelector"] = clusterref.Selector(c, rNetwork)
+		link["virtualNetworkIdSelector"] = clusterref.Selector(c, rNetwork)
 		cidr := n.CIDR
 		if !cidr.IsValid() {
 			space := object.Strings(c.Observed[rNetwork], "spec", "forProvider", "addressSpace")
 			if len(space) == 0 {
-				c.Await(subnet, "virtual network to report its address space")
+				clusterref.Await(c, subnet, "virtual network to report its address space")
 			} else {
 				var err error
 				if cidr, err = delegatedSubnet(space[0], n.Name); err != nil {

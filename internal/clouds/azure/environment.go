@@ -99,7 +99,7 @@ func appIdentity(ctx *registry.Context, id appenvironment.Identity) ([]*registry
 	name := id.Name + "-backend"
 	fed := &registry.Resource{Name: rAppFederation, Kind: federationKind, ExternalName: name, DependsOn: []string{rAppIdentity}}
 	if issuer := object.String(id.Cluster.Observed[rCluster], "status", "atProvider", "oidcIssuerUrl"); issuer == "" {
-		id.Cluster.Await(fed, "AKS cluster to report its OIDC issuer")
+		clusterref.Await(id.Cluster, fed, "AKS cluster to report its OIDC issuer")
 	} else {
 		fed.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
 			"resourceGroupNameSelector": ctx.Selector(rAppResourceGroup),

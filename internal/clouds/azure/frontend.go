@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
@@ -377,7 +378,7 @@ func customDomain(ctx *registry.Context, f appenvironment.Frontend) *registry.Re
 		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 			"cdnFrontdoorProfileIdSelector": ctx.Selector(rSiteProfile),
 			"hostName":                      f.Host,
-			"dnsZoneIdSelector":             f.Cluster.Selector(rPublicZone),
+			"dnsZoneIdSelector":             clusterref.Selector(f.Cluster, rPublicZone),
 			"tls": map[string]any{
 				"certificateType": "ManagedCertificate",
 				"minimumVersion":  "TLS12",
@@ -410,8 +411,8 @@ func validationRecord(ctx *registry.Context, f appenvironment.Frontend) *registr
 		return r
 	}
 	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
-		"zoneNameSelector":          f.Cluster.Selector(rPublicZone),
-		"resourceGroupNameSelector": f.Cluster.Selector(rResourceGroup),
+		"zoneNameSelector":          clusterref.Selector(f.Cluster, rPublicZone),
+		"resourceGroupNameSelector": clusterref.Selector(f.Cluster, rResourceGroup),
 		"ttl":                       validationTTL,
 		"record":                    []any{map[string]any{"value": token}},
 		"tags":                      appTags(f.App),
@@ -434,8 +435,8 @@ func hostRecord(ctx *registry.Context, f appenvironment.Frontend) *registry.Reso
 			return r
 		}
 		r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
-			"zoneNameSelector":          f.Cluster.Selector(rPublicZone),
-			"resourceGroupNameSelector": f.Cluster.Selector(rResourceGroup),
+			"zoneNameSelector":          clusterref.Selector(f.Cluster, rPublicZone),
+			"resourceGroupNameSelector": clusterref.Selector(f.Cluster, rResourceGroup),
 			"ttl":                       recordTTL,
 			"targetResourceId":          id,
 			"tags":                      appTags(f.App),
@@ -449,8 +450,8 @@ func hostRecord(ctx *registry.Context, f appenvironment.Frontend) *registry.Reso
 		return r
 	}
 	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
-		"zoneNameSelector":          f.Cluster.Selector(rPublicZone),
-		"resourceGroupNameSelector": f.Cluster.Selector(rResourceGroup),
+		"zoneNameSelector":          clusterref.Selector(f.Cluster, rPublicZone),
+		"resourceGroupNameSelector": clusterref.Selector(f.Cluster, rResourceGroup),
 		"ttl":                       recordTTL,
 		"record":                    host,
 		"tags":                      appTags(f.App),

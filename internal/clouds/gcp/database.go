@@ -169,7 +169,7 @@ func clusterRefName(n database.Network) string {
 // on: the Cluster's, or the Database's own.
 func instanceNetwork(ctx *registry.Context, n database.Network) object.Object {
 	if c := n.Cluster; c != nil {
-		return object.Object(c.Selector(rNetwork))
+		return object.Object(clusterref.Selector(c, rNetwork))
 	}
 	return object.Object(ctx.Selector(rDBNetwork))
 }
@@ -185,7 +185,7 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 	if c := i.Network.Cluster; c != nil {
 		// The Cluster's network and peering: created once the peering is
 		// ready, and the peering's deletion held while the instance lives.
-		deps, uses = nil, []registry.Use{c.Use(rPrivateServicesConnection, serviceConnectionKind)}
+		deps, uses = nil, []registry.Use{clusterref.Use(c, rPrivateServicesConnection, serviceConnectionKind)}
 	}
 	availability := "ZONAL"
 	if i.HighAvailability {

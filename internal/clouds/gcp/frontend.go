@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
@@ -412,7 +413,7 @@ func hostRecord(ctx *registry.Context, f appenvironment.Frontend) *registry.Reso
 	}
 	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
 		"project":             ctx.XR.PlaneID,
-		"managedZoneSelector": f.Cluster.Selector(rPublicZone),
+		"managedZoneSelector": clusterref.Selector(f.Cluster, rPublicZone),
 		"name":                f.Host + ".",
 		"type":                "A",
 		"ttl":                 recordTTL,

@@ -5,7 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -155,7 +154,7 @@ func privateServicesAccess(ctx *registry.Context, rangeRes, connRes, rangeName s
 // needPrivateServices refuses a Cloud SQL instance on Cluster c (nil for
 // none) unless the Cluster composes private services access in its network.
 // path is the field of the XR that puts the instance there.
-func needPrivateServices(c *clusterref.Cluster, path *field.Path) field.ErrorList {
+func needPrivateServices(c *cluster.Reported, path *field.Path) field.ErrorList {
 	if c == nil || c.XR.Parameters.Network.PrivateServices {
 		return nil
 	}

@@ -19,7 +19,6 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
@@ -161,7 +160,7 @@ type App struct {
 	// Namespace is the namespace on the workload cluster.
 	Namespace string
 	// Cluster is the Cluster the environment runs on.
-	Cluster *clusterref.Cluster
+	Cluster *cluster.Reported
 	// ProviderConfig names the Cluster's Kubernetes and Helm provider
 	// configs: its XR's name.
 	ProviderConfig string
@@ -422,7 +421,7 @@ type Plan struct {
 // Build plans an application environment on cluster, keeping the names
 // its data already lives under (running). Every error names a field path:
 // of the XR for bad input, of the environment for bad configuration.
-func Build(x *xr.AppEnvironment, env *envcfg.Env, cl *clusterref.Cluster, running Running) (*Plan, field.ErrorList) {
+func Build(x *xr.AppEnvironment, env *envcfg.Env, cl *cluster.Reported, running Running) (*Plan, field.ErrorList) {
 	var errs field.ErrorList
 	par := x.Parameters
 	s := SettingsOf(env)
@@ -538,7 +537,7 @@ func budgetBelowFixed(p *Plan) string {
 }
 
 // frontend plans the XR's front end; its API route is the caller's.
-func frontend(app *App, f *xr.AppFrontend, cl *clusterref.Cluster, orphan bool) *Frontend {
+func frontend(app *App, f *xr.AppFrontend, cl *cluster.Reported, orphan bool) *Frontend {
 	return &Frontend{
 		App:        app,
 		Host:       f.Host,
@@ -557,7 +556,7 @@ func frontend(app *App, f *xr.AppFrontend, cl *clusterref.Cluster, orphan bool) 
 // must be under the Cluster's domain, whose public zone the Cluster
 // composes (the certificate is validated, and the host published, by
 // records there); its bucket cannot be the environment's other bucket.
-func checkFrontend(p *Plan, cl *clusterref.Cluster) field.ErrorList {
+func checkFrontend(p *Plan, cl *cluster.Reported) field.ErrorList {
 	f := p.Frontend
 	hp := xr.ParametersPath("frontend", "host")
 	errs := underDomain(hp, f.Host, cl)
@@ -572,7 +571,7 @@ func checkFrontend(p *Plan, cl *clusterref.Cluster) field.ErrorList {
 
 // underDomain refuses a host outside the Cluster's domain: the Cluster's
 // zones, certificates and external-dns serve that domain alone.
-func underDomain(p *field.Path, host string, cl *clusterref.Cluster) field.ErrorList {
+func underDomain(p *field.Path, host string, cl *cluster.Reported) field.ErrorList {
 	domain := cl.XR.Parameters.Domain
 	switch {
 	case domain == "":

@@ -6,9 +6,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -19,8 +19,8 @@ func appXR(par xr.AppParameters) *xr.AppEnvironment {
 	}
 }
 
-func testCluster(domain string) *clusterref.Cluster {
-	return &clusterref.Cluster{Ref: "prod", Location: "eu-west-1", CloudName: "prod",
+func testCluster(domain string) *cluster.Reported {
+	return &cluster.Reported{Ref: "prod", Location: "eu-west-1", CloudName: "prod",
 		XR: &xr.Cluster{Composite: xr.Composite{Name: "prod"}, Parameters: xr.Parameters{Domain: domain}}}
 }
 
@@ -38,7 +38,7 @@ func TestBuild(t *testing.T) {
 		par    xr.AppParameters
 		env    map[string]any
 		// cluster changes the Cluster the environment runs on.
-		cluster func(*clusterref.Cluster)
+		cluster func(*cluster.Reported)
 		want    want
 	}{
 		"Minimal": {
@@ -82,7 +82,7 @@ func TestBuild(t *testing.T) {
 		"ClusterWithoutLocation": {
 			reason:  "A Cluster whose location is unknown (none in its spec, none reported in its status) is named with the fields that would give it: the bucket and the identity are never planned in an empty region.",
 			par:     xr.AppParameters{Backend: image, Bucket: &xr.AppBucket{}},
-			cluster: func(c *clusterref.Cluster) { c.Location = "" },
+			cluster: func(c *cluster.Reported) { c.Location = "" },
 			want: want{kinds: []component.Kind{KindNamespace, KindIdentity, KindBucket, KindBackend}, bucket: &Bucket{Name: "shop-assets"}, errs: []string{
 				`spec.parameters.clusterRef.name: Invalid value: "prod": Cluster "prod" has no location: it names none in spec.parameters.location and reports none in status.location; set the Cluster's spec.parameters.location or its environment's location`,
 			}},

@@ -16,7 +16,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
@@ -143,7 +142,7 @@ type Network struct {
 	Location string
 	// Cluster is the Cluster whose network the database joins; nil for a
 	// network of its own.
-	Cluster *clusterref.Cluster
+	Cluster *cluster.Reported
 	// CIDR is the range of a network of its own; on Azure, when joining a
 	// Cluster, the range of the database's delegated subnet in it (zero:
 	// the cloud derives one).
@@ -237,7 +236,7 @@ type Plan struct {
 // clusterRef; srv is the server that runs, as the cloud's Engine reads it
 // (the zero Server before it is created). Every error names a field path:
 // of the XR for bad input, of the environment for bad configuration.
-func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster, eng Engine, srv Server) (*Plan, field.ErrorList) {
+func Build(x *xr.Database, s Settings, cl *cluster.Reported, eng Engine, srv Server) (*Plan, field.ErrorList) {
 	var errs field.ErrorList
 	par := x.Parameters
 	inst := &Instance{
@@ -301,28 +300,28 @@ func Build(x *xr.Database, s Settings, cluster *clusterref.Cluster, eng Engine, 
 		errs = append(errs, field.Invalid(envPath("maintenanceWindow", "hour"), h, "must be an hour of the day, 0 to 23 (UTC)"))
 	}
 
-	net := &Network{Name: x.CloudName, Cluster: cluster}
-	if cluster != nil && cluster.Location == "" {
+	net := &Network{Name: x.CloudName, Cluster: cl}
+	if cl != nil && cl.Location == "" {
 		// Run waits for it; a database never joins a network of an
 		// unknown region.
-		errs = append(errs, cluster.LocationRequired())
+		errs = append(errs, cl.LocationRequired())
 	}
 	switch {
 	case par.Location != "":
 		net.Location = par.Location
-		if cluster != nil && cluster.Location != "" && cluster.Location != par.Location {
-			errs = append(errs, field.Invalid(xr.ParametersPath("location"), par.Location, fmt.Sprintf("a database joins Cluster %q's network privately in its region, %s; leave location unset or make it %s", cluster.Ref, cluster.Location, cluster.Location)))
+		if cl != nil && cl.Location != "" && cl.Location != par.Location {
+			errs = append(errs, field.Invalid(xr.ParametersPath("location"), par.Location, fmt.Sprintf("a database joins Cluster %q's network privately in its region, %s; leave location unset or make it %s", cl.Ref, cl.Location, cl.Location)))
 		}
-	case cluster != nil:
-		net.Location = cluster.Location
+	case cl != nil:
+		net.Location = cl.Location
 	default:
 		net.Location = s.Location
 	}
-	if net.Location == "" && cluster == nil {
+	if net.Location == "" && cl == nil {
 		errs = append(errs, field.Required(xr.ParametersPath("location"), "the region of the database: set it, name a Cluster in clusterRef, or set the environment's database.location"))
 	}
 	cidr, path := par.Network.CIDR, xr.ParametersPath("network", "cidr")
-	if cidr == "" && cluster == nil {
+	if cidr == "" && cl == nil {
 		cidr, path = cmp.Or(s.Network.CIDR, DefaultNetworkCIDR), envPath("network", "cidr")
 	}
 	if cidr != "" {

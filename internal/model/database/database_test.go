@@ -7,8 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -26,11 +26,11 @@ func settings() Settings {
 }
 
 func TestBuild(t *testing.T) {
-	cluster := &clusterref.Cluster{Ref: "prod", Location: "cluster-region", Labels: map[string]string{"crossplane.io/composite": "prod"}}
+	cl := &cluster.Reported{Ref: "prod", Location: "cluster-region", Labels: map[string]string{"crossplane.io/composite": "prod"}}
 	type args struct {
 		params   xr.DatabaseParameters
 		settings func(*Settings)
-		cluster  *clusterref.Cluster
+		cl       *cluster.Reported
 	}
 	type want struct {
 		instance *Instance
@@ -71,9 +71,9 @@ func TestBuild(t *testing.T) {
 		},
 		"OnCluster": {
 			reason: "Joining a Cluster, the database takes the Cluster's region, and has no range of its own unless the XR gives one.",
-			args:   args{cluster: cluster},
+			args:   args{cl: cl},
 			want: want{
-				network: &Network{Name: "ledger", Location: "cluster-region", Cluster: cluster},
+				network: &Network{Name: "ledger", Location: "cluster-region", Cluster: cl},
 				schemas: []string{"ledger"},
 			},
 		},
@@ -82,7 +82,7 @@ func TestBuild(t *testing.T) {
 			args: args{
 				params:   xr.DatabaseParameters{Version: "12", Size: "huge", Location: "elsewhere"},
 				settings: func(s *Settings) { s.MaintenanceWindow.Day = "Caturday"; s.MaintenanceWindow.Hour = ptr[int64](25) },
-				cluster:  cluster,
+				cl:       cl,
 			},
 			want: want{errs: []string{
 				`spec.parameters.version: Unsupported value: "12": supported values: "14", "15", "16", "17"`,
@@ -94,14 +94,14 @@ func TestBuild(t *testing.T) {
 		},
 		"OnClusterWithoutLocation": {
 			reason: "A Cluster whose location is unknown (none in its spec, none reported in its status) is named with the fields that would give it, never read as an empty region, even beside the XR's own location, which could not be checked against it; the message of a Database without a Cluster is not given.",
-			args:   args{params: xr.DatabaseParameters{Location: "xr-region"}, cluster: &clusterref.Cluster{Ref: "prod", Labels: map[string]string{"crossplane.io/composite": "prod"}}},
+			args:   args{params: xr.DatabaseParameters{Location: "xr-region"}, cl: &cluster.Reported{Ref: "prod", Labels: map[string]string{"crossplane.io/composite": "prod"}}},
 			want: want{errs: []string{
 				`spec.parameters.clusterRef.name: Invalid value: "prod": Cluster "prod" has no location: it names none in spec.parameters.location and reports none in status.location; set the Cluster's spec.parameters.location or its environment's location`,
 			}},
 		},
 		"OnClusterWithoutLocationNorOwn": {
 			reason: "Without a location of its own either, the Cluster's missing location is the one error: the environment's database.location is not a Cluster's region.",
-			args:   args{cluster: &clusterref.Cluster{Ref: "prod", Labels: map[string]string{"crossplane.io/composite": "prod"}}},
+			args:   args{cl: &cluster.Reported{Ref: "prod", Labels: map[string]string{"crossplane.io/composite": "prod"}}},
 			want: want{errs: []string{
 				`spec.parameters.clusterRef.name: Invalid value: "prod": Cluster "prod" has no location: it names none in spec.parameters.location and reports none in status.location; set the Cluster's spec.parameters.location or its environment's location`,
 			}},
@@ -121,7 +121,7 @@ func TestBuild(t *testing.T) {
 			if tc.args.settings != nil {
 				tc.args.settings(&s)
 			}
-			p, errs := Build(dbXR(tc.args.params), s, tc.args.cluster, Engine{}, Server{})
+			p, errs := Build(dbXR(tc.args.params), s, tc.args.cl, Engine{}, Server{})
 			var got []string
 			for _, e := range errs {
 				got = append(got, e.Error())

@@ -13,6 +13,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
@@ -23,7 +24,7 @@ import (
 // notRequested explains an empty condition group: a database that joins a
 // Cluster's network may compose nothing of its own there (on GCP the
 // Cluster composes what Cloud SQL needs in it).
-func notRequested(cluster *clusterref.Cluster) map[string]string {
+func notRequested(cluster *cluster.Reported) map[string]string {
 	if cluster == nil {
 		return nil
 	}
@@ -43,7 +44,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	}
 	s := *database.SettingsOf(c.Env)
 
-	var cluster *clusterref.Cluster
+	var cluster *cluster.Reported
 	if ref := x.Parameters.ClusterRef; ref != nil && ref.Name != "" && len(c.Errs) == 0 {
 		var found bool
 		cluster, found = clusterref.ForDatabase.Find(req, rsp, &x.Composite, ref.Name)
