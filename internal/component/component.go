@@ -33,6 +33,8 @@ type Rotatable interface {
 	// Rotated is the component as generation gen, holding at least keep
 	// nodes while an older generation still runs.
 	Rotated(gen string, keep int64) Component
+	// AtOnce is how many components of the XR may rotate at a time.
+	AtOnce() int
 }
 
 // Removal is what a model says of a composed resource that exists but is

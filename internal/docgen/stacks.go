@@ -154,7 +154,7 @@ func begin(st *Stack, ex example, x *xr.Composite, required map[string][]fntest.
 
 // finish renders the plan's components through the cloud layer and the
 // registry.
-func (c *call) finish(st *Stack, x *xr.Composite, comps []component.Component, clusterPlan *cluster.Plan, errs field.ErrorList) error {
+func (c *call) finish(st *Stack, x *xr.Composite, comps []component.Component, errs field.ErrorList) error {
 	errs = append(errs, c.env.Errors()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("cannot plan: %w", errs.ToAggregate())
@@ -166,7 +166,7 @@ func (c *call) finish(st *Stack, x *xr.Composite, comps []component.Component, c
 	for name, r := range c.req.GetObserved().GetResources() {
 		observed[name] = r.GetResource()
 	}
-	rendered, err := c.cloud.Render(registry.NewContext(x, c.env, c.cloud, clusterPlan, observed), comps)
+	rendered, err := c.cloud.Render(registry.NewContext(x, c.env, c.cloud, observed), comps)
 	if err != nil {
 		return fmt.Errorf("cannot render: %w", err)
 	}
@@ -188,7 +188,7 @@ func renderCluster(st *Stack, ex example) error {
 		x.Parameters.Location = cluster.SettingsOf(c.env).Location
 	}
 	plan, perrs := cluster.Build(x, c.env, c.cloud.Traits)
-	return c.finish(st, &x.Composite, plan.Components, plan, append(errs, perrs...))
+	return c.finish(st, &x.Composite, plan.Components, append(errs, perrs...))
 }
 
 // findCluster is the Cluster an XR names, as the module's reader finds it
@@ -223,7 +223,7 @@ func renderDatabase(st *Stack, ex example) error {
 		return err
 	}
 	plan, perrs := database.Build(x, *database.SettingsOf(c.env), cluster, database.Engine{}, database.Server{})
-	return c.finish(st, &x.Composite, plan.Components, nil, append(errs, perrs...))
+	return c.finish(st, &x.Composite, plan.Components, append(errs, perrs...))
 }
 
 func renderEnvironment(st *Stack, ex example) error {
@@ -237,5 +237,5 @@ func renderEnvironment(st *Stack, ex example) error {
 		return err
 	}
 	plan, perrs := appenvironment.Build(x, c.env, cluster, appenvironment.Running{})
-	return c.finish(st, &x.Composite, plan.Components, nil, append(errs, perrs...))
+	return c.finish(st, &x.Composite, plan.Components, append(errs, perrs...))
 }

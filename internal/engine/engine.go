@@ -14,7 +14,7 @@
 //	if c == nil { return err }
 //	plan, perrs := build(x, c.Env)
 //	...
-//	st, err := c.Render(comps, plan, clusterPlan)
+//	st, err := c.Render(plan.Components, plan)
 //	return c.Finish(st, status, append(st.Conditions(types, notRequested), st.RemovalsCondition()))
 package engine
 
@@ -32,7 +32,6 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -153,12 +152,10 @@ func (c *Call) Invalid() error {
 // Render runs the plan's components through the cloud layer and the
 // registry, decides what to compose now and writes it to the response, with
 // the warnings and events that go with it. removals is the module's plan,
-// which says why a component no longer renders a resource; clusterPlan is
-// the cluster module's plan, which its cloud implementations read (nil for
-// other modules).
-func (c *Call) Render(comps []component.Component, removals component.Remover, clusterPlan *cluster.Plan) (*State, error) {
+// which says why a component no longer renders a resource.
+func (c *Call) Render(comps []component.Component, removals component.Remover) (*State, error) {
 	x := c.XR
-	rctx := registry.NewContext(x, c.Env, c.Cloud, clusterPlan, c.Observed)
+	rctx := registry.NewContext(x, c.Env, c.Cloud, c.Observed)
 	rendered, err := c.Cloud.Render(rctx, comps)
 	var invalid *registry.InvalidError
 	if errors.As(err, &invalid) {

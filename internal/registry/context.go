@@ -6,8 +6,8 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -50,18 +50,28 @@ type Context struct {
 	XR    *xr.Composite
 	Env   *envcfg.Env
 	Cloud *Cloud
-	// Plan is the agnostic plan being rendered, for facts that span
-	// components (such as whether the cluster is private).
-	Plan *cluster.Plan
 
 	observed map[string]*structpb.Struct
 	warnings []string
+	// current are the rotatable components that run as another generation
+	// than they were planned as, by ID (see Current).
+	current map[string]component.Component
 }
 
 // NewContext returns a render context. observed maps composition-resource
 // names to observed composed resources.
-func NewContext(x *xr.Composite, env *envcfg.Env, c *Cloud, p *cluster.Plan, observed map[string]*structpb.Struct) *Context {
-	return &Context{XR: x, Env: env, Cloud: c, Plan: p, observed: observed}
+func NewContext(x *xr.Composite, env *envcfg.Env, c *Cloud, observed map[string]*structpb.Struct) *Context {
+	return &Context{XR: x, Env: env, Cloud: c, observed: observed}
+}
+
+// Current is comp as it is rendered: a rotatable component (a node pool)
+// as the generation it runs as, which names its resources, for the
+// resources of other components that depend on them.
+func Current[T component.Component](ctx *Context, comp T) T {
+	if c, ok := ctx.current[comp.ID()].(T); ok {
+		return c
+	}
+	return comp
 }
 
 // Join joins name parts derived from the XR's cloud name with '-' and

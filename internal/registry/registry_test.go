@@ -273,7 +273,7 @@ func TestRender(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ctx := NewContext(tc.args.x, envcfg.New(tc.args.env), testCloud(), nil, tc.args.observed)
+			ctx := NewContext(tc.args.x, envcfg.New(tc.args.env), testCloud(), tc.args.observed)
 			rs, err := ctx.Cloud.Render(ctx, comps)
 			if tc.want.err != "" || err != nil {
 				if diff := cmp.Diff(tc.want.err, errString(err)); diff != "" {
@@ -356,7 +356,7 @@ func TestRenderErrors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ctx := NewContext(composite(xr.Namespaced, xr.Composite{}), envcfg.New(nil), testCloud(), nil, nil)
+			ctx := NewContext(composite(xr.Namespaced, xr.Composite{}), envcfg.New(nil), testCloud(), nil)
 			_, err := ctx.Cloud.Render(ctx, tc.comps)
 			if diff := cmp.Diff(tc.want, errString(err)); diff != "" {
 				t.Errorf("%s\nRender(...) error: -want, +got:\n%s", tc.reason, diff)
@@ -454,7 +454,7 @@ func TestRenderUses(t *testing.T) {
 			Implement(c, func(_ *Context, _ cluster.Cluster) ([]*Resource, error) {
 				return []*Resource{{Name: ClusterResource, Kind: testClusterKind, DependsOn: []string{"network"}, Uses: []Use{tc.args.use}}}, nil
 			})
-			ctx := NewContext(composite(tc.args.scope, xr.Composite{}), envcfg.New(nil), c, nil, existing())
+			ctx := NewContext(composite(tc.args.scope, xr.Composite{}), envcfg.New(nil), c, existing())
 			rs, err := c.Render(ctx, []component.Component{cluster.Network{}, cluster.Cluster{}})
 			if diff := cmp.Diff(tc.want.err, errString(err)); diff != "" {
 				t.Fatalf("%s\nRender(...) error: -want, +got:\n%s", tc.reason, diff)
@@ -515,7 +515,7 @@ func TestUsageNamesItsEnds(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ctx := NewContext(composite(xr.Namespaced, xr.Composite{}), envcfg.New(nil), testCloud(), nil, tc.observed)
+			ctx := NewContext(composite(xr.Namespaced, xr.Composite{}), envcfg.New(nil), testCloud(), tc.observed)
 			rs, err := ctx.Cloud.Render(ctx, []component.Component{cluster.Network{}, cluster.Cluster{}})
 			if err != nil {
 				t.Fatal(err)

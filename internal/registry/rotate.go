@@ -10,9 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
-	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
-	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -81,7 +79,7 @@ func (c *Cloud) rotate(ctx *Context, comps []component.Component, out []*Rendere
 	if len(pools) == 0 {
 		return out, nil
 	}
-	parallel := int(envcfg.Or(cluster.SettingsOf(ctx.Env).Lifecycle.ParallelPools, cluster.DefaultParallelPools))
+	parallel := pools[0].comp.AtOnce()
 
 	rename := map[string]string{}
 	for _, p := range pools {
@@ -179,7 +177,7 @@ func (c *Cloud) rotate(ctx *Context, comps []component.Component, out []*Rendere
 // currentGenerations returns the components with each rotatable one as the
 // generation it runs as: the one its only observed resource records. A
 // rotated pool is then rendered under its name from the start, and so is
-// every name that depends on it (the plan's too). Rotations in flight, with
+// every name that depends on it (see Current). Rotations in flight, with
 // two generations observed, are decided by rotate.
 func (c *Context) currentGenerations(comps []component.Component) []component.Component {
 	var out []component.Component
@@ -200,9 +198,10 @@ func (c *Context) currentGenerations(comps []component.Component) []component.Co
 			out = slices.Clone(comps)
 		}
 		out[i] = rc.Rotated(gen, 0)
-		if c.Plan != nil {
-			c.Plan.Replace(out[i])
+		if c.current == nil {
+			c.current = map[string]component.Component{}
 		}
+		c.current[comp.ID()] = out[i]
 	}
 	if out == nil {
 		return comps

@@ -14,7 +14,7 @@ import (
 // ClusterAuth's kubeconfig, which carries a token the provider refreshes, and
 // a ClusterRoleBinding that makes the admin principals' group cluster-admin.
 func access(ctx *registry.Context, a cluster.Access) ([]*registry.Resource, error) {
-	deps := append([]string{rClusterAuth}, registry.NodePoolResources(ctx.Plan)...)
+	deps := append([]string{rClusterAuth}, kube.NodePoolResources(ctx, a.Pools)...)
 	out := kube.ProviderConfigs(ctx, a, kube.Credentials{SecretName: kube.KubeconfigSecretName(ctx), Key: kube.KubeconfigKey}, deps)
 	if len(settingsOf(ctx.Env).Admins) > 0 {
 		out = append(out, kube.Object(ctx, rAdminBinding, a, kube.ClusterAdminBinding("platform-cluster-admins", adminGroup)))

@@ -29,7 +29,7 @@ func addonName(name string) string { return rAddonPrefix + name }
 // kubeconfig, the add-ons, EKS Pod Identity for the EBS CSI driver, and an
 // access entry per admin principal of environment key aws.admins.
 func managedCluster(ctx *registry.Context, c cluster.Cluster) ([]*registry.Resource, error) {
-	reg := region(ctx)
+	reg := c.Location
 	vpc := map[string]any{
 		"subnetIdSelector":      tierSelector(tierPrivate),
 		"endpointPrivateAccess": true,
@@ -62,7 +62,7 @@ func managedCluster(ctx *registry.Context, c cluster.Cluster) ([]*registry.Resou
 				},
 				"kubernetesNetworkConfig": map[string]any{
 					"ipFamily":        "ipv4",
-					"serviceIpv4Cidr": ctx.Plan.Network.ServicesCIDR.String(),
+					"serviceIpv4Cidr": c.Network.ServicesCIDR.String(),
 				},
 				// The add-ons below are managed resources of their own.
 				"bootstrapSelfManagedAddons": false,
@@ -99,7 +99,7 @@ func managedCluster(ctx *registry.Context, c cluster.Cluster) ([]*registry.Resou
 		out[0].Body["spec"].(map[string]any)["forProvider"].(map[string]any)["version"] = c.Version
 	}
 
-	pools := registry.NodePoolResources(ctx.Plan)
+	pools := kube.NodePoolResources(ctx, c.Pools)
 	for _, a := range []struct {
 		name string
 		deps []string
@@ -214,11 +214,11 @@ func nodePool(ctx *registry.Context, p cluster.NodePool) ([]*registry.Resource, 
 		capacity = "SPOT"
 	}
 	fp := map[string]any{
-		"region":              region(ctx),
+		"region":              p.Location,
 		"clusterNameSelector": ctx.Selector(rCluster),
 		"nodeRoleArnSelector": ctx.Selector(rNodeRole),
 		"version":             p.Version,
-		"subnetIdSelector":    tierSelector(nodeTier(ctx.Plan)),
+		"subnetIdSelector":    tierSelector(nodeTier(p.Private)),
 		"instanceTypes":       []any{p.MachineType},
 		"capacityType":        capacity,
 		"amiType":             cmp.Or(settingsOf(ctx.Env).AMIType, defaultAMIType),
@@ -238,7 +238,7 @@ func nodePool(ctx *registry.Context, p cluster.NodePool) ([]*registry.Resource, 
 		fp["taint"] = taints
 	}
 	deps := append([]string{rCluster, addonName(addonVPCCNI), addonName(addonKubeProxy)}, attachments(rNodeRole)...)
-	if ctx.Plan.Cluster.Private {
+	if p.Private {
 		// Private nodes pull images through the NAT gateway.
 		deps = append(deps, rPrivateRoute)
 	}
@@ -249,7 +249,7 @@ func nodePool(ctx *registry.Context, p cluster.NodePool) ([]*registry.Resource, 
 		fp["subnetIds"] = ids
 	}
 	return []*registry.Resource{{
-		Name:         registry.NodePoolResource(p),
+		Name:         cluster.NodePoolResource(p),
 		Kind:         nodeGroupKind,
 		ExternalName: p.CloudName(p.Name, maxNodeGroupName, "-"),
 		Body: object.Object{"spec": map[string]any{
@@ -282,8 +282,8 @@ func nodePool(ctx *registry.Context, p cluster.NodePool) ([]*registry.Resource, 
 // subnets"): its control plane stays in its zones, which nodes in a new
 // zone reach through the VPC.
 func nodeSubnets(ctx *registry.Context, p cluster.NodePool) []any {
-	reg := region(ctx)
-	tier := nodeTier(ctx.Plan)
+	reg := p.Location
+	tier := nodeTier(p.Private)
 	var want []string
 	for _, z := range zones(ctx.Env, reg) {
 		obs := ctx.Observed(subnetName(tier, zoneID(reg, z)))

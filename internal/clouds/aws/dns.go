@@ -26,7 +26,7 @@ func dnsZone(ctx *registry.Context, z cluster.DNSZone) ([]*registry.Resource, er
 		},
 	}
 	if z.Private {
-		fp["vpc"] = []any{map[string]any{"vpcIdSelector": ctx.Selector(rNetwork), "vpcRegion": region(ctx)}}
+		fp["vpc"] = []any{map[string]any{"vpcIdSelector": ctx.Selector(rNetwork), "vpcRegion": z.Location}}
 		fp["tags"] = tags(ctx, base(ctx)+"-private")
 		r.Name = rPrivateZone
 		r.DependsOn = []string{rNetwork}

@@ -51,7 +51,7 @@ func dnsIdentity(ctx *registry.Context, id cluster.DNSIdentity) ([]*registry.Res
 	if zone := publicZoneID(ctx); zone == "" {
 		policy.Pending = "waits for the ID of " + rPublicZone
 	} else {
-		arn := "arn:" + partition(region(ctx)) + ":route53:::"
+		arn := "arn:" + partition(id.Location) + ":route53:::"
 		policy.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
 			"roleSelector": ctx.Selector(rDNSIdentity),
 			"policy": fmt.Sprintf(`{"Version":"2012-10-17","Statement":[`+
@@ -84,7 +84,7 @@ func dnsBinding(ctx *registry.Context, b cluster.DNSBinding) ([]*registry.Resour
 		Name: rDNSPodIdentity + b.Chart,
 		Kind: podIdentityKind,
 		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-			"region":              region(ctx),
+			"region":              b.Location,
 			"clusterNameSelector": ctx.Selector(rCluster),
 			"namespace":           b.ServiceAccount.Namespace,
 			"serviceAccount":      b.ServiceAccount.Name,
@@ -107,7 +107,7 @@ func bindDNS(ctx *registry.Context, r cluster.Release) kube.Bound {
 			return b
 		}
 		b.Values["provider"] = map[string]any{"name": "aws"}
-		b.Values["env"] = []any{map[string]any{"name": "AWS_DEFAULT_REGION", "value": region(ctx)}}
+		b.Values["env"] = []any{map[string]any{"name": "AWS_DEFAULT_REGION", "value": r.RunsAs.Location}}
 		b.Values["extraArgs"] = []any{"--aws-zone-type=public", "--zone-id-filter=" + zone}
 	}
 	return b
@@ -118,7 +118,7 @@ func bindDNS(ctx *registry.Context, r cluster.Release) kube.Bound {
 // certificate. The issuer waits for the zone's ID.
 func certificates(ctx *registry.Context, c cluster.Certificates) ([]*registry.Resource, error) {
 	zone := publicZoneID(ctx)
-	out := kube.Certificates(ctx, c, map[string]any{"route53": map[string]any{"region": region(ctx), "hostedZoneID": zone}}, rDNSPolicy)
+	out := kube.Certificates(ctx, c, map[string]any{"route53": map[string]any{"region": c.Location, "hostedZoneID": zone}}, rDNSPolicy)
 	if zone == "" {
 		out[0] = &registry.Resource{Name: out[0].Name, Kind: out[0].Kind, Pending: "waits for the ID of " + rPublicZone}
 	}

@@ -105,8 +105,6 @@ func policyARN(region, name string) string {
 // base is the cloud name every other name derives from.
 func base(ctx *registry.Context) string { return ctx.XR.CloudName }
 
-func region(ctx *registry.Context) string { return ctx.Plan.Cluster.Location }
-
 // tags are the AWS tags of every resource.
 func tags(ctx *registry.Context, name string) map[string]any {
 	return map[string]any{
@@ -133,8 +131,8 @@ func subnetName(tier, zone string) string { return "subnet-" + tier + "-" + zone
 
 // nodeTier is where nodes run: private subnets behind the NAT gateway for
 // private clusters, public subnets otherwise.
-func nodeTier(p *cluster.Plan) string {
-	if p.Cluster.Private {
+func nodeTier(private bool) string {
+	if private {
 		return tierPrivate
 	}
 	return tierPublic

@@ -12,7 +12,7 @@ import (
 // access renders the Helm and Kubernetes ProviderConfigs from the AKS
 // cluster's kubeconfig.
 func access(ctx *registry.Context, a cluster.Access) ([]*registry.Resource, error) {
-	deps := append([]string{rCluster}, registry.NodePoolResources(ctx.Plan)...)
+	deps := append([]string{rCluster}, kube.NodePoolResources(ctx, a.Pools)...)
 	return kube.ProviderConfigs(ctx, a, kube.Credentials{SecretName: kube.KubeconfigSecretName(ctx), Key: kube.KubeconfigKey}, deps), nil
 }
 

@@ -34,7 +34,7 @@ const outboundNATGateway = "userAssignedNATGateway"
 // overlay, egress through the NAT gateway when private, and its kubeconfig
 // in the connection secret.
 func managedCluster(ctx *registry.Context, c cluster.Cluster) ([]*registry.Resource, error) {
-	n := ctx.Plan.Network
+	n := c.Network
 	sys := settingsOf(ctx.Env).SystemPool
 	// validate made sure the system pool has a VM size.
 	vmSize := systemVMSize(ctx.Env)
@@ -44,7 +44,7 @@ func managedCluster(ctx *registry.Context, c cluster.Cluster) ([]*registry.Resou
 		outbound = outboundNATGateway
 		deps = append(deps, rNATSubnet)
 	}
-	fp := inGroup(ctx, true)
+	fp := inGroup(ctx, c.Location)
 	fp["dnsPrefix"] = base(ctx)
 	if c.Version != "" {
 		// None while the cluster exists but reports no version yet.
@@ -174,7 +174,7 @@ func nodePool(ctx *registry.Context, p cluster.NodePool) ([]*registry.Resource, 
 		fp["nodeTaints"] = taints
 	}
 	return []*registry.Resource{{
-		Name:         registry.NodePoolResource(p),
+		Name:         cluster.NodePoolResource(p),
 		Kind:         nodePoolKind,
 		ExternalName: p.CloudName(poolCloudName(p.Name), maxPoolName, ""),
 		Body: object.Object{"spec": map[string]any{

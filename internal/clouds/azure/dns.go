@@ -11,7 +11,7 @@ import (
 // dnsZone renders a public Azure DNS zone, or a private DNS zone linked to
 // the virtual network.
 func dnsZone(ctx *registry.Context, z cluster.DNSZone) ([]*registry.Resource, error) {
-	fp := inGroup(ctx, false)
+	fp := inGroup(ctx, "")
 	fp["tags"] = tags(ctx)
 	if !z.Private {
 		return []*registry.Resource{{
@@ -25,7 +25,7 @@ func dnsZone(ctx *registry.Context, z cluster.DNSZone) ([]*registry.Resource, er
 			},
 		}}, nil
 	}
-	link := inGroup(ctx, false)
+	link := inGroup(ctx, "")
 	link["tags"] = tags(ctx)
 	link["privateDnsZoneNameSelector"] = ctx.Selector(rPrivateZone)
 	link["virtualNetworkIdSelector"] = ctx.Selector(rNetwork)

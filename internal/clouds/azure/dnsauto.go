@@ -66,7 +66,7 @@ func dnsIdentity(ctx *registry.Context, id cluster.DNSIdentity) ([]*registry.Res
 		ExternalName: base(ctx) + "-dns",
 		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 			"resourceGroupNameSelector": ctx.Selector(rResourceGroup),
-			"location":                  location(ctx),
+			"location":                  id.Location,
 			"name":                      base(ctx) + "-dns",
 			"tags":                      tags(ctx),
 		}}},
@@ -97,7 +97,7 @@ func dnsIdentity(ctx *registry.Context, id cluster.DNSIdentity) ([]*registry.Res
 // tenant, subscription and resource group of the zone, and workload
 // identity as the way to authenticate. It waits for the release (which
 // creates the namespace) and for the identity's tenant.
-func externalDNSConfig(ctx *registry.Context, namespace string) *registry.Resource {
+func externalDNSConfig(ctx *registry.Context, access cluster.Access, namespace string) *registry.Resource {
 	name := rDNSConfig
 	tenant := object.String(ctx.Observed(rDNSIdentity), "status", "atProvider", "tenantId")
 	if tenant == "" {
@@ -109,7 +109,7 @@ func externalDNSConfig(ctx *registry.Context, namespace string) *registry.Resour
 		"resourceGroup":                resourceGroupName(ctx),
 		"useWorkloadIdentityExtension": true,
 	})
-	r := kube.Object(ctx, name, ctx.Plan.Access, map[string]any{
+	r := kube.Object(ctx, name, access, map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
 		"metadata":   map[string]any{"name": dnsConfigName, "namespace": namespace},
@@ -137,7 +137,7 @@ func dnsBinding(ctx *registry.Context, b cluster.DNSBinding) ([]*registry.Resour
 	}
 	out := []*registry.Resource{fed}
 	if b.Chart == cluster.ChartExternalDNS {
-		out = append(out, externalDNSConfig(ctx, b.ServiceAccount.Namespace))
+		out = append(out, externalDNSConfig(ctx, b.Access, b.ServiceAccount.Namespace))
 	}
 	return out, nil
 }

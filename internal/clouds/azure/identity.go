@@ -11,7 +11,7 @@ import (
 // load balancers and routes in a network it does not own. A role assignment
 // takes the identity's principal ID and the network's ID as plain values,
 // so it is rendered once both are observed.
-func identity(ctx *registry.Context, _ cluster.Identity) ([]*registry.Resource, error) {
+func identity(ctx *registry.Context, ident cluster.Identity) ([]*registry.Resource, error) {
 	ra := &registry.Resource{
 		Name:      rRoleAssignment,
 		Kind:      roleAssignKind,
@@ -34,7 +34,7 @@ func identity(ctx *registry.Context, _ cluster.Identity) ([]*registry.Resource, 
 			"description":                  "AKS control plane of " + base(ctx) + " manages its network",
 		}}}
 	}
-	id := inGroup(ctx, true)
+	id := inGroup(ctx, ident.Location)
 	id["name"] = base(ctx) + "-control-plane"
 	return []*registry.Resource{
 		{

@@ -72,18 +72,17 @@ func poolCloudName(pool string) string { return strings.ReplaceAll(pool, "-", ""
 // base is the cloud name every other name derives from.
 func base(ctx *registry.Context) string { return ctx.XR.CloudName }
 
-func location(ctx *registry.Context) string { return ctx.Plan.Cluster.Location }
-
 func tags(ctx *registry.Context) map[string]any {
 	return map[string]any{"cluster": base(ctx), "managed-by": "crossplane"}
 }
 
 // inGroup is the start of a forProvider of a resource in the cluster's
-// resource group.
-func inGroup(ctx *registry.Context, located bool) map[string]any {
+// resource group: with its location and tags when it has one (location
+// is not empty).
+func inGroup(ctx *registry.Context, location string) map[string]any {
 	fp := map[string]any{"resourceGroupNameSelector": ctx.Selector(rResourceGroup)}
-	if located {
-		fp["location"] = location(ctx)
+	if location != "" {
+		fp["location"] = location
 		fp["tags"] = tags(ctx)
 	}
 	return fp

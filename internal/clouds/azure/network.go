@@ -15,9 +15,9 @@ func network(ctx *registry.Context, n cluster.Network) ([]*registry.Resource, er
 	if err != nil {
 		return nil, err
 	}
-	vnet := inGroup(ctx, true)
+	vnet := inGroup(ctx, n.Location)
 	vnet["addressSpace"] = []any{n.CIDR.String()}
-	subnet := inGroup(ctx, false)
+	subnet := inGroup(ctx, "")
 	subnet["virtualNetworkNameSelector"] = ctx.Selector(rNetwork)
 	subnet["addressPrefixes"] = []any{nodes.String()}
 	// Private nodes reach the internet only through the NAT gateway.
@@ -28,7 +28,7 @@ func network(ctx *registry.Context, n cluster.Network) ([]*registry.Resource, er
 			Kind:         resourceGroupKind,
 			ExternalName: resourceGroupName(ctx),
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"location": location(ctx),
+				"location": n.Location,
 				"tags":     tags(ctx),
 			}}},
 		},
@@ -53,11 +53,11 @@ func network(ctx *registry.Context, n cluster.Network) ([]*registry.Resource, er
 // The public IP's association with the gateway is a kind of its own
 // (NATGatewayPublicIPAssociation); environment key
 // azure.natPublicIpAssociation: true composes it where the provider serves it.
-func egress(ctx *registry.Context, _ cluster.Egress) ([]*registry.Resource, error) {
-	ip := inGroup(ctx, true)
+func egress(ctx *registry.Context, e cluster.Egress) ([]*registry.Resource, error) {
+	ip := inGroup(ctx, e.Location)
 	ip["allocationMethod"] = "Static"
 	ip["sku"] = "Standard"
-	nat := inGroup(ctx, true)
+	nat := inGroup(ctx, e.Location)
 	nat["skuName"] = "Standard"
 	nat["idleTimeoutInMinutes"] = 4
 	out := []*registry.Resource{

@@ -20,7 +20,7 @@ const (
 // service-account key in environment key gcp.credentialsSecret ({name, key},
 // default gcp-creds/credentials, in the connection secret namespace).
 func access(ctx *registry.Context, a cluster.Access) ([]*registry.Resource, error) {
-	deps := append([]string{rCluster}, registry.NodePoolResources(ctx.Plan)...)
+	deps := append([]string{rCluster}, kube.NodePoolResources(ctx, a.Pools)...)
 	cs := settingsOf(ctx.Env).CredentialsSecret
 	creds := kube.Credentials{
 		SecretName: kube.KubeconfigSecretName(ctx),

@@ -115,7 +115,7 @@ func checkPrivateNodes(ctx *registry.Context, c cluster.Cluster) field.ErrorList
 	if !known || running == c.Private {
 		return nil
 	}
-	path := ctx.Plan.PrivatePath()
+	path := c.PrivatePath
 	if running {
 		return field.ErrorList{field.Invalid(path, c.Private, fmt.Sprintf(
 			"GKE cluster %q runs private nodes (privateClusterConfig.enablePrivateNodes true), and %s now asks for public ones: GKE changes in place only the default of new node pools, the running pools keep their private nodes, and they would lose their egress (the Cloud Router and NAT a public cluster does not compose); the function does not walk the pools across: restore true, or create a new Cluster",
@@ -191,13 +191,13 @@ func nodePool(ctx *registry.Context, p cluster.NodePool) ([]*registry.Resource, 
 		nc["taint"] = taints
 	}
 	deps := []string{rCluster, rServiceAccount}
-	if ctx.Plan.Cluster.Private {
+	if p.Private {
 		// Private nodes pull images through Cloud NAT.
 		deps = append(deps, rNAT)
 	}
 	fp := map[string]any{
 		"project":         ctx.XR.PlaneID,
-		"location":        ctx.Plan.Cluster.Location,
+		"location":        p.Location,
 		"clusterSelector": ctx.Selector(rCluster),
 		"autoscaling":     map[string]any{"minNodeCount": minNodes, "maxNodeCount": maxNodes},
 		"management":      map[string]any{"autoRepair": true, "autoUpgrade": onReleaseChannel(ctx.Env)},
@@ -208,7 +208,7 @@ func nodePool(ctx *registry.Context, p cluster.NodePool) ([]*registry.Resource, 
 		fp["version"] = p.Version
 	}
 	return []*registry.Resource{{
-		Name:         registry.NodePoolResource(p),
+		Name:         cluster.NodePoolResource(p),
 		Kind:         nodePoolKind,
 		ExternalName: p.CloudName(p.Name, xr.MaxPoolNameLength, "-"),
 		Body: object.Object{"spec": map[string]any{

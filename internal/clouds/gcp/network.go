@@ -20,7 +20,7 @@ const (
 // network renders a custom-mode VPC and the node subnetwork with secondary
 // ranges for pods and services.
 func network(ctx *registry.Context, n cluster.Network) ([]*registry.Resource, error) {
-	reg := region(ctx.Plan.Cluster.Location)
+	reg := region(n.Location)
 	return []*registry.Resource{
 		{
 			Name:         rNetwork,
@@ -55,8 +55,8 @@ func network(ctx *registry.Context, n cluster.Network) ([]*registry.Resource, er
 
 // egress renders a Cloud Router and Cloud NAT so that private nodes reach
 // the internet.
-func egress(ctx *registry.Context, _ cluster.Egress) ([]*registry.Resource, error) {
-	reg := region(ctx.Plan.Cluster.Location)
+func egress(ctx *registry.Context, e cluster.Egress) ([]*registry.Resource, error) {
+	reg := region(e.Location)
 	return []*registry.Resource{
 		{
 			Name:         rRouter,

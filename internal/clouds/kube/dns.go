@@ -77,7 +77,7 @@ func Certificates(ctx *registry.Context, c cluster.Certificates, solver map[stri
 	if c.Email != "" {
 		acme["email"] = c.Email
 	}
-	issuer := Object(ctx, ClusterIssuer, ctx.Plan.Access, map[string]any{
+	issuer := Object(ctx, ClusterIssuer, c.Access, map[string]any{
 		"apiVersion": "cert-manager.io/v1",
 		"kind":       "ClusterIssuer",
 		"metadata":   map[string]any{"name": c.Issuer},
@@ -85,7 +85,7 @@ func Certificates(ctx *registry.Context, c cluster.Certificates, solver map[stri
 	})
 	issuer.DependsOn = append(issuer.DependsOn, ReleaseName(cluster.ChartCertManager))
 	issuer.DependsOn = append(issuer.DependsOn, deps...)
-	cert := Object(ctx, DomainCertificate, ctx.Plan.Access, map[string]any{
+	cert := Object(ctx, DomainCertificate, c.Access, map[string]any{
 		"apiVersion": "cert-manager.io/v1",
 		"kind":       "Certificate",
 		"metadata":   map[string]any{"name": c.Secret, "namespace": c.Namespace},

@@ -133,3 +133,14 @@ func ClusterAdminBinding(name, group string) map[string]any {
 		"subjects":   []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}},
 	}
 }
+
+// NodePoolResources are the composition-resource names of a cluster's node
+// pools as the generations they run as (registry.Current): what waits for
+// the nodes names them.
+func NodePoolResources(ctx *registry.Context, pools []cluster.NodePool) []string {
+	out := make([]string, 0, len(pools))
+	for _, p := range pools {
+		out = append(out, cluster.NodePoolResource(registry.Current(ctx, p)))
+	}
+	return out
+}

@@ -59,6 +59,8 @@ const (
 
 // Network is the cluster's network: node, pod and service address ranges.
 type Network struct {
+	// Location is the cluster's region (or zone, on GCP).
+	Location     string
 	CIDR         netip.Prefix
 	PodsCIDR     netip.Prefix
 	ServicesCIDR netip.Prefix
@@ -67,7 +69,10 @@ type Network struct {
 }
 
 // Egress is outbound internet access (NAT) for private nodes.
-type Egress struct{}
+type Egress struct {
+	// Location is the cluster's.
+	Location string
+}
 
 // PrivateServices is private services access in the cluster's network: a
 // range reserved for the cloud's managed services and the network's
@@ -78,7 +83,10 @@ type Egress struct{}
 type PrivateServices struct{}
 
 // Identity is what the cluster and its nodes run as.
-type Identity struct{}
+type Identity struct {
+	// Location is the cluster's.
+	Location string
+}
 
 // Cluster is the managed Kubernetes control plane.
 type Cluster struct {
@@ -104,6 +112,16 @@ type Cluster struct {
 	// Maintenance is the weekly window for the cloud's automatic
 	// upgrades; nil for the cloud's default.
 	Maintenance *Maintenance
+	// PrivatePath is the field that decides Private, for messages that
+	// refuse a change of it (see Plan.PrivatePath).
+	PrivatePath *field.Path
+	// Network is the cluster's network, for what the control plane's
+	// resource and the cloud's rules need of its address ranges.
+	Network Network
+	// Pools are the cluster's node pools, as planned: what waits for the
+	// nodes names them by their current generation
+	// (registry.Current), and the cloud's rules check their names.
+	Pools []NodePool
 }
 
 // Maintenance is a weekly window, in UTC, for a cloud's automatic upgrades.
@@ -147,6 +165,12 @@ type NodePool struct {
 	// Keep is the node count a new generation holds at least while an
 	// older one still runs: the older ones' observed nodes.
 	Keep int64
+	// Parallel is how many node pools rotate at a time (environment key
+	// lifecycle.parallelPools).
+	Parallel int64
+	// Location and Private are the cluster's.
+	Location string
+	Private  bool
 }
 
 // Bounds are the node counts to compose for the pool: its floor for both
@@ -184,6 +208,9 @@ func (p NodePool) CloudName(name string, limit int, sep string) string {
 // Gen implements Rotatable.
 func (p NodePool) Gen() string { return p.Generation }
 
+// AtOnce implements Rotatable.
+func (p NodePool) AtOnce() int { return int(p.Parallel) }
+
 // Rotated implements Rotatable.
 func (p NodePool) Rotated(gen string, keep int64) component.Component {
 	p.Generation, p.Keep = gen, keep
@@ -214,6 +241,8 @@ func (t Taint) ConstantEffect() string {
 type DNSZone struct {
 	Domain  string
 	Private bool
+	// Location is the cluster's.
+	Location string
 }
 
 // DNSIdentity is the keyless cloud identity that external-dns and
@@ -222,6 +251,8 @@ type DNSZone struct {
 // ServiceAccounts to it.
 type DNSIdentity struct {
 	Domain string
+	// Location is the cluster's.
+	Location string
 }
 
 // DNSBinding lets the ServiceAccount of a chart's release act as the DNS
@@ -231,6 +262,9 @@ type DNSIdentity struct {
 type DNSBinding struct {
 	Chart          string
 	ServiceAccount ServiceAccount
+	// Location is the cluster's; Access reaches it.
+	Location string
+	Access   Access
 }
 
 // ServiceAccount is a Kubernetes ServiceAccount of the new cluster.
@@ -257,6 +291,9 @@ type Certificates struct {
 	// SolverNamespace is cert-manager's namespace, whose ServiceAccount
 	// solves the challenges.
 	SolverNamespace string
+	// Location is the cluster's; Access reaches it.
+	Location string
+	Access   Access
 }
 
 // DNSDelegation publishes the public zone's name servers as NS records of
@@ -289,6 +326,9 @@ func (d DNSDelegation) Path() *field.Path {
 type Access struct {
 	// Name is the name of both provider configs.
 	Name string
+	// Pools are the cluster's node pools, which the provider configs wait
+	// for (see Cluster.Pools).
+	Pools []NodePool
 }
 
 // Release is a Helm release of an add-on chart.
@@ -457,3 +497,13 @@ func (DNSDelegation) Condition() string { return ConditionDNSReady }
 
 // PoolID is the component ID of the pool with the supplied name.
 func PoolID(name string) string { return "pool/" + name }
+
+// NodePoolResource is the composition-resource name of a node pool, the
+// same on every cloud: nodepool-<pool>, and for a rotated generation
+// nodepool-<pool>-<generation>.
+func NodePoolResource(p NodePool) string {
+	if p.Generation == "" {
+		return "nodepool-" + p.Name
+	}
+	return "nodepool-" + p.Name + "-" + p.Generation
+}

@@ -71,6 +71,7 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 	net, nerrs := network(par.Network, s, traits)
 	errs = append(errs, nerrs...)
 	net.Private = private
+	net.Location = par.Location
 	p.Network = net
 	p.Components = append(p.Components, net)
 	if par.Network.PrivateServices {
@@ -82,16 +83,25 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 		}
 	}
 	if private {
-		p.Components = append(p.Components, Egress{})
+		p.Components = append(p.Components, Egress{Location: par.Location})
 	}
-	p.Components = append(p.Components, Identity{})
+	p.Components = append(p.Components, Identity{Location: par.Location})
 
+	pools, perrs := nodePools(par.Pools, env, s)
+	parallel := envcfg.Or(s.Lifecycle.ParallelPools, DefaultParallelPools)
+	for i := range pools {
+		pools[i].Location, pools[i].Private, pools[i].Parallel = par.Location, private, parallel
+	}
+	p.Pools = pools
 	p.Cluster = Cluster{
 		Name:            x.CloudName,
 		Version:         cmp.Or(par.Version, s.Version, DefaultVersion),
 		Location:        par.Location,
 		Private:         private,
 		PrivateEndpoint: private && envcfg.Or(s.PrivateEndpoint, DefaultPrivateEndpoint),
+		PrivatePath:     p.PrivatePath(),
+		Network:         net,
+		Pools:           pools,
 	}
 	if m := par.Maintenance; m != nil {
 		p.Cluster.Maintenance = &Maintenance{Day: m.Day, Start: m.StartTime, Hours: envcfg.Or(m.DurationHours, 0)}
@@ -99,22 +109,20 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 	p.Cluster.Running = p.Cluster.Version
 	p.Components = append(p.Components, p.Cluster)
 
-	pools, perrs := nodePools(par.Pools, env, s)
 	errs = append(errs, perrs...)
-	p.Pools = pools
 	for _, np := range pools {
 		p.Components = append(p.Components, np)
 	}
 
 	p.dns = par.DNSZones() && par.Domain != ""
 	if p.dns {
-		p.Components = append(p.Components, DNSZone{Domain: par.Domain})
+		p.Components = append(p.Components, DNSZone{Domain: par.Domain, Location: par.Location})
 		if private {
-			p.Components = append(p.Components, DNSZone{Domain: par.Domain, Private: true})
+			p.Components = append(p.Components, DNSZone{Domain: par.Domain, Private: true, Location: par.Location})
 		}
 	}
 
-	p.Access = Access{Name: x.Name}
+	p.Access = Access{Name: x.Name, Pools: pools}
 	p.Components = append(p.Components, p.Access)
 
 	releases, rerrs := p.releases(env, s, traits)
@@ -423,7 +431,7 @@ func (p *Plan) dnsAutomation(releases []Release, s *Settings) []component.Compon
 		return nil
 	}
 	par := p.x.Parameters
-	id := &DNSIdentity{Domain: par.Domain}
+	id := &DNSIdentity{Domain: par.Domain, Location: par.Location}
 	var bindings []component.Component
 	byName := map[string]*Release{}
 	for i := range releases {
@@ -434,7 +442,7 @@ func (p *Plan) dnsAutomation(releases []Release, s *Settings) []component.Compon
 		}
 		r.RunsAs, r.ServiceAccount = id, r.Name
 		overlay.Merge(r.Values, map[string]any{"serviceAccount": map[string]any{"create": true, "name": r.Name}})
-		bindings = append(bindings, DNSBinding{Chart: r.Name, ServiceAccount: ServiceAccount{Namespace: r.Namespace, Name: r.Name}})
+		bindings = append(bindings, DNSBinding{Chart: r.Name, ServiceAccount: ServiceAccount{Namespace: r.Namespace, Name: r.Name}, Location: par.Location, Access: p.Access})
 	}
 	var out []component.Component
 	if len(bindings) > 0 {
@@ -451,6 +459,8 @@ func (p *Plan) dnsAutomation(releases []Release, s *Settings) []component.Compon
 			Namespace:       ing.Namespace,
 			Secret:          cmp.Or(s.DNS.CertificateSecret, DefaultCertificateSecret),
 			SolverNamespace: cm.Namespace,
+			Location:        par.Location,
+			Access:          p.Access,
 		})
 	}
 	parent, fromEnv := par.ParentZone, false
@@ -538,7 +548,7 @@ func (p *Plan) KeepEgress() {
 		return
 	}
 	i := slices.IndexFunc(p.Components, func(c component.Component) bool { return c.ID() == p.Network.ID() })
-	p.Components = slices.Insert(p.Components, i+1, component.Component(Egress{}))
+	p.Components = slices.Insert(p.Components, i+1, component.Component(Egress{Location: p.Cluster.Location}))
 	p.index()
 }
 

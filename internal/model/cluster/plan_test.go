@@ -29,6 +29,81 @@ func errStrings(errs field.ErrorList) []string {
 	return out
 }
 
+// carried ignores what the components carry of the plan for the clouds
+// (the cluster's location, network, pools and access), which TestCarried
+// checks.
+var carried = cmp.Options{
+	cmpopts.IgnoreFields(Network{}, "Location"),
+	cmpopts.IgnoreFields(Cluster{}, "PrivatePath", "Network", "Pools"),
+	cmpopts.IgnoreFields(NodePool{}, "Parallel", "Location", "Private"),
+	cmpopts.IgnoreFields(Access{}, "Pools"),
+	cmpopts.IgnoreFields(DNSIdentity{}, "Location"),
+	cmpopts.IgnoreFields(DNSBinding{}, "Location", "Access"),
+	cmpopts.IgnoreFields(Certificates{}, "Location", "Access"),
+}
+
+func TestCarried(t *testing.T) {
+	x := composite(xr.Parameters{Location: "us-central1", Domain: "prod.example.com"})
+	p, errs := Build(x, envcfg.New(map[string]any{"sizes": gcpSizes}), Traits{PodRange: true})
+	if len(errs) > 0 {
+		t.Fatalf("Build: %v", errs)
+	}
+	type carries struct {
+		Location string
+		Access   string
+		Pools    []string
+	}
+	pools := []string{"default"}
+	names := func(ps []NodePool) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	want := map[string]carries{
+		"network": {Location: "us-central1"}, "egress": {Location: "us-central1"}, "identity": {Location: "us-central1"},
+		"cluster": {Location: "us-central1", Pools: pools}, "pool/default": {Location: "us-central1"}, "access": {Pools: pools},
+		"dns/public": {Location: "us-central1"}, "dns/private": {Location: "us-central1"}, "dns/identity": {Location: "us-central1"},
+		"dns/binding/cert-manager": {Location: "us-central1", Access: "prod"}, "dns/binding/external-dns": {Location: "us-central1", Access: "prod"},
+		"dns/certificates": {Location: "us-central1", Access: "prod"},
+	}
+	got := map[string]carries{}
+	for _, c := range p.Components {
+		switch c := c.(type) {
+		case Network:
+			got[c.ID()] = carries{Location: c.Location}
+		case Egress:
+			got[c.ID()] = carries{Location: c.Location}
+		case Identity:
+			got[c.ID()] = carries{Location: c.Location}
+		case Cluster:
+			got[c.ID()] = carries{Location: c.Location, Pools: names(c.Pools)}
+			if c.Network != p.Network || c.PrivatePath.String() != "environment.privateCluster" {
+				t.Errorf("Cluster carries network %+v and private path %s, want the plan's %+v and environment.privateCluster", c.Network, c.PrivatePath, p.Network)
+			}
+		case NodePool:
+			got[c.ID()] = carries{Location: c.Location}
+			if !c.Private || c.AtOnce() != DefaultParallelPools {
+				t.Errorf("NodePool %s carries private %t and %d at once, want true and %d", c.Name, c.Private, c.AtOnce(), DefaultParallelPools)
+			}
+		case Access:
+			got[c.ID()] = carries{Pools: names(c.Pools)}
+		case DNSZone:
+			got[c.ID()] = carries{Location: c.Location}
+		case DNSIdentity:
+			got[c.ID()] = carries{Location: c.Location}
+		case DNSBinding:
+			got[c.ID()] = carries{Location: c.Location, Access: c.Access.Name}
+		case Certificates:
+			got[c.ID()] = carries{Location: c.Location, Access: c.Access.Name}
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("what the components carry of the plan: -want, +got:\n%s", diff)
+	}
+}
+
 func TestBuildDefaults(t *testing.T) {
 	p, errs := Build(composite(xr.Parameters{Location: "us-central1"}), envcfg.New(map[string]any{"sizes": gcpSizes}), Traits{PodRange: true})
 	if len(errs) > 0 {
@@ -43,7 +118,7 @@ func TestBuildDefaults(t *testing.T) {
 		Pools:  []NodePool{{Name: "default", Key: "default", FromEnvironment: true, MachineType: "e2-standard-4", MinNodes: 1, MaxNodes: 3, DiskSizeGB: 100}},
 		Access: Access{Name: "prod"},
 	}
-	if diff := cmp.Diff(want, *p, cmpopts.IgnoreUnexported(Plan{}), cmpopts.IgnoreFields(Plan{}, "Components"), cmpopts.EquateComparable(netip.Prefix{})); diff != "" {
+	if diff := cmp.Diff(want, *p, carried, cmpopts.IgnoreUnexported(Plan{}), cmpopts.IgnoreFields(Plan{}, "Components"), cmpopts.EquateComparable(netip.Prefix{})); diff != "" {
 		t.Errorf("Build(defaults): -want, +got:\n%s", diff)
 	}
 	var ids []string
@@ -111,7 +186,7 @@ func TestBuildPools(t *testing.T) {
 			if len(tc.errs) > 0 {
 				return
 			}
-			if diff := cmp.Diff(tc.want, p.Pools, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tc.want, p.Pools, carried, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nBuild(...).Pools: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
@@ -239,7 +314,7 @@ func TestBuildReleases(t *testing.T) {
 				if w.Name == "" {
 					continue
 				}
-				if diff := cmp.Diff(w, got[name]); diff != "" {
+				if diff := cmp.Diff(w, got[name], carried); diff != "" {
 					t.Errorf("%s\nrelease %s: -want, +got:\n%s", tc.reason, name, diff)
 				}
 			}
@@ -315,7 +390,7 @@ func TestBuildDNS(t *testing.T) {
 					got = append(got, c)
 				}
 			}
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(tc.want, got, carried, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nBuild(...) DNS components: -want, +got:\n%s", tc.reason, diff)
 			}
 		})

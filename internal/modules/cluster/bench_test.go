@@ -46,7 +46,7 @@ func BenchmarkPlanAndRender(b *testing.B) {
 				if len(errs) > 0 {
 					b.Fatal(errs)
 				}
-				if _, err := c.Render(registry.NewContext(&x.Composite, res.Env, c, plan, observed), plan.Components); err != nil {
+				if _, err := c.Render(registry.NewContext(&x.Composite, res.Env, c, observed), plan.Components); err != nil {
 					b.Fatal(err)
 				}
 			}

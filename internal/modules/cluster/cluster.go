@@ -73,7 +73,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		return module.Invalid(x.Kind, x.Namespace, x.Name, eerrs)
 	}
 
-	st, err := c.Render(plan.Components, plan, plan)
+	st, err := c.Render(plan.Components, plan)
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	}
 	estimate := plan.Estimate(c.Env, s)
 
-	st, err := c.Render(plan.Components, plan, nil)
+	st, err := c.Render(plan.Components, plan)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		return err
 	}
 	c.Warnings = append(c.Warnings, plan.Warnings...)
-	st, err := c.Render(plan.Components, plan, nil)
+	st, err := c.Render(plan.Components, plan)
 	if err != nil {
 		return err
 	}
