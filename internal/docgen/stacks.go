@@ -187,7 +187,7 @@ func renderCluster(st *Stack, ex example) error {
 	if x.Parameters.Location == "" {
 		x.Parameters.Location = cluster.SettingsOf(c.env).Location
 	}
-	plan, perrs := cluster.Build(x, c.env, c.cloud.Traits)
+	plan, perrs := cluster.Build(x, c.env, cluster.CloudTraits[c.cloud.Name])
 	return c.finish(st, &x.Composite, plan.Components, append(errs, perrs...))
 }
 

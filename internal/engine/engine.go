@@ -149,6 +149,14 @@ func (c *Call) Invalid() error {
 	return module.Invalid(c.XR.Kind, c.XR.Namespace, c.XR.Name, errs)
 }
 
+// Check runs the cloud's rules for the components (registry.Check) and
+// adds what they refuse to the call's errors, so that one Fatal names every
+// bad field, the plan's and the cloud's alike. Render runs them again: a
+// module that does not call Check has them refused there.
+func (c *Call) Check(comps []component.Component) {
+	c.Errs = append(c.Errs, c.Cloud.CheckAll(registry.NewContext(c.XR, c.Env, c.Cloud, c.Observed), comps)...)
+}
+
 // Render runs the plan's components through the cloud layer and the
 // registry, decides what to compose now and writes it to the response, with
 // the warnings and events that go with it. removals is the module's plan,

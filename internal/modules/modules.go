@@ -35,7 +35,7 @@ type Module struct {
 	// registry's clouds.
 	Kinds []component.Kind
 	// Optional are the Component kinds of its model that only some clouds
-	// implement, as their registry.Traits say.
+	// implement, as their cluster.Traits say.
 	Optional []component.Kind
 	// Settings are the environment keys it reads (with envcfg.Section),
 	// which TestEnvironmentKeys checks the example environment against;

@@ -34,8 +34,8 @@ func TestRegistrations(t *testing.T) {
 	// The kinds a cloud implements because a trait says it offers them.
 	for _, name := range clouds {
 		c, _ := registry.Lookup(name)
-		if c.Traits.PrivateServices != c.Implements(cluster.KindPrivateServices) {
-			t.Errorf("cloud %q has Traits.PrivateServices %t but implements %s: %t; they go together", name, c.Traits.PrivateServices, cluster.KindPrivateServices, c.Implements(cluster.KindPrivateServices))
+		if cluster.CloudTraits[name].PrivateServices != c.Implements(cluster.KindPrivateServices) {
+			t.Errorf("cloud %q has Traits.PrivateServices %t but implements %s: %t; they go together", name, cluster.CloudTraits[name].PrivateServices, cluster.KindPrivateServices, c.Implements(cluster.KindPrivateServices))
 		}
 		kinds++
 	}

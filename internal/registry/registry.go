@@ -22,8 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
-	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -35,12 +33,6 @@ type Implementation func(ctx *Context, c component.Component) ([]*Resource, erro
 type Cloud struct {
 	// Name is the cloud label, e.g. "gcp".
 	Name string
-	// Traits are the facts about the cloud the agnostic layer needs.
-	Traits cluster.Traits
-	// Validate checks cloud-specific rules of the XR, its environment and
-	// its plan: name lengths and charsets, location formats, account IDs,
-	// address ranges of the cloud's own.
-	Validate func(x *xr.Cluster, env *envcfg.Env, p *cluster.Plan) field.ErrorList
 	// Settings is a value of the struct the cloud's environment keys,
 	// under data.<Name>, decode into (with envcfg.Section): the keys it
 	// reads, which TestEnvironmentKeys checks the example environment
@@ -105,6 +97,18 @@ func Check[T component.Component](c *Cloud, fn func(ctx *Context, comp T) field.
 		}
 		return fn(ctx, t)
 	}
+}
+
+// CheckAll runs the cloud's rules (see Check) for every component, and
+// returns every error at once, each naming its field path.
+func (c *Cloud) CheckAll(ctx *Context, comps []component.Component) field.ErrorList {
+	var errs field.ErrorList
+	for _, comp := range comps {
+		if check, ok := c.checks[comp.Kind()]; ok {
+			errs = append(errs, check(ctx, comp)...)
+		}
+	}
+	return errs
 }
 
 // KindOf returns the listed kind the cloud composes at the apiVersion and

@@ -137,13 +137,7 @@ func (e *InvalidError) Error() string { return e.Errs.ToAggregate().Error() }
 // plaintext credentials. A refusal is an error; the caller returns it as a
 // Fatal result, so that Crossplane changes nothing.
 func (c *Cloud) Render(ctx *Context, comps []component.Component) ([]*Rendered, error) {
-	var checked field.ErrorList
-	for _, comp := range comps {
-		if check, ok := c.checks[comp.Kind()]; ok {
-			checked = append(checked, check(ctx, comp)...)
-		}
-	}
-	if len(checked) > 0 {
+	if checked := c.CheckAll(ctx, comps); len(checked) > 0 {
 		return nil, &InvalidError{Errs: checked}
 	}
 	comps = ctx.currentGenerations(comps)

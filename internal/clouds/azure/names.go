@@ -34,23 +34,24 @@ var (
 	rePoolName     = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
 )
 
-// validate checks Azure's rules: names (resource group, DNS prefix, AKS node
-// pools), subscription ID, location and budget notifications.
-func validate(x *xr.Cluster, env *envcfg.Env, plan *cluster.Plan) field.ErrorList {
+// checkCluster checks Azure's rules: names (resource group, DNS prefix, AKS
+// node pools), subscription ID and location.
+func checkCluster(ctx *registry.Context, c cluster.Cluster) field.ErrorList {
+	x, env := ctx.XR, ctx.Env
 	var errs field.ErrorList
 	if systemVMSize(env) == "" {
 		sys := cmp.Or(settingsOf(env).SystemPool.Size, defaultSystemSize)
 		errs = append(errs, field.NotSupported(field.NewPath("environment", Name, envSystemPool, "size"), sys, slices.Sorted(maps.Keys(cluster.SettingsOf(env).Sizes))))
 	}
-	errs = append(errs, xr.ValidateCloudName(&x.Composite, maxClusterName, "AKS cluster", "the resource group and DNS prefix derive from it")...)
+	errs = append(errs, xr.ValidateCloudName(x, maxClusterName, "AKS cluster", "the resource group and DNS prefix derive from it")...)
 	if x.PlaneID != "" && !reSubscription.MatchString(x.PlaneID) {
 		errs = append(errs, field.Invalid(xr.LabelPath(xr.LabelPlaneID), x.PlaneID, "must be an Azure subscription ID (a GUID)"))
 	}
-	if l := x.Parameters.Location; l != "" && !reLocation.MatchString(l) {
+	if l := c.Location; l != "" && !reLocation.MatchString(l) {
 		errs = append(errs, field.Invalid(xr.ParametersPath("location"), l, "must be an Azure region such as westeurope"))
 	}
 	seen := map[string]string{}
-	for _, p := range plan.Pools {
+	for _, p := range c.Pools {
 		n := poolCloudName(p.Name)
 		if len(n) > maxPoolName || !rePoolName.MatchString(n) || n == systemPoolName || n == systemPoolName+"tmp" {
 			errs = append(errs, field.Invalid(cluster.PoolPath(p), p.Key, fmt.Sprintf("an AKS node pool name is at most %d lower-case letters and digits, starting with a letter ('-' is dropped), and not %q", maxPoolName, systemPoolName)))
@@ -60,10 +61,16 @@ func validate(x *xr.Cluster, env *envcfg.Env, plan *cluster.Plan) field.ErrorLis
 		}
 		seen[n] = p.Key
 	}
-	if b := x.Parameters.Budget; b != nil && len(b.Thresholds) > maxNotifications {
-		errs = append(errs, field.TooMany(xr.ParametersPath("budget", "thresholds"), len(b.Thresholds), maxNotifications))
-	}
 	return errs
+}
+
+// checkBudget checks that a consumption budget has at most
+// maxNotifications thresholds.
+func checkBudget(_ *registry.Context, b cluster.Budget) field.ErrorList {
+	if len(b.Thresholds) > maxNotifications {
+		return field.ErrorList{field.TooMany(xr.ParametersPath("budget", "thresholds"), len(b.Thresholds), maxNotifications)}
+	}
+	return nil
 }
 
 // poolCloudName is the AKS name of a pool: its name without '-'.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/kubekinds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -177,7 +178,7 @@ func connection(ctx *registry.Context, c appenvironment.Connection) ([]*registry
 func backend(ctx *registry.Context, b appenvironment.Backend) ([]*registry.Resource, error) {
 	selector := map[string]any{"app.kubernetes.io/name": appenvironment.BackendName, LabelEnvironment: b.Name}
 	podLabels := maps.Clone(selector)
-	for k, v := range ctx.Cloud.Traits.WorkloadIdentityPodLabels {
+	for k, v := range cluster.CloudTraits[ctx.Cloud.Name].WorkloadIdentityPodLabels {
 		podLabels[k] = v
 	}
 	env := []any{map[string]any{"name": "PORT", "value": strconv.FormatInt(b.Port, 10)}}

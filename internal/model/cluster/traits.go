@@ -1,10 +1,14 @@
 package cluster
 
-import "github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+import (
+	"fmt"
 
-// Traits are the facts about a cloud that the agnostic layer needs, such as
-// how to make a Kubernetes Service load balancer internal. A cloud supplies
-// them when it registers.
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+)
+
+// Traits are the facts about a cloud that the Cluster's model needs, such
+// as how to make a Kubernetes Service load balancer internal. Each cloud
+// registers its own (CloudTraits.Register) from init.
 type Traits struct {
 	// InternalLoadBalancerAnnotations make a Service of type LoadBalancer
 	// internal to the cluster's network on this cloud.
@@ -30,4 +34,18 @@ type Traits struct {
 	// implements KindPrivateServices, and a Cluster may ask for it
 	// (spec.parameters.network.privateServices).
 	PrivateServices bool
+}
+
+// traits are the clouds' Traits, by cloud label.
+type traits map[string]Traits
+
+// CloudTraits are the clouds' Traits, by cloud label.
+var CloudTraits = traits{}
+
+// Register registers a cloud's Traits.
+func (t traits) Register(cloud string, tr Traits) {
+	if _, dup := t[cloud]; dup {
+		panic(fmt.Sprintf("cloud %q registers its traits twice", cloud))
+	}
+	t[cloud] = tr
 }

@@ -42,7 +42,7 @@ func BenchmarkPlanAndRender(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				plan, errs := cluster.Build(x, res.Env, c.Traits)
+				plan, errs := cluster.Build(x, res.Env, cluster.CloudTraits[c.Name])
 				if len(errs) > 0 {
 					b.Fatal(errs)
 				}

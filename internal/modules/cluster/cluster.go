@@ -50,11 +50,9 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 
 	// Plan and check the cloud's rules even when the XR has errors, so
 	// that one Fatal names every bad field.
-	plan, perrs := cluster.Build(x, c.Env, c.Cloud.Traits)
+	plan, perrs := cluster.Build(x, c.Env, cluster.CloudTraits[x.Cloud])
 	c.Errs = append(c.Errs, perrs...)
-	if c.Cloud.Validate != nil {
-		c.Errs = append(c.Errs, c.Cloud.Validate(x, c.Env, plan)...)
-	}
+	c.Check(plan.Components)
 	up, verr := upgrade(c, x, plan)
 	if verr != nil {
 		c.Errs = append(c.Errs, verr)
