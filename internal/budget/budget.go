@@ -15,8 +15,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -300,13 +300,13 @@ const ConditionBudgetOK = "BudgetOK"
 
 // Condition is the BudgetOK condition of the evaluation: True within the
 // budget, False once exhausted, Unknown while the spend is unknown.
-func (e Evaluation) Condition() module.Condition {
-	c := module.Condition{Type: ConditionBudgetOK, Status: module.StatusFalse, Reason: e.Reason, Message: e.Message}
+func (e Evaluation) Condition() response.Condition {
+	c := response.Condition{Type: ConditionBudgetOK, Status: response.StatusFalse, Reason: e.Reason, Message: e.Message}
 	switch {
 	case e.OK:
-		c.Status = module.StatusTrue
+		c.Status = response.StatusTrue
 	case e.Reason == ReasonSpendUnknown || e.Reason == ReasonUnreachable:
-		c.Status = module.StatusUnknown
+		c.Status = response.StatusUnknown
 	}
 	return c
 }

@@ -21,9 +21,9 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -118,7 +118,7 @@ func Use(c *cluster.Reported, resource string, k *registry.Kind) registry.Use {
 // call on every reconcile.
 func (r *Reader) Find(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Composite, ref string) (*cluster.Reported, bool) {
 	sel, labels := selector(x, ref)
-	module.Require(rsp, r.Requirement, sel)
+	response.Require(rsp, r.Requirement, sel)
 	observed := map[string]*structpb.Struct{}
 	for _, rd := range r.ReadsOf(x.Cloud) {
 		name := r.ResourceRequirement(rd.Resource)
@@ -133,7 +133,7 @@ func (r *Reader) Find(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 		if x.Namespace != "" {
 			rsel.Namespace = &x.Namespace
 		}
-		module.Require(rsp, name, rsel)
+		response.Require(rsp, name, rsel)
 		if got := req.GetRequiredResources()[name].GetItems(); len(got) > 0 {
 			observed[rd.Resource] = got[0].GetResource()
 		}

@@ -16,11 +16,11 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -878,10 +878,10 @@ func runEnvironment(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	return runModule(environment.Run, req)
 }
 
-func runModule(f module.Func, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	rsp := module.NewResponse(req, bench.Options.TTLConverging)
+func runModule(f response.Func, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	rsp := response.New(req, bench.Options.TTLConverging)
 	if err := f(req, rsp, bench.Options); err != nil {
-		module.Fatal(rsp, err)
+		response.Fatal(rsp, err)
 	}
 	return rsp
 }

@@ -16,10 +16,10 @@ import (
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds" // the clouds the form offers
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 )
 
 const root = "../.."
@@ -269,8 +269,8 @@ func TestScaffoldedClusters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rsp := module.NewResponse(req, 0)
-			if err := cluster.Run(req, rsp, module.Options{}); err != nil {
+			rsp := response.New(req, 0)
+			if err := cluster.Run(req, rsp, response.Options{}); err != nil {
 				t.Fatalf("%s does not render: %v", name, err)
 			}
 			if len(rsp.GetDesired().GetResources()) == 0 {
@@ -340,8 +340,8 @@ func TestScaffoldedEnvironments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rsp := module.NewResponse(req, 0)
-			if err := environment.Run(req, rsp, module.Options{}); err != nil {
+			rsp := response.New(req, 0)
+			if err := environment.Run(req, rsp, response.Options{}); err != nil {
 				t.Fatalf("%s does not render: %v", name, err)
 			}
 			if len(rsp.GetDesired().GetResources()) == 0 {

@@ -15,11 +15,11 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	clusterrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
 	databaserun "github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -29,7 +29,7 @@ type Module struct {
 	Name string
 	// XRKinds are the kinds of XR it serves: namespaced and legacy.
 	XRKinds []string
-	Run     module.Func
+	Run     response.Func
 	// Kinds are the Component kinds of its agnostic model, which every
 	// cloud implements; none for a module that composes without the
 	// registry's clouds.

@@ -14,8 +14,8 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -23,7 +23,7 @@ import (
 // carry the desired state of earlier pipeline steps. An error means the
 // desired state cannot be computed; the caller returns it as a Fatal result,
 // so that Crossplane changes nothing.
-func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts module.Options) error {
+func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts response.Options) error {
 	x, errs := xr.Decode(req.GetObserved().GetComposite().GetResource())
 	errs = append(errs, xr.Validate(x, registry.Clouds())...)
 	c, err := engine.Begin(req, rsp, opts, &x.Composite, errs)
@@ -68,7 +68,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	}
 	estimate, eerrs := plan.Estimate(c.Env)
 	if len(eerrs) > 0 {
-		return module.Invalid(x.Kind, x.Namespace, x.Name, eerrs)
+		return response.Invalid(x.Kind, x.Namespace, x.Name, eerrs)
 	}
 
 	st, err := c.Render(plan.Components, plan)
@@ -109,7 +109,7 @@ func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse,
 		sp = budget.Find(req, x.Parameters.Budget.SpendRef, x.Namespace)
 	}
 	if sp.Require != nil {
-		module.Require(rsp, budget.RequirementName, sp.Require)
+		response.Require(rsp, budget.RequirementName, sp.Require)
 	}
 	e := budget.Evaluate(b.LimitUSD, b.Thresholds, plan.BudgetEnforcement, sp, x.Deleting)
 	if e.Paused {

@@ -14,9 +14,9 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -268,7 +268,7 @@ func rotations(st *engine.State) []*registry.Rendered {
 // upgradingCondition is the Upgrading condition: True while a version step
 // or a rotation is under way, with the step or the rotations in its
 // message; False and UpToDate otherwise.
-func upgradingCondition(lp lifecycle.Plan, rots []*registry.Rendered) module.Condition {
+func upgradingCondition(lp lifecycle.Plan, rots []*registry.Rendered) response.Condition {
 	var parts []string
 	reason := ""
 	if len(lp.Steps) > 0 {
@@ -290,9 +290,9 @@ func upgradingCondition(lp lifecycle.Plan, rots []*registry.Rendered) module.Con
 		if lp.Ahead {
 			msg = fmt.Sprintf("The control plane runs %s, ahead of the target %s (the cloud upgraded it); every node pool runs the target, and no node pool rotates", lp.Running, lp.Target)
 		}
-		return module.Condition{Type: ConditionUpgrading, Status: module.StatusFalse, Reason: reasonUpToDate, Message: msg}
+		return response.Condition{Type: ConditionUpgrading, Status: response.StatusFalse, Reason: reasonUpToDate, Message: msg}
 	}
-	return module.Condition{Type: ConditionUpgrading, Status: module.StatusTrue, Reason: reason, Message: engine.List(parts)}
+	return response.Condition{Type: ConditionUpgrading, Status: response.StatusTrue, Reason: reason, Message: engine.List(parts)}
 }
 
 // announceStep emits an event when the upgrade's current step (its phase
@@ -306,5 +306,5 @@ func announceStep(rsp *fnv1.RunFunctionResponse, x *xr.Cluster, lp lifecycle.Pla
 	if string(cur.Phase) == object.String(x.Status, "upgrade", "phase") && cur.Version.String() == object.String(x.Status, "upgrade", "stepVersion") {
 		return
 	}
-	module.Normal(rsp, "UpgradeStep", "Upgrade to %s: %s, waiting for %s (%d step(s) left: %s)", lp.Target, lp.Steps[0], lp.Waiting, len(lp.Steps), steps(lp.Steps))
+	response.Normal(rsp, "UpgradeStep", "Upgrade to %s: %s, waiting for %s (%d step(s) left: %s)", lp.Target, lp.Steps[0], lp.Waiting, len(lp.Steps), steps(lp.Steps))
 }

@@ -7,9 +7,9 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -29,7 +29,7 @@ var notRequested = map[string]string{
 
 // budgetCondition is the BudgetOK condition. A cloud without a budget kind
 // (GCP) renders no budget resource, which the message says.
-func budgetCondition(e budget.Evaluation, st *engine.State) module.Condition {
+func budgetCondition(e budget.Evaluation, st *engine.State) response.Condition {
 	c := e.Condition()
 	if st.Rendering(cluster.ConditionBudgetOK) {
 		return c

@@ -15,9 +15,9 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -35,7 +35,7 @@ func notRequested(cluster *cluster.Reported) map[string]string {
 // already carry the desired state of earlier pipeline steps. An error means
 // the desired state cannot be computed; the caller returns it as a Fatal
 // result, so that Crossplane changes nothing.
-func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts module.Options) error {
+func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts response.Options) error {
 	x, errs := xr.DecodeDatabase(req.GetObserved().GetComposite().GetResource())
 	errs = append(errs, xr.ValidateDatabase(x, registry.Clouds())...)
 	c, err := engine.Begin(req, rsp, opts, &x.Composite, errs)
@@ -122,15 +122,15 @@ const (
 
 // upgrading is the Upgrading condition: True with the step while the
 // server walks to the target, False and UpToDate once it runs it.
-func upgrading(u database.Upgrade) module.Condition {
+func upgrading(u database.Upgrade) response.Condition {
 	if len(u.Steps) == 0 {
 		msg := "The server runs PostgreSQL " + u.Target
 		if u.Running == "" {
 			msg = "The server is asked for PostgreSQL " + u.Target
 		}
-		return module.Condition{Type: database.ConditionUpgrading, Status: module.StatusFalse, Reason: reasonUpToDate, Message: msg}
+		return response.Condition{Type: database.ConditionUpgrading, Status: response.StatusFalse, Reason: reasonUpToDate, Message: msg}
 	}
-	return module.Condition{Type: database.ConditionUpgrading, Status: module.StatusTrue, Reason: reasonEngineUpgrade,
+	return response.Condition{Type: database.ConditionUpgrading, Status: response.StatusTrue, Reason: reasonEngineUpgrade,
 		Message: fmt.Sprintf("PostgreSQL %s to %s, waiting for %s (%d step(s) to %s)", u.Running, u.Step, u.Waiting, len(u.Steps), u.Target)}
 }
 
@@ -155,9 +155,9 @@ func clusterAbsent(x *xr.Database, ref string) string {
 
 // waitingFor are the conditions of a Database waiting for its Cluster, for
 // the reason msg says.
-func waitingFor(msg string) []module.Condition {
-	return []module.Condition{
-		{Type: database.ConditionNetworkReady, Status: module.StatusFalse, Reason: engine.ReasonWaiting, Message: msg},
-		{Type: database.ConditionDatabaseReady, Status: module.StatusFalse, Reason: engine.ReasonWaiting, Message: msg},
+func waitingFor(msg string) []response.Condition {
+	return []response.Condition{
+		{Type: database.ConditionNetworkReady, Status: response.StatusFalse, Reason: engine.ReasonWaiting, Message: msg},
+		{Type: database.ConditionDatabaseReady, Status: response.StatusFalse, Reason: engine.ReasonWaiting, Message: msg},
 	}
 }

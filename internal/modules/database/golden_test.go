@@ -12,8 +12,8 @@ import (
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files, the examples' observed files and the Cluster fixtures in examples/<cloud>/required")
@@ -28,9 +28,9 @@ var envs = fntest.MustLoad(filepath.Join(examples, "envconfigs"))
 
 // run is what fn.go does for the database module.
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	rsp := module.NewResponse(req, ttlConverging)
-	if err := database.Run(req, rsp, module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
-		module.Fatal(rsp, err)
+	rsp := response.New(req, ttlConverging)
+	if err := database.Run(req, rsp, response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
+		response.Fatal(rsp, err)
 	}
 	return rsp
 }

@@ -18,10 +18,10 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -41,7 +41,7 @@ var notRequested = map[string]string{
 // must already carry the desired state of earlier pipeline steps. An error
 // means the desired state cannot be computed; the caller returns it as a
 // Fatal result, so that Crossplane changes nothing.
-func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts module.Options) error {
+func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts response.Options) error {
 	x, errs := xr.DecodeAppEnvironment(req.GetObserved().GetComposite().GetResource())
 	errs = append(errs, xr.ValidateAppEnvironment(x, registry.Clouds())...)
 	c, err := engine.Begin(req, rsp, opts, &x.Composite, errs)
@@ -178,10 +178,10 @@ func clusterAbsent(x *xr.AppEnvironment, ref string) string {
 
 // waitingFor are the conditions of an AppEnvironment waiting for its
 // Cluster, for the reason msg says.
-func waitingFor(msg string) []module.Condition {
-	out := make([]module.Condition, 0, len(appenvironment.ConditionTypes))
+func waitingFor(msg string) []response.Condition {
+	out := make([]response.Condition, 0, len(appenvironment.ConditionTypes))
 	for _, t := range appenvironment.ConditionTypes {
-		out = append(out, module.Condition{Type: t, Status: module.StatusFalse, Reason: engine.ReasonWaiting, Message: msg})
+		out = append(out, response.Condition{Type: t, Status: response.StatusFalse, Reason: engine.ReasonWaiting, Message: msg})
 	}
 	return out
 }
@@ -198,7 +198,7 @@ func findSiblings(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x
 	if x.Namespace != "" {
 		sel.Namespace = &x.Namespace
 	}
-	module.Require(rsp, RequirementSiblings, sel)
+	response.Require(rsp, RequirementSiblings, sel)
 	var out []*xr.AppEnvironment
 	for _, item := range req.GetRequiredResources()[RequirementSiblings].GetItems() {
 		// A sibling that does not decode has no namespace to claim.

@@ -9,8 +9,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 )
 
 // The TTLs the tests run the module with.
@@ -22,9 +22,9 @@ const (
 var update = flag.Bool("update", false, "rewrite the golden file and the example's observed-resource file")
 
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	rsp := module.NewResponse(req, ttlConverging)
-	if err := workloadbudget.Run(req, rsp, module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
-		module.Fatal(rsp, err)
+	rsp := response.New(req, ttlConverging)
+	if err := workloadbudget.Run(req, rsp, response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
+		response.Fatal(rsp, err)
 	}
 	return rsp
 }

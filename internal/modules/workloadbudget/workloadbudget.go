@@ -1,6 +1,7 @@
-// Package wastegate is the budget module ("module: budget" in the Input):
-// the wastegate pattern for plain workloads. It measures spend continuously
-// and cuts the fuel, scaling Deployments to zero, once the budget is gone.
+// Package workloadbudget is the WorkloadBudget module ("module: budget" in
+// the Input): a spend guardrail for plain workloads (the wastegate pattern).
+// It measures spend continuously and cuts the fuel, scaling Deployments to
+// zero, once the budget is gone.
 package workloadbudget
 
 import (
@@ -13,9 +14,9 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/kubekinds"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -39,17 +40,17 @@ const (
 // its Deployment back at the stated replicas, the Usage is dropped, and
 // Crossplane replays the deletion.
 
-// Run is the budget module: it measures
+// Run is the WorkloadBudget module: it measures
 // spend against a WorkloadBudget and, once the budget is exhausted with
 // enforcement enabled, scales every target Deployment to zero; otherwise to
 // the replica count the XR states. Each target gets a provider-kubernetes
 // Object that observes the Deployment and owns nothing but spec.replicas:
 // management policies Observe and Update, so it never creates or deletes a
 // Deployment.
-func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts module.Options) error {
+func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts response.Options) error {
 	b, errs := xr.DecodeWorkloadBudget(req.GetObserved().GetComposite().GetResource())
 	if len(errs) > 0 {
-		return module.Invalid("WorkloadBudget", b.Namespace, b.Name, errs)
+		return response.Invalid("WorkloadBudget", b.Namespace, b.Name, errs)
 	}
 	thresholds := b.Thresholds
 	if len(thresholds) == 0 {
@@ -61,7 +62,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	}
 	sp := budget.Find(req, b.SpendRef, b.Namespace)
 	if sp.Require != nil {
-		module.Require(rsp, budget.RequirementName, sp.Require)
+		response.Require(rsp, budget.RequirementName, sp.Require)
 	}
 	e := budget.Evaluate(b.LimitUSD, thresholds, enforcement, sp, b.Deleting)
 	var warnings []string
@@ -127,7 +128,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 		}
 	}
 
-	module.Warn(rsp, object.Strings(b.Status, "warnings"), warnings)
+	response.Warn(rsp, object.Strings(b.Status, "warnings"), warnings)
 	status := e.Status()
 	delete(status, "limitUsd")
 	if len(warnings) > 0 {
@@ -149,7 +150,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	dxr["kind"] = structpb.NewStringValue(object.String(oxr, "kind"))
 	dxr["status"] = s.Fields["status"]
 
-	module.SetConditions(rsp, b.Conditions, []module.Condition{e.Condition()})
+	response.SetConditions(rsp, b.Conditions, []response.Condition{e.Condition()})
 	// Its spend is an object Crossplane does not watch for it: a change
 	// is seen when the XR runs again, so it runs again soon, whatever its
 	// Objects do (a budget exists to act on spend).

@@ -1,8 +1,9 @@
-// Package module holds what every module of the function shares: its
-// options, and the ways it speaks to Crossplane beyond desired resources:
-// conditions (with events only on transitions), warnings (reported once)
-// and requirements.
-package module
+// Package response is how a module speaks to Crossplane beyond the desired
+// resources: the response it starts (New), its results (Fatal, Warning,
+// Normal), conditions (with events only on transitions), warnings
+// (reported once), requirements, the size limit and the TTL, and the
+// Options that tune them for every module.
+package response
 
 import (
 	"fmt"

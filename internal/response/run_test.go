@@ -1,4 +1,4 @@
-package module
+package response
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package module
+package response
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 
 // The function builds its responses from the protobuf types directly rather
 // than through function-sdk-go's request and response helpers: those import
-// crossplane-runtime's resource package, which links controller-runtime and
-// client-go into the binary and costs every start of the function several
-// milliseconds of package initialisation for code it never runs.
+// crossplane-runtime's resource package, which links controller-runtime
+// into the binary and costs every start of the function package
+// initialisation for code it never runs.
 
-// NewResponse starts the response to a request: its tag, a TTL, and the
+// New starts the response to a request: its tag, a TTL, and the
 // desired state and context of the earlier pipeline steps, passed through.
-func NewResponse(req *fnv1.RunFunctionRequest, ttl time.Duration) *fnv1.RunFunctionResponse {
+func New(req *fnv1.RunFunctionRequest, ttl time.Duration) *fnv1.RunFunctionResponse {
 	return &fnv1.RunFunctionResponse{
 		Meta:    &fnv1.ResponseMeta{Tag: req.GetMeta().GetTag(), Ttl: durationpb.New(ttl)},
 		Desired: req.GetDesired(),
