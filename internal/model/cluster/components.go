@@ -13,8 +13,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 

@@ -12,9 +12,9 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/secret"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"

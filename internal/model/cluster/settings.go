@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 

@@ -10,9 +10,9 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/response"

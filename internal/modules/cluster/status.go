@@ -3,9 +3,9 @@ package cluster
 import (
 	"strings"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"

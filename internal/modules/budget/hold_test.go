@@ -1,4 +1,4 @@
-package workloadbudget_test
+package budget_test
 
 import (
 	"path/filepath"
@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -106,7 +106,7 @@ func TestDeletionHold(t *testing.T) {
 				t.Fatalf("%s\nunexpected Fatal: %s", tc.reason, f)
 			}
 			d := fntest.Desired(out)
-			hold, held := d[workloadbudget.DeletionHold]
+			hold, held := d[budget.DeletionHold]
 			replicas := d["deployment-batch-worker"]["spec"].(map[string]any)["forProvider"].(map[string]any)["manifest"].(map[string]any)["spec"].(map[string]any)["replicas"]
 			got := want{hold: held, replicas: replicas.(float64), ttl: out.GetMeta().GetTtl().AsDuration()}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {

@@ -1,8 +1,8 @@
-// Package workloadbudget is the WorkloadBudget module ("module: budget" in
-// the Input): a spend guardrail for plain workloads (the wastegate pattern).
-// It measures spend continuously and cuts the fuel, scaling Deployments to
-// zero, once the budget is gone.
-package workloadbudget
+// Package budget is the budget module ("module: budget" in the Input): it
+// runs a WorkloadBudget XR, a spend guardrail for plain workloads, on its
+// model (internal/model/budget). It measures spend continuously and cuts
+// the fuel, scaling Deployments to zero, once the budget is gone.
+package budget
 
 import (
 	"cmp"
@@ -12,8 +12,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/kubekinds"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/response"
@@ -40,7 +40,7 @@ const (
 // its Deployment back at the stated replicas, the Usage is dropped, and
 // Crossplane replays the deletion.
 
-// Run is the WorkloadBudget module: it measures
+// Run is the budget module: it measures
 // spend against a WorkloadBudget and, once the budget is exhausted with
 // enforcement enabled, scales every target Deployment to zero; otherwise to
 // the replica count the XR states. Each target gets a provider-kubernetes

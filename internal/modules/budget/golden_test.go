@@ -1,4 +1,4 @@
-package workloadbudget_test
+package budget_test
 
 import (
 	"flag"
@@ -9,7 +9,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/modules/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 )
 
@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite the golden file and the example
 
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	rsp := response.New(req, ttlConverging)
-	if err := workloadbudget.Run(req, rsp, response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
+	if err := budget.Run(req, rsp, response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
 		response.Fatal(rsp, err)
 	}
 	return rsp

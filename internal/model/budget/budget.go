@@ -1,6 +1,8 @@
-// Package budget measures spend against a budget and decides whether to
-// cut the fuel: the evaluation both the cluster module (a Cluster XR's
-// budget) and the budget module (plain workloads) share.
+// Package budget is the budget's model: what a WorkloadBudget XR is, a
+// limit with thresholds and an enforcement, measured against the spend it
+// reads, and the evaluation that decides whether to cut the fuel. The
+// Cluster's budget shares it: both the budget module (plain workloads) and
+// the cluster module (a Cluster XR's budget) evaluate spend with it.
 package budget
 
 import (
