@@ -18,10 +18,11 @@ import (
 const module = "github.com/seed-6471616d/function-cluster-platform/"
 
 // TestFloors holds the house to its floors, as docs/extending.md draws
-// them: the contract and the models at the bottom, the registry above
-// them, the clouds and the engine above the registry, the runners above
-// the engine. Each rule names packages (a path, or a folder ending in
-// "/") and what none of them may depend on, directly or not.
+// them: the contract at the bottom, the models and the registry above it
+// (neither importing the other), the clouds and the engine above the
+// registry, the runners above the engine. Each rule names packages (a
+// path, or a folder ending in "/") and what none of them may depend on,
+// directly or not.
 func TestFloors(t *testing.T) {
 	deps := packageDeps(t)
 	cases := map[string]struct {
@@ -48,6 +49,11 @@ func TestFloors(t *testing.T) {
 			reason:    "A cloud implements the models' components on the registry: it never imports a runner or the engine.",
 			packages:  "internal/clouds/",
 			forbidden: []string{"internal/engine", "internal/modules"},
+		},
+		"Runners": {
+			reason:    "A runner stands on the engine and its model, never on a cloud: the function links the clouds in.",
+			packages:  "internal/modules/",
+			forbidden: []string{"internal/clouds/"},
 		},
 		"Engine": {
 			reason:    "The engine is what every runner shares: it imports no XR kind's model, no cloud and no runner.",

@@ -1,10 +1,12 @@
 // Package registry is the three-layer resource registry.
 //
-// Layer 1, the agnostic layer, is package platform: Components such as "a
-// node pool of 3..10 medium nodes". Layer 2 is a cloud: a package under
+// Layer 1, the agnostic layer, is the models (internal/model/<kind>):
+// Components such as "a node pool of 3..10 medium nodes", under the
+// contract of package component. Layer 2 is a cloud: a package under
 // internal/clouds that registers, under its cloud label, one implementation
 // per Component kind, each turning a Component into concrete composed
-// Resources. Layer 3 is the overlays: partial manifests from the environment
+// Resources. The registry knows the contract only, never a model: what a
+// cloud needs of a model, the component carries. Layer 3 is the overlays: partial manifests from the environment
 // and the XR deep-merged on top, keyed by composition-resource name.
 //
 // The registry owns everything around the cloud implementations: the exact
