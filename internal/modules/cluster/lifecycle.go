@@ -40,7 +40,7 @@ type running struct {
 
 // upgraded is what upgrade decided.
 type upgraded struct {
-	plan lifecycle.Plan
+	plan lifecycle.Upgrade
 	// warnings are to be given; runs are the versions the pools run, as
 	// their providers report them, by pool name.
 	warnings []string
@@ -182,7 +182,7 @@ func poolState(name string, f registry.VersionField, obs *structpb.Struct) runni
 // it asks for (or, where the cloud wants exact versions, the one it runs);
 // for a new minor, exactly what the control plane runs where the cloud
 // wants that (GKE), else the minor.
-func poolVersion(lp lifecycle.Plan, name string, r running, cpRuns string, exact bool) string {
+func poolVersion(lp lifecycle.Upgrade, name string, r running, cpRuns string, exact bool) string {
 	m := lp.NewPools
 	if r.exists {
 		m = lp.Pools[name]
@@ -233,7 +233,7 @@ func steps(ss []lifecycle.Step) string {
 
 // upgradeStatus is status.upgrade: the target, what the control plane runs,
 // the current step and what it waits for, and every step to the target.
-func upgradeStatus(lp lifecycle.Plan) map[string]any {
+func upgradeStatus(lp lifecycle.Upgrade) map[string]any {
 	out := map[string]any{
 		"target": lp.Target.String(),
 		"phase":  string(lp.Phase()),
@@ -268,7 +268,7 @@ func rotations(st *engine.State) []*registry.Rendered {
 // upgradingCondition is the Upgrading condition: True while a version step
 // or a rotation is under way, with the step or the rotations in its
 // message; False and UpToDate otherwise.
-func upgradingCondition(lp lifecycle.Plan, rots []*registry.Rendered) response.Condition {
+func upgradingCondition(lp lifecycle.Upgrade, rots []*registry.Rendered) response.Condition {
 	var parts []string
 	reason := ""
 	if len(lp.Steps) > 0 {
@@ -298,7 +298,7 @@ func upgradingCondition(lp lifecycle.Plan, rots []*registry.Rendered) response.C
 // announceStep emits an event when the upgrade's current step (its phase
 // and version) is not the one the XR's status last showed: one event per
 // step, however many pools it moves one after the other.
-func announceStep(rsp *fnv1.RunFunctionResponse, x *xr.Cluster, lp lifecycle.Plan) {
+func announceStep(rsp *fnv1.RunFunctionResponse, x *xr.Cluster, lp lifecycle.Upgrade) {
 	if len(lp.Steps) == 0 {
 		return
 	}
