@@ -6,6 +6,8 @@
 // registers one implementation per Kind.
 package component
 
+import "fmt"
+
 // Kind names a kind of Component. Each cloud registers one implementation
 // per Kind.
 type Kind string
@@ -59,4 +61,18 @@ type Removal struct {
 // longer renders a resource and whether the XR's spec removed it.
 type Remover interface {
 	Removal(componentID string) Removal
+}
+
+// ByCloud holds a fact about each cloud that a model needs, such as the
+// Cluster's traits of a cloud or how a cloud's database servers upgrade,
+// by cloud label. A cloud registers its own from init.
+type ByCloud[T any] map[string]T
+
+// Register registers a cloud's fact. Registering one twice panics: it is a
+// programming error.
+func (b ByCloud[T]) Register(cloud string, v T) {
+	if _, dup := b[cloud]; dup {
+		panic(fmt.Sprintf("cloud %q registers its %T twice", cloud, v))
+	}
+	b[cloud] = v
 }

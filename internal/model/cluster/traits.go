@@ -1,8 +1,7 @@
 package cluster
 
 import (
-	"fmt"
-
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 )
 
@@ -36,16 +35,5 @@ type Traits struct {
 	PrivateServices bool
 }
 
-// traits are the clouds' Traits, by cloud label.
-type traits map[string]Traits
-
 // CloudTraits are the clouds' Traits, by cloud label.
-var CloudTraits = traits{}
-
-// Register registers a cloud's Traits.
-func (t traits) Register(cloud string, tr Traits) {
-	if _, dup := t[cloud]; dup {
-		panic(fmt.Sprintf("cloud %q registers its traits twice", cloud))
-	}
-	t[cloud] = tr
-}
+var CloudTraits = component.ByCloud[Traits]{}

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 )
 
@@ -37,19 +38,8 @@ type Engine struct {
 	Source string
 }
 
-// engines are the clouds' Engines, by cloud label.
-type engines map[string]Engine
-
 // Engines are the clouds' Engines, by cloud label.
-var Engines = engines{}
-
-// Register registers a cloud's Engine.
-func (e engines) Register(cloud string, en Engine) {
-	if _, dup := e[cloud]; dup {
-		panic(fmt.Sprintf("cloud %q registers its database engine twice", cloud))
-	}
-	e[cloud] = en
-}
+var Engines = component.ByCloud[Engine]{}
 
 // Server is what runs: the observed server, as its cloud's Engine reads
 // it. The zero Server is a server not created yet.
