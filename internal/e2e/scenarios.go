@@ -16,8 +16,8 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
+	appenvironmentrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/response"
@@ -875,7 +875,7 @@ func runDatabase(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 }
 
 func runEnvironment(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	return runModule(environment.Run, req)
+	return runModule(appenvironmentrun.Run, req)
 }
 
 func runModule(f response.Func, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {

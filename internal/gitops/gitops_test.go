@@ -16,8 +16,8 @@ import (
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds" // the clouds the form offers
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	appenvironmentrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 )
@@ -341,7 +341,7 @@ func TestScaffoldedEnvironments(t *testing.T) {
 				t.Fatal(err)
 			}
 			rsp := response.New(req, 0)
-			if err := environment.Run(req, rsp, response.Options{}); err != nil {
+			if err := appenvironmentrun.Run(req, rsp, response.Options{}); err != nil {
 				t.Fatalf("%s does not render: %v", name, err)
 			}
 			if len(rsp.GetDesired().GetResources()) == 0 {

@@ -15,10 +15,10 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
+	appenvironmentrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/appenvironment"
 	budgetrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/budget"
 	clusterrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
 	databaserun "github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -51,7 +51,7 @@ type Module struct {
 var All = []Module{
 	{Name: v1beta1.ModuleCluster, XRKinds: []string{xr.ClusterKind, xr.LegacyClusterKind}, Run: clusterrun.Run, Kinds: cluster.Kinds, Optional: cluster.OptionalKinds, Settings: &envcfg.Known{Type: cluster.Settings{}}},
 	{Name: v1beta1.ModuleDatabase, XRKinds: []string{xr.DatabaseKind, xr.LegacyDatabaseKind}, Run: databaserun.Run, Kinds: database.Kinds, Settings: &envcfg.Known{Path: []string{database.SettingsKey}, Type: database.Settings{}}, Clusters: clusterref.ForDatabase},
-	{Name: v1beta1.ModuleEnvironment, XRKinds: []string{xr.AppEnvironmentKind, xr.LegacyAppEnvironmentKind}, Run: environment.Run, Kinds: appenvironment.Kinds, Settings: &envcfg.Known{Path: []string{appenvironment.SettingsKey}, Type: appenvironment.Settings{}}, Clusters: clusterref.ForAppEnvironment},
+	{Name: v1beta1.ModuleEnvironment, XRKinds: []string{xr.AppEnvironmentKind, xr.LegacyAppEnvironmentKind}, Run: appenvironmentrun.Run, Kinds: appenvironment.Kinds, Settings: &envcfg.Known{Path: []string{appenvironment.SettingsKey}, Type: appenvironment.Settings{}}, Clusters: clusterref.ForAppEnvironment},
 	{Name: v1beta1.ModuleBudget, XRKinds: []string{xr.WorkloadBudgetKind}, Run: budgetrun.Run},
 }
 

@@ -1,9 +1,9 @@
-// Package environment is the application environment module ("module:
+// Package appenvironment is the AppEnvironment module ("module:
 // environment" in the Input): it runs an AppEnvironment XR on the machinery
 // every module shares (package engine), with its model
 // (internal/model/appenvironment): the Cluster it runs on, the environments
 // beside it on that Cluster, the plan, the render, status and conditions.
-package environment
+package appenvironment
 
 import (
 	"cmp"

@@ -1,4 +1,4 @@
-package environment_test
+package appenvironment_test
 
 import (
 	"maps"
@@ -11,7 +11,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	appenvironmentrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
@@ -290,7 +290,7 @@ func TestScenarios(t *testing.T) {
 	}
 	withSiblings := func(sibs ...fntest.Object) map[string][]fntest.Object {
 		e := required(appXR("gcp"))
-		e[environment.RequirementSiblings] = sibs
+		e[appenvironmentrun.RequirementSiblings] = sibs
 		return e
 	}
 	me := fntest.Set("metadata.creationTimestamp", "2026-06-01T00:00:00Z")

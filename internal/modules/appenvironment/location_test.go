@@ -1,4 +1,4 @@
-package environment_test
+package appenvironment_test
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package environment_test
+package appenvironment_test
 
 import (
 	"flag"
@@ -12,7 +12,7 @@ import (
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	appenvironmentrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 )
 
@@ -29,7 +29,7 @@ var envs = fntest.MustLoad(filepath.Join(examples, "envconfigs"))
 // run is what fn.go does for the environment module.
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	rsp := response.New(req, ttlConverging)
-	if err := environment.Run(req, rsp, response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
+	if err := appenvironmentrun.Run(req, rsp, response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
 		response.Fatal(rsp, err)
 	}
 	return rsp
