@@ -17,17 +17,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 
 	// The cloud layers register themselves.
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
 )
 
 // byName are the function's modules by the Input's module name.
-var byName = func() map[string]module.Func {
-	m := make(map[string]module.Func, len(modules.All))
+var byName = func() map[string]response.Func {
+	m := make(map[string]response.Func, len(modules.All))
 	for _, mod := range modules.All {
 		m[mod.Name] = mod.Run
 	}
@@ -39,12 +39,12 @@ type Function struct {
 	fnv1.UnimplementedFunctionRunnerServiceServer
 
 	log     logging.Logger
-	opts    module.Options
-	modules map[string]module.Func
+	opts    response.Options
+	modules map[string]response.Func
 }
 
 // NewFunction returns a Function that serves every module.
-func NewFunction(log logging.Logger, opts module.Options) *Function {
+func NewFunction(log logging.Logger, opts response.Options) *Function {
 	return &Function{log: log, opts: opts, modules: byName}
 }
 
@@ -52,18 +52,18 @@ func NewFunction(log logging.Logger, opts module.Options) *Function {
 // the response. Every error, and any panic, becomes a Fatal result: Crossplane
 // then changes nothing.
 func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) (rsp *fnv1.RunFunctionResponse, _ error) {
-	rsp = module.NewResponse(req, f.opts.TTLConverging)
+	rsp = response.New(req, f.opts.TTLConverging)
 	defer func() {
 		if r := recover(); r != nil {
 			f.log.Info("Recovered from a panic", "panic", r, "stack", string(debug.Stack()))
-			rsp = module.NewResponse(req, f.opts.TTLConverging)
-			module.Fatal(rsp, fmt.Errorf("internal error: %v", r))
+			rsp = response.New(req, f.opts.TTLConverging)
+			response.Fatal(rsp, fmt.Errorf("internal error: %v", r))
 		}
 	}()
 
 	in, err := input(req)
 	if err != nil {
-		module.Fatal(rsp, err)
+		response.Fatal(rsp, err)
 		return rsp, nil
 	}
 	opts := f.opts
@@ -78,17 +78,17 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 	}
 	run, ok := f.modules[name]
 	if !ok {
-		module.Fatal(rsp, fmt.Errorf("input module %q is not supported; supported modules: %s", in.Module, strings.Join(slices.Sorted(maps.Keys(f.modules)), ", ")))
+		response.Fatal(rsp, fmt.Errorf("input module %q is not supported; supported modules: %s", in.Module, strings.Join(slices.Sorted(maps.Keys(f.modules)), ", ")))
 		return rsp, nil
 	}
 	if err := run(req, rsp, opts); err != nil {
 		f.log.Debug("Cannot render", "xr", object.String(req.GetObserved().GetComposite().GetResource(), "metadata", "name"), "error", err)
-		module.Fatal(rsp, err)
+		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	if err := module.CheckSize(rsp); err != nil {
-		rsp = module.NewResponse(req, f.opts.TTLConverging)
-		module.Fatal(rsp, err)
+	if err := response.CheckSize(rsp); err != nil {
+		rsp = response.New(req, f.opts.TTLConverging)
+		response.Fatal(rsp, err)
 	}
 	return rsp, nil
 }

@@ -19,8 +19,8 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 )
 
 const (
@@ -29,7 +29,7 @@ const (
 )
 
 func newFunction() *Function {
-	return NewFunction(logging.NewNopLogger(), module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady})
+	return NewFunction(logging.NewNopLogger(), response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady})
 }
 
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
@@ -691,8 +691,8 @@ func TestPassThrough(t *testing.T) {
 // TestPanicRecovered checks that a panic inside a module becomes a Fatal
 // result: Crossplane then changes nothing, and the function keeps serving.
 func TestPanicRecovered(t *testing.T) {
-	f := NewFunction(logging.NewNopLogger(), module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady})
-	f.modules = map[string]module.Func{"cluster": func(*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse, module.Options) error {
+	f := NewFunction(logging.NewNopLogger(), response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady})
+	f.modules = map[string]response.Func{"cluster": func(*fnv1.RunFunctionRequest, *fnv1.RunFunctionResponse, response.Options) error {
 		panic("simulated bug")
 	}}
 	req, err := fntest.Request{XR: fntest.GCPXR(), EnvironmentConfigs: envs}.Proto()

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthgrpc "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/serve"
 )
 
@@ -49,7 +49,7 @@ func (c *ServeCmd) Run() error {
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthgrpc.HealthCheckResponse_SERVING)
 
-	return serve.Serve(NewFunction(log, module.Options{TTLConverging: c.TTLConverging, TTLReady: c.TTLReady}), serve.Options{
+	return serve.Serve(NewFunction(log, response.Options{TTLConverging: c.TTLConverging, TTLReady: c.TTLReady}), serve.Options{
 		Network:            c.Network,
 		Address:            c.Address,
 		TLSCertsDir:        c.TLSCertsDir,

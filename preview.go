@@ -12,8 +12,8 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/preview"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
@@ -36,7 +36,7 @@ type PreviewCmd struct {
 
 // runner runs RunFunction in process.
 func runner() preview.Runner {
-	f := NewFunction(logging.NewNopLogger(), module.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute})
+	f := NewFunction(logging.NewNopLogger(), response.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute})
 	return func(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 		rsp, _ := f.RunFunction(context.Background(), req) // it reports errors as Fatal results
 		return rsp

@@ -21,8 +21,8 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/preview"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
@@ -283,7 +283,7 @@ func TestPreviewMatchesRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := grpc.NewServer()
-	fnv1.RegisterFunctionRunnerServiceServer(srv, NewFunction(logging.NewNopLogger(), module.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute}))
+	fnv1.RegisterFunctionRunnerServiceServer(srv, NewFunction(logging.NewNopLogger(), response.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute}))
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -46,7 +46,7 @@ func CloudsPage(stacks []Stack, graph *Graph) []byte {
 		b.WriteString("| Module | Component kind | Composes (kind, apiVersion for a namespaced XR, resources in the example) |\n|---|---|---|\n")
 		uses := map[kindKey][]string{}
 		for _, m := range graph.Modules {
-			per := map[platform.Kind]*composed{}
+			per := map[component.Kind]*composed{}
 			for _, st := range byCloud[name] {
 				if st.Module != m.Name {
 					continue

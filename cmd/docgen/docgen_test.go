@@ -10,8 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -308,7 +308,7 @@ func TestGraphBlock(t *testing.T) {
 
 func TestMermaid(t *testing.T) {
 	mods := []modules.Module{
-		{Name: "a", XRKinds: []string{"Alpha"}, Kinds: []platform.Kind{"Net", "Node-Pool"}},
+		{Name: "a", XRKinds: []string{"Alpha"}, Kinds: []component.Kind{"Net", "Node-Pool"}},
 		{Name: "b", XRKinds: []string{"Beta"}},
 	}
 	type args struct {
@@ -326,7 +326,7 @@ func TestMermaid(t *testing.T) {
 				Clouds:   []string{"aws", "gcp"},
 				Edges:    map[Edge][]string{{From: "Node-Pool", To: "Net"}: {"aws", "gcp"}, {From: "Net", To: "Node-Pool"}: {"aws"}},
 				Links:    map[Link][]string{{Kind: "Node-Pool", Module: "b", Nested: true}: {"gcp"}, {Kind: "Net", Module: "b"}: {"aws", "gcp"}},
-				Rendered: map[platform.Kind]bool{"Net": true},
+				Rendered: map[component.Kind]bool{"Net": true},
 			}},
 			want: `---
 title: "` + MermaidTitle + `"

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -17,7 +17,7 @@ import (
 // To, to be ready before it is composed.
 type Edge struct {
 	// From waits for To.
-	From, To platform.Kind
+	From, To component.Kind
 }
 
 // A Link joins a Component kind and another module: the Component composes
@@ -25,7 +25,7 @@ type Edge struct {
 // resources of the Cluster they name (clusterRef).
 type Link struct {
 	// Kind is the Component kind.
-	Kind platform.Kind
+	Kind component.Kind
 	// Module is the other module's name.
 	Module string
 	// Nested is set when Kind composes Module's XR; otherwise Module's
@@ -45,7 +45,7 @@ type Graph struct {
 	// Links are the links between modules, with the clouds.
 	Links map[Link][]string
 	// Rendered are the Component kinds some example stack renders.
-	Rendered map[platform.Kind]bool
+	Rendered map[component.Kind]bool
 	// Clouds are the registered clouds, sorted.
 	Clouds []string
 }
@@ -69,7 +69,7 @@ func BuildGraph(stacks []Stack) (*Graph, error) {
 		Modules:  modules.All,
 		Edges:    map[Edge][]string{},
 		Links:    map[Link][]string{},
-		Rendered: map[platform.Kind]bool{},
+		Rendered: map[component.Kind]bool{},
 		Clouds:   registry.Clouds(),
 	}
 	add := func(m map[Edge][]string, e Edge, cloud string) {
@@ -144,7 +144,7 @@ func BuildGraph(stacks []Stack) (*Graph, error) {
 }
 
 // componentOf is the Component kind of a stack's composed resource.
-func componentOf(st *Stack, resource string) (platform.Kind, bool) {
+func componentOf(st *Stack, resource string) (component.Kind, bool) {
 	for _, rd := range st.Rendered {
 		if rd.Name == resource {
 			k, ok := st.Components[rd.Component]
@@ -155,7 +155,7 @@ func componentOf(st *Stack, resource string) (platform.Kind, bool) {
 }
 
 // nodeID is a Mermaid node ID: alphanumeric.
-func nodeID(k platform.Kind) string { return "k" + alnum(string(k)) }
+func nodeID(k component.Kind) string { return "k" + alnum(string(k)) }
 
 // moduleID is the Mermaid ID of a module's subgraph or node.
 func moduleID(name string) string { return "module" + alnum(name) }
@@ -190,7 +190,7 @@ func (g *Graph) label(clouds []string, what string) string {
 // shows the Cluster module's; docs/reference/graph.md shows them all.
 func (g *Graph) Of(module string) *Graph {
 	out := &Graph{Edges: map[Edge][]string{}, Links: map[Link][]string{}, Rendered: g.Rendered, Clouds: g.Clouds}
-	in := map[platform.Kind]bool{}
+	in := map[component.Kind]bool{}
 	for _, m := range g.Modules {
 		if m.Name == module {
 			out.Modules = []modules.Module{m}
@@ -225,8 +225,8 @@ func (g *Graph) Mermaid() string {
 	b.WriteString("flowchart LR\n")
 	// ref names a node in an edge; drawn bare, a node is labelled where
 	// it first appears.
-	labelled := map[platform.Kind]bool{}
-	ref := func(k platform.Kind) string {
+	labelled := map[component.Kind]bool{}
+	ref := func(k component.Kind) string {
 		if !single || labelled[k] {
 			return nodeID(k)
 		}
@@ -282,8 +282,8 @@ func (g *Graph) Mermaid() string {
 }
 
 // kindOrder is each Component kind's position in modules.All.
-func kindOrder() map[platform.Kind]int {
-	out := map[platform.Kind]int{}
+func kindOrder() map[component.Kind]int {
+	out := map[component.Kind]int{}
 	for _, m := range modules.All {
 		for _, k := range m.AllKinds() {
 			if _, ok := out[k]; !ok {

@@ -11,11 +11,12 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -32,7 +33,7 @@ type Stack struct {
 	// Example is the example file, relative to the examples folder.
 	Example string
 	// Components are the Component kinds of the plan, by Component ID.
-	Components map[string]platform.Kind
+	Components map[string]component.Kind
 	// Rendered are the composed resources, in the registry's order.
 	Rendered []*registry.Rendered
 }
@@ -88,7 +89,7 @@ func render(examples, file, module string, envs []xpsim.Object) (Stack, error) {
 	for _, o := range observed {
 		ex.observed[xpsim.CompositionResourceName(o)] = o
 	}
-	st := Stack{Module: module, Example: file, Components: map[string]platform.Kind{}}
+	st := Stack{Module: module, Example: file, Components: map[string]component.Kind{}}
 	switch module {
 	case v1beta1.ModuleCluster:
 		err = renderCluster(&st, ex)
@@ -154,7 +155,7 @@ func begin(st *Stack, ex example, x *xr.Composite, required map[string][]xpsim.O
 
 // finish renders the plan's components through the cloud layer and the
 // registry.
-func (c *call) finish(st *Stack, x *xr.Composite, comps []platform.Component, clusterPlan *platform.Plan, errs field.ErrorList) error {
+func (c *call) finish(st *Stack, x *xr.Composite, comps []component.Component, errs field.ErrorList) error {
 	errs = append(errs, c.env.Errors()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("cannot plan: %w", errs.ToAggregate())
@@ -166,7 +167,7 @@ func (c *call) finish(st *Stack, x *xr.Composite, comps []platform.Component, cl
 	for name, r := range c.req.GetObserved().GetResources() {
 		observed[name] = r.GetResource()
 	}
-	rendered, err := c.cloud.Render(registry.NewContext(x, c.env, c.cloud, clusterPlan, observed), comps)
+	rendered, err := c.cloud.Render(registry.NewContext(x, c.env, c.cloud, observed), comps)
 	if err != nil {
 		return fmt.Errorf("cannot render: %w", err)
 	}
@@ -185,15 +186,15 @@ func renderCluster(st *Stack, ex example) error {
 		return err
 	}
 	if x.Parameters.Location == "" {
-		x.Parameters.Location = platform.SettingsOf(c.env).Location
+		x.Parameters.Location = cluster.SettingsOf(c.env).Location
 	}
-	plan, perrs := platform.Build(x, c.env, c.cloud.Traits)
-	return c.finish(st, &x.Composite, plan.Components, plan, append(errs, perrs...))
+	plan, perrs := cluster.Build(x, c.env, cluster.CloudTraits[c.cloud.Name])
+	return c.finish(st, &x.Composite, plan.Components, append(errs, perrs...))
 }
 
 // findCluster is the Cluster an XR names, as the module's reader finds it
 // among the example's required resources (examples/<cloud>/required).
-func findCluster(st *Stack, ex example, x *xr.Composite, r *clusterref.Reader, ref string) (*call, *clusterref.Cluster, error) {
+func findCluster(st *Stack, ex example, x *xr.Composite, r *clusterref.Reader, ref string) (*call, *cluster.Reported, error) {
 	required, err := fntest.Required(ex.dir, x.Cloud, ex.obj, r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot load the Cluster the XR names: %w", err)
@@ -218,12 +219,12 @@ func renderDatabase(st *Stack, ex example) error {
 	if x.Parameters.ClusterRef == nil {
 		return errors.New("the example names no Cluster (spec.parameters.clusterRef)")
 	}
-	c, cluster, err := findCluster(st, ex, &x.Composite, database.Clusters, x.Parameters.ClusterRef.Name)
+	c, cluster, err := findCluster(st, ex, &x.Composite, clusterref.ForDatabase, x.Parameters.ClusterRef.Name)
 	if err != nil {
 		return err
 	}
 	plan, perrs := database.Build(x, *database.SettingsOf(c.env), cluster, database.Engine{}, database.Server{})
-	return c.finish(st, &x.Composite, plan.Components, nil, append(errs, perrs...))
+	return c.finish(st, &x.Composite, plan.Components, append(errs, perrs...))
 }
 
 func renderEnvironment(st *Stack, ex example) error {
@@ -232,10 +233,10 @@ func renderEnvironment(st *Stack, ex example) error {
 		return err
 	}
 	x, errs := xr.DecodeAppEnvironment(s)
-	c, cluster, err := findCluster(st, ex, &x.Composite, environment.Clusters, x.Parameters.ClusterRef.Name)
+	c, cluster, err := findCluster(st, ex, &x.Composite, clusterref.ForAppEnvironment, x.Parameters.ClusterRef.Name)
 	if err != nil {
 		return err
 	}
-	plan, perrs := environment.Build(x, c.env, cluster, environment.Running{})
-	return c.finish(st, &x.Composite, plan.Components, nil, append(errs, perrs...))
+	plan, perrs := appenvironment.Build(x, c.env, cluster, appenvironment.Running{})
+	return c.finish(st, &x.Composite, plan.Components, append(errs, perrs...))
 }

@@ -10,25 +10,25 @@ import (
 	// The cloud layers register themselves.
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // Options are the module options the measurements use.
-var Options = module.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute}
+var Options = response.Options{TTLConverging: 15 * time.Second, TTLReady: 5 * time.Minute}
 
 // Run runs the cluster module in process, as fn.go does.
 func Run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	rsp := module.NewResponse(req, Options.TTLConverging)
+	rsp := response.New(req, Options.TTLConverging)
 	if err := cluster.Run(req, rsp, Options); err != nil {
-		module.Fatal(rsp, err)
+		response.Fatal(rsp, err)
 		return rsp
 	}
-	if err := module.CheckSize(rsp); err != nil {
-		rsp = module.NewResponse(req, Options.TTLConverging)
-		module.Fatal(rsp, err)
+	if err := response.CheckSize(rsp); err != nil {
+		rsp = response.New(req, Options.TTLConverging)
+		response.Fatal(rsp, err)
 	}
 	return rsp
 }

@@ -1,9 +1,13 @@
 // Package clusterref finds the Cluster XR that another module's XR names in
 // spec.parameters.clusterRef (a Database joins its network, an application
 // environment runs on it), with the Cluster's composed resources its cloud
-// implementations read. What it finds arrives as required resources, which
-// depend on the XR, so they cannot be step-level: an XR with a clusterRef
-// costs Crossplane two calls per reconcile.
+// implementations read, and gives the clouds the registry's side of it: a
+// resource that waits for a value the Cluster has not reported (Await),
+// and a Use of one of the Cluster's resources. What it finds is a plain
+// value of the Cluster's model (cluster.Reported), which the models carry.
+// It arrives as required resources, which depend on the XR, so they cannot
+// be step-level: an XR with a clusterRef costs Crossplane two calls per
+// reconcile.
 package clusterref
 
 import (
@@ -15,11 +19,11 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -42,6 +46,18 @@ type Reader struct {
 	mu    sync.RWMutex
 	reads map[string][]Read
 }
+
+// ForDatabase finds the Cluster a Database joins, asking Crossplane with
+// the requirement names database-cluster and database-cluster-<resource>.
+// Cloud packages register what they read of it (ForDatabase.Reads) from
+// init.
+var ForDatabase = &Reader{Requirement: "database-cluster"}
+
+// ForAppEnvironment finds the Cluster an AppEnvironment runs on, asking
+// Crossplane with the requirement names environment-cluster and
+// environment-cluster-<resource>. Cloud packages register what they read
+// of it (ForAppEnvironment.Reads) from init.
+var ForAppEnvironment = &Reader{Requirement: "environment-cluster"}
 
 // Reads registers what the named cloud's implementations of the module
 // read of the Cluster. Cloud packages call it from init.
@@ -66,38 +82,31 @@ func (r *Reader) ResourceRequirement(resource string) string {
 	return r.Requirement + "-" + resource
 }
 
-// Cluster is what an XR knows of the Cluster it names.
-type Cluster struct {
-	// Ref is the name spec.parameters.clusterRef gives.
-	Ref string
-	// XR is the Cluster XR, decoded; Name is its own name (for a claim,
-	// the XCluster's generated one).
-	XR *xr.Cluster
-	// Labels select the Cluster's composed resources (with the resource
-	// label added): the composite's name, or a claim's name and namespace.
-	Labels map[string]string
-	// CloudName is the name the Cluster's cloud resources derive from.
-	CloudName string
-	// Location is the Cluster's region: of its spec.parameters.location,
-	// else of the location it reports in its status (the environment's,
-	// see xr.StatusLocation); empty while it names none and has not
-	// reported one (see AwaitLocation).
-	Location string
-	// Observed are the Cluster's composed resources the cloud reads (see
-	// Reads), by composition-resource name, as far as they were delivered.
-	Observed map[string]*structpb.Struct
-}
-
-// Await holds r until the Cluster reports a value r needs: r is Pending
+// Await holds r until the Cluster c reports a value r needs: r is Pending
 // with a message naming the Cluster and what it waits for (what is
 // "EKS cluster to report its security group"), and OnOtherXR, as
 // Crossplane does not re-run this XR when the Cluster's resources change.
 // A cloud waits for a value of a read with it, and for a read to be ready
 // with a registry.Use; TestWaitsForAnotherXR fails when either leaves the
 // ready TTL.
-func (c *Cluster) Await(r *registry.Resource, what string) {
+func Await(c *cluster.Reported, r *registry.Resource, what string) {
 	r.Pending = fmt.Sprintf("waits for Cluster %q's %s", c.Ref, what)
 	r.OnOtherXR = true
+}
+
+// Selector selects one of Cluster c's composed resources by its
+// composition-resource name, as a cross-resource reference of a managed
+// resource: by labels, not by controller (the XR does not control the
+// Cluster's resources).
+func Selector(c *cluster.Reported, resource string) map[string]any {
+	return c.Match(map[string]string{registry.LabelResource: resource})
+}
+
+// Use is one of Cluster c's composed resources, read through Reads, as
+// what a resource of the XR needs (registry.Use): named cluster-<resource>,
+// selected by its labels, as far as it was delivered.
+func Use(c *cluster.Reported, resource string, k *registry.Kind) registry.Use {
+	return registry.Use{Name: "cluster-" + resource, Kind: k, Selector: Selector(c, resource), Observed: c.Observed[resource]}
 }
 
 // Find asks Crossplane for the Cluster that x names and for the Cluster's
@@ -107,9 +116,9 @@ func (c *Cluster) Await(r *registry.Resource, what string) {
 // ref): Crossplane fetches them all before its second call and stops there,
 // where asking for the reads only once the Cluster came would cost a third
 // call on every reconcile.
-func (r *Reader) Find(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Composite, ref string) (*Cluster, bool) {
+func (r *Reader) Find(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Composite, ref string) (*cluster.Reported, bool) {
 	sel, labels := selector(x, ref)
-	module.Require(rsp, r.Requirement, sel)
+	response.Require(rsp, r.Requirement, sel)
 	observed := map[string]*structpb.Struct{}
 	for _, rd := range r.ReadsOf(x.Cloud) {
 		name := r.ResourceRequirement(rd.Resource)
@@ -124,7 +133,7 @@ func (r *Reader) Find(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 		if x.Namespace != "" {
 			rsel.Namespace = &x.Namespace
 		}
-		module.Require(rsp, name, rsel)
+		response.Require(rsp, name, rsel)
 		if got := req.GetRequiredResources()[name].GetItems(); len(got) > 0 {
 			observed[rd.Resource] = got[0].GetResource()
 		}
@@ -134,7 +143,7 @@ func (r *Reader) Find(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionRespons
 		return nil, false
 	}
 	cx, _ := xr.Decode(items[0].GetResource())
-	return &Cluster{Ref: ref, XR: cx, Labels: labels, CloudName: cx.CloudName, Location: Region(x.Cloud, location(cx)), Observed: observed}, true
+	return &cluster.Reported{Ref: ref, XR: cx, Labels: labels, CloudName: cx.CloudName, Location: Region(x.Cloud, location(cx)), Observed: observed}, true
 }
 
 // location is where a Cluster runs: its spec.parameters.location, else the
@@ -145,25 +154,6 @@ func location(cx *xr.Cluster) string {
 		return cx.Parameters.Location
 	}
 	return object.String(cx.Status, xr.StatusLocation)
-}
-
-// AwaitLocation says why an XR that needs the Cluster's location waits for
-// it, or returns "" once it is known. A Cluster that names no location
-// runs in its environment's, which it reports in status.location once the
-// function rendered it; until then its dependents compose nothing that
-// needs it (engine.Call.Wait), rather than an empty region.
-func (c *Cluster) AwaitLocation() string {
-	if c.Location != "" {
-		return ""
-	}
-	return fmt.Sprintf("Cluster %q names no location in spec.parameters.location and has not reported the one its environment gives it in status.location yet (the Cluster's own conditions say whether it renders)", c.Ref)
-}
-
-// LocationRequired is the error of an XR that needs the Cluster's location
-// where it is unknown (see AwaitLocation): it names clusterRef and the
-// Cluster's fields that would give it.
-func (c *Cluster) LocationRequired() *field.Error {
-	return field.Invalid(xr.ParametersPath("clusterRef", "name"), c.Ref, fmt.Sprintf("Cluster %q has no location: it names none in spec.parameters.location and reports none in status.location; set the Cluster's spec.parameters.location or its environment's location", c.Ref))
 }
 
 // selector selects the Cluster named ref for x, and the labels of that
@@ -189,50 +179,6 @@ func selector(x *xr.Composite, ref string) (*fnv1.ResourceSelector, map[string]s
 		ApiVersion: xr.LegacyClusterAPIVersion, Kind: xr.LegacyClusterKind,
 		Match: &fnv1.ResourceSelector_MatchName{MatchName: ref},
 	}, map[string]string{xr.LabelComposite: ref}
-}
-
-// Check refuses a Cluster on another cloud or in another project, account
-// or subscription than x, whose kind is what (say, "Database") and which
-// needs the Cluster's own: why is completed by "of its own cloud", as in
-// "a database joins a network".
-func (c *Cluster) Check(x *xr.Composite, what, why string) field.ErrorList {
-	p := xr.ParametersPath("clusterRef", "name")
-	var errs field.ErrorList
-	if c.XR.Cloud != x.Cloud {
-		errs = append(errs, field.Invalid(p, c.Ref, fmt.Sprintf("Cluster %q runs on cloud %q, this %s on %q: %s of its own cloud", c.Ref, c.XR.Cloud, what, x.Cloud, why)))
-	}
-	if c.XR.PlaneID != x.PlaneID {
-		errs = append(errs, field.Invalid(p, c.Ref, fmt.Sprintf("Cluster %q is in %q (planeId), this %s in %q: %s of its own project, account or subscription", c.Ref, c.XR.PlaneID, what, x.PlaneID, why)))
-	}
-	return errs
-}
-
-// Selector selects one of the Cluster's composed resources by its
-// composition-resource name, as a cross-resource reference of a managed
-// resource: by labels, not by controller (the XR does not control the
-// Cluster's resources).
-func (c *Cluster) Selector(resource string) map[string]any {
-	return c.Match(map[string]string{registry.LabelResource: resource})
-}
-
-// Use is one of the Cluster's composed resources, read through Reads, as
-// what a resource of the XR needs (registry.Use): named cluster-<resource>,
-// selected by its labels, as far as it was delivered.
-func (c *Cluster) Use(resource string, k *registry.Kind) registry.Use {
-	return registry.Use{Name: "cluster-" + resource, Kind: k, Selector: c.Selector(resource), Observed: c.Observed[resource]}
-}
-
-// Match selects the Cluster's composed resources that carry the supplied
-// labels too, such as its private subnets.
-func (c *Cluster) Match(labels map[string]string) map[string]any {
-	ml := make(map[string]any, len(c.Labels)+len(labels))
-	for k, v := range c.Labels {
-		ml[k] = v
-	}
-	for k, v := range labels {
-		ml[k] = v
-	}
-	return map[string]any{"matchLabels": ml}
 }
 
 // Region is the region of a Cluster's location: a GKE zone's region.

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 )
 
 // Condition reasons.
@@ -32,8 +32,8 @@ const ConditionRemovalsSettled = "RemovalsSettled"
 // Conditions derives the XR's conditions from the readiness of the
 // resources of each group: types in order, each the condition its
 // components report into. notRequested explains an empty group.
-func (st *State) Conditions(types []string, notRequested map[string]string) []module.Condition {
-	out := make([]module.Condition, 0, len(types))
+func (st *State) Conditions(types []string, notRequested map[string]string) []response.Condition {
+	out := make([]response.Condition, 0, len(types))
 	for _, typ := range types {
 		var members, synced, held, creating []string
 		for _, rd := range st.rendered {
@@ -52,10 +52,10 @@ func (st *State) Conditions(types []string, notRequested map[string]string) []mo
 				creating = append(creating, rd.Name)
 			}
 		}
-		c := module.Condition{Type: typ, Status: module.StatusFalse}
+		c := response.Condition{Type: typ, Status: response.StatusFalse}
 		switch {
 		case len(members) == 0:
-			c.Status, c.Reason = module.StatusTrue, ReasonNotRequested
+			c.Status, c.Reason = response.StatusTrue, ReasonNotRequested
 			c.Message = cmp.Or(notRequested[typ], "Nothing to compose")
 		case len(synced) > 0:
 			c.Reason, c.Message = ReasonReconcileError, "The provider cannot reconcile "+List(synced)
@@ -64,7 +64,7 @@ func (st *State) Conditions(types []string, notRequested map[string]string) []mo
 		case len(creating) > 0:
 			c.Reason, c.Message = ReasonCreating, "Not ready yet: "+List(creating)
 		default:
-			c.Status, c.Reason = module.StatusTrue, ReasonAvailable
+			c.Status, c.Reason = response.StatusTrue, ReasonAvailable
 			c.Message = fmt.Sprintf("All %d composed resources are ready", len(members))
 			if len(members) == 1 {
 				c.Message = "The composed resource " + members[0] + " is ready"
@@ -80,10 +80,10 @@ func (st *State) Conditions(types []string, notRequested map[string]string) []mo
 // them, each with what stopped rendering it and how the XR's owner confirms
 // its removal (AwaitingOwner), or what it waits for when every one of them
 // only waits for another XR (InUseElsewhere).
-func (st *State) RemovalsCondition() module.Condition {
+func (st *State) RemovalsCondition() response.Condition {
 	held := st.heldNames()
 	if len(held) == 0 {
-		return module.Condition{Type: ConditionRemovalsSettled, Status: module.StatusTrue, Reason: ReasonNothingHeld,
+		return response.Condition{Type: ConditionRemovalsSettled, Status: response.StatusTrue, Reason: ReasonNothingHeld,
 			Message: "Every composed resource is rendered, or was removed by the XR's spec"}
 	}
 	items := make([]string, 0, len(held))
@@ -94,7 +94,7 @@ func (st *State) RemovalsCondition() module.Condition {
 			reason = ReasonAwaitingOwner
 		}
 	}
-	return module.Condition{Type: ConditionRemovalsSettled, Status: module.StatusFalse, Reason: reason,
+	return response.Condition{Type: ConditionRemovalsSettled, Status: response.StatusFalse, Reason: reason,
 		Message: "Kept although no longer rendered: " + List(items)}
 }
 
@@ -109,7 +109,7 @@ func (st *State) Rendering(condition string) bool {
 }
 
 // howToConfirm says how the XR's owner removes a held resource.
-func howToConfirm(name string, r platform.Removal) string {
+func howToConfirm(name string, r component.Removal) string {
 	if r.InUse {
 		return "it goes once nothing uses it: delete what uses it first (the XR whose Usage holds it), or undo the change that removed it"
 	}

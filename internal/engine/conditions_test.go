@@ -6,9 +6,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -27,44 +27,44 @@ func TestConditions(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		args   args
-		want   module.Condition
+		want   response.Condition
 	}{
 		"NothingRequested": {
 			reason: "A group with no resources is True, NotRequested, with the module's explanation.",
-			want:   module.Condition{Type: typ, Status: module.StatusTrue, Reason: ReasonNotRequested, Message: "No network: the XR joins one"},
+			want:   response.Condition{Type: typ, Status: response.StatusTrue, Reason: ReasonNotRequested, Message: "No network: the XR joins one"},
 		},
 		"OneReady": {
 			reason: "A group of one ready resource names it, rather than counting \"all 1 composed resources\".",
 			args:   args{rendered: []*registry.Rendered{in(rendered("network"))}, observed: map[string]bool{"network": true}},
-			want:   module.Condition{Type: typ, Status: module.StatusTrue, Reason: ReasonAvailable, Message: "The composed resource network is ready"},
+			want:   response.Condition{Type: typ, Status: response.StatusTrue, Reason: ReasonAvailable, Message: "The composed resource network is ready"},
 		},
 		"AllReady": {
 			reason: "A group of several ready resources counts them.",
 			args: args{rendered: []*registry.Rendered{in(rendered("network")), in(rendered("subnet", "network"))},
 				observed: map[string]bool{"network": true, "subnet": true}},
-			want: module.Condition{Type: typ, Status: module.StatusTrue, Reason: ReasonAvailable, Message: "All 2 composed resources are ready"},
+			want: response.Condition{Type: typ, Status: response.StatusTrue, Reason: ReasonAvailable, Message: "All 2 composed resources are ready"},
 		},
 		"Creating": {
 			reason: "A composed resource not ready yet is named as Creating.",
 			args:   args{rendered: []*registry.Rendered{in(rendered("network"))}, observed: map[string]bool{"network": false}},
-			want:   module.Condition{Type: typ, Status: module.StatusFalse, Reason: ReasonCreating, Message: "Not ready yet: network"},
+			want:   response.Condition{Type: typ, Status: response.StatusFalse, Reason: ReasonCreating, Message: "Not ready yet: network"},
 		},
 		"OneReadyOneRetiring": {
 			reason: "A resource retiring (a pool's old generation) is not a member: one ready resource is left, and named.",
 			args: args{rendered: []*registry.Rendered{in(rendered("network")), in(&registry.Rendered{Name: "old", Kind: netKind, Object: object.Object{"kind": "Net"}, Retire: "replaced by network"})},
 				observed: map[string]bool{"network": true, "old": true}},
-			want: module.Condition{Type: typ, Status: module.StatusTrue, Reason: ReasonAvailable, Message: "The composed resource network is ready"},
+			want: response.Condition{Type: typ, Status: response.StatusTrue, Reason: ReasonAvailable, Message: "The composed resource network is ready"},
 		},
 		"ReconcileError": {
 			reason: "A resource whose provider reports Synced False makes the group a ReconcileError quoting the provider, ahead of anything still creating.",
 			args: args{rendered: []*registry.Rendered{in(rendered("network")), in(rendered("subnet"))},
 				observed: map[string]bool{"subnet": false}, unsynced: map[string]string{"network": "quota exceeded"}},
-			want: module.Condition{Type: typ, Status: module.StatusFalse, Reason: ReasonReconcileError, Message: "The provider cannot reconcile network: quota exceeded"},
+			want: response.Condition{Type: typ, Status: response.StatusFalse, Reason: ReasonReconcileError, Message: "The provider cannot reconcile network: quota exceeded"},
 		},
 		"Waiting": {
 			reason: "A resource held for its dependency is named with what it waits for.",
 			args:   args{rendered: []*registry.Rendered{in(rendered("network")), in(rendered("subnet", "network"))}},
-			want:   module.Condition{Type: typ, Status: module.StatusFalse, Reason: ReasonWaiting, Message: "Not composed yet: subnet waits for network"},
+			want:   response.Condition{Type: typ, Status: response.StatusFalse, Reason: ReasonWaiting, Message: "Not composed yet: subnet waits for network"},
 		},
 	}
 	for name, tc := range cases {
@@ -84,7 +84,7 @@ func TestConditions(t *testing.T) {
 			}
 			st := decide(&xr.Composite{Name: "x", Namespace: "ns", Scope: xr.Namespaced}, nil, tc.args.rendered, obs)
 			got := st.Conditions([]string{typ}, map[string]string{typ: "No network: the XR joins one"})
-			if diff := cmp.Diff([]module.Condition{tc.want}, got); diff != "" {
+			if diff := cmp.Diff([]response.Condition{tc.want}, got); diff != "" {
 				t.Errorf("%s\nConditions(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})

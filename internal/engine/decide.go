@@ -9,9 +9,9 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -33,7 +33,7 @@ type State struct {
 	onOtherXR bool
 	// kept are observed resources no longer rendered but held, because no
 	// statement of the XR's spec removed them.
-	kept map[string]platform.Removal
+	kept map[string]component.Removal
 	// retired are observed resources the spec removed, or older
 	// generations of rotated node pools, with why.
 	retired map[string]string
@@ -69,14 +69,14 @@ func isReadyObserved(obs *structpb.Struct) bool {
 
 // decide works out which rendered resources to compose now and what to do
 // with observed resources the registry did not render.
-func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, observed map[string]*structpb.Struct) *State {
+func decide(x *xr.Composite, removals component.Remover, rendered []*registry.Rendered, observed map[string]*structpb.Struct) *State {
 	st := &State{
 		rendered: rendered,
 		observed: observed,
 		emitted:  make(map[string]bool, len(rendered)),
 		ready:    make(map[string]bool, len(rendered)+len(observed)),
 		held:     map[string]string{},
-		kept:     map[string]platform.Removal{},
+		kept:     map[string]component.Removal{},
 		retired:  map[string]string{},
 		refused:  map[string]string{},
 	}
@@ -183,7 +183,7 @@ func decide(x *xr.Composite, removals Remover, rendered []*registry.Rendered, ob
 				continue
 			}
 		}
-		st.kept[name] = platform.Removal{Why: fmt.Sprintf("it protects %q while %q uses it", of, by)}
+		st.kept[name] = component.Removal{Why: fmt.Sprintf("it protects %q while %q uses it", of, by)}
 	}
 	return st
 }
@@ -242,7 +242,7 @@ func (st *State) holdUsedElsewhere(observed map[string]*structpb.Struct) {
 			why = fmt.Sprintf("removed (%s), but it goes with %q, which a Usage of another XR still protects (label %s)", st.retired[name], by, registry.LabelInUse)
 		}
 		delete(st.retired, name)
-		st.kept[name] = platform.Removal{InUse: true, Why: why}
+		st.kept[name] = component.Removal{InUse: true, Why: why}
 	}
 }
 
@@ -250,22 +250,16 @@ func (st *State) holdUsedElsewhere(observed map[string]*structpb.Struct) {
 // that is no longer rendered: confirmed by name in
 // spec.parameters.confirmRemovals, left out of an import.only set, or
 // removed by a statement of the spec about its component.
-func removal(x *xr.Composite, removals Remover, name string, obs *structpb.Struct) platform.Removal {
+func removal(x *xr.Composite, removals component.Remover, name string, obs *structpb.Struct) component.Removal {
 	if slices.Contains(x.ConfirmRemovals, name) {
-		return platform.Removal{BySpec: true, Why: "spec.parameters.confirmRemovals lists it"}
+		return component.Removal{BySpec: true, Why: "spec.parameters.confirmRemovals lists it"}
 	}
 	if imp := x.Import; imp.Enabled && imp.Only {
 		if _, imported := imp.Resources[name]; !imported {
-			return platform.Removal{BySpec: true, Why: "spec.parameters.import.only is set and it is not imported"}
+			return component.Removal{BySpec: true, Why: "spec.parameters.import.only is set and it is not imported"}
 		}
 	}
 	return removals.Removal(object.Annotation(obs, registry.AnnotationComponent))
-}
-
-// A Remover is a module's agnostic plan, which says why a component no
-// longer renders a resource and whether the XR's spec removed it.
-type Remover interface {
-	Removal(componentID string) platform.Removal
 }
 
 // heldNames are the held resources that are not Usages, sorted: what the

@@ -14,7 +14,7 @@
 //	if c == nil { return err }
 //	plan, perrs := build(x, c.Env)
 //	...
-//	st, err := c.Render(comps, plan, clusterPlan)
+//	st, err := c.Render(plan.Components, plan)
 //	return c.Finish(st, status, append(st.Conditions(types, notRequested), st.RemovalsCondition()))
 package engine
 
@@ -30,11 +30,11 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -42,7 +42,7 @@ import (
 type Call struct {
 	Req  *fnv1.RunFunctionRequest
 	Rsp  *fnv1.RunFunctionResponse
-	Opts module.Options
+	Opts response.Options
 	// XR is what every XR kind shares.
 	XR *xr.Composite
 	// Cloud is the XR's cloud layer.
@@ -69,7 +69,7 @@ type Call struct {
 // the environment is being fetched it keeps every existing resource and
 // returns a nil Call: Crossplane calls again with it. A missing layer the
 // XR's resources were rendered with is an error.
-func Begin(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts module.Options, x *xr.Composite, errs field.ErrorList) (*Call, error) {
+func Begin(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts response.Options, x *xr.Composite, errs field.ErrorList) (*Call, error) {
 	observed := observedResources(req)
 	// Before anything else: rendering another cloud would delete every
 	// existing resource.
@@ -80,7 +80,7 @@ func Begin(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts mod
 	if !ok {
 		// The module's validation named the cloud label; nothing else can
 		// be checked without a cloud layer.
-		return nil, module.Invalid(x.Kind, x.Namespace, x.Name, errs)
+		return nil, response.Invalid(x.Kind, x.Namespace, x.Name, errs)
 	}
 
 	res, err := envcfg.Resolve(req, x.Cloud, x.PlaneType)
@@ -88,14 +88,14 @@ func Begin(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts mod
 		return nil, err
 	}
 	if res.Require {
-		module.Require(rsp, envcfg.FallbackRequirementName, envcfg.Selector())
+		response.Require(rsp, envcfg.FallbackRequirementName, envcfg.Selector())
 	}
 	for _, name := range slices.Sorted(maps.Keys(res.Original)) {
-		module.Require(rsp, name, res.Original[name])
+		response.Require(rsp, name, res.Original[name])
 	}
 	if res.Env == nil {
 		if len(errs) > 0 {
-			return nil, module.Invalid(x.Kind, x.Namespace, x.Name, errs)
+			return nil, response.Invalid(x.Kind, x.Namespace, x.Name, errs)
 		}
 		// Crossplane calls again with the EnvironmentConfigs. Should this
 		// response ever be final, it still keeps everything that exists.
@@ -146,29 +146,35 @@ func (c *Call) Invalid() error {
 	if len(errs) == 0 {
 		return nil
 	}
-	return module.Invalid(c.XR.Kind, c.XR.Namespace, c.XR.Name, errs)
+	return response.Invalid(c.XR.Kind, c.XR.Namespace, c.XR.Name, errs)
+}
+
+// Check runs the cloud's rules for the components (registry.Check) and
+// adds what they refuse to the call's errors, so that one Fatal names every
+// bad field, the plan's and the cloud's alike. Render runs them again: a
+// module that does not call Check has them refused there.
+func (c *Call) Check(comps []component.Component) {
+	c.Errs = append(c.Errs, c.Cloud.CheckAll(registry.NewContext(c.XR, c.Env, c.Cloud, c.Observed), comps)...)
 }
 
 // Render runs the plan's components through the cloud layer and the
 // registry, decides what to compose now and writes it to the response, with
 // the warnings and events that go with it. removals is the module's plan,
-// which says why a component no longer renders a resource; clusterPlan is
-// the cluster module's plan, which its cloud implementations read (nil for
-// other modules).
-func (c *Call) Render(comps []platform.Component, removals Remover, clusterPlan *platform.Plan) (*State, error) {
+// which says why a component no longer renders a resource.
+func (c *Call) Render(comps []component.Component, removals component.Remover) (*State, error) {
 	x := c.XR
-	rctx := registry.NewContext(x, c.Env, c.Cloud, clusterPlan, c.Observed)
+	rctx := registry.NewContext(x, c.Env, c.Cloud, c.Observed)
 	rendered, err := c.Cloud.Render(rctx, comps)
 	var invalid *registry.InvalidError
 	if errors.As(err, &invalid) {
-		return nil, module.Invalid(x.Kind, x.Namespace, x.Name, invalid.Errs)
+		return nil, response.Invalid(x.Kind, x.Namespace, x.Name, invalid.Errs)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot render %s %s: %w", x.Kind, x.Name, err)
 	}
 	if errs := c.Env.Errors(); len(errs) > 0 {
 		// A wrongly typed value is never rendered as its default.
-		return nil, module.Invalid(x.Kind, x.Namespace, x.Name, errs)
+		return nil, response.Invalid(x.Kind, x.Namespace, x.Name, errs)
 	}
 
 	st := decide(x, removals, rendered, c.Observed)
@@ -197,10 +203,10 @@ func (c *Call) Render(comps []platform.Component, removals Remover, clusterPlan 
 	for _, name := range slices.Sorted(maps.Keys(st.retired)) {
 		// Once, not on every reconcile until the resource is gone.
 		if object.String(c.Observed[name], "metadata", "deletionTimestamp") == "" {
-			module.Normal(c.Rsp, "ComposedResourceRemoved", "Removing composed resource %q: %s", name, st.retired[name])
+			response.Normal(c.Rsp, "ComposedResourceRemoved", "Removing composed resource %q: %s", name, st.retired[name])
 		}
 	}
-	module.Warn(c.Rsp, object.Strings(x.Status, "warnings"), c.Warnings)
+	response.Warn(c.Rsp, object.Strings(x.Status, "warnings"), c.Warnings)
 	return st, nil
 }
 
@@ -211,7 +217,7 @@ func (c *Call) Render(comps []platform.Component, removals Remover, clusterPlan 
 // Crossplane v2.3 does not watch for this one (v2.4 does, through the
 // requirement that delivers it: see State.WaitsOnOtherXR); what waits for
 // the XR's own composed resources is re-run by their changes.
-func (c *Call) Finish(st *State, status map[string]any, conds []module.Condition) error {
+func (c *Call) Finish(st *State, status map[string]any, conds []response.Condition) error {
 	if len(c.Warnings) > 0 {
 		status["warnings"] = object.FromStrings(c.Warnings)
 	}
@@ -225,7 +231,7 @@ func (c *Call) Finish(st *State, status map[string]any, conds []module.Condition
 	if err := writeStatus(c.Rsp, c.XR, status); err != nil {
 		return err
 	}
-	module.SetConditions(c.Rsp, c.XR.Conditions, conds)
+	response.SetConditions(c.Rsp, c.XR.Conditions, conds)
 	c.Rsp.Meta.Ttl = durationpb.New(c.Opts.TTL(st.WaitsOnOtherXR()))
 	return nil
 }
@@ -234,9 +240,9 @@ func (c *Call) Finish(st *State, status map[string]any, conds []module.Condition
 // the XR waits for something outside it (a Database for the Cluster it
 // joins). It reports why in the conditions, writes the status and answers
 // with the converging TTL.
-func (c *Call) Wait(status map[string]any, conds []module.Condition) error {
+func (c *Call) Wait(status map[string]any, conds []response.Condition) error {
 	keepAll(c.Rsp, c.Observed)
-	module.Warn(c.Rsp, object.Strings(c.XR.Status, "warnings"), c.Warnings)
+	response.Warn(c.Rsp, object.Strings(c.XR.Status, "warnings"), c.Warnings)
 	st := &State{observed: c.Observed}
 	if err := c.Finish(st, status, conds); err != nil {
 		return err

@@ -14,11 +14,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds" // the clouds the form offers
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	appenvironmentrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
@@ -269,8 +270,8 @@ func TestScaffoldedClusters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rsp := module.NewResponse(req, 0)
-			if err := cluster.Run(req, rsp, module.Options{}); err != nil {
+			rsp := response.New(req, 0)
+			if err := cluster.Run(req, rsp, response.Options{}); err != nil {
 				t.Fatalf("%s does not render: %v", name, err)
 			}
 			if len(rsp.GetDesired().GetResources()) == 0 {
@@ -332,7 +333,7 @@ func TestScaffoldedEnvironments(t *testing.T) {
 		labels := xr["metadata"].(map[string]any)["labels"].(map[string]any)
 		name := fmt.Sprintf("%s/%s", labels["cloud"], xr["metadata"].(map[string]any)["name"])
 		t.Run(name, func(t *testing.T) {
-			extra, err := fntest.Required(examples, labels["cloud"].(string), xr, environment.Clusters)
+			extra, err := fntest.Required(examples, labels["cloud"].(string), xr, clusterref.ForAppEnvironment)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -340,8 +341,8 @@ func TestScaffoldedEnvironments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rsp := module.NewResponse(req, 0)
-			if err := environment.Run(req, rsp, module.Options{}); err != nil {
+			rsp := response.New(req, 0)
+			if err := appenvironmentrun.Run(req, rsp, response.Options{}); err != nil {
 				t.Fatalf("%s does not render: %v", name, err)
 			}
 			if len(rsp.GetDesired().GetResources()) == 0 {

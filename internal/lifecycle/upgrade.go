@@ -100,8 +100,9 @@ func (s Step) String() string {
 	return "up to date at " + s.Version.String()
 }
 
-// Plan is what to render now, and the steps from here to the target.
-type Plan struct {
+// An Upgrade is what to render now, and the steps from here to the target:
+// the upgrade plan of a Cluster's Kubernetes versions.
+type Upgrade struct {
 	// Target is the requested version.
 	Target Minor
 	// Running is the control plane's running version; zero before it
@@ -125,7 +126,7 @@ type Plan struct {
 }
 
 // Phase is the current step's phase.
-func (p Plan) Phase() Phase {
+func (p Upgrade) Phase() Phase {
 	if len(p.Steps) == 0 {
 		return PhaseUpToDate
 	}
@@ -140,8 +141,8 @@ func (p Plan) Phase() Phase {
 // runs its minor. A target below the running control plane, or outside
 // the window, is an error naming path, the running version and the
 // allowed targets.
-func Next(target Minor, obs Observed, pol Policy, path *field.Path) (Plan, *field.Error) {
-	p := Plan{Target: target, Running: obs.ControlPlane, Pools: map[string]Minor{}}
+func Next(target Minor, obs Observed, pol Policy, path *field.Path) (Upgrade, *field.Error) {
+	p := Upgrade{Target: target, Running: obs.ControlPlane, Pools: map[string]Minor{}}
 	r := obs.ControlPlane
 	if r.IsZero() && obs.Exists {
 		// The control plane exists but reports no version (its status was

@@ -10,13 +10,16 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/workloadbudget"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
+	appenvironmentrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/appenvironment"
+	budgetrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/budget"
+	clusterrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
+	databaserun "github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -26,14 +29,14 @@ type Module struct {
 	Name string
 	// XRKinds are the kinds of XR it serves: namespaced and legacy.
 	XRKinds []string
-	Run     module.Func
+	Run     response.Func
 	// Kinds are the Component kinds of its agnostic model, which every
 	// cloud implements; none for a module that composes without the
 	// registry's clouds.
-	Kinds []platform.Kind
+	Kinds []component.Kind
 	// Optional are the Component kinds of its model that only some clouds
-	// implement, as their registry.Traits say.
-	Optional []platform.Kind
+	// implement, as their cluster.Traits say.
+	Optional []component.Kind
 	// Settings are the environment keys it reads (with envcfg.Section),
 	// which TestEnvironmentKeys checks the example environment against;
 	// none for a module that reads none.
@@ -46,10 +49,10 @@ type Module struct {
 
 // All are the function's modules.
 var All = []Module{
-	{Name: v1beta1.ModuleCluster, XRKinds: []string{xr.ClusterKind, xr.LegacyClusterKind}, Run: cluster.Run, Kinds: platform.Kinds, Optional: platform.OptionalKinds, Settings: &envcfg.Known{Type: platform.Settings{}}},
-	{Name: v1beta1.ModuleDatabase, XRKinds: []string{xr.DatabaseKind, xr.LegacyDatabaseKind}, Run: database.Run, Kinds: database.Kinds, Settings: &envcfg.Known{Path: []string{database.SettingsKey}, Type: database.Settings{}}, Clusters: database.Clusters},
-	{Name: v1beta1.ModuleEnvironment, XRKinds: []string{xr.AppEnvironmentKind, xr.LegacyAppEnvironmentKind}, Run: environment.Run, Kinds: environment.Kinds, Settings: &envcfg.Known{Path: []string{environment.SettingsKey}, Type: environment.Settings{}}, Clusters: environment.Clusters},
-	{Name: v1beta1.ModuleBudget, XRKinds: []string{xr.WorkloadBudgetKind}, Run: workloadbudget.Run},
+	{Name: v1beta1.ModuleCluster, XRKinds: []string{xr.ClusterKind, xr.LegacyClusterKind}, Run: clusterrun.Run, Kinds: cluster.Kinds, Optional: cluster.OptionalKinds, Settings: &envcfg.Known{Type: cluster.Settings{}}},
+	{Name: v1beta1.ModuleDatabase, XRKinds: []string{xr.DatabaseKind, xr.LegacyDatabaseKind}, Run: databaserun.Run, Kinds: database.Kinds, Settings: &envcfg.Known{Path: []string{database.SettingsKey}, Type: database.Settings{}}, Clusters: clusterref.ForDatabase},
+	{Name: v1beta1.ModuleEnvironment, XRKinds: []string{xr.AppEnvironmentKind, xr.LegacyAppEnvironmentKind}, Run: appenvironmentrun.Run, Kinds: appenvironment.Kinds, Settings: &envcfg.Known{Path: []string{appenvironment.SettingsKey}, Type: appenvironment.Settings{}}, Clusters: clusterref.ForAppEnvironment},
+	{Name: v1beta1.ModuleBudget, XRKinds: []string{xr.WorkloadBudgetKind}, Run: budgetrun.Run},
 }
 
 // ForKind returns the module that serves XRs of the kind.
@@ -64,6 +67,6 @@ func ForKind(kind string) (Module, bool) {
 
 // AllKinds are the module's Component kinds, those every cloud implements
 // and then the optional ones.
-func (m Module) AllKinds() []platform.Kind {
+func (m Module) AllKinds() []component.Kind {
 	return append(slices.Clone(m.Kinds), m.Optional...)
 }

@@ -7,8 +7,8 @@ import (
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -34,8 +34,8 @@ func TestRegistrations(t *testing.T) {
 	// The kinds a cloud implements because a trait says it offers them.
 	for _, name := range clouds {
 		c, _ := registry.Lookup(name)
-		if c.Traits.PrivateServices != c.Implements(platform.KindPrivateServices) {
-			t.Errorf("cloud %q has Traits.PrivateServices %t but implements %s: %t; they go together", name, c.Traits.PrivateServices, platform.KindPrivateServices, c.Implements(platform.KindPrivateServices))
+		if cluster.CloudTraits[name].PrivateServices != c.Implements(cluster.KindPrivateServices) {
+			t.Errorf("cloud %q has Traits.PrivateServices %t but implements %s: %t; they go together", name, cluster.CloudTraits[name].PrivateServices, cluster.KindPrivateServices, c.Implements(cluster.KindPrivateServices))
 		}
 		kinds++
 	}

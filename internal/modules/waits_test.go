@@ -11,9 +11,9 @@ import (
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds" // the reads are the clouds'
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 )
 
 const (
@@ -25,9 +25,9 @@ const (
 // runner is what fn.go does for the module.
 func runner(m modules.Module) fntest.Runner {
 	return func(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-		rsp := module.NewResponse(req, ttlConverging)
-		if err := m.Run(req, rsp, module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
-			module.Fatal(rsp, err)
+		rsp := response.New(req, ttlConverging)
+		if err := m.Run(req, rsp, response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
+			response.Fatal(rsp, err)
 		}
 		return rsp
 	}

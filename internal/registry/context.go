@@ -6,10 +6,10 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -36,7 +36,7 @@ const (
 	// AnnotationExternalName is Crossplane's external name annotation.
 	AnnotationExternalName = "crossplane.io/external-name"
 	// AnnotationGeneration records the generation of a rotated
-	// component's resource (see platform.Rotatable); absent on a first
+	// component's resource (see component.Rotatable); absent on a first
 	// generation.
 	AnnotationGeneration = "platform.example.org/generation"
 )
@@ -50,18 +50,28 @@ type Context struct {
 	XR    *xr.Composite
 	Env   *envcfg.Env
 	Cloud *Cloud
-	// Plan is the agnostic plan being rendered, for facts that span
-	// components (such as whether the cluster is private).
-	Plan *platform.Plan
 
 	observed map[string]*structpb.Struct
 	warnings []string
+	// current are the rotatable components that run as another generation
+	// than they were planned as, by ID (see Current).
+	current map[string]component.Component
 }
 
 // NewContext returns a render context. observed maps composition-resource
 // names to observed composed resources.
-func NewContext(x *xr.Composite, env *envcfg.Env, c *Cloud, p *platform.Plan, observed map[string]*structpb.Struct) *Context {
-	return &Context{XR: x, Env: env, Cloud: c, Plan: p, observed: observed}
+func NewContext(x *xr.Composite, env *envcfg.Env, c *Cloud, observed map[string]*structpb.Struct) *Context {
+	return &Context{XR: x, Env: env, Cloud: c, observed: observed}
+}
+
+// Current is comp as it is rendered: a rotatable component (a node pool)
+// as the generation it runs as, which names its resources, for the
+// resources of other components that depend on them.
+func Current[T component.Component](ctx *Context, comp T) T {
+	if c, ok := ctx.current[comp.ID()].(T); ok {
+		return c
+	}
+	return comp
 }
 
 // Join joins name parts derived from the XR's cloud name with '-' and

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -304,24 +303,4 @@ func Upjet(provider, group, kind, legacy string, required ...string) *Kind {
 			{Path: "spec.forProvider.location", Attribute: "location (every resource's region or zone, ForceNew in the Terraform providers)", Action: lifecycle.Refuse},
 		},
 	}
-}
-
-// NodePoolResource is the composition-resource name of a node pool, the
-// same on every cloud: nodepool-<pool>, and for a rotated generation
-// nodepool-<pool>-<generation>.
-func NodePoolResource(p platform.NodePool) string {
-	if p.Generation == "" {
-		return "nodepool-" + p.Name
-	}
-	return "nodepool-" + p.Name + "-" + p.Generation
-}
-
-// NodePoolResources lists the composition-resource names of the plan's
-// node pools, which whatever runs workloads depends on.
-func NodePoolResources(p *platform.Plan) []string {
-	out := make([]string, 0, len(p.Pools))
-	for _, pool := range p.Pools {
-		out = append(out, NodePoolResource(pool))
-	}
-	return out
 }

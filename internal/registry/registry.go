@@ -1,10 +1,12 @@
 // Package registry is the three-layer resource registry.
 //
-// Layer 1, the agnostic layer, is package platform: Components such as "a
-// node pool of 3..10 medium nodes". Layer 2 is a cloud: a package under
+// Layer 1, the agnostic layer, is the models (internal/model/<kind>):
+// Components such as "a node pool of 3..10 medium nodes", under the
+// contract of package component. Layer 2 is a cloud: a package under
 // internal/clouds that registers, under its cloud label, one implementation
 // per Component kind, each turning a Component into concrete composed
-// Resources. Layer 3 is the overlays: partial manifests from the environment
+// Resources. The registry knows the contract only, never a model: what a
+// cloud needs of a model, the component carries. Layer 3 is the overlays: partial manifests from the environment
 // and the XR deep-merged on top, keyed by composition-resource name.
 //
 // The registry owns everything around the cloud implementations: the exact
@@ -21,25 +23,18 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
 // An Implementation turns one Component into concrete composed Resources.
-type Implementation func(ctx *Context, c platform.Component) ([]*Resource, error)
+type Implementation func(ctx *Context, c component.Component) ([]*Resource, error)
 
 // A Cloud is one cloud layer: implementations of every Component kind,
 // registered under the cloud label.
 type Cloud struct {
 	// Name is the cloud label, e.g. "gcp".
 	Name string
-	// Traits are the facts about the cloud the agnostic layer needs.
-	Traits platform.Traits
-	// Validate checks cloud-specific rules of the XR, its environment and
-	// its plan: name lengths and charsets, location formats, account IDs,
-	// address ranges of the cloud's own.
-	Validate func(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList
 	// Settings is a value of the struct the cloud's environment keys,
 	// under data.<Name>, decode into (with envcfg.Section): the keys it
 	// reads, which TestEnvironmentKeys checks the example environment
@@ -60,22 +55,22 @@ type Cloud struct {
 	// change instead.
 	EgressInUse func(observed map[string]*structpb.Struct) string
 
-	impls  map[platform.Kind]Implementation
-	checks map[platform.Kind]func(ctx *Context, c platform.Component) field.ErrorList
+	impls  map[component.Kind]Implementation
+	checks map[component.Kind]func(ctx *Context, c component.Component) field.ErrorList
 }
 
 // Implement registers fn as the cloud's implementation of the Component kind
 // T. Registering a kind twice panics: it is a programming error.
-func Implement[T platform.Component](c *Cloud, fn func(ctx *Context, comp T) ([]*Resource, error)) {
+func Implement[T component.Component](c *Cloud, fn func(ctx *Context, comp T) ([]*Resource, error)) {
 	var zero T
 	k := zero.Kind()
 	if c.impls == nil {
-		c.impls = map[platform.Kind]Implementation{}
+		c.impls = map[component.Kind]Implementation{}
 	}
 	if _, dup := c.impls[k]; dup {
 		panic(fmt.Sprintf("cloud %q implements %s twice", c.Name, k))
 	}
-	c.impls[k] = func(ctx *Context, comp platform.Component) ([]*Resource, error) {
+	c.impls[k] = func(ctx *Context, comp component.Component) ([]*Resource, error) {
 		t, ok := comp.(T)
 		if !ok {
 			return nil, fmt.Errorf("component %s is a %T, not a %T", comp.ID(), comp, zero)
@@ -88,22 +83,34 @@ func Implement[T platform.Component](c *Cloud, fn func(ctx *Context, comp T) ([]
 // anything is rendered, every component of that kind is checked, and every
 // error is reported at once, each naming its field path. Registering a kind
 // twice panics.
-func Check[T platform.Component](c *Cloud, fn func(ctx *Context, comp T) field.ErrorList) {
+func Check[T component.Component](c *Cloud, fn func(ctx *Context, comp T) field.ErrorList) {
 	var zero T
 	k := zero.Kind()
 	if c.checks == nil {
-		c.checks = map[platform.Kind]func(ctx *Context, c platform.Component) field.ErrorList{}
+		c.checks = map[component.Kind]func(ctx *Context, c component.Component) field.ErrorList{}
 	}
 	if _, dup := c.checks[k]; dup {
 		panic(fmt.Sprintf("cloud %q checks %s twice", c.Name, k))
 	}
-	c.checks[k] = func(ctx *Context, comp platform.Component) field.ErrorList {
+	c.checks[k] = func(ctx *Context, comp component.Component) field.ErrorList {
 		t, ok := comp.(T)
 		if !ok {
 			return field.ErrorList{field.InternalError(nil, fmt.Errorf("component %s is a %T, not a %T", comp.ID(), comp, zero))}
 		}
 		return fn(ctx, t)
 	}
+}
+
+// CheckAll runs the cloud's rules (see Check) for every component, and
+// returns every error at once, each naming its field path.
+func (c *Cloud) CheckAll(ctx *Context, comps []component.Component) field.ErrorList {
+	var errs field.ErrorList
+	for _, comp := range comps {
+		if check, ok := c.checks[comp.Kind()]; ok {
+			errs = append(errs, check(ctx, comp)...)
+		}
+	}
+	return errs
 }
 
 // KindOf returns the listed kind the cloud composes at the apiVersion and
@@ -118,7 +125,7 @@ func (c *Cloud) KindOf(apiVersion, kind string) (*Kind, bool) {
 }
 
 // Implements reports whether the cloud implements the Component kind.
-func (c *Cloud) Implements(k platform.Kind) bool {
+func (c *Cloud) Implements(k component.Kind) bool {
 	_, ok := c.impls[k]
 	return ok
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -27,13 +28,13 @@ var (
 // cluster that depends on it.
 func testCloud() *Cloud {
 	c := &Cloud{Name: "test"}
-	Implement(c, func(_ *Context, _ platform.Network) ([]*Resource, error) {
+	Implement(c, func(_ *Context, _ cluster.Network) ([]*Resource, error) {
 		return []*Resource{{
 			Name: "network", Kind: testNetworkKind, ExternalName: "net-1",
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{"region": "r1", "tags": []any{"a"}}}},
 		}}, nil
 	})
-	Implement(c, func(ctx *Context, _ platform.Cluster) ([]*Resource, error) {
+	Implement(c, func(ctx *Context, _ cluster.Cluster) ([]*Resource, error) {
 		return []*Resource{{
 			Name: ClusterResource, Kind: testClusterKind,
 			Body:      object.Object{"spec": map[string]any{"forProvider": map[string]any{"networkSelector": ctx.Selector("network")}}},
@@ -80,7 +81,7 @@ func observedWith(annotations map[string]any) *structpb.Struct {
 }
 
 func TestRender(t *testing.T) {
-	comps := []platform.Component{platform.Network{}, platform.Cluster{}}
+	comps := []component.Component{cluster.Network{}, cluster.Cluster{}}
 	type args struct {
 		x        *xr.Composite
 		env      map[string]any
@@ -272,7 +273,7 @@ func TestRender(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ctx := NewContext(tc.args.x, envcfg.New(tc.args.env), testCloud(), nil, tc.args.observed)
+			ctx := NewContext(tc.args.x, envcfg.New(tc.args.env), testCloud(), tc.args.observed)
 			rs, err := ctx.Cloud.Render(ctx, comps)
 			if tc.want.err != "" || err != nil {
 				if diff := cmp.Diff(tc.want.err, errString(err)); diff != "" {
@@ -339,23 +340,23 @@ func errString(err error) string {
 func TestRenderErrors(t *testing.T) {
 	cases := map[string]struct {
 		reason string
-		comps  []platform.Component
+		comps  []component.Component
 		want   string
 	}{
 		"NotImplemented": {
 			reason: "A component the cloud does not implement is an error, never a silent skip.",
-			comps:  []platform.Component{platform.Network{}, platform.Egress{}},
+			comps:  []component.Component{cluster.Network{}, cluster.Egress{}},
 			want:   `cloud "test" does not implement Egress (needed for egress)`,
 		},
 		"UnknownDependency": {
 			reason: "A dependency on a resource nothing renders is an error.",
-			comps:  []platform.Component{platform.Cluster{}},
+			comps:  []component.Component{cluster.Cluster{}},
 			want:   `composed resource "cluster" depends on "network", which is not rendered`,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ctx := NewContext(composite(xr.Namespaced, xr.Composite{}), envcfg.New(nil), testCloud(), nil, nil)
+			ctx := NewContext(composite(xr.Namespaced, xr.Composite{}), envcfg.New(nil), testCloud(), nil)
 			_, err := ctx.Cloud.Render(ctx, tc.comps)
 			if diff := cmp.Diff(tc.want, errString(err)); diff != "" {
 				t.Errorf("%s\nRender(...) error: -want, +got:\n%s", tc.reason, diff)
@@ -371,7 +372,7 @@ func TestImplementTwicePanics(t *testing.T) {
 		}
 	}()
 	c := testCloud()
-	Implement(c, func(*Context, platform.Network) ([]*Resource, error) { return nil, nil })
+	Implement(c, func(*Context, cluster.Network) ([]*Resource, error) { return nil, nil })
 }
 
 func TestAPIVersion(t *testing.T) {
@@ -447,14 +448,14 @@ func TestRenderUses(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := &Cloud{Name: "test"}
-			Implement(c, func(_ *Context, _ platform.Network) ([]*Resource, error) {
+			Implement(c, func(_ *Context, _ cluster.Network) ([]*Resource, error) {
 				return []*Resource{{Name: "network", Kind: testNetworkKind, Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{"region": "r1"}}}}}, nil
 			})
-			Implement(c, func(_ *Context, _ platform.Cluster) ([]*Resource, error) {
+			Implement(c, func(_ *Context, _ cluster.Cluster) ([]*Resource, error) {
 				return []*Resource{{Name: ClusterResource, Kind: testClusterKind, DependsOn: []string{"network"}, Uses: []Use{tc.args.use}}}, nil
 			})
-			ctx := NewContext(composite(tc.args.scope, xr.Composite{}), envcfg.New(nil), c, nil, existing())
-			rs, err := c.Render(ctx, []platform.Component{platform.Network{}, platform.Cluster{}})
+			ctx := NewContext(composite(tc.args.scope, xr.Composite{}), envcfg.New(nil), c, existing())
+			rs, err := c.Render(ctx, []component.Component{cluster.Network{}, cluster.Cluster{}})
 			if diff := cmp.Diff(tc.want.err, errString(err)); diff != "" {
 				t.Fatalf("%s\nRender(...) error: -want, +got:\n%s", tc.reason, diff)
 			}
@@ -514,8 +515,8 @@ func TestUsageNamesItsEnds(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			ctx := NewContext(composite(xr.Namespaced, xr.Composite{}), envcfg.New(nil), testCloud(), nil, tc.observed)
-			rs, err := ctx.Cloud.Render(ctx, []platform.Component{platform.Network{}, platform.Cluster{}})
+			ctx := NewContext(composite(xr.Namespaced, xr.Composite{}), envcfg.New(nil), testCloud(), tc.observed)
+			rs, err := ctx.Cloud.Render(ctx, []component.Component{cluster.Network{}, cluster.Cluster{}})
 			if err != nil {
 				t.Fatal(err)
 			}

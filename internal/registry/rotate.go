@@ -9,10 +9,9 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/component"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -45,16 +44,16 @@ const genLen = 4
 // nodes as it deletes them. At most lifecycle.parallelPools pools rotate at
 // a time; a pool waiting for its turn is kept as it is. An imported pool is
 // never replaced: its change is refused.
-func (c *Cloud) rotate(ctx *Context, comps []platform.Component, out []*Rendered, byName map[string]*Rendered) ([]*Rendered, error) {
+func (c *Cloud) rotate(ctx *Context, comps []component.Component, out []*Rendered, byName map[string]*Rendered) ([]*Rendered, error) {
 	type pool struct {
-		comp platform.Rotatable
+		comp component.Rotatable
 		rd   *Rendered
 		gens []string
 	}
 	var pools []pool
 	busy := 0
 	for _, comp := range comps {
-		rc, ok := comp.(platform.Rotatable)
+		rc, ok := comp.(component.Rotatable)
 		if !ok {
 			continue
 		}
@@ -80,7 +79,7 @@ func (c *Cloud) rotate(ctx *Context, comps []platform.Component, out []*Rendered
 	if len(pools) == 0 {
 		return out, nil
 	}
-	parallel := int(envcfg.Or(platform.SettingsOf(ctx.Env).Lifecycle.ParallelPools, platform.DefaultParallelPools))
+	parallel := pools[0].comp.AtOnce()
 
 	rename := map[string]string{}
 	for _, p := range pools {
@@ -178,12 +177,12 @@ func (c *Cloud) rotate(ctx *Context, comps []platform.Component, out []*Rendered
 // currentGenerations returns the components with each rotatable one as the
 // generation it runs as: the one its only observed resource records. A
 // rotated pool is then rendered under its name from the start, and so is
-// every name that depends on it (the plan's too). Rotations in flight, with
+// every name that depends on it (see Current). Rotations in flight, with
 // two generations observed, are decided by rotate.
-func (c *Context) currentGenerations(comps []platform.Component) []platform.Component {
-	var out []platform.Component
+func (c *Context) currentGenerations(comps []component.Component) []component.Component {
+	var out []component.Component
 	for i, comp := range comps {
-		rc, ok := comp.(platform.Rotatable)
+		rc, ok := comp.(component.Rotatable)
 		if !ok {
 			continue
 		}
@@ -199,9 +198,10 @@ func (c *Context) currentGenerations(comps []platform.Component) []platform.Comp
 			out = slices.Clone(comps)
 		}
 		out[i] = rc.Rotated(gen, 0)
-		if c.Plan != nil {
-			c.Plan.Replace(out[i])
+		if c.current == nil {
+			c.current = map[string]component.Component{}
 		}
+		c.current[comp.ID()] = out[i]
 	}
 	if out == nil {
 		return comps
@@ -212,7 +212,7 @@ func (c *Context) currentGenerations(comps []platform.Component) []platform.Comp
 // rerender renders a component again, as another generation, in place of
 // its first render (prev), with its overlays; it records the new names of
 // the component's resources and returns the one that takes prev's place.
-func (c *Cloud) rerender(ctx *Context, comp platform.Component, prev *Rendered, out *[]*Rendered, byName map[string]*Rendered, rename map[string]string) (*Rendered, error) {
+func (c *Cloud) rerender(ctx *Context, comp component.Component, prev *Rendered, out *[]*Rendered, byName map[string]*Rendered, rename map[string]string) (*Rendered, error) {
 	rs, err := c.renderComponent(ctx, comp)
 	if err != nil {
 		return nil, err

@@ -1,5 +1,13 @@
 package registry
 
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+)
+
 // A DeletionRole is what a kind is to the order in which Crossplane deletes
 // an XR's composed resources. Crossplane deletes them all at once; a Usage
 // holds one back until another is gone. Most orders do not matter: where
@@ -71,3 +79,108 @@ func NeedsUsage(by, of *Kind) (UsageRule, bool) {
 	}
 	return UsageRule{}, false
 }
+
+// withUsages inserts after each resource one Usage per dependency edge
+// whose deletion order matters (NeedsUsage), so that Crossplane deletes
+// those dependents before what they use. A Usage's name is generated from
+// the two it joins; one that clashes with another composed resource's
+// name is refused.
+//
+// A Usage names both its ends (resourceRef) and is rendered only once both
+// exist; until then it is Pending, and the engine composes it later without
+// holding anything for it. Named ends spare Crossplane's Usage controller
+// resolving a selector, which lists every resource of that kind in the
+// namespace (uncached) and retries while an end does not exist yet. The
+// selectors stay, ignored by Crossplane beside a resourceRef, so that
+// UsageEnds can read which composed resources a Usage joins.
+func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*Rendered, error) {
+	out := make([]*Rendered, 0, 2*len(rs))
+	uk := UsageKind(ctx.XR.Scope)
+	usages := map[string]string{}
+	for _, rd := range rs {
+		out = append(out, rd)
+		if rd.Retire != "" {
+			continue
+		}
+		ends := make([]usageEnd, 0, len(rd.DependsOn)+len(rd.Uses))
+		for _, d := range rd.DependsOn {
+			of := byName[d]
+			ends = append(ends, usageEnd{name: d, kind: of.Kind, selector: ctx.Selector(d), observed: ctx.Observed(d)})
+		}
+		for _, u := range rd.Uses {
+			if _, clash := byName[u.Name]; clash {
+				return nil, fmt.Errorf("generated names clash: %q, which composed resource %q uses in another XR, is the name of one of this XR's composed resources", u.Name, rd.Name)
+			}
+			ends = append(ends, usageEnd{name: u.Name, kind: u.Kind, selector: u.Selector, observed: u.Observed})
+		}
+		byRef := object.String(ctx.Observed(rd.Name), "metadata", "name")
+		for _, of := range ends {
+			if _, ok := NeedsUsage(rd.Kind, of.kind); !ok {
+				continue
+			}
+			d := of.name
+			name := UsageName(rd.Name, d)
+			if clash, ok := byName[name]; ok {
+				return nil, fmt.Errorf("generated names clash: the Usage that protects %q while %q uses it would be named %q, which is the name of the composed resource of %s; rename it (no pool name may make a resource name end in -uses-<resource>)", d, rd.Name, name, clash.Component)
+			}
+			if prev, ok := usages[name]; ok {
+				return nil, fmt.Errorf("generated names clash: the Usages %s and %s would both be named %q; rename one of the resources they join", prev, rd.Name+" on "+d, name)
+			}
+			usages[name] = rd.Name + " on " + d
+			u := &Rendered{
+				Name:      name,
+				Component: rd.Component,
+				Condition: rd.Condition,
+				Kind:      uk,
+				UsageBy:   rd.Name,
+			}
+			ofRef := object.String(of.observed, "metadata", "name")
+			if byRef == "" || ofRef == "" {
+				u.Pending = fmt.Sprintf("waits until %s and %s exist, to name them", rd.Name, d)
+				out = append(out, u)
+				continue
+			}
+			u.Object = object.Object{
+				"apiVersion": uk.APIVersion(ctx.XR.Scope),
+				"kind":       uk.Kind,
+				"metadata": map[string]any{
+					"labels":      map[string]any{LabelCloud: ctx.Cloud.Name},
+					"annotations": map[string]any{AnnotationComponent: rd.Component},
+				},
+				"spec": map[string]any{
+					"replayDeletion": true,
+					"of":             usageRef(ctx, of.kind, of.selector, ofRef),
+					"by":             usageRef(ctx, rd.Kind, ctx.Selector(rd.Name), byRef),
+				},
+			}
+			out = append(out, u)
+		}
+	}
+	return out, nil
+}
+
+// usageEnd is what a Usage protects: one of the XR's composed resources
+// (selected by controller and labels) or a resource of another XR (by its
+// labels), and its observed state (nil until it exists).
+type usageEnd struct {
+	name     string
+	kind     *Kind
+	selector map[string]any
+	observed *structpb.Struct
+}
+
+// usageRef is one end of a Usage: the resource named name, in the Usage's
+// namespace, and the selector that would find it (which Crossplane ignores
+// beside the name).
+func usageRef(ctx *Context, k *Kind, selector map[string]any, name string) map[string]any {
+	return map[string]any{
+		"apiVersion":       k.APIVersion(ctx.XR.Scope),
+		"kind":             k.Name(ctx.XR.Scope),
+		"resourceRef":      map[string]any{"name": name},
+		"resourceSelector": selector,
+	}
+}
+
+// UsageName is the composition-resource name of the Usage that protects of
+// while by uses it.
+func UsageName(by, of string) string { return by + "-uses-" + of }

@@ -1,7 +1,10 @@
-// Package xr is the typed model of the Cluster composite resource (XR): its
-// labels, spec.parameters, spec.forProvider passthrough and scope. Decode reads
-// it from the observed composite resource and reports every malformed field
-// with its path.
+// Package xr decodes the function's composite resources (XRs), one typed
+// struct per kind: the Cluster (xr.go), the Database, the AppEnvironment and
+// the WorkloadBudget, on what every kind shares (Composite: its labels,
+// scope, import, overrides). Each kind's decoder reads it from the observed
+// composite resource and reports every malformed field with its path; its
+// validation is cloud-independent. What an XR asks the clouds for is its
+// model's (internal/model/...).
 package xr
 
 import (

@@ -13,8 +13,6 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/bench"
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -77,9 +75,9 @@ func render(t *testing.T, example string, mutate func(object) string) (object, [
 	var reader *clusterref.Reader
 	switch x["kind"] {
 	case "Database", "XDatabase":
-		run, reader = runDatabase, database.Clusters
+		run, reader = runDatabase, clusterref.ForDatabase
 	case "AppEnvironment", "XAppEnvironment":
-		run, reader = runEnvironment, environment.Clusters
+		run, reader = runEnvironment, clusterref.ForAppEnvironment
 	default:
 		req.Spend = fntest.MustLoad(filepath.Join(examples, "spend"))
 	}

@@ -15,8 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 )
 
 func main() {
@@ -150,11 +149,11 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 		}
 		scenario("%s namespaced XR (create, Ready, a Database and an AppEnvironment on it, the Database's PostgreSQL upgraded a major version, the AppEnvironment's namespace rename refused, resize a pool%s, remove a pool, delete)", cl, day2)
 		during := func() error {
-			if err := s.onCluster(cl+"/database.yaml", cl, runDatabase, database.Clusters, []string{"host", "connectionSecret"}, s.engineUpgrade(cl+"/database.yaml"), nil); err != nil {
+			if err := s.onCluster(cl+"/database.yaml", cl, runDatabase, clusterref.ForDatabase, []string{"host", "connectionSecret"}, s.engineUpgrade(cl+"/database.yaml"), nil); err != nil {
 				return err
 			}
 			rename := s.namespaceRename(cl + "/appenvironment.yaml")
-			return s.onCluster(cl+"/appenvironment.yaml", cl, runEnvironment, environment.Clusters,
+			return s.onCluster(cl+"/appenvironment.yaml", cl, runEnvironment, clusterref.ForAppEnvironment,
 				[]string{"namespace", "url", "databaseHost", "bucketName", "bucketUrl", "frontendUrl", "frontendBucketName", "cdnEndpoint"},
 				func(live object) error {
 					if err := s.appWorkload(live); err != nil {
@@ -172,7 +171,7 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 		}
 	}
 	scenario("gcp legacy Database on a network of its own (create, Ready, delete)")
-	if err := s.onCluster("gcp/database-legacy.yaml", "", runDatabase, database.Clusters, []string{"host", "connectionSecret"}, nil, nil); err != nil {
+	if err := s.onCluster("gcp/database-legacy.yaml", "", runDatabase, clusterref.ForDatabase, []string{"host", "connectionSecret"}, nil, nil); err != nil {
 		return fmt.Errorf("gcp legacy database: %w", err)
 	}
 	count++

@@ -14,10 +14,11 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/bench"
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
+	appenvironmentrun "github.com/seed-6471616d/function-cluster-platform/internal/modules/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
@@ -502,17 +503,17 @@ func unprotect(x object) string {
 // Secret through envFrom, and that Secret holding the database's host.
 func (s *scenarios) appWorkload(live object) error {
 	ns := str(live, "status", "namespace")
-	d, err := s.k.get("apps/v1", "Deployment", ns, environment.BackendName)
+	d, err := s.k.get("apps/v1", "Deployment", ns, appenvironment.BackendName)
 	if err != nil {
 		return fmt.Errorf("the backend Deployment in namespace %s: %w", ns, err)
 	}
 	tmpl := d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
 	c := tmpl["containers"].([]any)[0].(map[string]any)
 	envFrom, _ := c["envFrom"].([]any)
-	if len(envFrom) != 1 || str(envFrom[0].(map[string]any), "secretRef", "name") != environment.ConnectionSecret {
-		return fmt.Errorf("the backend's envFrom is %v, not the Secret %s", envFrom, environment.ConnectionSecret)
+	if len(envFrom) != 1 || str(envFrom[0].(map[string]any), "secretRef", "name") != appenvironment.ConnectionSecret {
+		return fmt.Errorf("the backend's envFrom is %v, not the Secret %s", envFrom, appenvironment.ConnectionSecret)
 	}
-	sec, err := s.k.get("v1", "Secret", ns, environment.ConnectionSecret)
+	sec, err := s.k.get("v1", "Secret", ns, appenvironment.ConnectionSecret)
 	if err != nil {
 		return fmt.Errorf("the connection Secret: %w", err)
 	}
@@ -520,8 +521,8 @@ func (s *scenarios) appWorkload(live object) error {
 	if string(host) != str(live, "status", "databaseHost") || str(sec, "data", "DB_PASSWORD") == "" {
 		return fmt.Errorf("the connection Secret has DB_HOST %q (want %q) and a password: %t", host, str(live, "status", "databaseHost"), str(sec, "data", "DB_PASSWORD") != "")
 	}
-	fmt.Printf("  %s: Deployment %s/%s available (%d/%d), envFrom Secret %s (DB_HOST %s, DB_PASSWORD set), ServiceAccount %s\n", str(live, "metadata", "name"), ns, environment.BackendName,
-		num(d, "status", "availableReplicas"), num(d, "spec", "replicas"), environment.ConnectionSecret, host, tmpl["serviceAccountName"])
+	fmt.Printf("  %s: Deployment %s/%s available (%d/%d), envFrom Secret %s (DB_HOST %s, DB_PASSWORD set), ServiceAccount %s\n", str(live, "metadata", "name"), ns, appenvironment.BackendName,
+		num(d, "status", "availableReplicas"), num(d, "spec", "replicas"), appenvironment.ConnectionSecret, host, tmpl["serviceAccountName"])
 	return nil
 }
 
@@ -532,13 +533,13 @@ func runDatabase(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 }
 
 func runEnvironment(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	return runModule(environment.Run, req)
+	return runModule(appenvironmentrun.Run, req)
 }
 
-func runModule(f module.Func, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	rsp := module.NewResponse(req, bench.Options.TTLConverging)
+func runModule(f response.Func, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
+	rsp := response.New(req, bench.Options.TTLConverging)
 	if err := f(req, rsp, bench.Options); err != nil {
-		module.Fatal(rsp, err)
+		response.Fatal(rsp, err)
 	}
 	return rsp
 }

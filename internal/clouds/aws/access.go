@@ -5,16 +5,16 @@ import (
 	"strings"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
 // access renders the Helm and Kubernetes ProviderConfigs from the
 // ClusterAuth's kubeconfig, which carries a token the provider refreshes, and
 // a ClusterRoleBinding that makes the admin principals' group cluster-admin.
-func access(ctx *registry.Context, a platform.ClusterAccess) ([]*registry.Resource, error) {
-	deps := append([]string{rClusterAuth}, registry.NodePoolResources(ctx.Plan)...)
+func access(ctx *registry.Context, a cluster.Access) ([]*registry.Resource, error) {
+	deps := append([]string{rClusterAuth}, kube.NodePoolResources(ctx, a.Pools)...)
 	out := kube.ProviderConfigs(ctx, a, kube.Credentials{SecretName: kube.KubeconfigSecretName(ctx), Key: kube.KubeconfigKey}, deps)
 	if len(settingsOf(ctx.Env).Admins) > 0 {
 		out = append(out, kube.Object(ctx, rAdminBinding, a, kube.ClusterAdminBinding("platform-cluster-admins", adminGroup)))
@@ -29,7 +29,7 @@ var timeUnits = map[string]string{"Monthly": "MONTHLY", "Quarterly": "QUARTERLY"
 // cluster's resources by their cluster tag (environment key
 // aws.budgetCostFilter overrides the filter), with one notification per
 // threshold to the contacts.
-func budget(ctx *registry.Context, b platform.Budget) ([]*registry.Resource, error) {
+func budget(ctx *registry.Context, b cluster.Budget) ([]*registry.Resource, error) {
 	fp := map[string]any{
 		"accountId":   ctx.XR.PlaneID,
 		"budgetType":  "COST",

@@ -7,7 +7,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -17,13 +17,6 @@ const Name = "aws"
 // Cloud is the AWS cloud layer.
 var Cloud = &registry.Cloud{
 	Name: Name,
-	Traits: platform.Traits{
-		InternalLoadBalancerAnnotations: map[string]string{
-			"service.beta.kubernetes.io/aws-load-balancer-internal": "true",
-			"service.beta.kubernetes.io/aws-load-balancer-scheme":   "internal",
-		},
-	},
-	Validate: validate,
 	// Made public, the node groups rotate to the public subnets; the
 	// NAT gateway stays until none runs in the private ones.
 	EgressInUse: egressInUse,
@@ -43,10 +36,17 @@ var Cloud = &registry.Cloud{
 }
 
 func init() {
+	cluster.CloudTraits.Register(Name, cluster.Traits{
+		InternalLoadBalancerAnnotations: map[string]string{
+			"service.beta.kubernetes.io/aws-load-balancer-internal": "true",
+			"service.beta.kubernetes.io/aws-load-balancer-scheme":   "internal",
+		},
+	})
 	registry.Implement(Cloud, network)
 	registry.Implement(Cloud, egress)
 	registry.Implement(Cloud, identity)
-	registry.Implement(Cloud, cluster)
+	registry.Implement(Cloud, managedCluster)
+	registry.Check(Cloud, checkCluster)
 	registry.Implement(Cloud, nodePool)
 	registry.Implement(Cloud, dnsZone)
 	registry.Implement(Cloud, access)

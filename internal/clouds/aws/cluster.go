@@ -7,9 +7,9 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -25,11 +25,11 @@ const (
 
 func addonName(name string) string { return rAddonPrefix + name }
 
-// cluster renders the EKS cluster, the ClusterAuth that writes its
+// managedCluster renders the EKS cluster, the ClusterAuth that writes its
 // kubeconfig, the add-ons, EKS Pod Identity for the EBS CSI driver, and an
 // access entry per admin principal of environment key aws.admins.
-func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, error) {
-	reg := region(ctx)
+func managedCluster(ctx *registry.Context, c cluster.Cluster) ([]*registry.Resource, error) {
+	reg := c.Location
 	vpc := map[string]any{
 		"subnetIdSelector":      tierSelector(tierPrivate),
 		"endpointPrivateAccess": true,
@@ -62,7 +62,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 				},
 				"kubernetesNetworkConfig": map[string]any{
 					"ipFamily":        "ipv4",
-					"serviceIpv4Cidr": ctx.Plan.Network.ServicesCIDR.String(),
+					"serviceIpv4Cidr": c.Network.ServicesCIDR.String(),
 				},
 				// The add-ons below are managed resources of their own.
 				"bootstrapSelfManagedAddons": false,
@@ -99,7 +99,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		out[0].Body["spec"].(map[string]any)["forProvider"].(map[string]any)["version"] = c.Version
 	}
 
-	pools := registry.NodePoolResources(ctx.Plan)
+	pools := kube.NodePoolResources(ctx, c.Pools)
 	for _, a := range []struct {
 		name string
 		deps []string
@@ -169,7 +169,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 // control plane runs it; an existing add-on whose build for that minor the
 // environment does not map keeps the build it has, with a warning, rather
 // than one made for another minor.
-func addonVersion(ctx *registry.Context, c platform.Cluster, name string) string {
+func addonVersion(ctx *registry.Context, c cluster.Cluster, name string) string {
 	a := settingsOf(ctx.Env).Addons[name]
 	if v := a.Versions[c.Running]; v != "" {
 		return v
@@ -207,18 +207,18 @@ const maxNodeGroupName = 63
 // nodePool renders an EKS managed node group in the node subnets, scaled
 // between its bounds, at the lifecycle's version; its initial size is set
 // only at creation so that the cluster autoscaler owns the count.
-func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
+func nodePool(ctx *registry.Context, p cluster.NodePool) ([]*registry.Resource, error) {
 	minNodes, maxNodes := p.Bounds()
 	capacity := "ON_DEMAND"
 	if p.Spot {
 		capacity = "SPOT"
 	}
 	fp := map[string]any{
-		"region":              region(ctx),
+		"region":              p.Location,
 		"clusterNameSelector": ctx.Selector(rCluster),
 		"nodeRoleArnSelector": ctx.Selector(rNodeRole),
 		"version":             p.Version,
-		"subnetIdSelector":    tierSelector(nodeTier(ctx.Plan)),
+		"subnetIdSelector":    tierSelector(nodeTier(p.Private)),
 		"instanceTypes":       []any{p.MachineType},
 		"capacityType":        capacity,
 		"amiType":             cmp.Or(settingsOf(ctx.Env).AMIType, defaultAMIType),
@@ -238,7 +238,7 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		fp["taint"] = taints
 	}
 	deps := append([]string{rCluster, addonName(addonVPCCNI), addonName(addonKubeProxy)}, attachments(rNodeRole)...)
-	if ctx.Plan.Cluster.Private {
+	if p.Private {
 		// Private nodes pull images through the NAT gateway.
 		deps = append(deps, rPrivateRoute)
 	}
@@ -249,7 +249,7 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		fp["subnetIds"] = ids
 	}
 	return []*registry.Resource{{
-		Name:         registry.NodePoolResource(p),
+		Name:         cluster.NodePoolResource(p),
 		Kind:         nodeGroupKind,
 		ExternalName: p.CloudName(p.Name, maxNodeGroupName, "-"),
 		Body: object.Object{"spec": map[string]any{
@@ -281,9 +281,9 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 // User Guide, "View Amazon EKS networking requirements for VPC and
 // subnets"): its control plane stays in its zones, which nodes in a new
 // zone reach through the VPC.
-func nodeSubnets(ctx *registry.Context, p platform.NodePool) []any {
-	reg := region(ctx)
-	tier := nodeTier(ctx.Plan)
+func nodeSubnets(ctx *registry.Context, p cluster.NodePool) []any {
+	reg := p.Location
+	tier := nodeTier(p.Private)
 	var want []string
 	for _, z := range zones(ctx.Env, reg) {
 		obs := ctx.Observed(subnetName(tier, zoneID(reg, z)))
@@ -293,7 +293,7 @@ func nodeSubnets(ctx *registry.Context, p platform.NodePool) []any {
 		}
 		want = append(want, id)
 	}
-	for _, g := range ctx.Generations(platform.PoolID(p.Name)) {
+	for _, g := range ctx.Generations(cluster.PoolID(p.Name)) {
 		obs := ctx.Observed(g)
 		have := object.Strings(obs, "spec", "forProvider", "subnetIds")
 		if len(have) == 0 {

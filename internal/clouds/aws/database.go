@@ -8,9 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -87,7 +87,7 @@ func init() {
 	registry.Implement(Cloud, dbSchema)
 	registry.Check(Cloud, checkDBInstance)
 	// The EKS cluster, whose security group the database admits.
-	database.Clusters.Reads(Name, clusterref.Read{Resource: rCluster, Kind: clusterKind})
+	clusterref.ForDatabase.Reads(Name, clusterref.Read{Resource: rCluster, Kind: clusterKind})
 	database.Engines.Register(Name, database.Engine{
 		Asked: func(obs *structpb.Struct) string { return object.String(obs, "spec", "forProvider", "engineVersion") },
 		// engine_version_actual is what RDS runs; engine_version keeps
@@ -143,12 +143,12 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 	groupFP := map[string]any{"region": reg, "description": "Subnets of database " + n.Name, "tags": dbTags(n.Name, n.Name+"-db")}
 
 	if c := n.Cluster; c != nil {
-		sg.Body["spec"].(map[string]any)["forProvider"].(map[string]any)["vpcIdSelector"] = c.Selector(rNetwork)
+		sg.Body["spec"].(map[string]any)["forProvider"].(map[string]any)["vpcIdSelector"] = clusterref.Selector(c, rNetwork)
 		groupFP["subnetIdSelector"] = c.Match(map[string]string{labelTier: tierPrivate})
 		group.Body = object.Object{"spec": map[string]any{"forProvider": groupFP}}
 		nodes := object.String(object.Get(c.Observed[rCluster], "status", "atProvider", "vpcConfig").GetStructValue(), "clusterSecurityGroupId")
 		if nodes == "" {
-			c.Await(rule, "EKS cluster to report its security group")
+			clusterref.Await(c, rule, "EKS cluster to report its security group")
 		} else {
 			ingress["referencedSecurityGroupId"] = nodes
 			ingress["description"] = "PostgreSQL from the nodes of cluster " + c.CloudName
@@ -181,7 +181,7 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 	}
 	var subnets []string
 	for i, zone := range zs[:2] {
-		cidr, err := platform.Subnet(n.CIDR, 1, i)
+		cidr, err := cluster.Subnet(n.CIDR, 1, i)
 		if err != nil {
 			return nil, fmt.Errorf("cannot carve the database subnet of zone %s: %w", zone, err)
 		}

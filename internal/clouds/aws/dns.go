@@ -3,14 +3,14 @@ package aws
 import (
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
 // dnsZone renders a Route53 hosted zone: public, or private and associated
 // with the VPC.
-func dnsZone(ctx *registry.Context, z platform.DNSZone) ([]*registry.Resource, error) {
+func dnsZone(ctx *registry.Context, z cluster.DNSZone) ([]*registry.Resource, error) {
 	fp := map[string]any{
 		"name":         z.Domain,
 		"comment":      "Zone of cluster " + base(ctx),
@@ -26,7 +26,7 @@ func dnsZone(ctx *registry.Context, z platform.DNSZone) ([]*registry.Resource, e
 		},
 	}
 	if z.Private {
-		fp["vpc"] = []any{map[string]any{"vpcIdSelector": ctx.Selector(rNetwork), "vpcRegion": region(ctx)}}
+		fp["vpc"] = []any{map[string]any{"vpcIdSelector": ctx.Selector(rNetwork), "vpcRegion": z.Location}}
 		fp["tags"] = tags(ctx, base(ctx)+"-private")
 		r.Name = rPrivateZone
 		r.DependsOn = []string{rNetwork}

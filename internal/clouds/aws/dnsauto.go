@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -45,13 +45,13 @@ func publicZoneID(ctx *registry.Context) string {
 // change the records of the cluster's public zone only (and list zones and
 // read changes, which Route53 cannot scope). Each release binds its
 // ServiceAccount to it (bindDNS). The policy waits for the zone's ID.
-func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Resource, error) {
+func dnsIdentity(ctx *registry.Context, id cluster.DNSIdentity) ([]*registry.Resource, error) {
 	role := ctx.Join(maxRoleName, base(ctx), "dns")
 	policy := &registry.Resource{Name: rDNSPolicy, Kind: rolePolicyKind, DependsOn: []string{rDNSIdentity, rPublicZone}}
 	if zone := publicZoneID(ctx); zone == "" {
 		policy.Pending = "waits for the ID of " + rPublicZone
 	} else {
-		arn := "arn:" + partition(region(ctx)) + ":route53:::"
+		arn := "arn:" + partition(id.Location) + ":route53:::"
 		policy.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
 			"roleSelector": ctx.Selector(rDNSIdentity),
 			"policy": fmt.Sprintf(`{"Version":"2012-10-17","Statement":[`+
@@ -79,12 +79,12 @@ func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Re
 
 // dnsBinding associates a chart's ServiceAccount with the DNS role through
 // EKS Pod Identity (no annotation needed).
-func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resource, error) {
+func dnsBinding(ctx *registry.Context, b cluster.DNSBinding) ([]*registry.Resource, error) {
 	return []*registry.Resource{{
 		Name: rDNSPodIdentity + b.Chart,
 		Kind: podIdentityKind,
 		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-			"region":              region(ctx),
+			"region":              b.Location,
 			"clusterNameSelector": ctx.Selector(rCluster),
 			"namespace":           b.ServiceAccount.Namespace,
 			"serviceAccount":      b.ServiceAccount.Name,
@@ -98,16 +98,16 @@ func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resou
 // bindDNS makes a release running as the DNS identity wait for its Pod
 // Identity association and points external-dns at the cluster's public
 // hosted zone, whose ID it waits for.
-func bindDNS(ctx *registry.Context, r platform.Release) kube.Bound {
+func bindDNS(ctx *registry.Context, r cluster.Release) kube.Bound {
 	b := kube.Bound{Values: map[string]any{}, DependsOn: []string{rDNSPodIdentity + r.Name, rDNSPolicy}}
-	if r.Name == platform.ChartExternalDNS {
+	if r.Name == cluster.ChartExternalDNS {
 		zone := publicZoneID(ctx)
 		if zone == "" {
 			b.Pending = "waits for the ID of " + rPublicZone
 			return b
 		}
 		b.Values["provider"] = map[string]any{"name": "aws"}
-		b.Values["env"] = []any{map[string]any{"name": "AWS_DEFAULT_REGION", "value": region(ctx)}}
+		b.Values["env"] = []any{map[string]any{"name": "AWS_DEFAULT_REGION", "value": r.RunsAs.Location}}
 		b.Values["extraArgs"] = []any{"--aws-zone-type=public", "--zone-id-filter=" + zone}
 	}
 	return b
@@ -116,9 +116,9 @@ func bindDNS(ctx *registry.Context, r platform.Release) kube.Bound {
 // certificates renders the ClusterIssuer with a Route53 solver that uses
 // cert-manager's ambient (Pod Identity) credentials, and the domain's
 // certificate. The issuer waits for the zone's ID.
-func certificates(ctx *registry.Context, c platform.Certificates) ([]*registry.Resource, error) {
+func certificates(ctx *registry.Context, c cluster.Certificates) ([]*registry.Resource, error) {
 	zone := publicZoneID(ctx)
-	out := kube.Certificates(ctx, c, map[string]any{"route53": map[string]any{"region": region(ctx), "hostedZoneID": zone}}, rDNSPolicy)
+	out := kube.Certificates(ctx, c, map[string]any{"route53": map[string]any{"region": c.Location, "hostedZoneID": zone}}, rDNSPolicy)
 	if zone == "" {
 		out[0] = &registry.Resource{Name: out[0].Name, Kind: out[0].Kind, Pending: "waits for the ID of " + rPublicZone}
 	}
@@ -127,7 +127,7 @@ func certificates(ctx *registry.Context, c platform.Certificates) ([]*registry.R
 
 // dnsDelegation renders the NS record of the domain in the parent hosted
 // zone, with the name servers Route53 gave the public zone.
-func dnsDelegation(ctx *registry.Context, d platform.DNSDelegation) ([]*registry.Resource, error) {
+func dnsDelegation(ctx *registry.Context, d cluster.DNSDelegation) ([]*registry.Resource, error) {
 	r := &registry.Resource{Name: rDNSDelegation, Kind: recordKind, DependsOn: []string{rPublicZone}}
 	ns := object.Strings(ctx.Observed(rPublicZone), "status", "atProvider", "nameServers")
 	if len(ns) == 0 {

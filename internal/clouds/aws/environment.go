@@ -9,7 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -55,14 +56,14 @@ func init() {
 }
 
 // appTags are the tags of an application environment's resources.
-func appTags(a *environment.App, name string) map[string]any {
+func appTags(a *appenvironment.App, name string) map[string]any {
 	return map[string]any{"Name": name, "environment": a.Name, "cluster": a.Cluster.CloudName, "managed-by": "crossplane"}
 }
 
 // appIdentity renders the backend's IAM role, which EKS Pod Identity lets
 // the backend's ServiceAccount assume without keys, and the ServiceAccount
 // itself (Pod Identity needs no annotation on it).
-func appIdentity(ctx *registry.Context, id environment.Identity) ([]*registry.Resource, error) {
+func appIdentity(ctx *registry.Context, id appenvironment.Identity) ([]*registry.Resource, error) {
 	role := names.JoinFor(id.Tenant, maxRoleName, id.Name, "app")
 	return []*registry.Resource{
 		{
@@ -80,9 +81,9 @@ func appIdentity(ctx *registry.Context, id environment.Identity) ([]*registry.Re
 			Kind: podIdentityKind,
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 				"region":              id.Location,
-				"clusterNameSelector": id.Cluster.Selector(rCluster),
+				"clusterNameSelector": clusterref.Selector(id.Cluster, rCluster),
 				"namespace":           id.Namespace,
-				"serviceAccount":      environment.ServiceAccount,
+				"serviceAccount":      appenvironment.ServiceAccount,
 				"roleArnSelector":     ctx.Selector(rAppIdentity),
 				"tags":                appTags(id.App, role),
 			}}},
@@ -104,7 +105,7 @@ func bucketARN(region, name string) string { return "arn:" + partition(region) +
 
 // appBucket renders a private S3 bucket and the inline policy that lets
 // the backend's role, and no one else, read and write it.
-func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resource, error) {
+func appBucket(ctx *registry.Context, b appenvironment.Bucket) ([]*registry.Resource, error) {
 	arn := bucketARN(b.Location, b.Name)
 	policy := fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:ListBucket"],"Resource":%q},{"Effect":"Allow","Action":["s3:GetObject","s3:PutObject","s3:DeleteObject"],"Resource":%q}]}`, arn, arn+"/*")
 	out := privateBucket(ctx, b.App, assetsParts, b.Name, b.Orphan)
@@ -127,7 +128,7 @@ func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resourc
 // privateBucket renders an S3 bucket closed to the public: public access
 // blocked, encrypted at rest, owned by the bucket owner alone (no ACLs).
 // The bucket comes first.
-func privateBucket(ctx *registry.Context, a *environment.App, n bucketParts, name string, orphan bool) []*registry.Resource {
+func privateBucket(ctx *registry.Context, a *appenvironment.App, n bucketParts, name string, orphan bool) []*registry.Resource {
 	sel := ctx.Selector(n.bucket)
 	return []*registry.Resource{
 		{
@@ -185,7 +186,7 @@ func privateBucket(ctx *registry.Context, a *environment.App, n bucketParts, nam
 // a site is served by spec.parameters.frontend, a private bucket that only
 // its CloudFront distribution reads, with TLS for its host. It refuses
 // names S3 refuses too.
-func checkAppBucket(_ *registry.Context, b environment.Bucket) field.ErrorList {
+func checkAppBucket(_ *registry.Context, b appenvironment.Bucket) field.ErrorList {
 	var errs field.ErrorList
 	p := xr.ParametersPath("bucket")
 	why := "would open the bucket to the internet over plain HTTP; on AWS a site is served by spec.parameters.frontend (a private bucket only its CloudFront distribution reads, with TLS for its host), and other public content through the backend (spec.parameters.ingress)"

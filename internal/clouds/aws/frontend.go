@@ -8,7 +8,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -84,7 +85,7 @@ func init() {
 
 // appAPIRoute composes nothing of its own: CloudFront routes the API path
 // in the distribution (frontend-cdn), as an origin and cache behaviours.
-func appAPIRoute(*registry.Context, environment.APIRoute) ([]*registry.Resource, error) {
+func appAPIRoute(*registry.Context, appenvironment.APIRoute) ([]*registry.Resource, error) {
 	return nil, nil
 }
 
@@ -97,7 +98,7 @@ func appAPIRoute(*registry.Context, environment.APIRoute) ([]*registry.Resource,
 // path to the backend's Ingress over HTTPS, uncached), and alias records
 // for the host. What needs an observed value (the validation record, the
 // certificate's ARN, the distribution's ARN and domain) waits for it.
-func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Resource, error) {
+func appFrontend(ctx *registry.Context, f appenvironment.Frontend) ([]*registry.Resource, error) {
 	out := privateBucket(ctx, f.App, siteParts, f.Bucket, f.Orphan)
 	out = append(out,
 		&registry.Resource{
@@ -136,7 +137,7 @@ func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Res
 // holds the host: its name and value are the certificate's, once reported.
 // The record belongs to this certificate alone, so it may overwrite a
 // record its predecessor left with the same name and value.
-func certificateRecord(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+func certificateRecord(ctx *registry.Context, f appenvironment.Frontend) *registry.Resource {
 	r := &registry.Resource{Name: rSiteCertificateRecord, Kind: recordKind, DependsOn: []string{rSiteCertificate}}
 	name, value, typ := validationOption(ctx, f)
 	if name == "" || value == "" {
@@ -144,7 +145,7 @@ func certificateRecord(ctx *registry.Context, f environment.Frontend) *registry.
 		return r
 	}
 	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
-		"zoneIdSelector": f.Cluster.Selector(rPublicZone),
+		"zoneIdSelector": clusterref.Selector(f.Cluster, rPublicZone),
 		"name":           name,
 		"type":           typ,
 		"ttl":            validationTTL,
@@ -157,7 +158,7 @@ func certificateRecord(ctx *registry.Context, f environment.Frontend) *registry.
 // validationOption is the certificate's DNS validation record, as ACM
 // reports it, for the host alone: a record for another name, or one not
 // under the host, is no record of this front end's (empty).
-func validationOption(ctx *registry.Context, f environment.Frontend) (name, value, typ string) {
+func validationOption(ctx *registry.Context, f appenvironment.Frontend) (name, value, typ string) {
 	for _, v := range object.Get(ctx.Observed(rSiteCertificate), "status", "atProvider", "domainValidationOptions").GetListValue().GetValues() {
 		opt := v.GetStructValue()
 		name = object.String(opt, "resourceRecordName")
@@ -169,7 +170,7 @@ func validationOption(ctx *registry.Context, f environment.Frontend) (name, valu
 }
 
 // certificateValidation waits, in ACM, until the certificate is issued.
-func certificateValidation(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+func certificateValidation(ctx *registry.Context, f appenvironment.Frontend) *registry.Resource {
 	r := &registry.Resource{Name: rSiteCertificateValid, Kind: certValidationKind, DependsOn: []string{rSiteCertificate, rSiteCertificateRecord}}
 	name, _, _ := validationOption(ctx, f)
 	if name == "" {
@@ -187,7 +188,7 @@ func certificateValidation(ctx *registry.Context, f environment.Frontend) *regis
 // distribution is the CloudFront distribution in front of the bucket. It
 // is composed once the certificate is issued (CloudFront refuses one that
 // is not) and takes its ARN, which no selector resolves.
-func distribution(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+func distribution(ctx *registry.Context, f appenvironment.Frontend) *registry.Resource {
 	r := &registry.Resource{
 		Name:      rSiteCDN,
 		Kind:      distributionKind,
@@ -283,7 +284,7 @@ func distribution(ctx *registry.Context, f environment.Frontend) *registry.Resou
 
 // sitePolicy lets the environment's distribution, and only it, read the
 // bucket's objects: the condition names its ARN, once observed.
-func sitePolicy(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+func sitePolicy(ctx *registry.Context, f appenvironment.Frontend) *registry.Resource {
 	r := &registry.Resource{Name: rSiteBucketPolicy, Kind: bucketPolicyKind, DependsOn: []string{rSiteBucket, rSiteBucketBlock}}
 	arn := object.String(ctx.Observed(rSiteCDN), "status", "atProvider", "arn")
 	if arn == "" {
@@ -302,7 +303,7 @@ func sitePolicy(ctx *registry.Context, f environment.Frontend) *registry.Resourc
 
 // aliasRecord publishes the host in the Cluster's public zone as an alias
 // of the distribution, once its domain is observed.
-func aliasRecord(ctx *registry.Context, f environment.Frontend, name, typ string) *registry.Resource {
+func aliasRecord(ctx *registry.Context, f appenvironment.Frontend, name, typ string) *registry.Resource {
 	r := &registry.Resource{Name: name, Kind: recordKind, DependsOn: []string{rSiteCDN}}
 	obs := ctx.Observed(rSiteCDN)
 	domain, zone := object.String(obs, "status", "atProvider", "domainName"), object.String(obs, "status", "atProvider", "hostedZoneId")
@@ -311,7 +312,7 @@ func aliasRecord(ctx *registry.Context, f environment.Frontend, name, typ string
 		return r
 	}
 	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
-		"zoneIdSelector": f.Cluster.Selector(rPublicZone),
+		"zoneIdSelector": clusterref.Selector(f.Cluster, rPublicZone),
 		"name":           f.Host,
 		"type":           typ,
 		"alias":          map[string]any{"name": domain, "zoneId": zone, "evaluateTargetHealth": false},
@@ -327,7 +328,7 @@ func bucketDomain(region, bucket string) string {
 // checkAppFrontend refuses a front end CloudFront cannot serve here: its
 // certificates come from ACM in us-east-1 of the aws partition alone; and
 // bucket names S3 refuses.
-func checkAppFrontend(_ *registry.Context, f environment.Frontend) field.ErrorList {
+func checkAppFrontend(_ *registry.Context, f appenvironment.Frontend) field.ErrorList {
 	var errs field.ErrorList
 	if p := partition(f.Location); p != "aws" {
 		errs = append(errs, field.Forbidden(xr.ParametersPath("frontend"), fmt.Sprintf("the Cluster runs in partition %s (region %s): CloudFront serves custom hosts with ACM certificates from us-east-1 of the aws partition only", p, f.Location)))

@@ -3,8 +3,8 @@ package aws
 import (
 	"fmt"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -72,7 +72,7 @@ func assumeRolePolicy(service string, tag bool) string {
 }
 
 // identity renders the IAM roles and their policy attachments.
-func identity(ctx *registry.Context, _ platform.Identity) ([]*registry.Resource, error) {
+func identity(ctx *registry.Context, id cluster.Identity) ([]*registry.Resource, error) {
 	var out []*registry.Resource
 	for _, r := range roles {
 		out = append(out, &registry.Resource{
@@ -90,7 +90,7 @@ func identity(ctx *registry.Context, _ platform.Identity) ([]*registry.Resource,
 				Name: attachmentName(r, p),
 				Kind: policyAttachKind,
 				Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-					"policyArn":    policyARN(region(ctx), p.name),
+					"policyArn":    policyARN(id.Location, p.name),
 					"roleSelector": ctx.Selector(r.name),
 				}}},
 				DependsOn: []string{r.name},

@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -33,25 +33,26 @@ var (
 	rfc1918   = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("192.168.0.0/16")}
 )
 
-// validate checks AWS's rules: names, account ID, region, availability
+// checkCluster checks AWS's rules: names, account ID, region, availability
 // zones and address ranges.
-func validate(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList {
+func checkCluster(ctx *registry.Context, c cluster.Cluster) field.ErrorList {
+	x := ctx.XR
 	var errs field.ErrorList
-	errs = append(errs, xr.ValidateCloudName(&x.Composite, maxClusterName, "EKS cluster", "IAM role names derive from it")...)
+	errs = append(errs, xr.ValidateCloudName(x, maxClusterName, "EKS cluster", "IAM role names derive from it")...)
 	if x.PlaneID != "" && !reAccount.MatchString(x.PlaneID) {
 		errs = append(errs, field.Invalid(xr.LabelPath(xr.LabelPlaneID), x.PlaneID, "must be a 12-digit AWS account ID"))
 	}
-	loc := x.Parameters.Location
+	loc := c.Location
 	if loc != "" && !reRegion.MatchString(loc) {
 		errs = append(errs, field.Invalid(xr.ParametersPath("location"), loc, "must be an AWS region such as eu-west-1"))
 	}
-	if z := zones(env, loc); len(z) < minZones || len(z) > maxZones {
+	if z := zones(ctx.Env, loc); len(z) < minZones || len(z) > maxZones {
 		errs = append(errs, field.Invalid(field.NewPath("environment", Name, envZones, loc), z, fmt.Sprintf("EKS needs %d to %d availability zones", minZones, maxZones)))
 	}
-	if b := p.Network.CIDR.Bits(); p.Network.CIDR.IsValid() && (b < 16 || b > 24) {
-		errs = append(errs, field.Invalid(xr.ParametersPath("network", "cidr"), p.Network.CIDR.String(), "an AWS VPC here must be a /16 to /24, split into eight subnets"))
+	if b := c.Network.CIDR.Bits(); c.Network.CIDR.IsValid() && (b < 16 || b > 24) {
+		errs = append(errs, field.Invalid(xr.ParametersPath("network", "cidr"), c.Network.CIDR.String(), "an AWS VPC here must be a /16 to /24, split into eight subnets"))
 	}
-	svc := p.Network.ServicesCIDR
+	svc := c.Network.ServicesCIDR
 	if b := svc.Bits(); svc.IsValid() && (b < 12 || b > 24 || !within(svc, rfc1918)) {
 		errs = append(errs, field.Invalid(xr.ParametersPath("network", "servicesCidr"), svc.String(), "EKS needs a /12 to /24 service range inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16"))
 	}
@@ -105,8 +106,6 @@ func policyARN(region, name string) string {
 // base is the cloud name every other name derives from.
 func base(ctx *registry.Context) string { return ctx.XR.CloudName }
 
-func region(ctx *registry.Context) string { return ctx.Plan.Cluster.Location }
-
 // tags are the AWS tags of every resource.
 func tags(ctx *registry.Context, name string) map[string]any {
 	return map[string]any{
@@ -133,8 +132,8 @@ func subnetName(tier, zone string) string { return "subnet-" + tier + "-" + zone
 
 // nodeTier is where nodes run: private subnets behind the NAT gateway for
 // private clusters, public subnets otherwise.
-func nodeTier(p *platform.Plan) string {
-	if p.Cluster.Private {
+func nodeTier(private bool) string {
+	if private {
 		return tierPrivate
 	}
 	return tierPublic

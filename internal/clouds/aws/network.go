@@ -8,8 +8,8 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -17,8 +17,8 @@ import (
 // subnet per availability zone, and their route tables: the public one
 // routes to the internet gateway; the private one gets its default route
 // from egress.
-func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, error) {
-	reg := region(ctx)
+func network(ctx *registry.Context, n cluster.Network) ([]*registry.Resource, error) {
+	reg := n.Location
 	out := []*registry.Resource{
 		{
 			Name: rNetwork,
@@ -41,7 +41,7 @@ func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, e
 			}}},
 			DependsOn: []string{rNetwork},
 		},
-		routeTable(ctx, rPublicRouteTable, base(ctx)+"-public"),
+		routeTable(ctx, reg, rPublicRouteTable, base(ctx)+"-public"),
 		{
 			Name: rPublicRoute,
 			Kind: routeKind,
@@ -53,7 +53,7 @@ func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, e
 			}}},
 			DependsOn: []string{rPublicRouteTable, rInternetGateway},
 		},
-		routeTable(ctx, rPrivateRT, base(ctx)+"-private"),
+		routeTable(ctx, reg, rPrivateRT, base(ctx)+"-private"),
 	}
 	for i, zone := range zones(ctx.Env, reg) {
 		z := zoneID(reg, zone)
@@ -67,7 +67,7 @@ func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, e
 			{tierPrivate, i, rPrivateRT, false, "kubernetes.io/role/internal-elb"},
 			{tierPublic, i + 1<<subnetBits/2, rPublicRouteTable, true, "kubernetes.io/role/elb"},
 		} {
-			cidr, err := platform.Subnet(n.CIDR, subnetBits, t.index)
+			cidr, err := cluster.Subnet(n.CIDR, subnetBits, t.index)
 			if err != nil {
 				return nil, fmt.Errorf("cannot carve the %s subnet of zone %s: %w", t.tier, zone, err)
 			}
@@ -107,12 +107,12 @@ func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, e
 	return out, nil
 }
 
-func routeTable(ctx *registry.Context, name, tag string) *registry.Resource {
+func routeTable(ctx *registry.Context, region, name, tag string) *registry.Resource {
 	return &registry.Resource{
 		Name: name,
 		Kind: routeTableKind,
 		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-			"region":        region(ctx),
+			"region":        region,
 			"vpcIdSelector": ctx.Selector(rNetwork),
 			"tags":          tags(ctx, tag),
 		}}},
@@ -122,8 +122,8 @@ func routeTable(ctx *registry.Context, name, tag string) *registry.Resource {
 
 // egress renders an Elastic IP and a NAT gateway in the first public subnet,
 // and the private route table's default route through it.
-func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, error) {
-	reg := region(ctx)
+func egress(ctx *registry.Context, e cluster.Egress) ([]*registry.Resource, error) {
+	reg := e.Location
 	first := subnetName(tierPublic, zoneID(reg, zones(ctx.Env, reg)[0]))
 	return []*registry.Resource{
 		{

@@ -4,15 +4,15 @@ import (
 	"time"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
 // access renders the Helm and Kubernetes ProviderConfigs from the AKS
 // cluster's kubeconfig.
-func access(ctx *registry.Context, a platform.ClusterAccess) ([]*registry.Resource, error) {
-	deps := append([]string{rCluster}, registry.NodePoolResources(ctx.Plan)...)
+func access(ctx *registry.Context, a cluster.Access) ([]*registry.Resource, error) {
+	deps := append([]string{rCluster}, kube.NodePoolResources(ctx, a.Pools)...)
 	return kube.ProviderConfigs(ctx, a, kube.Credentials{SecretName: kube.KubeconfigSecretName(ctx), Key: kube.KubeconfigKey}, deps), nil
 }
 
@@ -20,7 +20,7 @@ func access(ctx *registry.Context, a platform.ClusterAccess) ([]*registry.Resour
 // one notification per threshold, to the contacts or else to the group's
 // owners. Azure wants the start of the budget's first period, set once at
 // creation: the month the XR was created in.
-func budget(ctx *registry.Context, b platform.Budget) ([]*registry.Resource, error) {
+func budget(ctx *registry.Context, b cluster.Budget) ([]*registry.Resource, error) {
 	contacts := map[string]any{"contactRoles": []any{"Owner"}}
 	if len(b.Contacts) > 0 {
 		contacts = map[string]any{"contactEmails": object.FromStrings(b.Contacts)}

@@ -8,7 +8,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -18,15 +18,6 @@ const Name = "azure"
 // Cloud is the Azure cloud layer.
 var Cloud = &registry.Cloud{
 	Name: Name,
-	Traits: platform.Traits{
-		PodRange: true,
-		InternalLoadBalancerAnnotations: map[string]string{
-			"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
-		},
-		WorkloadIdentityPodLabels: map[string]string{"azure.workload.identity/use": "true"},
-		FixedPools:                systemPool,
-	},
-	Validate: validate,
 	// Made public, the cluster moves to the load balancer's outbound in
 	// place; the NAT gateway stays until it reports that it has.
 	EgressInUse: egressInUse,
@@ -49,15 +40,25 @@ var Cloud = &registry.Cloud{
 }
 
 func init() {
+	cluster.CloudTraits.Register(Name, cluster.Traits{
+		PodRange: true,
+		InternalLoadBalancerAnnotations: map[string]string{
+			"service.beta.kubernetes.io/azure-load-balancer-internal": "true",
+		},
+		WorkloadIdentityPodLabels: map[string]string{"azure.workload.identity/use": "true"},
+		FixedPools:                systemPool,
+	})
 	registry.Implement(Cloud, network)
 	registry.Implement(Cloud, egress)
 	registry.Implement(Cloud, identity)
-	registry.Implement(Cloud, cluster)
+	registry.Implement(Cloud, managedCluster)
+	registry.Check(Cloud, checkCluster)
 	registry.Implement(Cloud, nodePool)
 	registry.Implement(Cloud, dnsZone)
 	registry.Implement(Cloud, access)
 	registry.Implement(Cloud, kube.BoundRelease(bindDNS))
 	registry.Implement(Cloud, budget)
+	registry.Check(Cloud, checkBudget)
 	// The generated tables (zz_replacements.go), under the hand-written
 	// ones.
 	Cloud.Generated(generatedTables)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -29,12 +29,12 @@ const (
 // through the NAT gateway composed for them.
 const outboundNATGateway = "userAssignedNATGateway"
 
-// cluster renders the AKS cluster: a system node pool for critical add-ons,
+// managedCluster renders the AKS cluster: a system node pool for critical add-ons,
 // the control-plane identity, OIDC issuer and workload identity, Azure CNI
 // overlay, egress through the NAT gateway when private, and its kubeconfig
 // in the connection secret.
-func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, error) {
-	n := ctx.Plan.Network
+func managedCluster(ctx *registry.Context, c cluster.Cluster) ([]*registry.Resource, error) {
+	n := c.Network
 	sys := settingsOf(ctx.Env).SystemPool
 	// validate made sure the system pool has a VM size.
 	vmSize := systemVMSize(ctx.Env)
@@ -44,7 +44,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		outbound = outboundNATGateway
 		deps = append(deps, rNATSubnet)
 	}
-	fp := inGroup(ctx, true)
+	fp := inGroup(ctx, c.Location)
 	fp["dnsPrefix"] = base(ctx)
 	if c.Version != "" {
 		// None while the cluster exists but reports no version yet.
@@ -90,7 +90,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 		"networkPolicy":     cmp.Or(settingsOf(ctx.Env).NetworkPolicy, defaultNetworkPolicy),
 		"podCidr":           n.PodsCIDR.String(),
 		"serviceCidr":       n.ServicesCIDR.String(),
-		"dnsServiceIp":      platform.HostAddress(n.ServicesCIDR, 10).String(),
+		"dnsServiceIp":      cluster.HostAddress(n.ServicesCIDR, 10).String(),
 		"loadBalancerSku":   "standard",
 		"outboundType":      outbound,
 	}
@@ -122,7 +122,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 }
 
 // maintenanceWindow is an AKS weekly maintenance window, in UTC.
-func maintenanceWindow(w platform.Maintenance) map[string]any {
+func maintenanceWindow(w cluster.Maintenance) map[string]any {
 	return map[string]any{
 		"frequency": "Weekly",
 		"interval":  1,
@@ -138,7 +138,7 @@ func maintenanceWindow(w platform.Maintenance) map[string]any {
 // pools are evicted by deletion at any price (AKS takes no surge settings
 // for them). Its initial size is set only at creation so that the
 // autoscaler owns the count.
-func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
+func nodePool(ctx *registry.Context, p cluster.NodePool) ([]*registry.Resource, error) {
 	minNodes, maxNodes := p.Bounds()
 	labels := object.FromStringMap(p.Labels)
 	taints := make([]any, 0, len(p.Taints)+1)
@@ -174,7 +174,7 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		fp["nodeTaints"] = taints
 	}
 	return []*registry.Resource{{
-		Name:         registry.NodePoolResource(p),
+		Name:         cluster.NodePoolResource(p),
 		Kind:         nodePoolKind,
 		ExternalName: p.CloudName(poolCloudName(p.Name), maxPoolName, ""),
 		Body: object.Object{"spec": map[string]any{

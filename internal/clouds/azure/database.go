@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -60,7 +60,7 @@ func init() {
 	registry.Check(Cloud, checkDBInstance)
 	// The Cluster's virtual network, whose address space the database's
 	// delegated subnet is carved from.
-	database.Clusters.Reads(Name, clusterref.Read{Resource: rNetwork, Kind: vnetKind})
+	clusterref.ForDatabase.Reads(Name, clusterref.Read{Resource: rNetwork, Kind: vnetKind})
 	database.Engines.Register(Name, database.Engine{
 		Asked: func(obs *structpb.Struct) string { return object.String(obs, "spec", "forProvider", "version") },
 		Runs:  func(obs *structpb.Struct) string { return object.String(obs, "status", "atProvider", "version") },
@@ -136,14 +136,14 @@ func dbNetwork(ctx *registry.Context, n database.Network) ([]*registry.Resource,
 
 	if c := n.Cluster; c != nil {
 		subnet.ExternalName = n.Name + "-db"
-		subnetFP["resourceGroupNameSelector"] = c.Selector(rResourceGroup)
-		subnetFP["virtualNetworkNameSelector"] = c.Selector(rNetwork)
-		link["virtualNetworkIdSelector"] = c.Selector(rNetwork)
+		subnetFP["resourceGroupNameSelector"] = clusterref.Selector(c, rResourceGroup)
+		subnetFP["virtualNetworkNameSelector"] = clusterref.Selector(c, rNetwork)
+		link["virtualNetworkIdSelector"] = clusterref.Selector(c, rNetwork)
 		cidr := n.CIDR
 		if !cidr.IsValid() {
 			space := object.Strings(c.Observed[rNetwork], "spec", "forProvider", "addressSpace")
 			if len(space) == 0 {
-				c.Await(subnet, "virtual network to report its address space")
+				clusterref.Await(c, subnet, "virtual network to report its address space")
 			} else {
 				var err error
 				if cidr, err = delegatedSubnet(space[0], n.Name); err != nil {
@@ -196,7 +196,7 @@ func delegatedSubnet(space, name string) (netip.Prefix, error) {
 	if pfx.Bits() > dbSubnetBits-1 {
 		return netip.Prefix{}, fmt.Errorf("the Cluster's address space %s is too small to carve a /%d for the database from its second half; set spec.parameters.network.cidr", space, dbSubnetBits)
 	}
-	half, err := platform.Subnet(pfx, 1, 1)
+	half, err := cluster.Subnet(pfx, 1, 1)
 	if err != nil {
 		return netip.Prefix{}, err
 	}
@@ -204,7 +204,7 @@ func delegatedSubnet(space, name string) (netip.Prefix, error) {
 	_, _ = h.Write([]byte(name))
 	// At most 2^26 slots: half is at most a /2 of a prefix of at least /1.
 	slots := uint64(1) << (dbSubnetBits - half.Bits())
-	return platform.Subnet(half, dbSubnetBits-half.Bits(), int(uint64(h.Sum32())%slots)) //nolint:gosec // the slot is below slots, at most 2^26
+	return cluster.Subnet(half, dbSubnetBits-half.Bits(), int(uint64(h.Sum32())%slots)) //nolint:gosec // the slot is below slots, at most 2^26
 
 }
 

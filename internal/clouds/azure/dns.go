@@ -3,15 +3,15 @@ package azure
 import (
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
 // dnsZone renders a public Azure DNS zone, or a private DNS zone linked to
 // the virtual network.
-func dnsZone(ctx *registry.Context, z platform.DNSZone) ([]*registry.Resource, error) {
-	fp := inGroup(ctx, false)
+func dnsZone(ctx *registry.Context, z cluster.DNSZone) ([]*registry.Resource, error) {
+	fp := inGroup(ctx, "")
 	fp["tags"] = tags(ctx)
 	if !z.Private {
 		return []*registry.Resource{{
@@ -25,7 +25,7 @@ func dnsZone(ctx *registry.Context, z platform.DNSZone) ([]*registry.Resource, e
 			},
 		}}, nil
 	}
-	link := inGroup(ctx, false)
+	link := inGroup(ctx, "")
 	link["tags"] = tags(ctx)
 	link["privateDnsZoneNameSelector"] = ctx.Selector(rPrivateZone)
 	link["virtualNetworkIdSelector"] = ctx.Selector(rNetwork)

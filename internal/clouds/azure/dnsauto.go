@@ -9,8 +9,8 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/kubekinds"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -58,7 +58,7 @@ func dnsClientID(ctx *registry.Context) string {
 // the DNS Zone Contributor role on the cluster's public zone only; each
 // release binds its ServiceAccount to it (bindDNS). The role waits for the
 // principal and the zone's ID.
-func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Resource, error) {
+func dnsIdentity(ctx *registry.Context, id cluster.DNSIdentity) ([]*registry.Resource, error) {
 	identity := ctx.Observed(rDNSIdentity)
 	out := []*registry.Resource{{
 		Name:         rDNSIdentity,
@@ -66,7 +66,7 @@ func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Re
 		ExternalName: base(ctx) + "-dns",
 		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 			"resourceGroupNameSelector": ctx.Selector(rResourceGroup),
-			"location":                  location(ctx),
+			"location":                  id.Location,
 			"name":                      base(ctx) + "-dns",
 			"tags":                      tags(ctx),
 		}}},
@@ -97,7 +97,7 @@ func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Re
 // tenant, subscription and resource group of the zone, and workload
 // identity as the way to authenticate. It waits for the release (which
 // creates the namespace) and for the identity's tenant.
-func externalDNSConfig(ctx *registry.Context, namespace string) *registry.Resource {
+func externalDNSConfig(ctx *registry.Context, access cluster.Access, namespace string) *registry.Resource {
 	name := rDNSConfig
 	tenant := object.String(ctx.Observed(rDNSIdentity), "status", "atProvider", "tenantId")
 	if tenant == "" {
@@ -109,20 +109,20 @@ func externalDNSConfig(ctx *registry.Context, namespace string) *registry.Resour
 		"resourceGroup":                resourceGroupName(ctx),
 		"useWorkloadIdentityExtension": true,
 	})
-	r := kube.Object(ctx, name, ctx.Plan.Access, map[string]any{
+	r := kube.Object(ctx, name, access, map[string]any{
 		"apiVersion": "v1",
 		"kind":       "ConfigMap",
 		"metadata":   map[string]any{"name": dnsConfigName, "namespace": namespace},
 		"data":       map[string]any{"azure.json": string(cfg)},
 	})
-	r.DependsOn = append(r.DependsOn, kube.ReleaseName(platform.ChartExternalDNS))
+	r.DependsOn = append(r.DependsOn, kube.ReleaseName(cluster.ChartExternalDNS))
 	return r
 }
 
 // dnsBinding federates a chart's ServiceAccount with the DNS identity on
 // the cluster's OIDC issuer (whose value it waits for); external-dns also
 // gets its azure.json in a ConfigMap.
-func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resource, error) {
+func dnsBinding(ctx *registry.Context, b cluster.DNSBinding) ([]*registry.Resource, error) {
 	fed := &registry.Resource{Name: rDNSFederation + b.Chart, Kind: federationKind, ExternalName: base(ctx) + "-" + b.Chart, DependsOn: []string{rDNSIdentity, rCluster}}
 	if issuer := object.String(ctx.Observed(rCluster), "status", "atProvider", "oidcIssuerUrl"); issuer == "" {
 		fed.Pending = "waits for the OIDC issuer of " + rCluster
@@ -136,8 +136,8 @@ func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resou
 		}}}
 	}
 	out := []*registry.Resource{fed}
-	if b.Chart == platform.ChartExternalDNS {
-		out = append(out, externalDNSConfig(ctx, b.ServiceAccount.Namespace))
+	if b.Chart == cluster.ChartExternalDNS {
+		out = append(out, externalDNSConfig(ctx, b.Access, b.ServiceAccount.Namespace))
 	}
 	return out, nil
 }
@@ -146,7 +146,7 @@ func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resou
 // identity with the identity's client ID (which it waits for) and labels
 // it and its pods for the workload identity webhook; external-dns reads
 // its azure.json from the ConfigMap.
-func bindDNS(ctx *registry.Context, r platform.Release) kube.Bound {
+func bindDNS(ctx *registry.Context, r cluster.Release) kube.Bound {
 	b := kube.Bound{DependsOn: []string{rDNSFederation + r.Name, rDNSContributor}}
 	client := dnsClientID(ctx)
 	if client == "" {
@@ -155,7 +155,7 @@ func bindDNS(ctx *registry.Context, r platform.Release) kube.Bound {
 	}
 	use := map[string]any{labelUseWI: "true"}
 	b.Values = kube.ServiceAccountValues(map[string]any{annotationClientID: client}, use, use)
-	if r.Name == platform.ChartExternalDNS {
+	if r.Name == cluster.ChartExternalDNS {
 		b.Values["provider"] = map[string]any{"name": "azure"}
 		b.Values["extraVolumes"] = []any{map[string]any{"name": "azure-config-file", "configMap": map[string]any{"name": dnsConfigName}}}
 		b.Values["extraVolumeMounts"] = []any{map[string]any{"name": "azure-config-file", "mountPath": dnsConfigDir, "readOnly": true}}
@@ -166,7 +166,7 @@ func bindDNS(ctx *registry.Context, r platform.Release) kube.Bound {
 // certificates renders the ClusterIssuer with an Azure DNS solver that
 // acts as the DNS identity through workload identity, and the domain's
 // certificate. The issuer waits for the identity's client ID.
-func certificates(ctx *registry.Context, c platform.Certificates) ([]*registry.Resource, error) {
+func certificates(ctx *registry.Context, c cluster.Certificates) ([]*registry.Resource, error) {
 	client := dnsClientID(ctx)
 	out := kube.Certificates(ctx, c, map[string]any{"azureDNS": map[string]any{
 		"subscriptionID":    ctx.XR.PlaneID,
@@ -184,7 +184,7 @@ func certificates(ctx *registry.Context, c platform.Certificates) ([]*registry.R
 // dnsDelegation renders the NS record set of the domain in the parent
 // zone (named as its domain, in resource group ParentGroup), with the name
 // servers Azure gave the public zone.
-func dnsDelegation(ctx *registry.Context, d platform.DNSDelegation) ([]*registry.Resource, error) {
+func dnsDelegation(ctx *registry.Context, d cluster.DNSDelegation) ([]*registry.Resource, error) {
 	r := &registry.Resource{Name: rDNSDelegation, Kind: nsRecordKind, DependsOn: []string{rPublicZone}, ExternalName: strings.TrimSuffix(d.Domain, "."+d.ParentZone)}
 	ns := object.Strings(ctx.Observed(rPublicZone), "status", "atProvider", "nameServers")
 	if len(ns) == 0 {
@@ -203,7 +203,7 @@ func dnsDelegation(ctx *registry.Context, d platform.DNSDelegation) ([]*registry
 
 // checkDelegation refuses a parent zone Azure cannot delegate from: one
 // without its resource group, or not a parent of the domain.
-func checkDelegation(_ *registry.Context, d platform.DNSDelegation) field.ErrorList {
+func checkDelegation(_ *registry.Context, d cluster.DNSDelegation) field.ErrorList {
 	p := d.Path()
 	var errs field.ErrorList
 	if d.ParentGroup == "" {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -68,10 +68,10 @@ func init() {
 	registry.Implement(Cloud, appBucket)
 	registry.Check(Cloud, checkAppBucket)
 	// The AKS cluster, whose OIDC issuer the backend's identity trusts.
-	environment.Clusters.Reads(Name, clusterref.Read{Resource: rCluster, Kind: clusterKind})
+	clusterref.ForAppEnvironment.Reads(Name, clusterref.Read{Resource: rCluster, Kind: clusterKind})
 }
 
-func appTags(a *environment.App) map[string]any {
+func appTags(a *appenvironment.App) map[string]any {
 	return map[string]any{"environment": a.Name, "cluster": a.Cluster.CloudName, "managed-by": "crossplane"}
 }
 
@@ -95,18 +95,18 @@ func validAccount(bucket string, tenant bool) bool {
 // for the backend's ServiceAccount (workload identity: no secret exists),
 // and the ServiceAccount, annotated with the identity's client ID. The
 // federation waits for the issuer, the ServiceAccount for the client ID.
-func appIdentity(ctx *registry.Context, id environment.Identity) ([]*registry.Resource, error) {
+func appIdentity(ctx *registry.Context, id appenvironment.Identity) ([]*registry.Resource, error) {
 	name := id.Name + "-backend"
 	fed := &registry.Resource{Name: rAppFederation, Kind: federationKind, ExternalName: name, DependsOn: []string{rAppIdentity}}
 	if issuer := object.String(id.Cluster.Observed[rCluster], "status", "atProvider", "oidcIssuerUrl"); issuer == "" {
-		id.Cluster.Await(fed, "AKS cluster to report its OIDC issuer")
+		clusterref.Await(id.Cluster, fed, "AKS cluster to report its OIDC issuer")
 	} else {
 		fed.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
 			"resourceGroupNameSelector": ctx.Selector(rAppResourceGroup),
 			"parentIdSelector":          ctx.Selector(rAppIdentity),
 			"audience":                  []any{tokenAudience},
 			"issuer":                    issuer,
-			"subject":                   "system:serviceaccount:" + id.Namespace + ":" + environment.ServiceAccount,
+			"subject":                   "system:serviceaccount:" + id.Namespace + ":" + appenvironment.ServiceAccount,
 		}}}
 	}
 	sa := kube.ServiceAccount(ctx, id.App, nil, rAppFederation)
@@ -145,7 +145,7 @@ func appIdentity(ctx *registry.Context, id environment.Identity) ([]*registry.Re
 // that container's blobs, and nothing else. The role assignment takes the
 // identity's principal ID and the account's ID as values, so it waits until
 // both are observed.
-func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resource, error) {
+func appBucket(ctx *registry.Context, b appenvironment.Bucket) ([]*registry.Resource, error) {
 	fp := map[string]any{
 		"resourceGroupNameSelector":  ctx.Selector(rAppResourceGroup),
 		"location":                   b.Location,
@@ -213,7 +213,7 @@ func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resourc
 
 // checkAppBucket refuses bucket names Azure refuses, as a container's and
 // (without '-') as a storage account's.
-func checkAppBucket(_ *registry.Context, b environment.Bucket) field.ErrorList {
+func checkAppBucket(_ *registry.Context, b appenvironment.Bucket) field.ErrorList {
 	p := xr.ParametersPath("bucket", "name")
 	if !b.Named {
 		p = field.NewPath("metadata", "name")

@@ -7,7 +7,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -157,7 +158,7 @@ func init() {
 // reported with the token from creation (azurerm sets both from
 // ValidationProperties, cdn_frontdoor_custom_domain_resource.go:330-332),
 // so FrontendReady cannot wait for the certificate on Azure.
-func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Resource, error) {
+func appFrontend(ctx *registry.Context, f appenvironment.Frontend) ([]*registry.Resource, error) {
 	if f.CacheSet {
 		// A route's cache honours the origin's Cache-Control, and caches
 		// 1 to 3 days without one (Front Door's docs, "Caching with Azure
@@ -228,7 +229,7 @@ func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Res
 // appAPIRoute routes the API path to the backend's Ingress, which
 // answers for its own host with a certificate for it: an origin group of
 // one origin and a route without a cache.
-func appAPIRoute(ctx *registry.Context, a environment.APIRoute) ([]*registry.Resource, error) {
+func appAPIRoute(ctx *registry.Context, a appenvironment.APIRoute) ([]*registry.Resource, error) {
 	return []*registry.Resource{
 		originGroup(ctx, rSiteAPIOriginGroup, originAPI),
 		{
@@ -257,7 +258,7 @@ func appAPIRoute(ctx *registry.Context, a environment.APIRoute) ([]*registry.Res
 // blobs stay private (allowNestedItemsToBePublic false). Without a rule
 // set, which no served CRD composes, the single-page mapping is the
 // website's error document: a deep link gets index.html, with status 404.
-func siteAccount(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+func siteAccount(ctx *registry.Context, f appenvironment.Frontend) *registry.Resource {
 	return &registry.Resource{
 		Name:         rSiteAccount,
 		Kind:         storageAccountKind,
@@ -369,7 +370,7 @@ func route(ctx *registry.Context, name, external, group, origin string, patterns
 // conflict: inferred from the sources, not seen on a cluster. Should it
 // happen, the remedy is management policies without LateInitialize on
 // this kind.
-func customDomain(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+func customDomain(ctx *registry.Context, f appenvironment.Frontend) *registry.Resource {
 	return &registry.Resource{
 		Name:         rSiteDomain,
 		Kind:         fdCustomDomainKind,
@@ -377,7 +378,7 @@ func customDomain(ctx *registry.Context, f environment.Frontend) *registry.Resou
 		Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 			"cdnFrontdoorProfileIdSelector": ctx.Selector(rSiteProfile),
 			"hostName":                      f.Host,
-			"dnsZoneIdSelector":             f.Cluster.Selector(rPublicZone),
+			"dnsZoneIdSelector":             clusterref.Selector(f.Cluster, rPublicZone),
 			"tls": map[string]any{
 				"certificateType": "ManagedCertificate",
 				"minimumVersion":  "TLS12",
@@ -388,7 +389,7 @@ func customDomain(ctx *registry.Context, f environment.Frontend) *registry.Resou
 }
 
 // relativeName is the host's name in the Cluster's zone, "" at its apex.
-func relativeName(f environment.Frontend) string {
+func relativeName(f appenvironment.Frontend) string {
 	if f.Host == f.Domain {
 		return ""
 	}
@@ -398,7 +399,7 @@ func relativeName(f environment.Frontend) string {
 // validationRecord is the TXT record _dnsauth.<host> in the Cluster's
 // zone that proves to Front Door that the zone holds the host: its value
 // is the custom domain's validation token, once reported.
-func validationRecord(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+func validationRecord(ctx *registry.Context, f appenvironment.Frontend) *registry.Resource {
 	name := validationPrefix
 	if rel := relativeName(f); rel != "" {
 		name += "." + rel
@@ -410,8 +411,8 @@ func validationRecord(ctx *registry.Context, f environment.Frontend) *registry.R
 		return r
 	}
 	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
-		"zoneNameSelector":          f.Cluster.Selector(rPublicZone),
-		"resourceGroupNameSelector": f.Cluster.Selector(rResourceGroup),
+		"zoneNameSelector":          clusterref.Selector(f.Cluster, rPublicZone),
+		"resourceGroupNameSelector": clusterref.Selector(f.Cluster, rResourceGroup),
 		"ttl":                       validationTTL,
 		"record":                    []any{map[string]any{"value": token}},
 		"tags":                      appTags(f.App),
@@ -425,7 +426,7 @@ func validationRecord(ctx *registry.Context, f environment.Frontend) *registry.R
 // hold a CNAME: there the host is an alias A record whose target is the
 // endpoint itself (Azure DNS alias records, which Front Door Standard and
 // Premium endpoints support), once its ID is reported.
-func hostRecord(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+func hostRecord(ctx *registry.Context, f appenvironment.Frontend) *registry.Resource {
 	if relativeName(f) == "" {
 		r := &registry.Resource{Name: rSiteRecord, Kind: aRecordKind, ExternalName: apexName, DependsOn: []string{rSiteEndpoint, rSiteAssociation}}
 		id := object.String(ctx.Observed(rSiteEndpoint), "status", "atProvider", "id")
@@ -434,8 +435,8 @@ func hostRecord(ctx *registry.Context, f environment.Frontend) *registry.Resourc
 			return r
 		}
 		r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
-			"zoneNameSelector":          f.Cluster.Selector(rPublicZone),
-			"resourceGroupNameSelector": f.Cluster.Selector(rResourceGroup),
+			"zoneNameSelector":          clusterref.Selector(f.Cluster, rPublicZone),
+			"resourceGroupNameSelector": clusterref.Selector(f.Cluster, rResourceGroup),
 			"ttl":                       recordTTL,
 			"targetResourceId":          id,
 			"tags":                      appTags(f.App),
@@ -449,8 +450,8 @@ func hostRecord(ctx *registry.Context, f environment.Frontend) *registry.Resourc
 		return r
 	}
 	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
-		"zoneNameSelector":          f.Cluster.Selector(rPublicZone),
-		"resourceGroupNameSelector": f.Cluster.Selector(rResourceGroup),
+		"zoneNameSelector":          clusterref.Selector(f.Cluster, rPublicZone),
+		"resourceGroupNameSelector": clusterref.Selector(f.Cluster, rResourceGroup),
 		"ttl":                       recordTTL,
 		"record":                    host,
 		"tags":                      appTags(f.App),
@@ -461,7 +462,7 @@ func hostRecord(ctx *registry.Context, f environment.Frontend) *registry.Resourc
 // checkAppFrontend refuses a front end Front Door cannot serve here: a
 // host longer than a managed certificate covers, and a bucket whose storage account Azure refuses or
 // that would be the environment's other bucket's account.
-func checkAppFrontend(_ *registry.Context, f environment.Frontend) field.ErrorList {
+func checkAppFrontend(_ *registry.Context, f appenvironment.Frontend) field.ErrorList {
 	var errs field.ErrorList
 	hp := xr.ParametersPath("frontend", "host")
 	if len(f.Host) > maxManagedHost {

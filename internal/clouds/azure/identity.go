@@ -1,8 +1,8 @@
 package azure
 
 import (
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -11,7 +11,7 @@ import (
 // load balancers and routes in a network it does not own. A role assignment
 // takes the identity's principal ID and the network's ID as plain values,
 // so it is rendered once both are observed.
-func identity(ctx *registry.Context, _ platform.Identity) ([]*registry.Resource, error) {
+func identity(ctx *registry.Context, ident cluster.Identity) ([]*registry.Resource, error) {
 	ra := &registry.Resource{
 		Name:      rRoleAssignment,
 		Kind:      roleAssignKind,
@@ -34,7 +34,7 @@ func identity(ctx *registry.Context, _ platform.Identity) ([]*registry.Resource,
 			"description":                  "AKS control plane of " + base(ctx) + " manages its network",
 		}}}
 	}
-	id := inGroup(ctx, true)
+	id := inGroup(ctx, ident.Location)
 	id["name"] = base(ctx) + "-control-plane"
 	return []*registry.Resource{
 		{

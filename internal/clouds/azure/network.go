@@ -3,21 +3,21 @@ package azure
 import (
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
 // network renders the resource group, the virtual network and the node
 // subnet (the first half of the network; pods use the overlay range).
-func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, error) {
-	nodes, err := platform.Subnet(n.CIDR, 1, 0)
+func network(ctx *registry.Context, n cluster.Network) ([]*registry.Resource, error) {
+	nodes, err := cluster.Subnet(n.CIDR, 1, 0)
 	if err != nil {
 		return nil, err
 	}
-	vnet := inGroup(ctx, true)
+	vnet := inGroup(ctx, n.Location)
 	vnet["addressSpace"] = []any{n.CIDR.String()}
-	subnet := inGroup(ctx, false)
+	subnet := inGroup(ctx, "")
 	subnet["virtualNetworkNameSelector"] = ctx.Selector(rNetwork)
 	subnet["addressPrefixes"] = []any{nodes.String()}
 	// Private nodes reach the internet only through the NAT gateway.
@@ -28,7 +28,7 @@ func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, e
 			Kind:         resourceGroupKind,
 			ExternalName: resourceGroupName(ctx),
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
-				"location": location(ctx),
+				"location": n.Location,
 				"tags":     tags(ctx),
 			}}},
 		},
@@ -53,11 +53,11 @@ func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, e
 // The public IP's association with the gateway is a kind of its own
 // (NATGatewayPublicIPAssociation); environment key
 // azure.natPublicIpAssociation: true composes it where the provider serves it.
-func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, error) {
-	ip := inGroup(ctx, true)
+func egress(ctx *registry.Context, e cluster.Egress) ([]*registry.Resource, error) {
+	ip := inGroup(ctx, e.Location)
 	ip["allocationMethod"] = "Static"
 	ip["sku"] = "Standard"
-	nat := inGroup(ctx, true)
+	nat := inGroup(ctx, e.Location)
 	nat["skuName"] = "Standard"
 	nat["idleTimeoutInMinutes"] = 4
 	out := []*registry.Resource{

@@ -4,8 +4,8 @@ import (
 	"cmp"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -19,8 +19,8 @@ const (
 // A GKE kubeconfig carries no token, so they also get a Google identity: the
 // service-account key in environment key gcp.credentialsSecret ({name, key},
 // default gcp-creds/credentials, in the connection secret namespace).
-func access(ctx *registry.Context, a platform.ClusterAccess) ([]*registry.Resource, error) {
-	deps := append([]string{rCluster}, registry.NodePoolResources(ctx.Plan)...)
+func access(ctx *registry.Context, a cluster.Access) ([]*registry.Resource, error) {
+	deps := append([]string{rCluster}, kube.NodePoolResources(ctx, a.Pools)...)
 	cs := settingsOf(ctx.Env).CredentialsSecret
 	creds := kube.Credentials{
 		SecretName: kube.KubeconfigSecretName(ctx),
@@ -40,7 +40,7 @@ func access(ctx *registry.Context, a platform.ClusterAccess) ([]*registry.Resour
 
 // budget renders nothing: provider-upjet-gcp has no billing budget kind. The
 // XR still gets its cost estimate and spend checks.
-func budget(ctx *registry.Context, _ platform.Budget) ([]*registry.Resource, error) {
+func budget(ctx *registry.Context, _ cluster.Budget) ([]*registry.Resource, error) {
 	ctx.Warn("GCP has no budget resource in provider-upjet-gcp; no cloud budget is created, but the cost estimate and spend checks still apply")
 	return nil, nil
 }

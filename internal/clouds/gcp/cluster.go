@@ -10,8 +10,8 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 
@@ -20,10 +20,10 @@ import (
 
 const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
 
-// cluster renders the GKE cluster: VPC-native, workload identity, private
+// managedCluster renders the GKE cluster: VPC-native, workload identity, private
 // nodes when private, default node pool removed, kubeconfig written to the
 // connection secret.
-func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, error) {
+func managedCluster(ctx *registry.Context, c cluster.Cluster) ([]*registry.Resource, error) {
 	s := settingsOf(ctx.Env)
 	fp := map[string]any{
 		"project":               ctx.XR.PlaneID,
@@ -106,7 +106,7 @@ func cluster(ctx *registry.Context, c platform.Cluster) ([]*registry.Resource, e
 // plane's range, private_cluster_config.master_ipv4_cidr_block, which is
 // ForceNew (:2030-2034): the provider would refuse the update forever. The
 // function walks neither, so both are a Fatal naming the field.
-func checkPrivateNodes(ctx *registry.Context, c platform.Cluster) field.ErrorList {
+func checkPrivateNodes(ctx *registry.Context, c cluster.Cluster) field.ErrorList {
 	obs := ctx.Observed(rCluster)
 	if obs == nil || ctx.XR.Deleting {
 		return nil
@@ -115,7 +115,7 @@ func checkPrivateNodes(ctx *registry.Context, c platform.Cluster) field.ErrorLis
 	if !known || running == c.Private {
 		return nil
 	}
-	path := ctx.Plan.PrivatePath()
+	path := c.PrivatePath
 	if running {
 		return field.ErrorList{field.Invalid(path, c.Private, fmt.Sprintf(
 			"GKE cluster %q runs private nodes (privateClusterConfig.enablePrivateNodes true), and %s now asks for public ones: GKE changes in place only the default of new node pools, the running pools keep their private nodes, and they would lose their egress (the Cloud Router and NAT a public cluster does not compose); the function does not walk the pools across: restore true, or create a new Cluster",
@@ -147,7 +147,7 @@ const maintenanceAnchor = "2025-01-06" // a Monday
 
 // maintenancePolicy is GKE's recurring window for a weekly one: its start
 // and end on the anchor date, repeated weekly on the window's day.
-func maintenancePolicy(w platform.Maintenance) map[string]any {
+func maintenancePolicy(w cluster.Maintenance) map[string]any {
 	start, _ := time.Parse("2006-01-02 15:04", maintenanceAnchor+" "+w.Start)
 	end := start.Add(time.Duration(w.Hours) * time.Hour)
 	return map[string]any{"recurringWindow": map[string]any{
@@ -170,7 +170,7 @@ func onReleaseChannel(env *envcfg.Env) bool {
 // with no node unavailable, auto-upgraded on a release channel and at the
 // lifecycle's version when versions are pinned, with workload identity
 // through the GKE metadata server.
-func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource, error) {
+func nodePool(ctx *registry.Context, p cluster.NodePool) ([]*registry.Resource, error) {
 	minNodes, maxNodes := p.Bounds()
 	nc := map[string]any{
 		"machineType":            p.MachineType,
@@ -191,13 +191,13 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		nc["taint"] = taints
 	}
 	deps := []string{rCluster, rServiceAccount}
-	if ctx.Plan.Cluster.Private {
+	if p.Private {
 		// Private nodes pull images through Cloud NAT.
 		deps = append(deps, rNAT)
 	}
 	fp := map[string]any{
 		"project":         ctx.XR.PlaneID,
-		"location":        ctx.Plan.Cluster.Location,
+		"location":        p.Location,
 		"clusterSelector": ctx.Selector(rCluster),
 		"autoscaling":     map[string]any{"minNodeCount": minNodes, "maxNodeCount": maxNodes},
 		"management":      map[string]any{"autoRepair": true, "autoUpgrade": onReleaseChannel(ctx.Env)},
@@ -208,7 +208,7 @@ func nodePool(ctx *registry.Context, p platform.NodePool) ([]*registry.Resource,
 		fp["version"] = p.Version
 	}
 	return []*registry.Resource{{
-		Name:         registry.NodePoolResource(p),
+		Name:         cluster.NodePoolResource(p),
 		Kind:         nodePoolKind,
 		ExternalName: p.CloudName(p.Name, xr.MaxPoolNameLength, "-"),
 		Body: object.Object{"spec": map[string]any{

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -70,7 +70,7 @@ func init() {
 	registry.Check(Cloud, checkDBNetwork)
 	// The Cluster's private services connection, which the instance waits
 	// for and holds while it lives.
-	database.Clusters.Reads(Name, clusterref.Read{Resource: rPrivateServicesConnection, Kind: serviceConnectionKind})
+	clusterref.ForDatabase.Reads(Name, clusterref.Read{Resource: rPrivateServicesConnection, Kind: serviceConnectionKind})
 	database.Engines.Register(Name, database.Engine{
 		Asked: func(obs *structpb.Struct) string { return object.String(obs, "spec", "forProvider", "databaseVersion") },
 		Runs: func(obs *structpb.Struct) string {
@@ -169,7 +169,7 @@ func clusterRefName(n database.Network) string {
 // on: the Cluster's, or the Database's own.
 func instanceNetwork(ctx *registry.Context, n database.Network) object.Object {
 	if c := n.Cluster; c != nil {
-		return object.Object(c.Selector(rNetwork))
+		return object.Object(clusterref.Selector(c, rNetwork))
 	}
 	return object.Object(ctx.Selector(rDBNetwork))
 }
@@ -185,7 +185,7 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 	if c := i.Network.Cluster; c != nil {
 		// The Cluster's network and peering: created once the peering is
 		// ready, and the peering's deletion held while the instance lives.
-		deps, uses = nil, []registry.Use{c.Use(rPrivateServicesConnection, serviceConnectionKind)}
+		deps, uses = nil, []registry.Use{clusterref.Use(c, rPrivateServicesConnection, serviceConnectionKind)}
 	}
 	availability := "ZONAL"
 	if i.HighAvailability {

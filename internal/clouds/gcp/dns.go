@@ -3,14 +3,14 @@ package gcp
 import (
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
 // dnsZone renders a Cloud DNS managed zone: public, or private and visible
 // only from the cluster's network.
-func dnsZone(ctx *registry.Context, z platform.DNSZone) ([]*registry.Resource, error) {
+func dnsZone(ctx *registry.Context, z cluster.DNSZone) ([]*registry.Resource, error) {
 	fp := map[string]any{
 		"project":     ctx.XR.PlaneID,
 		"dnsName":     z.Domain + ".",

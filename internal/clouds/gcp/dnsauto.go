@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -64,7 +64,7 @@ func publicZoneName(ctx *registry.Context) string { return base(ctx) + "-public"
 // admin of the cluster's public zone only, and DNS reader of the project
 // (so that external-dns can list the zones). Each release binds its
 // ServiceAccount to it (bindDNS).
-func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Resource, error) {
+func dnsIdentity(ctx *registry.Context, id cluster.DNSIdentity) ([]*registry.Resource, error) {
 	member := "serviceAccount:" + dnsAccountEmail(ctx)
 	out := []*registry.Resource{
 		{
@@ -104,7 +104,7 @@ func dnsIdentity(ctx *registry.Context, id platform.DNSIdentity) ([]*registry.Re
 
 // dnsBinding lets a chart's ServiceAccount act as the DNS identity's Google
 // service account: a workload identity user binding.
-func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resource, error) {
+func dnsBinding(ctx *registry.Context, b cluster.DNSBinding) ([]*registry.Resource, error) {
 	return []*registry.Resource{{
 		Name: rDNSWorkloadUser + b.Chart,
 		Kind: saIAMMemberKind,
@@ -120,9 +120,9 @@ func dnsBinding(ctx *registry.Context, b platform.DNSBinding) ([]*registry.Resou
 // bindDNS annotates the ServiceAccount of a release running as the DNS
 // identity with its Google service account, and points external-dns at
 // Cloud DNS in the XR's project.
-func bindDNS(ctx *registry.Context, r platform.Release) kube.Bound {
+func bindDNS(ctx *registry.Context, r cluster.Release) kube.Bound {
 	v := kube.ServiceAccountValues(map[string]any{annotationGSA: dnsAccountEmail(ctx)}, nil, nil)
-	if r.Name == platform.ChartExternalDNS {
+	if r.Name == cluster.ChartExternalDNS {
 		v["provider"] = map[string]any{"name": "google"}
 		v["extraArgs"] = []any{"--google-project=" + ctx.XR.PlaneID, "--google-zone-visibility=public"}
 	}
@@ -132,14 +132,14 @@ func bindDNS(ctx *registry.Context, r platform.Release) kube.Bound {
 // certificates renders the ClusterIssuer with a Cloud DNS solver that uses
 // cert-manager's ambient (workload identity) credentials, and the domain's
 // certificate.
-func certificates(ctx *registry.Context, c platform.Certificates) ([]*registry.Resource, error) {
+func certificates(ctx *registry.Context, c cluster.Certificates) ([]*registry.Resource, error) {
 	solver := map[string]any{"cloudDNS": map[string]any{"project": ctx.XR.PlaneID, "hostedZoneName": publicZoneName(ctx)}}
 	return kube.Certificates(ctx, c, solver, rDNSZoneAdmin), nil
 }
 
 // dnsDelegation renders the NS record set of the domain in the parent
 // managed zone, with the name servers Cloud DNS gave the public zone.
-func dnsDelegation(ctx *registry.Context, d platform.DNSDelegation) ([]*registry.Resource, error) {
+func dnsDelegation(ctx *registry.Context, d cluster.DNSDelegation) ([]*registry.Resource, error) {
 	r := &registry.Resource{Name: rDNSDelegation, Kind: recordSetKind, DependsOn: []string{rPublicZone}}
 	ns := object.Strings(ctx.Observed(rPublicZone), "status", "atProvider", "nameServers")
 	if len(ns) == 0 {

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -65,17 +65,17 @@ func init() {
 // checkAppDatabase refuses an environment's database on a Cluster without
 // private services access at once, rather than leave its nested Database
 // refused (checkDBNetwork).
-func checkAppDatabase(_ *registry.Context, d environment.Database) field.ErrorList {
+func checkAppDatabase(_ *registry.Context, d appenvironment.Database) field.ErrorList {
 	return needPrivateServices(d.Cluster, xr.ParametersPath("database"))
 }
 
 // appAccountID is the ID of the backend's Google service account.
-func appAccountID(a *environment.App) string {
+func appAccountID(a *appenvironment.App) string {
 	return names.JoinFor(a.Tenant, maxAccountID, a.Name, "workload")
 }
 
 // appAccountEmail is its e-mail.
-func appAccountEmail(ctx *registry.Context, a *environment.App) string {
+func appAccountEmail(ctx *registry.Context, a *appenvironment.App) string {
 	return appAccountID(a) + "@" + ctx.XR.PlaneID + ".iam.gserviceaccount.com"
 }
 
@@ -83,7 +83,7 @@ func appAccountEmail(ctx *registry.Context, a *environment.App) string {
 // that lets the backend's Kubernetes ServiceAccount act as it through GKE
 // workload identity (no key exists), and the ServiceAccount, annotated
 // with it.
-func appIdentity(ctx *registry.Context, id environment.Identity) ([]*registry.Resource, error) {
+func appIdentity(ctx *registry.Context, id appenvironment.Identity) ([]*registry.Resource, error) {
 	email := appAccountEmail(ctx, id.App)
 	return []*registry.Resource{
 		{
@@ -102,7 +102,7 @@ func appIdentity(ctx *registry.Context, id environment.Identity) ([]*registry.Re
 			Body: object.Object{"spec": map[string]any{"forProvider": map[string]any{
 				"serviceAccountIdSelector": ctx.Selector(rAppIdentity),
 				"role":                     roleWorkloadIdentityUser,
-				"member":                   fmt.Sprintf("serviceAccount:%s.svc.id.goog[%s/%s]", ctx.XR.PlaneID, id.Namespace, environment.ServiceAccount),
+				"member":                   fmt.Sprintf("serviceAccount:%s.svc.id.goog[%s/%s]", ctx.XR.PlaneID, id.Namespace, appenvironment.ServiceAccount),
 			}}},
 			DependsOn: []string{rAppIdentity},
 		},
@@ -113,7 +113,7 @@ func appIdentity(ctx *registry.Context, id environment.Identity) ([]*registry.Re
 // appBucket renders a Cloud Storage bucket with uniform access, closed to
 // the public unless public, and the grant that lets the backend's service
 // account read and write its objects.
-func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resource, error) {
+func appBucket(ctx *registry.Context, b appenvironment.Bucket) ([]*registry.Resource, error) {
 	fp := map[string]any{
 		"project":                  ctx.XR.PlaneID,
 		"location":                 strings.ToUpper(b.Location),
@@ -168,7 +168,7 @@ func appBucket(ctx *registry.Context, b environment.Bucket) ([]*registry.Resourc
 }
 
 // checkAppIdentity refuses a name too short for a service account ID.
-func checkAppIdentity(_ *registry.Context, id environment.Identity) field.ErrorList {
+func checkAppIdentity(_ *registry.Context, id appenvironment.Identity) field.ErrorList {
 	if n := len(appAccountID(id.App)); n < 6 {
 		return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), id.Name, "the backend's service account ID derives from it and needs 6 to 30 characters")}
 	}
@@ -176,7 +176,7 @@ func checkAppIdentity(_ *registry.Context, id environment.Identity) field.ErrorL
 }
 
 // checkAppBucket refuses names Cloud Storage refuses.
-func checkAppBucket(_ *registry.Context, b environment.Bucket) field.ErrorList {
+func checkAppBucket(_ *registry.Context, b appenvironment.Bucket) field.ErrorList {
 	p := xr.ParametersPath("bucket", "name")
 	if !b.Named {
 		p = field.NewPath("metadata", "name")

@@ -7,7 +7,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
 	"github.com/seed-6471616d/function-cluster-platform/internal/names"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
@@ -116,7 +117,7 @@ func init() {
 // The HTTPS proxy takes GCP's default SSL policy, which still accepts TLS
 // 1.0 and 1.1: provider-upjet-gcp's SSLPolicy kind is not among the CRDs
 // the platform serves, so no stricter policy is rendered.
-func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Resource, error) {
+func appFrontend(ctx *registry.Context, f appenvironment.Frontend) ([]*registry.Resource, error) {
 	project := ctx.XR.PlaneID
 	out := []*registry.Resource{
 		siteBucket(ctx, f),
@@ -213,7 +214,7 @@ func appFrontend(ctx *registry.Context, f environment.Frontend) ([]*registry.Res
 // siteBucket is the site's bucket: uniform access, served as a website
 // (index.html for a directory; for a missing object index.html for a
 // single-page app, else 404.html), public access left to IAM.
-func siteBucket(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+func siteBucket(ctx *registry.Context, f appenvironment.Frontend) *registry.Resource {
 	return &registry.Resource{
 		Name:         rSiteBucket,
 		Kind:         bucketKind,
@@ -236,7 +237,7 @@ func siteBucket(ctx *registry.Context, f environment.Frontend) *registry.Resourc
 // sends no zero maxTtl (resource_compute_backend_bucket.go:1222-1226),
 // so a zero maximum is left out rather than diffed against the API's
 // default forever.
-func cdnPolicy(f environment.Frontend) map[string]any {
+func cdnPolicy(f appenvironment.Frontend) map[string]any {
 	p := map[string]any{
 		"cacheMode":  "CACHE_ALL_STATIC",
 		"defaultTtl": f.DefaultTTL,
@@ -254,7 +255,7 @@ func cdnPolicy(f environment.Frontend) map[string]any {
 // the Host header so that the Ingress routes the request. An internet
 // NEG takes no health check (the field's documentation, and Terraform's
 // example "Backend Service Network Endpoint").
-func apiBackend(ctx *registry.Context, a environment.APIRoute) ([]*registry.Resource, error) {
+func apiBackend(ctx *registry.Context, a appenvironment.APIRoute) ([]*registry.Resource, error) {
 	f := a.Frontend
 	project := ctx.XR.PlaneID
 	group := frontendName(f, "api")
@@ -315,7 +316,7 @@ func apiBackend(ctx *registry.Context, a environment.APIRoute) ([]*registry.Reso
 // the path matcher or the map: a matcher's or map's policy applies to
 // every path rule without one of its own for the code, the API's
 // included, whose 404s would then become the page.
-func urlMap(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+func urlMap(ctx *registry.Context, f appenvironment.Frontend) *registry.Resource {
 	project := ctx.XR.PlaneID
 	bucket := globalID(project, "backendBuckets", frontendName(f))
 	var rules []any
@@ -366,7 +367,7 @@ func urlMap(ctx *registry.Context, f environment.Frontend) *registry.Resource {
 // certificate is given by its ID (sslCertificatesSelector selects
 // self-managed certificates only), so no Usage holds it while the proxy
 // uses it.
-func httpsProxy(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+func httpsProxy(ctx *registry.Context, f appenvironment.Frontend) *registry.Resource {
 	r := &registry.Resource{Name: rSiteHTTPSProxy, Kind: httpsProxyKind, ExternalName: frontendName(f, "https"), DependsOn: []string{rSiteURLMap}}
 	if object.String(ctx.Observed(rSiteCertificate), "status", "atProvider", "id") == "" {
 		r.Pending = "waits for " + rSiteCertificate + " to be created"
@@ -383,7 +384,7 @@ func httpsProxy(ctx *registry.Context, f environment.Frontend) *registry.Resourc
 // forwardingRule sends the address's TCP port to the target proxy named
 // like itself (suffix), in collection, given by its ID: targetSelector
 // selects SSL proxies only.
-func forwardingRule(ctx *registry.Context, f environment.Frontend, name string, port int, proxy, collection, suffix string) *registry.Resource {
+func forwardingRule(ctx *registry.Context, f appenvironment.Frontend, name string, port int, proxy, collection, suffix string) *registry.Resource {
 	return &registry.Resource{
 		Name:         name,
 		Kind:         forwardingRuleKind,
@@ -403,7 +404,7 @@ func forwardingRule(ctx *registry.Context, f environment.Frontend, name string, 
 
 // hostRecord publishes the host in the Cluster's public zone at the load
 // balancer's address, once observed.
-func hostRecord(ctx *registry.Context, f environment.Frontend) *registry.Resource {
+func hostRecord(ctx *registry.Context, f appenvironment.Frontend) *registry.Resource {
 	r := &registry.Resource{Name: rSiteRecord, Kind: recordSetKind, DependsOn: []string{rSiteAddress}}
 	ip := object.String(ctx.Observed(rSiteAddress), "status", "atProvider", "address")
 	if ip == "" {
@@ -412,7 +413,7 @@ func hostRecord(ctx *registry.Context, f environment.Frontend) *registry.Resourc
 	}
 	r.Body = object.Object{"spec": map[string]any{"forProvider": map[string]any{
 		"project":             ctx.XR.PlaneID,
-		"managedZoneSelector": f.Cluster.Selector(rPublicZone),
+		"managedZoneSelector": clusterref.Selector(f.Cluster, rPublicZone),
 		"name":                f.Host + ".",
 		"type":                "A",
 		"ttl":                 recordTTL,
@@ -423,7 +424,7 @@ func hostRecord(ctx *registry.Context, f environment.Frontend) *registry.Resourc
 
 // frontendName is the cloud name of a part of the front end's load
 // balancer, within Compute Engine's limit.
-func frontendName(f environment.Frontend, part ...string) string {
+func frontendName(f appenvironment.Frontend, part ...string) string {
 	return names.JoinFor(f.Tenant, maxComputeName, append([]string{f.Name, "frontend"}, part...)...)
 }
 
@@ -434,11 +435,11 @@ func globalID(project, collection, name string) string {
 }
 
 // frontendLabels are the labels of the front end's resources.
-func frontendLabels(f environment.Frontend) map[string]any {
+func frontendLabels(f appenvironment.Frontend) map[string]any {
 	return map[string]any{"environment": f.Name, "managed-by": "crossplane"}
 }
 
 // checkAppFrontend refuses bucket names Cloud Storage refuses.
-func checkAppFrontend(_ *registry.Context, f environment.Frontend) field.ErrorList {
+func checkAppFrontend(_ *registry.Context, f appenvironment.Frontend) field.ErrorList {
 	return checkBucketName(f.BucketPath(), f.Bucket)
 }

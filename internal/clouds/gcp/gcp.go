@@ -7,7 +7,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/clouds/kube"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -16,18 +16,7 @@ const Name = "gcp"
 
 // Cloud is the GCP cloud layer.
 var Cloud = &registry.Cloud{
-	Name: Name,
-	Traits: platform.Traits{
-		PodRange: true,
-		InternalLoadBalancerAnnotations: map[string]string{
-			"networking.gke.io/load-balancer-type": "Internal",
-		},
-		PoolZones: poolZones,
-		// Cloud SQL reaches a Cluster's network through private services
-		// access, which the Cluster composes (privateServices).
-		PrivateServices: true,
-	},
-	Validate: validate,
+	Name:     Name,
 	Settings: settings{},
 	Kinds: append([]*registry.Kind{
 		networkKind, subnetworkKind, routerKind, routerNATKind, saKind, iamMemberKind, clusterKind, nodePoolKind,
@@ -46,12 +35,22 @@ var Cloud = &registry.Cloud{
 }
 
 func init() {
+	cluster.CloudTraits.Register(Name, cluster.Traits{
+		PodRange: true,
+		InternalLoadBalancerAnnotations: map[string]string{
+			"networking.gke.io/load-balancer-type": "Internal",
+		},
+		PoolZones: poolZones,
+		// Cloud SQL reaches a Cluster's network through private services
+		// access, which the Cluster composes (privateServices).
+		PrivateServices: true,
+	})
 	registry.Implement(Cloud, network)
 	registry.Implement(Cloud, egress)
 	registry.Implement(Cloud, privateServices)
 	registry.Implement(Cloud, identity)
-	registry.Implement(Cloud, cluster)
-	registry.Check(Cloud, checkPrivateNodes)
+	registry.Implement(Cloud, managedCluster)
+	registry.Check(Cloud, checkCluster)
 	registry.Implement(Cloud, nodePool)
 	registry.Implement(Cloud, dnsZone)
 	registry.Implement(Cloud, access)

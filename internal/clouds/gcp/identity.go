@@ -3,14 +3,14 @@ package gcp
 import (
 	"strings"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
 // identity renders the node service account and its project roles
 // (environment key gcp.nodeServiceAccountRoles).
-func identity(ctx *registry.Context, _ platform.Identity) ([]*registry.Resource, error) {
+func identity(ctx *registry.Context, _ cluster.Identity) ([]*registry.Resource, error) {
 	out := []*registry.Resource{{
 		Name:         rServiceAccount,
 		Kind:         saKind,

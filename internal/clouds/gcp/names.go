@@ -9,8 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -33,23 +32,27 @@ var (
 	reLocation = regexp.MustCompile(`^[a-z]+-[a-z]+[0-9]+(-[a-z])?$`)
 )
 
-// validate checks GCP's rules: names, project ID, location and the control
-// plane range.
-func validate(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList {
+// checkCluster checks GCP's rules: names, project ID, location, the
+// maintenance window and the control plane range; and that a cluster that
+// runs private nodes is not made public (checkPrivateNodes).
+func checkCluster(ctx *registry.Context, c cluster.Cluster) field.ErrorList {
+	x := ctx.XR
 	var errs field.ErrorList
-	errs = append(errs, xr.ValidateCloudName(&x.Composite, maxClusterName, "GKE cluster", "")...)
+	errs = append(errs, xr.ValidateCloudName(x, maxClusterName, "GKE cluster", "")...)
 	if x.PlaneID != "" && !reProject.MatchString(x.PlaneID) {
 		errs = append(errs, field.Invalid(xr.LabelPath(xr.LabelPlaneID), x.PlaneID, "must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', starting with a letter"))
 	}
-	if l := x.Parameters.Location; l != "" && !reLocation.MatchString(l) {
+	if l := c.Location; l != "" && !reLocation.MatchString(l) {
 		errs = append(errs, field.Invalid(xr.ParametersPath("location"), l, "must be a GCP region such as us-central1 or a zone such as us-central1-a"))
 	}
-	if m := x.Parameters.Maintenance; m != nil && m.DurationHours != nil && *m.DurationHours < minWeeklyMaintenanceHours {
-		errs = append(errs, field.Invalid(xr.ParametersPath("maintenance", "durationHours"), *m.DurationHours,
+	// Hours is 0 where spec.parameters.maintenance.durationHours is
+	// missing, which the XR's own validation refuses.
+	if m := c.Maintenance; m != nil && m.Hours > 0 && m.Hours < minWeeklyMaintenanceHours {
+		errs = append(errs, field.Invalid(xr.ParametersPath("maintenance", "durationHours"), m.Hours,
 			fmt.Sprintf("GKE needs maintenance windows that allow at least 48 hours in any 32 days; a weekly window must last at least %d hours", minWeeklyMaintenanceHours)))
 	}
-	if p.Cluster.Private {
-		cp := cmp.Or(settingsOf(env).ControlPlaneCIDR, defaultControlPlaneCIDR)
+	if c.Private {
+		cp := cmp.Or(settingsOf(ctx.Env).ControlPlaneCIDR, defaultControlPlaneCIDR)
 		pfx, err := xr.ParseCIDR(cp)
 		switch {
 		case err != nil:
@@ -60,14 +63,14 @@ func validate(x *xr.Cluster, env *envcfg.Env, p *platform.Plan) field.ErrorList 
 			for _, r := range []struct {
 				name string
 				pfx  netip.Prefix
-			}{{"cidr", p.Network.CIDR}, {"podsCidr", p.Network.PodsCIDR}, {"servicesCidr", p.Network.ServicesCIDR}} {
+			}{{"cidr", c.Network.CIDR}, {"podsCidr", c.Network.PodsCIDR}, {"servicesCidr", c.Network.ServicesCIDR}} {
 				if pfx.Overlaps(r.pfx) {
 					errs = append(errs, field.Invalid(field.NewPath("environment", Name, envControlPlaneCIDR), cp, fmt.Sprintf("overlaps spec.parameters.network.%s (%s); address ranges must be disjoint", r.name, r.pfx)))
 				}
 			}
 		}
 	}
-	return errs
+	return append(errs, checkPrivateNodes(ctx, c)...)
 }
 
 // region is the region of a location, which may be a zone.

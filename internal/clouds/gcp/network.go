@@ -5,9 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -20,8 +19,8 @@ const (
 
 // network renders a custom-mode VPC and the node subnetwork with secondary
 // ranges for pods and services.
-func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, error) {
-	reg := region(ctx.Plan.Cluster.Location)
+func network(ctx *registry.Context, n cluster.Network) ([]*registry.Resource, error) {
+	reg := region(n.Location)
 	return []*registry.Resource{
 		{
 			Name:         rNetwork,
@@ -56,8 +55,8 @@ func network(ctx *registry.Context, n platform.Network) ([]*registry.Resource, e
 
 // egress renders a Cloud Router and Cloud NAT so that private nodes reach
 // the internet.
-func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, error) {
-	reg := region(ctx.Plan.Cluster.Location)
+func egress(ctx *registry.Context, e cluster.Egress) ([]*registry.Resource, error) {
+	reg := region(e.Location)
 	return []*registry.Resource{
 		{
 			Name:         rRouter,
@@ -106,7 +105,7 @@ func egress(ctx *registry.Context, _ platform.Egress) ([]*registry.Resource, err
 // connection is created with updateOnCreationFail, which makes it update
 // the network's existing peering rather than fail. Nothing is created
 // twice, and nothing is deleted.
-func privateServices(ctx *registry.Context, _ platform.PrivateServices) ([]*registry.Resource, error) {
+func privateServices(ctx *registry.Context, _ cluster.PrivateServices) ([]*registry.Resource, error) {
 	return privateServicesAccess(ctx, rPrivateServicesRange, rPrivateServicesConnection, psaRangeName(base(ctx)), ctx.Selector(rNetwork), []string{rNetwork}), nil
 }
 
@@ -155,7 +154,7 @@ func privateServicesAccess(ctx *registry.Context, rangeRes, connRes, rangeName s
 // needPrivateServices refuses a Cloud SQL instance on Cluster c (nil for
 // none) unless the Cluster composes private services access in its network.
 // path is the field of the XR that puts the instance there.
-func needPrivateServices(c *clusterref.Cluster, path *field.Path) field.ErrorList {
+func needPrivateServices(c *cluster.Reported, path *field.Path) field.ErrorList {
 	if c == nil || c.XR.Parameters.Network.PrivateServices {
 		return nil
 	}

@@ -6,7 +6,8 @@ import (
 	"strconv"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/kubekinds"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/appenvironment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -53,9 +54,9 @@ func ImplementApp(c *registry.Cloud) {
 // AppObject renders a provider-kubernetes Object that applies manifest to
 // the workload cluster of an application environment, through the
 // Cluster's Kubernetes ProviderConfig, once the namespace is there.
-func AppObject(ctx *registry.Context, name string, app *environment.App, manifest map[string]any, deps ...string) *registry.Resource {
-	if name != environment.ResourceNamespace {
-		deps = append([]string{environment.ResourceNamespace}, deps...)
+func AppObject(ctx *registry.Context, name string, app *appenvironment.App, manifest map[string]any, deps ...string) *registry.Resource {
+	if name != appenvironment.ResourceNamespace {
+		deps = append([]string{appenvironment.ResourceNamespace}, deps...)
 	}
 	return &registry.Resource{
 		Name: name,
@@ -70,21 +71,21 @@ func AppObject(ctx *registry.Context, name string, app *environment.App, manifes
 
 // ServiceAccount renders the backend's ServiceAccount with the cloud's
 // workload identity annotations.
-func ServiceAccount(ctx *registry.Context, app *environment.App, annotations map[string]any, deps ...string) *registry.Resource {
-	meta := map[string]any{"name": environment.ServiceAccount, "namespace": app.Namespace, "labels": appLabels(app)}
+func ServiceAccount(ctx *registry.Context, app *appenvironment.App, annotations map[string]any, deps ...string) *registry.Resource {
+	meta := map[string]any{"name": appenvironment.ServiceAccount, "namespace": app.Namespace, "labels": appLabels(app)}
 	if len(annotations) > 0 {
 		meta["annotations"] = annotations
 	}
-	return AppObject(ctx, environment.ResourceServiceAccount, app, map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta}, deps...)
+	return AppObject(ctx, appenvironment.ResourceServiceAccount, app, map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta}, deps...)
 }
 
-func appLabels(app *environment.App) map[string]any {
+func appLabels(app *appenvironment.App) map[string]any {
 	return map[string]any{LabelEnvironment: app.Name, "app.kubernetes.io/managed-by": "crossplane"}
 }
 
 // namespace renders the environment's namespace.
-func namespace(ctx *registry.Context, n environment.Namespace) ([]*registry.Resource, error) {
-	return []*registry.Resource{AppObject(ctx, environment.ResourceNamespace, n.App, map[string]any{
+func namespace(ctx *registry.Context, n appenvironment.Namespace) ([]*registry.Resource, error) {
+	return []*registry.Resource{AppObject(ctx, appenvironment.ResourceNamespace, n.App, map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Namespace",
 		"metadata":   map[string]any{"name": n.Namespace, "labels": appLabels(n.App)},
@@ -93,7 +94,7 @@ func namespace(ctx *registry.Context, n environment.Namespace) ([]*registry.Reso
 
 // database renders the nested Database XR on the same Cluster, with the
 // AppEnvironment's cloud, plane and plane type.
-func database(ctx *registry.Context, d environment.Database) ([]*registry.Resource, error) {
+func database(ctx *registry.Context, d appenvironment.Database) ([]*registry.Resource, error) {
 	par := map[string]any{
 		"clusterRef":         map[string]any{"name": d.Cluster.Ref},
 		"size":               d.Size,
@@ -114,7 +115,7 @@ func database(ctx *registry.Context, d environment.Database) ([]*registry.Resour
 		labels[k] = v
 	}
 	return []*registry.Resource{{
-		Name: environment.ResourceDatabase,
+		Name: appenvironment.ResourceDatabase,
 		Kind: DatabaseXRKind,
 		Body: object.Object{
 			"metadata": map[string]any{"labels": labels},
@@ -130,13 +131,13 @@ func database(ctx *registry.Context, d environment.Database) ([]*registry.Resour
 // all on the control plane. The function never reads the password, and
 // the desired state holds none. It waits until the Database has said where
 // its password is.
-func connection(ctx *registry.Context, c environment.Connection) ([]*registry.Resource, error) {
-	obs := ctx.Observed(environment.ResourceDatabase)
+func connection(ctx *registry.Context, c appenvironment.Connection) ([]*registry.Resource, error) {
+	obs := ctx.Observed(appenvironment.ResourceDatabase)
 	dbName := object.String(obs, "metadata", "name")
 	pw := object.Get(obs, "status", "passwordSecret").GetStructValue()
 	pwName, pwKey := object.String(pw, "name"), object.String(pw, "key")
 	if dbName == "" || pwName == "" || pwKey == "" {
-		return []*registry.Resource{{Name: environment.ResourceConnection, Kind: kubekinds.Object, Pending: "the Database has not reported where its password is yet (status.passwordSecret)"}}, nil
+		return []*registry.Resource{{Name: appenvironment.ResourceConnection, Kind: kubekinds.Object, Pending: "the Database has not reported where its password is yet (status.passwordSecret)"}}, nil
 	}
 	db := map[string]any{"apiVersion": DatabaseXRKind.APIVersion(ctx.XR.Scope), "kind": DatabaseXRKind.Name(ctx.XR.Scope), "name": dbName}
 	secret := map[string]any{"apiVersion": "v1", "kind": "Secret", "name": pwName}
@@ -161,12 +162,12 @@ func connection(ctx *registry.Context, c environment.Connection) ([]*registry.Re
 	refs = append(refs, from(db, "status.username", "stringData.username", "stringData.DB_USER")...)
 	refs = append(refs, from(db, "spec.parameters.databases[0]", "stringData.database", "stringData.DB_NAME")...)
 	refs = append(refs, from(secret, "data."+pwKey, "data.password", "data.DB_PASSWORD")...)
-	r := AppObject(ctx, environment.ResourceConnection, c.App, map[string]any{
+	r := AppObject(ctx, appenvironment.ResourceConnection, c.App, map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Secret",
 		"type":       "Opaque",
-		"metadata":   map[string]any{"name": environment.ConnectionSecret, "namespace": c.Namespace, "labels": appLabels(c.App)},
-	}, environment.ResourceDatabase)
+		"metadata":   map[string]any{"name": appenvironment.ConnectionSecret, "namespace": c.Namespace, "labels": appLabels(c.App)},
+	}, appenvironment.ResourceDatabase)
 	r.Body["spec"].(map[string]any)["references"] = refs
 	return []*registry.Resource{r}, nil
 }
@@ -174,10 +175,10 @@ func connection(ctx *registry.Context, c environment.Connection) ([]*registry.Re
 // backend renders the backend's Deployment and Service. The Deployment
 // runs as the environment's ServiceAccount, reads db-connection-details
 // through envFrom, and is ready once it is available.
-func backend(ctx *registry.Context, b environment.Backend) ([]*registry.Resource, error) {
-	selector := map[string]any{"app.kubernetes.io/name": environment.BackendName, LabelEnvironment: b.Name}
+func backend(ctx *registry.Context, b appenvironment.Backend) ([]*registry.Resource, error) {
+	selector := map[string]any{"app.kubernetes.io/name": appenvironment.BackendName, LabelEnvironment: b.Name}
 	podLabels := maps.Clone(selector)
-	for k, v := range ctx.Cloud.Traits.WorkloadIdentityPodLabels {
+	for k, v := range cluster.CloudTraits[ctx.Cloud.Name].WorkloadIdentityPodLabels {
 		podLabels[k] = v
 	}
 	env := []any{map[string]any{"name": "PORT", "value": strconv.FormatInt(b.Port, 10)}}
@@ -185,7 +186,7 @@ func backend(ctx *registry.Context, b environment.Backend) ([]*registry.Resource
 		env = append(env, map[string]any{"name": k, "value": b.Env[k]})
 	}
 	container := map[string]any{
-		"name":            environment.BackendName,
+		"name":            appenvironment.BackendName,
 		"image":           b.Image,
 		"ports":           []any{map[string]any{"name": "http", "containerPort": b.Port}},
 		"env":             env,
@@ -193,17 +194,17 @@ func backend(ctx *registry.Context, b environment.Backend) ([]*registry.Resource
 		"readinessProbe":  map[string]any{"tcpSocket": map[string]any{"port": "http"}, "periodSeconds": 10},
 		"securityContext": map[string]any{"allowPrivilegeEscalation": false, "seccompProfile": map[string]any{"type": "RuntimeDefault"}},
 	}
-	deps := []string{environment.ResourceServiceAccount}
+	deps := []string{appenvironment.ResourceServiceAccount}
 	if b.Database {
-		container["envFrom"] = []any{map[string]any{"secretRef": map[string]any{"name": environment.ConnectionSecret}}}
-		deps = append(deps, environment.ResourceConnection)
+		container["envFrom"] = []any{map[string]any{"secretRef": map[string]any{"name": appenvironment.ConnectionSecret}}}
+		deps = append(deps, appenvironment.ResourceConnection)
 	}
 	spec := map[string]any{
 		"selector": map[string]any{"matchLabels": selector},
 		"template": map[string]any{
 			"metadata": map[string]any{"labels": podLabels},
 			"spec": map[string]any{
-				"serviceAccountName": environment.ServiceAccount,
+				"serviceAccountName": appenvironment.ServiceAccount,
 				"containers":         []any{container},
 			},
 		},
@@ -211,17 +212,17 @@ func backend(ctx *registry.Context, b environment.Backend) ([]*registry.Resource
 	if b.Replicas != nil {
 		spec["replicas"] = *b.Replicas
 	}
-	deploy := AppObject(ctx, environment.ResourceDeployment, b.App, map[string]any{
+	deploy := AppObject(ctx, appenvironment.ResourceDeployment, b.App, map[string]any{
 		"apiVersion": "apps/v1",
 		"kind":       "Deployment",
-		"metadata":   map[string]any{"name": environment.BackendName, "namespace": b.Namespace, "labels": appLabels(b.App)},
+		"metadata":   map[string]any{"name": appenvironment.BackendName, "namespace": b.Namespace, "labels": appLabels(b.App)},
 		"spec":       spec,
 	}, deps...)
 	deploy.Body["spec"].(map[string]any)["readiness"] = map[string]any{"policy": "DeriveFromCelQuery", "celQuery": availableQuery}
-	svc := AppObject(ctx, environment.ResourceService, b.App, map[string]any{
+	svc := AppObject(ctx, appenvironment.ResourceService, b.App, map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Service",
-		"metadata":   map[string]any{"name": environment.BackendName, "namespace": b.Namespace, "labels": appLabels(b.App)},
+		"metadata":   map[string]any{"name": appenvironment.BackendName, "namespace": b.Namespace, "labels": appLabels(b.App)},
 		"spec": map[string]any{
 			"selector": selector,
 			"ports":    []any{map[string]any{"name": "http", "port": 80, "targetPort": "http"}},
@@ -232,8 +233,8 @@ func backend(ctx *registry.Context, b environment.Backend) ([]*registry.Resource
 
 // ingress renders the backend's Ingress through the Cluster's ingress
 // controller, with a certificate from cert-manager when TLS is asked for.
-func ingress(ctx *registry.Context, i environment.Ingress) ([]*registry.Resource, error) {
-	meta := map[string]any{"name": environment.BackendName, "namespace": i.Namespace, "labels": appLabels(i.App)}
+func ingress(ctx *registry.Context, i appenvironment.Ingress) ([]*registry.Resource, error) {
+	meta := map[string]any{"name": appenvironment.BackendName, "namespace": i.Namespace, "labels": appLabels(i.App)}
 	spec := map[string]any{
 		"ingressClassName": i.Class,
 		"rules": []any{map[string]any{
@@ -241,30 +242,30 @@ func ingress(ctx *registry.Context, i environment.Ingress) ([]*registry.Resource
 			"http": map[string]any{"paths": []any{map[string]any{
 				"path":     "/",
 				"pathType": "Prefix",
-				"backend":  map[string]any{"service": map[string]any{"name": environment.BackendName, "port": map[string]any{"name": "http"}}},
+				"backend":  map[string]any{"service": map[string]any{"name": appenvironment.BackendName, "port": map[string]any{"name": "http"}}},
 			}}},
 		}},
 	}
 	if i.TLS {
 		meta["annotations"] = map[string]any{"cert-manager.io/cluster-issuer": i.Issuer}
-		spec["tls"] = []any{map[string]any{"hosts": []any{i.Host}, "secretName": environment.BackendName + "-tls"}}
+		spec["tls"] = []any{map[string]any{"hosts": []any{i.Host}, "secretName": appenvironment.BackendName + "-tls"}}
 	}
-	return []*registry.Resource{AppObject(ctx, environment.ResourceIngress, i.App, map[string]any{
+	return []*registry.Resource{AppObject(ctx, appenvironment.ResourceIngress, i.App, map[string]any{
 		"apiVersion": "networking.k8s.io/v1",
 		"kind":       "Ingress",
 		"metadata":   meta,
 		"spec":       spec,
-	}, environment.ResourceService)}, nil
+	}, appenvironment.ResourceService)}, nil
 }
 
 // budget renders the nested WorkloadBudget, which owns the backend's
 // replica count: it scales the Deployment to zero once the budget is spent
 // (with enforcement enabled), through the Cluster's provider config.
-func budget(ctx *registry.Context, b environment.Budget) ([]*registry.Resource, error) {
+func budget(ctx *registry.Context, b appenvironment.Budget) ([]*registry.Resource, error) {
 	spec := map[string]any{
 		"limitUsd":          b.Budget.LimitUSD,
 		"targetNamespace":   b.Namespace,
-		"targets":           []any{map[string]any{"name": environment.BackendName, "replicas": b.Replicas}},
+		"targets":           []any{map[string]any{"name": appenvironment.BackendName, "replicas": b.Replicas}},
 		"providerConfigRef": ctx.LocalProviderConfigRef(b.ProviderConfig),
 	}
 	if b.Budget.Enforcement != "" {
@@ -285,10 +286,10 @@ func budget(ctx *registry.Context, b environment.Budget) ([]*registry.Resource, 
 		spec["spendRef"] = ref
 	}
 	return []*registry.Resource{{
-		Name:      environment.ResourceBudget,
+		Name:      appenvironment.ResourceBudget,
 		Kind:      WorkloadBudgetKind,
 		Body:      object.Object{"spec": spec},
-		DependsOn: []string{environment.ResourceDeployment},
+		DependsOn: []string{appenvironment.ResourceDeployment},
 	}}, nil
 }
 

@@ -2,8 +2,8 @@ package kube
 
 import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/kubekinds"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -14,8 +14,8 @@ const (
 )
 
 // A Bound is what a release that runs as the DNS identity
-// (platform.Release.RunsAs) needs of its cloud, besides the binding itself
-// (platform.DNSBinding).
+// (cluster.Release.RunsAs) needs of its cloud, besides the binding itself
+// (cluster.DNSBinding).
 type Bound struct {
 	// Values are merged over the release's values.
 	Values map[string]any
@@ -28,13 +28,13 @@ type Bound struct {
 
 // A Binding says what a release running as the DNS identity needs of a
 // cloud.
-type Binding func(ctx *registry.Context, r platform.Release) Bound
+type Binding func(ctx *registry.Context, r cluster.Release) Bound
 
 // BoundRelease returns the Release implementation of a cloud that binds the
 // releases running as the DNS identity with bind. Other releases render as
 // Release does.
-func BoundRelease(bind Binding) func(*registry.Context, platform.Release) ([]*registry.Resource, error) {
-	return func(ctx *registry.Context, r platform.Release) ([]*registry.Resource, error) {
+func BoundRelease(bind Binding) func(*registry.Context, cluster.Release) ([]*registry.Resource, error) {
+	return func(ctx *registry.Context, r cluster.Release) ([]*registry.Resource, error) {
 		if r.RunsAs == nil {
 			return Release(ctx, r)
 		}
@@ -54,7 +54,7 @@ func BoundRelease(bind Binding) func(*registry.Context, platform.Release) ([]*re
 
 // SubjectName is the Kubernetes subject of a ServiceAccount, as workload
 // identity federations name it.
-func SubjectName(sa platform.ServiceAccount) string {
+func SubjectName(sa cluster.ServiceAccount) string {
 	return "system:serviceaccount:" + sa.Namespace + ":" + sa.Name
 }
 
@@ -65,7 +65,7 @@ func SubjectName(sa platform.ServiceAccount) string {
 // default. The issuer waits for cert-manager (its CRDs) and deps (the
 // identity's bindings); the certificate for the issuer and the ingress
 // controller (its namespace).
-func Certificates(ctx *registry.Context, c platform.Certificates, solver map[string]any, deps ...string) []*registry.Resource {
+func Certificates(ctx *registry.Context, c cluster.Certificates, solver map[string]any, deps ...string) []*registry.Resource {
 	acme := map[string]any{
 		"server":              c.Server,
 		"privateKeySecretRef": map[string]any{"name": c.Issuer + "-account"},
@@ -77,15 +77,15 @@ func Certificates(ctx *registry.Context, c platform.Certificates, solver map[str
 	if c.Email != "" {
 		acme["email"] = c.Email
 	}
-	issuer := Object(ctx, ClusterIssuer, ctx.Plan.Access, map[string]any{
+	issuer := Object(ctx, ClusterIssuer, c.Access, map[string]any{
 		"apiVersion": "cert-manager.io/v1",
 		"kind":       "ClusterIssuer",
 		"metadata":   map[string]any{"name": c.Issuer},
 		"spec":       map[string]any{"acme": acme},
 	})
-	issuer.DependsOn = append(issuer.DependsOn, ReleaseName(platform.ChartCertManager))
+	issuer.DependsOn = append(issuer.DependsOn, ReleaseName(cluster.ChartCertManager))
 	issuer.DependsOn = append(issuer.DependsOn, deps...)
-	cert := Object(ctx, DomainCertificate, ctx.Plan.Access, map[string]any{
+	cert := Object(ctx, DomainCertificate, c.Access, map[string]any{
 		"apiVersion": "cert-manager.io/v1",
 		"kind":       "Certificate",
 		"metadata":   map[string]any{"name": c.Secret, "namespace": c.Namespace},
@@ -95,7 +95,7 @@ func Certificates(ctx *registry.Context, c platform.Certificates, solver map[str
 			"issuerRef":  map[string]any{"kind": "ClusterIssuer", "name": c.Issuer, "group": "cert-manager.io"},
 		},
 	})
-	cert.DependsOn = append(cert.DependsOn, ClusterIssuer, ReleaseName(platform.ChartIngress))
+	cert.DependsOn = append(cert.DependsOn, ClusterIssuer, ReleaseName(cluster.ChartIngress))
 	return []*registry.Resource{issuer, cert}
 }
 

@@ -7,8 +7,8 @@ package kube
 
 import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/kubekinds"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
@@ -45,7 +45,7 @@ type Credentials struct {
 // cluster. They are named after the XR (they are referenced by name, so they
 // are the one kind of composed resource the function names), and depend on
 // deps: the cluster and whatever must exist before workloads can run.
-func ProviderConfigs(ctx *registry.Context, a platform.ClusterAccess, creds Credentials, deps []string) []*registry.Resource {
+func ProviderConfigs(ctx *registry.Context, a cluster.Access, creds Credentials, deps []string) []*registry.Resource {
 	spec := func() object.Object {
 		s := object.Object{
 			"credentials": map[string]any{
@@ -85,7 +85,7 @@ func ReleaseName(chart string) string { return releasePrefix + chart }
 // ProviderConfig. It is the Release implementation of every cloud: what
 // differs per cloud (say, the internal load-balancer annotation) is already
 // in the values the agnostic layer templated with the cloud's traits.
-func Release(ctx *registry.Context, r platform.Release) ([]*registry.Resource, error) {
+func Release(ctx *registry.Context, r cluster.Release) ([]*registry.Resource, error) {
 	return []*registry.Resource{{
 		Name: ReleaseName(r.Name),
 		Kind: kubekinds.Release,
@@ -110,7 +110,7 @@ func Release(ctx *registry.Context, r platform.Release) ([]*registry.Resource, e
 
 // Object renders a provider-kubernetes Object that applies manifest to the
 // new cluster through the cluster's Kubernetes ProviderConfig.
-func Object(ctx *registry.Context, name string, a platform.ClusterAccess, manifest map[string]any) *registry.Resource {
+func Object(ctx *registry.Context, name string, a cluster.Access, manifest map[string]any) *registry.Resource {
 	return &registry.Resource{
 		Name: name,
 		Kind: kubekinds.Object,
@@ -132,4 +132,15 @@ func ClusterAdminBinding(name, group string) map[string]any {
 		"roleRef":    map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
 		"subjects":   []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}},
 	}
+}
+
+// NodePoolResources are the composition-resource names of a cluster's node
+// pools as the generations they run as (registry.Current): what waits for
+// the nodes names them.
+func NodePoolResources(ctx *registry.Context, pools []cluster.NodePool) []string {
+	out := make([]string, 0, len(pools))
+	for _, p := range pools {
+		out = append(out, cluster.NodePoolResource(registry.Current(ctx, p)))
+	}
+	return out
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -42,11 +42,11 @@ func BenchmarkPlanAndRender(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				plan, errs := platform.Build(x, res.Env, c.Traits)
+				plan, errs := cluster.Build(x, res.Env, cluster.CloudTraits[c.Name])
 				if len(errs) > 0 {
 					b.Fatal(errs)
 				}
-				if _, err := c.Render(registry.NewContext(&x.Composite, res.Env, c, plan, observed), plan.Components); err != nil {
+				if _, err := c.Render(registry.NewContext(&x.Composite, res.Env, c, observed), plan.Components); err != nil {
 					b.Fatal(err)
 				}
 			}

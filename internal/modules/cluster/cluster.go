@@ -1,7 +1,7 @@
 // Package cluster is the cluster module: it turns one Cluster XR into its
 // desired composed resources, status and conditions, on the machinery every
 // module shares (package engine). What is particular to a Cluster is here:
-// its plan (package platform), the cloud layers' cluster rules, the budget
+// its model (internal/model/cluster), the cloud layers' cluster rules, the budget
 // and the cost estimate, and its status fields.
 package cluster
 
@@ -10,12 +10,12 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/budget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -23,7 +23,7 @@ import (
 // carry the desired state of earlier pipeline steps. An error means the
 // desired state cannot be computed; the caller returns it as a Fatal result,
 // so that Crossplane changes nothing.
-func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts module.Options) error {
+func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts response.Options) error {
 	x, errs := xr.Decode(req.GetObserved().GetComposite().GetResource())
 	errs = append(errs, xr.Validate(x, registry.Clouds())...)
 	c, err := engine.Begin(req, rsp, opts, &x.Composite, errs)
@@ -33,7 +33,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 
 	// The original platform's fields and keys are read under their new
 	// names, each said once in a Warning.
-	s := platform.SettingsOf(c.Env)
+	s := cluster.SettingsOf(c.Env)
 	for _, r := range x.Renamed {
 		c.Warnings = append(c.Warnings, r.Warning())
 	}
@@ -50,11 +50,9 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 
 	// Plan and check the cloud's rules even when the XR has errors, so
 	// that one Fatal names every bad field.
-	plan, perrs := platform.Build(x, c.Env, c.Cloud.Traits)
+	plan, perrs := cluster.Build(x, c.Env, cluster.CloudTraits[x.Cloud])
 	c.Errs = append(c.Errs, perrs...)
-	if c.Cloud.Validate != nil {
-		c.Errs = append(c.Errs, c.Cloud.Validate(x, c.Env, plan)...)
-	}
+	c.Check(plan.Components)
 	up, verr := upgrade(c, x, plan)
 	if verr != nil {
 		c.Errs = append(c.Errs, verr)
@@ -70,10 +68,10 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 	}
 	estimate, eerrs := plan.Estimate(c.Env)
 	if len(eerrs) > 0 {
-		return module.Invalid(x.Kind, x.Namespace, x.Name, eerrs)
+		return response.Invalid(x.Kind, x.Namespace, x.Name, eerrs)
 	}
 
-	st, err := c.Render(plan.Components, plan, plan)
+	st, err := c.Render(plan.Components, plan)
 	if err != nil {
 		return err
 	}
@@ -98,12 +96,12 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts modul
 // spend object when it was not delivered, and holds the plan's pools at their
 // floor when the budget is exhausted and enforced. It returns nil without a
 // budget, and a warning when the spend is unknown.
-func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Cluster, env *envcfg.Env, plan *platform.Plan) (*budget.Evaluation, string) {
+func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x *xr.Cluster, env *envcfg.Env, plan *cluster.Plan) (*budget.Evaluation, string) {
 	b := plan.Budget
 	if b == nil {
 		return nil, ""
 	}
-	s := platform.SettingsOf(env)
+	s := cluster.SettingsOf(env)
 	var sp budget.Spend
 	if q, ok := s.Budget.Query(x.CloudName, x.Namespace, x.Name, s.Prices.MachineTypes); ok && x.Parameters.Budget.SpendRef == nil {
 		sp = budget.Source.Spend(q)
@@ -111,7 +109,7 @@ func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse,
 		sp = budget.Find(req, x.Parameters.Budget.SpendRef, x.Namespace)
 	}
 	if sp.Require != nil {
-		module.Require(rsp, budget.RequirementName, sp.Require)
+		response.Require(rsp, budget.RequirementName, sp.Require)
 	}
 	e := budget.Evaluate(b.LimitUSD, b.Thresholds, plan.BudgetEnforcement, sp, x.Deleting)
 	if e.Paused {
@@ -129,7 +127,7 @@ func evaluateBudget(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse,
 // that still run in the private subnets while they rotate to the public
 // ones, an AKS cluster that still sends its outbound traffic through the
 // NAT gateway until it reports the load balancer. A Warning says why.
-func keepEgress(c *engine.Call, x *xr.Cluster, plan *platform.Plan) {
+func keepEgress(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) {
 	if plan.Cluster.Private || x.Deleting || c.Cloud.EgressInUse == nil {
 		return
 	}

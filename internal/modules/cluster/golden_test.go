@@ -11,8 +11,8 @@ import (
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files and the examples' observed-resource files")
@@ -33,9 +33,9 @@ var (
 
 // run is what fn.go does for the cluster module.
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	rsp := module.NewResponse(req, ttlConverging)
-	if err := cluster.Run(req, rsp, module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
-		module.Fatal(rsp, err)
+	rsp := response.New(req, ttlConverging)
+	if err := cluster.Run(req, rsp, response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
+		response.Fatal(rsp, err)
 	}
 	return rsp
 }

@@ -13,10 +13,10 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -40,7 +40,7 @@ type running struct {
 
 // upgraded is what upgrade decided.
 type upgraded struct {
-	plan lifecycle.Plan
+	plan lifecycle.Upgrade
 	// warnings are to be given; runs are the versions the pools run, as
 	// their providers report them, by pool name.
 	warnings []string
@@ -53,8 +53,8 @@ type upgraded struct {
 // environment's window. It sets them on the plan's cluster and pools, and
 // returns the decision and the warnings to give, or the error that names
 // the version field when the target cannot be reached.
-func upgrade(c *engine.Call, x *xr.Cluster, plan *platform.Plan) (*upgraded, *field.Error) {
-	s := platform.SettingsOf(c.Env)
+func upgrade(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) (*upgraded, *field.Error) {
+	s := cluster.SettingsOf(c.Env)
 	path := xr.ParametersPath("version")
 	if x.Parameters.Version == "" {
 		path = field.NewPath("environment", "version")
@@ -90,7 +90,7 @@ func upgrade(c *engine.Call, x *xr.Cluster, plan *platform.Plan) (*upgraded, *fi
 
 	pools := map[string]running{}
 	for _, p := range plan.Pools {
-		if r, ok := observedPool(c, vf.Pool, registry.Generations(c.Observed, platform.PoolID(p.Name))); ok {
+		if r, ok := observedPool(c, vf.Pool, registry.Generations(c.Observed, cluster.PoolID(p.Name))); ok {
 			r.pool.Name = p.Name
 			pools[p.Name] = r
 		}
@@ -104,7 +104,7 @@ func upgrade(c *engine.Call, x *xr.Cluster, plan *platform.Plan) (*upgraded, *fi
 		obs.Pools = append(obs.Pools, pools[name].pool)
 	}
 	auto := vf.AutoUpgrade != nil && vf.AutoUpgrade(c.Env)
-	pol := lifecycle.Policy{Window: win, Parallel: int(envcfg.Or(s.Lifecycle.ParallelPools, platform.DefaultParallelPools)), AutoUpgrade: auto}
+	pol := lifecycle.Policy{Window: win, Parallel: int(envcfg.Or(s.Lifecycle.ParallelPools, cluster.DefaultParallelPools)), AutoUpgrade: auto}
 	lp, ferr := lifecycle.Next(target, obs, pol, path)
 	if ferr != nil {
 		return nil, ferr
@@ -182,7 +182,7 @@ func poolState(name string, f registry.VersionField, obs *structpb.Struct) runni
 // it asks for (or, where the cloud wants exact versions, the one it runs);
 // for a new minor, exactly what the control plane runs where the cloud
 // wants that (GKE), else the minor.
-func poolVersion(lp lifecycle.Plan, name string, r running, cpRuns string, exact bool) string {
+func poolVersion(lp lifecycle.Upgrade, name string, r running, cpRuns string, exact bool) string {
 	m := lp.NewPools
 	if r.exists {
 		m = lp.Pools[name]
@@ -233,7 +233,7 @@ func steps(ss []lifecycle.Step) string {
 
 // upgradeStatus is status.upgrade: the target, what the control plane runs,
 // the current step and what it waits for, and every step to the target.
-func upgradeStatus(lp lifecycle.Plan) map[string]any {
+func upgradeStatus(lp lifecycle.Upgrade) map[string]any {
 	out := map[string]any{
 		"target": lp.Target.String(),
 		"phase":  string(lp.Phase()),
@@ -268,7 +268,7 @@ func rotations(st *engine.State) []*registry.Rendered {
 // upgradingCondition is the Upgrading condition: True while a version step
 // or a rotation is under way, with the step or the rotations in its
 // message; False and UpToDate otherwise.
-func upgradingCondition(lp lifecycle.Plan, rots []*registry.Rendered) module.Condition {
+func upgradingCondition(lp lifecycle.Upgrade, rots []*registry.Rendered) response.Condition {
 	var parts []string
 	reason := ""
 	if len(lp.Steps) > 0 {
@@ -290,15 +290,15 @@ func upgradingCondition(lp lifecycle.Plan, rots []*registry.Rendered) module.Con
 		if lp.Ahead {
 			msg = fmt.Sprintf("The control plane runs %s, ahead of the target %s (the cloud upgraded it); every node pool runs the target, and no node pool rotates", lp.Running, lp.Target)
 		}
-		return module.Condition{Type: ConditionUpgrading, Status: module.StatusFalse, Reason: reasonUpToDate, Message: msg}
+		return response.Condition{Type: ConditionUpgrading, Status: response.StatusFalse, Reason: reasonUpToDate, Message: msg}
 	}
-	return module.Condition{Type: ConditionUpgrading, Status: module.StatusTrue, Reason: reason, Message: engine.List(parts)}
+	return response.Condition{Type: ConditionUpgrading, Status: response.StatusTrue, Reason: reason, Message: engine.List(parts)}
 }
 
 // announceStep emits an event when the upgrade's current step (its phase
 // and version) is not the one the XR's status last showed: one event per
 // step, however many pools it moves one after the other.
-func announceStep(rsp *fnv1.RunFunctionResponse, x *xr.Cluster, lp lifecycle.Plan) {
+func announceStep(rsp *fnv1.RunFunctionResponse, x *xr.Cluster, lp lifecycle.Upgrade) {
 	if len(lp.Steps) == 0 {
 		return
 	}
@@ -306,5 +306,5 @@ func announceStep(rsp *fnv1.RunFunctionResponse, x *xr.Cluster, lp lifecycle.Pla
 	if string(cur.Phase) == object.String(x.Status, "upgrade", "phase") && cur.Version.String() == object.String(x.Status, "upgrade", "stepVersion") {
 		return
 	}
-	module.Normal(rsp, "UpgradeStep", "Upgrade to %s: %s, waiting for %s (%d step(s) left: %s)", lp.Target, lp.Steps[0], lp.Waiting, len(lp.Steps), steps(lp.Steps))
+	response.Normal(rsp, "UpgradeStep", "Upgrade to %s: %s, waiting for %s (%d step(s) left: %s)", lp.Target, lp.Steps[0], lp.Waiting, len(lp.Steps), steps(lp.Steps))
 }

@@ -3,35 +3,35 @@ package cluster
 import (
 	"strings"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/budget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
-	"github.com/seed-6471616d/function-cluster-platform/internal/platform"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
 // conditionTypes are the XR's condition groups, in the order they are set.
 var conditionTypes = []string{
-	platform.ConditionNetworkReady,
-	platform.ConditionClusterReady,
-	platform.ConditionNodePoolsReady,
-	platform.ConditionAddonsReady,
-	platform.ConditionDNSReady,
+	cluster.ConditionNetworkReady,
+	cluster.ConditionClusterReady,
+	cluster.ConditionNodePoolsReady,
+	cluster.ConditionAddonsReady,
+	cluster.ConditionDNSReady,
 }
 
 // notRequested explains an empty condition group.
 var notRequested = map[string]string{
-	platform.ConditionDNSReady: "No DNS zones requested: set spec.parameters.domain (and createDnsZones) to get them",
+	cluster.ConditionDNSReady: "No DNS zones requested: set spec.parameters.domain (and createDnsZones) to get them",
 }
 
 // budgetCondition is the BudgetOK condition. A cloud without a budget kind
 // (GCP) renders no budget resource, which the message says.
-func budgetCondition(e budget.Evaluation, st *engine.State) module.Condition {
+func budgetCondition(e budget.Evaluation, st *engine.State) response.Condition {
 	c := e.Condition()
-	if st.Rendering(platform.ConditionBudgetOK) {
+	if st.Rendering(cluster.ConditionBudgetOK) {
 		return c
 	}
 	c.Message += "; no cloud budget resource is composed: this cloud's provider has no budget kind, so only the estimate and the spend checks apply"
@@ -41,7 +41,7 @@ func budgetCondition(e budget.Evaluation, st *engine.State) module.Condition {
 // status returns the Cluster's own status fields. A field the observed
 // resources cannot fill this time keeps its last value, so that a flapping
 // provider does not blank the XR's status.
-func status(x *xr.Cluster, out registry.Outputs, plan *platform.Plan, st *engine.State, estimate platform.Estimate, eval *budget.Evaluation, up *upgraded) map[string]any {
+func status(x *xr.Cluster, out registry.Outputs, plan *cluster.Plan, st *engine.State, estimate cluster.Estimate, eval *budget.Evaluation, up *upgraded) map[string]any {
 	status := map[string]any{}
 	setStr := func(key, v string) {
 		if v == "" {
@@ -72,12 +72,12 @@ func status(x *xr.Cluster, out registry.Outputs, plan *platform.Plan, st *engine
 			"minNodes":    p.MinNodes,
 			"maxNodes":    p.MaxNodes,
 			"spot":        p.Spot,
-			"ready":       poolsReady[platform.PoolID(p.Name)],
+			"ready":       poolsReady[cluster.PoolID(p.Name)],
 		}
 		if v := up.runs[p.Name]; v != "" {
 			entry["version"] = v
 		}
-		if rd := current[platform.PoolID(p.Name)]; rd != nil {
+		if rd := current[cluster.PoolID(p.Name)]; rd != nil {
 			entry["resource"] = rd.Name
 			if r := rd.Rotation; r != nil {
 				rot := map[string]any{"changes": object.FromStrings(lifecycle.Describe(r.Changes)), "waitingFor": r.Waiting}

@@ -10,10 +10,10 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/module"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/environment"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files, the examples' observed files and the Cluster fixtures in examples/<cloud>/required")
@@ -28,9 +28,9 @@ var envs = fntest.MustLoad(filepath.Join(examples, "envconfigs"))
 
 // run is what fn.go does for the database module.
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
-	rsp := module.NewResponse(req, ttlConverging)
-	if err := database.Run(req, rsp, module.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
-		module.Fatal(rsp, err)
+	rsp := response.New(req, ttlConverging)
+	if err := database.Run(req, rsp, response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
+		response.Fatal(rsp, err)
 	}
 	return rsp
 }
@@ -49,7 +49,7 @@ func TestGolden(t *testing.T) {
 	}
 	if *update {
 		for _, cloud := range []string{"gcp", "aws", "azure"} {
-			if err := fntest.WriteClusterFixtures(examples, cloud, database.Clusters, environment.Clusters); err != nil {
+			if err := fntest.WriteClusterFixtures(examples, cloud, clusterref.ForDatabase, clusterref.ForAppEnvironment); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -69,7 +69,7 @@ func TestGolden(t *testing.T) {
 // required delivers the Cluster a Database names, as Crossplane does once
 // the function asked for it.
 func required(cloud string, x fntest.Object) map[string][]fntest.Object {
-	out, err := fntest.Required(examples, cloud, x, database.Clusters)
+	out, err := fntest.Required(examples, cloud, x, clusterref.ForDatabase)
 	if err != nil {
 		panic(err)
 	}

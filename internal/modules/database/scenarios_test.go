@@ -7,8 +7,9 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules/database"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/database"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 )
 
@@ -57,8 +58,8 @@ func convergedOnCluster(cloud string) fntest.Step {
 
 // Requirement names of what a GCP Database reads of its Cluster.
 var (
-	clusterReq    = database.Clusters.Requirement
-	connectionReq = database.Clusters.ResourceRequirement("private-services-connection")
+	clusterReq    = clusterref.ForDatabase.Requirement
+	connectionReq = clusterref.ForDatabase.ResourceRequirement("private-services-connection")
 )
 
 // clusterAs returns the example Cluster of GCP as Crossplane delivers it
@@ -128,7 +129,7 @@ func TestScenarios(t *testing.T) {
 				fntest.IsReady(false), fntest.TTL(ttlConverging),
 				func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 					t.Helper()
-					if rsp.GetRequirements().GetResources()[database.Clusters.Requirement].GetMatchName() != "prod-cluster" {
+					if rsp.GetRequirements().GetResources()[clusterref.ForDatabase.Requirement].GetMatchName() != "prod-cluster" {
 						t.Errorf("the function did not ask for Cluster prod-cluster: %v", rsp.GetRequirements())
 					}
 					if n := len(rsp.GetDesired().GetResources()); n != 0 {
@@ -180,7 +181,7 @@ func TestScenarios(t *testing.T) {
 	scenarios["aws/WaitsForClusterSecurityGroup"] = fntest.Scenario{
 		Reason: "The ingress rule waits until the Cluster's EKS cluster reports its security group, and the Database answers with the converging TTL meanwhile: that report is another XR's, which does not re-run this one.",
 		XR:     dbXR("aws", onCluster),
-		Extra:  fntest.Unreported(required("aws", dbXR("aws", onCluster)), database.Clusters.ResourceRequirement("cluster"), "status.atProvider.vpcConfig.clusterSecurityGroupId"),
+		Extra:  fntest.Unreported(required("aws", dbXR("aws", onCluster)), clusterref.ForDatabase.ResourceRequirement("cluster"), "status.atProvider.vpcConfig.clusterSecurityGroupId"),
 		Steps: []fntest.Step{
 			{Name: "not reported", Hold: true, Check: fntest.All(fntest.Lacks("security-group-ingress"), fntest.IsReady(false), fntest.TTL(ttlConverging),
 				fntest.ConditionMentions(database.ConditionNetworkReady, "to report its security group"))},
@@ -193,7 +194,7 @@ func TestScenarios(t *testing.T) {
 	scenarios["azure/WaitsForClusterAddressSpace"] = fntest.Scenario{
 		Reason: "The delegated subnet waits until the Cluster's virtual network reports its address space, and the Database answers with the converging TTL meanwhile: that report is another XR's, which does not re-run this one.",
 		XR:     dbXR("azure", onCluster),
-		Extra:  fntest.Unreported(required("azure", dbXR("azure", onCluster)), database.Clusters.ResourceRequirement("network"), "spec.forProvider.addressSpace"),
+		Extra:  fntest.Unreported(required("azure", dbXR("azure", onCluster)), clusterref.ForDatabase.ResourceRequirement("network"), "spec.forProvider.addressSpace"),
 		Steps: []fntest.Step{
 			{Name: "not reported", Hold: true, Check: fntest.All(fntest.IsReady(false), fntest.TTL(ttlConverging),
 				fntest.ConditionMentions(database.ConditionNetworkReady, "to report its address space"))},

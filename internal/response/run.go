@@ -1,0 +1,168 @@
+// Package response is how a module speaks to Crossplane beyond the desired
+// resources: the response it starts (New), its results (Fatal, Warning,
+// Normal), conditions (with events only on transitions), warnings
+// (reported once), requirements, the size limit and the TTL, and the
+// Options that tune them for every module.
+package response
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/proto"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+)
+
+// Options tune every module.
+type Options struct {
+	// TTLConverging is the response TTL while the XR waits for what
+	// Crossplane does not watch for it: another XR (the Cluster it runs
+	// on, or one of its resources' reports), or a WorkloadBudget's spend.
+	TTLConverging time.Duration
+	// TTLReady is the response TTL otherwise: once everything is ready,
+	// and while the XR waits only for its own composed resources, whose
+	// every change re-runs it (Crossplane's realtime compositions).
+	TTLReady time.Duration
+}
+
+// Func renders one kind of XR into a response that already carries the
+// desired state of earlier pipeline steps. An error means the desired state
+// cannot be computed: the caller returns it as a Fatal result.
+type Func func(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts Options) error
+
+// Condition statuses.
+const (
+	StatusTrue    = "True"
+	StatusFalse   = "False"
+	StatusUnknown = "Unknown"
+)
+
+// Condition is an XR condition.
+type Condition struct {
+	Type    string
+	Status  string
+	Reason  string
+	Message string
+}
+
+// SetConditions sets the conditions on the XR and its claim, and emits a
+// Normal event only for a condition whose status or reason differs from the
+// XR's observed one.
+func SetConditions(rsp *fnv1.RunFunctionResponse, observed []object.Condition, conds []Condition) {
+	prev := make(map[string]object.Condition, len(observed))
+	for _, c := range observed {
+		prev[c.Type] = c
+	}
+	for _, c := range conds {
+		setCondition(rsp, c)
+		if p, ok := prev[c.Type]; ok && p.Status == c.Status && p.Reason == c.Reason {
+			continue
+		}
+		Normal(rsp, c.Type, "%s is %s (%s): %s", c.Type, c.Status, c.Reason, c.Message)
+	}
+}
+
+// Warn emits a Warning event for each warning the XR's status.warnings does
+// not list yet. The caller lists every current warning in status.warnings, so
+// a warning that persists is reported once, not on every reconcile.
+func Warn(rsp *fnv1.RunFunctionResponse, listed []string, warnings []string) {
+	known := make(map[string]bool, len(listed))
+	for _, w := range listed {
+		known[w] = true
+	}
+	for _, w := range warnings {
+		if !known[w] {
+			Warning(rsp, w)
+		}
+	}
+}
+
+// Require asks Crossplane for the resources the selector selects, under the
+// supplied requirement name.
+func Require(rsp *fnv1.RunFunctionResponse, name string, sel *fnv1.ResourceSelector) {
+	if rsp.Requirements == nil {
+		rsp.Requirements = &fnv1.Requirements{}
+	}
+	if rsp.Requirements.Resources == nil {
+		rsp.Requirements.Resources = map[string]*fnv1.ResourceSelector{}
+	}
+	rsp.Requirements.Resources[name] = sel
+}
+
+// TTL returns the TTL for a response: the converging one while the XR
+// waits for what Crossplane does not watch for it, the ready one otherwise.
+func (o Options) TTL(unwatched bool) time.Duration {
+	if unwatched {
+		return o.TTLConverging
+	}
+	return o.TTLReady
+}
+
+// Size limits of a response.
+const (
+	// MaxResponseBytes is the largest response Crossplane takes: it dials
+	// functions without raising grpc-go's default 4 MiB receive limit.
+	MaxResponseBytes = 4 << 20
+	// MaxResourceBytes bounds one composed resource: the API server
+	// refuses requests over 3 MiB and etcd values over 1.5 MiB, and a
+	// resource is stored with its status and managed fields.
+	MaxResourceBytes = 1 << 20
+)
+
+// CheckSize refuses a response Crossplane could not take, or whose composed
+// resources the API server could not store, naming the limit and the
+// largest resources. Only a response over MaxResourceBytes is measured
+// resource by resource.
+func CheckSize(rsp *fnv1.RunFunctionResponse) error {
+	total := proto.Size(rsp)
+	if total <= MaxResourceBytes {
+		return nil
+	}
+	var over []string
+	for _, name := range slices.Sorted(maps.Keys(rsp.GetDesired().GetResources())) {
+		if n := proto.Size(rsp.GetDesired().GetResources()[name]); n > MaxResourceBytes {
+			over = append(over, fmt.Sprintf("%q (%d bytes)", name, n))
+		}
+	}
+	if len(over) > 0 {
+		return fmt.Errorf("composed resources over the %d-byte limit of one resource (the API server and etcd would refuse them): %s; check the overrides and chart values that fill them", MaxResourceBytes, strings.Join(over, ", "))
+	}
+	if total > MaxResponseBytes {
+		return fmt.Errorf("the response would be %d bytes, over the %d bytes Crossplane accepts from a function; check the overrides and chart values, or split the XR", total, MaxResponseBytes)
+	}
+	return nil
+}
+
+// MaxInvalid is the most field errors a Fatal result names; the rest are
+// counted. A condition message has to fit in the XR.
+const MaxInvalid = 40
+
+// Invalid reports bad input in an XR: every error with its field path, in
+// one message, for a Fatal result. The same error found twice (say, by the
+// XR's validation and again by the plan) is named once.
+func Invalid(kind, namespace, name string, errs field.ErrorList) error {
+	msgs := make([]string, 0, len(errs))
+	seen := make(map[string]bool, len(errs))
+	for _, e := range errs {
+		m := e.Error()
+		if seen[m] {
+			continue
+		}
+		seen[m] = true
+		msgs = append(msgs, m)
+	}
+	if len(msgs) > MaxInvalid {
+		msgs = append(msgs[:MaxInvalid], fmt.Sprintf("and %d more", len(msgs)-MaxInvalid))
+	}
+	if namespace != "" {
+		name = namespace + "/" + name
+	}
+	return fmt.Errorf("invalid %s %s: %s", kind, name, strings.Join(msgs, "; "))
+}
