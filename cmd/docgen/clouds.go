@@ -17,12 +17,12 @@ import (
 // kind.
 type kindKey struct{ apiVersion, kind string }
 
-func keyOf(k *registry.Kind) kindKey { return kindKey{apiVersion: k.Namespaced, kind: k.Kind} }
+func keyOf(k *registry.ResourceKind) kindKey { return kindKey{apiVersion: k.Namespaced, kind: k.Kind} }
 
 // composed is what one Component kind composes on one cloud in the example
 // stacks: each concrete kind and how many resources of it.
 type composed struct {
-	kinds []*registry.Kind
+	kinds []*registry.ResourceKind
 	count map[kindKey]int
 }
 
@@ -89,7 +89,7 @@ func CloudsPage(stacks []Stack, graph *Graph) []byte {
 		fmt.Fprintf(&b, "Every kind %s registers (`registry.Cloud.Kinds`):\n\n", name)
 		b.WriteString("| Kind | apiVersion (namespaced XR) | apiVersion (legacy XR) | Provider config | Composed in the examples by |\n|---|---|---|---|---|\n")
 		kinds := slices.Clone(c.Kinds)
-		slices.SortStableFunc(kinds, func(a, b *registry.Kind) int {
+		slices.SortStableFunc(kinds, func(a, b *registry.ResourceKind) int {
 			return strings.Compare(a.Namespaced+" "+a.Kind, b.Namespaced+" "+b.Kind)
 		})
 		for _, k := range kinds {

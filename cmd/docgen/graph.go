@@ -55,7 +55,7 @@ var xrGroup, _, _ = strings.Cut(xr.ClusterAPIVersion, "/")
 
 // NestedModule returns the module whose XR a composed kind is, when it is
 // one of the function's XR kinds.
-func NestedModule(k *registry.Kind) (modules.Module, bool) {
+func NestedModule(k *registry.ResourceKind) (modules.Module, bool) {
 	if k == nil || !strings.HasPrefix(k.Namespaced, xrGroup+"/") {
 		return modules.Module{}, false
 	}

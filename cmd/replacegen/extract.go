@@ -72,9 +72,9 @@ func resources(rows []oracleRow) map[string]string {
 
 // tableKinds are the kinds of a cloud that get a generated table: those of
 // its own upjet provider that do not say why they have none.
-func tableKinds(cloud string) []*registry.Kind {
+func tableKinds(cloud string) []*registry.ResourceKind {
 	c, _ := registry.Lookup(cloud)
-	var out []*registry.Kind
+	var out []*registry.ResourceKind
 	for _, k := range c.Kinds {
 		if k.Provider == cloud && k.NoTable == "" {
 			out = append(out, k)

@@ -118,7 +118,7 @@ func TestCustomDiffRowsCovered(t *testing.T) {
 			t.Fatal(err)
 		}
 		c, _ := registry.Lookup(p.cloud)
-		kinds := map[string]*registry.Kind{}
+		kinds := map[string]*registry.ResourceKind{}
 		for _, k := range c.Kinds {
 			if k.Provider == p.cloud {
 				kinds[k.Kind] = k

@@ -33,7 +33,7 @@ import (
 type Read struct {
 	// Resource is its composition-resource name in the Cluster.
 	Resource string
-	Kind     *registry.Kind
+	Kind     *registry.ResourceKind
 }
 
 // A Reader is one module's access to the Clusters its XRs name: the
@@ -105,7 +105,7 @@ func Selector(c *cluster.Reported, resource string) map[string]any {
 // Use is one of Cluster c's composed resources, read through Reads, as
 // what a resource of the XR needs (registry.Use): named cluster-<resource>,
 // selected by its labels, as far as it was delivered.
-func Use(c *cluster.Reported, resource string, k *registry.Kind) registry.Use {
+func Use(c *cluster.Reported, resource string, k *registry.ResourceKind) registry.Use {
 	return registry.Use{Name: "cluster-" + resource, Kind: k, Selector: Selector(c, resource), Observed: c.Observed[resource]}
 }
 

@@ -24,7 +24,7 @@ func mustStruct(t *testing.T, m map[string]any) *structpb.Struct {
 }
 
 func TestFind(t *testing.T) {
-	eks := &registry.Kind{Kind: "Cluster", Namespaced: "eks.aws.m.upbound.io/v1beta1", Cluster: "eks.aws.upbound.io/v1beta1"}
+	eks := &registry.ResourceKind{Kind: "Cluster", Namespaced: "eks.aws.m.upbound.io/v1beta1", Cluster: "eks.aws.upbound.io/v1beta1"}
 	r := &Reader{Requirement: "test-cluster"}
 	r.Reads("aws", Read{Resource: "cluster", Kind: eks})
 	ns := "team-a"
@@ -175,7 +175,7 @@ func located(c map[string]any, spec, status string) map[string]any {
 }
 
 func TestUse(t *testing.T) {
-	conn := &registry.Kind{Kind: "Connection", Namespaced: "servicenetworking.gcp.m.upbound.io/v1beta1"}
+	conn := &registry.ResourceKind{Kind: "Connection", Namespaced: "servicenetworking.gcp.m.upbound.io/v1beta1"}
 	observed := mustStruct(t, map[string]any{"kind": "Connection"})
 	c := &cluster.Reported{Ref: "prod", Labels: map[string]string{xr.LabelComposite: "prod"}, Observed: map[string]*structpb.Struct{"peering": observed}}
 	type want struct {

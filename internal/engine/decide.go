@@ -44,7 +44,7 @@ type State struct {
 }
 
 // isReady applies a kind's readiness rule to an observed resource.
-func isReady(k *registry.Kind, obs *structpb.Struct) bool {
+func isReady(k *registry.ResourceKind, obs *structpb.Struct) bool {
 	if obs == nil {
 		return false
 	}

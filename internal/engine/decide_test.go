@@ -16,7 +16,7 @@ import (
 
 // Kinds of the tests: one ready by its Ready condition, and the Usage.
 var (
-	netKind   = &registry.Kind{Kind: "Net", Namespaced: "net.test.m.example.org/v1", Ready: registry.ReadyCondition}
+	netKind   = &registry.ResourceKind{Kind: "Net", Namespaced: "net.test.m.example.org/v1", Ready: registry.ReadyCondition}
 	usageKind = registry.UsageKind(xr.Namespaced)
 )
 

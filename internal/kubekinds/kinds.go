@@ -10,8 +10,8 @@ import "github.com/seed-6471616d/function-cluster-platform/internal/registry"
 // provider-kubernetes at its namespaced and legacy apiVersions: ready once
 // observed, with its credentials required, and in the Access deletion role
 // (what objects inside the cluster are reached through).
-func providerConfig(namespaced, cluster string) *registry.Kind {
-	return (&registry.Kind{
+func providerConfig(namespaced, cluster string) *registry.ResourceKind {
+	return (&registry.ResourceKind{
 		Kind:       "ProviderConfig",
 		Namespaced: namespaced,
 		Cluster:    cluster,
@@ -28,7 +28,7 @@ var (
 	KubernetesProviderConfig = providerConfig("kubernetes.m.crossplane.io/v1alpha1", "kubernetes.crossplane.io/v1alpha1")
 	// Object is provider-kubernetes's Object: one manifest applied to the
 	// workload cluster.
-	Object = (&registry.Kind{
+	Object = (&registry.ResourceKind{
 		Kind:       "Object",
 		Namespaced: "kubernetes.m.crossplane.io/v1alpha1",
 		Cluster:    "kubernetes.crossplane.io/v1alpha2",
@@ -52,7 +52,7 @@ var (
 		WithoutTable("provider-kubernetes wraps no Terraform provider and applies the manifest as it is: no field of its own is replacement-only (what the manifest makes is guarded above)")
 	// Release is provider-helm's Release: one chart installed in the
 	// workload cluster.
-	Release = (&registry.Kind{
+	Release = (&registry.ResourceKind{
 		Kind:       "Release",
 		Namespaced: "helm.m.crossplane.io/v1beta1",
 		Cluster:    "helm.crossplane.io/v1beta1",

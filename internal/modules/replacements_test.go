@@ -13,7 +13,7 @@ import (
 
 // covered reports whether a kind's table has an entry for one of the paths
 // or one of their ancestors.
-func covered(k *registry.Kind, paths ...string) bool {
+func covered(k *registry.ResourceKind, paths ...string) bool {
 	for _, f := range k.Replacements {
 		p := strings.TrimPrefix(f.Path, "spec.forProvider.")
 		for _, path := range paths {

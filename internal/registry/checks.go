@@ -51,7 +51,7 @@ func checkKeys(ctx *Context, rs []*Rendered) field.ErrorList {
 // external name: they would be the same cloud resource.
 func checkCloudNames(rs []*Rendered) error {
 	type cloudName struct {
-		kind *Kind
+		kind *ResourceKind
 		ext  string
 	}
 	seen := make(map[cloudName]string, len(rs))

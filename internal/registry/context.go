@@ -174,7 +174,7 @@ type Resource struct {
 	// Name is the composition-resource name: stable, documented API.
 	Name string
 	// Kind is the resource's kind and apiVersions.
-	Kind *Kind
+	Kind *ResourceKind
 	// Body holds everything but apiVersion and kind, usually just spec,
 	// sometimes metadata labels or annotations.
 	Body object.Object
@@ -227,7 +227,7 @@ type Use struct {
 	// Name names it among this XR's resources, in messages and in the
 	// Usage's name (UsageName): it must not be one of theirs.
 	Name string
-	Kind *Kind
+	Kind *ResourceKind
 	// Selector selects it by its labels alone, in the XR's namespace (or
 	// cluster-wide for a cluster-scoped XR).
 	Selector map[string]any

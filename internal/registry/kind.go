@@ -27,9 +27,9 @@ const (
 	ReadyWhenReported
 )
 
-// A Kind is one concrete Kubernetes kind a cloud composes, with the exact
+// A ResourceKind is one concrete Kubernetes kind a cloud composes, with the exact
 // apiVersion it is served at for each XR scope.
-type Kind struct {
+type ResourceKind struct {
 	// Kind is the Kubernetes kind, e.g. "Subnetwork".
 	Kind string
 	// ClusterKind is the kind composed by cluster-scoped XRs when it is
@@ -89,7 +89,7 @@ type Kind struct {
 
 // Replaces declares the kind's table of replacement-only fields: the
 // region every Upjet kind has, and fields.
-func (k *Kind) Replaces(fields ...lifecycle.Field) *Kind {
+func (k *ResourceKind) Replaces(fields ...lifecycle.Field) *ResourceKind {
 	k.Replacements = append(k.Replacements, fields...)
 	k.Declared = true
 	return k
@@ -97,7 +97,7 @@ func (k *Kind) Replaces(fields ...lifecycle.Field) *Kind {
 
 // WithoutTable declares that the kind has no generated table of
 // replacement-only fields, and why: it wraps no Terraform resource.
-func (k *Kind) WithoutTable(why string) *Kind {
+func (k *ResourceKind) WithoutTable(why string) *ResourceKind {
 	k.NoTable = why
 	k.Declared = true
 	return k
@@ -127,7 +127,7 @@ type Table struct {
 // not rotate. A table of a kind the cloud does not list
 // panics: it is a programming error.
 func (c *Cloud) Generated(tables map[string]Table) {
-	byKey := make(map[string]*Kind, len(c.Kinds))
+	byKey := make(map[string]*ResourceKind, len(c.Kinds))
 	for _, k := range c.Kinds {
 		byKey[GVK(k.Namespaced, k.Kind)] = k
 	}
@@ -141,7 +141,7 @@ func (c *Cloud) Generated(tables map[string]Table) {
 }
 
 // merge merges a generated table into the kind's hand-written one.
-func (k *Kind) merge(t Table) {
+func (k *ResourceKind) merge(t Table) {
 	hand := make(map[string]lifecycle.Action, len(k.Replacements))
 	attrs := make(map[string]lifecycle.Action, len(k.Replacements))
 	for _, f := range k.Replacements {
@@ -179,20 +179,20 @@ func attribute(a string) string {
 
 // WithNodeCount returns the node pool kind with the dotted path of the node
 // count its provider reports.
-func (k *Kind) WithNodeCount(path string) *Kind {
+func (k *ResourceKind) WithNodeCount(path string) *ResourceKind {
 	k.NodeCount = path
 	return k
 }
 
 // ReadyWhen makes the kind ready only once its provider reports the
 // dotted status path as well as Ready (ReadyWhenReported).
-func (k *Kind) ReadyWhen(path string) *Kind {
+func (k *ResourceKind) ReadyWhen(path string) *ResourceKind {
 	k.Ready, k.Reported = ReadyWhenReported, path
 	return k
 }
 
 // Rotates reports whether a changed field of the kind rotates it.
-func (k *Kind) Rotates() bool {
+func (k *ResourceKind) Rotates() bool {
 	for _, f := range k.Replacements {
 		if f.Action == lifecycle.Rotate {
 			return true
@@ -203,7 +203,7 @@ func (k *Kind) Rotates() bool {
 
 // WithGuarded returns the kind with paths an XR's overrides may not set,
 // all for the supplied reason.
-func (k *Kind) WithGuarded(why string, paths ...string) *Kind {
+func (k *ResourceKind) WithGuarded(why string, paths ...string) *ResourceKind {
 	for _, p := range paths {
 		k.Guarded = append(k.Guarded, Guard{Path: p, Why: why})
 	}
@@ -211,7 +211,7 @@ func (k *Kind) WithGuarded(why string, paths ...string) *Kind {
 }
 
 // APIVersion returns the apiVersion of the kind for the supplied scope.
-func (k *Kind) APIVersion(s xr.Scope) string {
+func (k *ResourceKind) APIVersion(s xr.Scope) string {
 	if s == xr.Namespaced {
 		return k.Namespaced
 	}
@@ -219,7 +219,7 @@ func (k *Kind) APIVersion(s xr.Scope) string {
 }
 
 // Name returns the kind's name for the supplied scope.
-func (k *Kind) Name(s xr.Scope) string {
+func (k *ResourceKind) Name(s xr.Scope) string {
 	if s != xr.Namespaced && k.ClusterKind != "" {
 		return k.ClusterKind
 	}
@@ -228,7 +228,7 @@ func (k *Kind) Name(s xr.Scope) string {
 
 // Managed reports whether the kind is a Crossplane managed resource, which
 // takes a providerConfigRef and managementPolicies.
-func (k *Kind) Managed() bool { return k.Provider != "" }
+func (k *ResourceKind) Managed() bool { return k.Provider != "" }
 
 // GVK is the key of a kind at an apiVersion in tables generated from CRDs:
 // "compute.gcp.m.upbound.io/v1beta1, Kind=Network".
@@ -238,7 +238,7 @@ func GVK(apiVersion, kind string) string { return apiVersion + ", Kind=" + kind 
 // kind's fields that a reference or selector beside them resolves, in
 // either scope, as cmd/refgen read them from the provider CRDs; and
 // whether the CRD of each scope the kind is served in was read.
-func (k *Kind) References() ([]string, bool) {
+func (k *ResourceKind) References() ([]string, bool) {
 	var out []string
 	known := true
 	for _, s := range []xr.Scope{xr.Namespaced, xr.ClusterScoped} {
@@ -256,9 +256,9 @@ func (k *Kind) References() ([]string, bool) {
 var (
 	// usageKind protects one namespaced resource from deletion while
 	// another uses it.
-	usageKind = &Kind{Kind: "Usage", Namespaced: "protection.crossplane.io/v1beta1", Ready: ReadyWhenObserved}
+	usageKind = &ResourceKind{Kind: "Usage", Namespaced: "protection.crossplane.io/v1beta1", Ready: ReadyWhenObserved}
 	// clusterUsageKind is the same for cluster-scoped resources.
-	clusterUsageKind = &Kind{Kind: "ClusterUsage", Cluster: "protection.crossplane.io/v1beta1", Ready: ReadyWhenObserved}
+	clusterUsageKind = &ResourceKind{Kind: "ClusterUsage", Cluster: "protection.crossplane.io/v1beta1", Ready: ReadyWhenObserved}
 )
 
 // LabelInUse is the label Crossplane's Usage controller puts on what a
@@ -272,7 +272,7 @@ const LabelInUse = "crossplane.io/in-use"
 const AnnotationDeletionAttempt = "usage.crossplane.io/deletion-attempt-with-policy"
 
 // UsageKind returns the Usage kind for the supplied scope.
-func UsageKind(s xr.Scope) *Kind {
+func UsageKind(s xr.Scope) *ResourceKind {
 	if s == xr.Namespaced {
 		return usageKind
 	}
@@ -285,12 +285,12 @@ func UsageKind(s xr.Scope) *Kind {
 // compute.gcp.upbound.io/<legacy> to cluster-scoped ones. The empty group is
 // the provider's own (azure.m.upbound.io). The provider name is also the
 // provider-config family.
-func Upjet(provider, group, kind, legacy string, required ...string) *Kind {
+func Upjet(provider, group, kind, legacy string, required ...string) *ResourceKind {
 	g := provider
 	if group != "" {
 		g = group + "." + provider
 	}
-	return &Kind{
+	return &ResourceKind{
 		Kind:       kind,
 		Namespaced: g + ".m.upbound.io/v1beta1",
 		Cluster:    g + ".upbound.io/" + legacy,

@@ -54,7 +54,7 @@ func TestMerge(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			k := (&Kind{Kind: "K"}).Replaces(tc.hand...)
+			k := (&ResourceKind{Kind: "K"}).Replaces(tc.hand...)
 			k.merge(generated)
 			var got want
 			for _, f := range k.Replacements {

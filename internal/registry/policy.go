@@ -121,7 +121,7 @@ func refusal(who Principal, rd *Rendered, imported bool, path []string, v any) s
 // walked reports whether an overlay path sets, or holds, a version field of
 // the kind (a Walk entry of its table), in spec.forProvider or
 // spec.initProvider.
-func walked(k *Kind, path []string) bool {
+func walked(k *ResourceKind, path []string) bool {
 	if len(path) < 2 || path[0] != "spec" || (path[1] != "forProvider" && path[1] != "initProvider") {
 		return false
 	}

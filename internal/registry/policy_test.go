@@ -9,19 +9,19 @@ import (
 )
 
 func TestPolicy(t *testing.T) {
-	managed := &Kind{Kind: "Cluster", Provider: "gcp"}
-	pool := (&Kind{Kind: "NodePool", Provider: "gcp"}).WithGuarded(WhyNodeCounts, "spec.forProvider.autoscaling")
-	release := (&Kind{Kind: "Release", Provider: "helm", Opaque: []string{"spec.forProvider.values"}}).
+	managed := &ResourceKind{Kind: "Cluster", Provider: "gcp"}
+	pool := (&ResourceKind{Kind: "NodePool", Provider: "gcp"}).WithGuarded(WhyNodeCounts, "spec.forProvider.autoscaling")
+	release := (&ResourceKind{Kind: "Release", Provider: "helm", Opaque: []string{"spec.forProvider.values"}}).
 		WithGuarded("chart sources", "spec.forProvider.chart", "spec.forProvider.namespace", "spec.forProvider.set")
-	providerConfig := &Kind{Kind: "ProviderConfig"}
+	providerConfig := &ResourceKind{Kind: "ProviderConfig"}
 	// Kinds whose reference fields come from their CRDs (references.go).
-	nodeGroup := &Kind{Kind: "NodeGroup", Namespaced: "eks.aws.m.upbound.io/v1beta1", Provider: "aws"}
-	eks := &Kind{Kind: "Cluster", Namespaced: "eks.aws.m.upbound.io/v1beta1", Cluster: "eks.aws.upbound.io/v1beta2", Provider: "aws"}
-	gke := &Kind{Kind: "Cluster", Namespaced: "container.gcp.m.upbound.io/v1beta1", Provider: "gcp"}
+	nodeGroup := &ResourceKind{Kind: "NodeGroup", Namespaced: "eks.aws.m.upbound.io/v1beta1", Provider: "aws"}
+	eks := &ResourceKind{Kind: "Cluster", Namespaced: "eks.aws.m.upbound.io/v1beta1", Cluster: "eks.aws.upbound.io/v1beta2", Provider: "aws"}
+	gke := &ResourceKind{Kind: "Cluster", Namespaced: "container.gcp.m.upbound.io/v1beta1", Provider: "gcp"}
 
 	type args struct {
 		who      Principal
-		kind     *Kind
+		kind     *ResourceKind
 		imported bool
 		overlay  map[string]any
 		// rendered is the resource as the function rendered it.

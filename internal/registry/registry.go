@@ -43,7 +43,7 @@ type Cloud struct {
 	// Kinds are every kind the cloud composes, listed in one place:
 	// TestReplacements fails for a rendered kind that is not listed, or
 	// whose table of replacement-only fields was never declared.
-	Kinds []*Kind
+	Kinds []*ResourceKind
 	// Versions are how the cloud's cluster and pool resources ask for and
 	// report Kubernetes versions.
 	Versions Versions
@@ -115,7 +115,7 @@ func (c *Cloud) CheckAll(ctx *Context, comps []component.Component) field.ErrorL
 
 // KindOf returns the listed kind the cloud composes at the apiVersion and
 // kind of a rendered object, either scope.
-func (c *Cloud) KindOf(apiVersion, kind string) (*Kind, bool) {
+func (c *Cloud) KindOf(apiVersion, kind string) (*ResourceKind, bool) {
 	for _, k := range c.Kinds {
 		if (apiVersion == k.Namespaced && kind == k.Kind) || (apiVersion == k.Cluster && kind == k.Name(xr.ClusterScoped)) {
 			return k, true

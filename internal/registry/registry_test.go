@@ -20,8 +20,8 @@ import (
 // The test kinds play roles whose deletion order matters (UsageRules), so
 // that the cluster's edge to the network gets a Usage.
 var (
-	testNetworkKind = &Kind{Kind: "Net", Namespaced: "net.test.m.example.org/v1", Cluster: "net.test.example.org/v2", Provider: "test", Required: []string{"spec.forProvider.region"}, Roles: ComputeIdentity}
-	testClusterKind = &Kind{Kind: "K8s", Namespaced: "k8s.test.m.example.org/v1", Cluster: "k8s.test.example.org/v1", Provider: "test", Roles: Compute}
+	testNetworkKind = &ResourceKind{Kind: "Net", Namespaced: "net.test.m.example.org/v1", Cluster: "net.test.example.org/v2", Provider: "test", Required: []string{"spec.forProvider.region"}, Roles: ComputeIdentity}
+	testClusterKind = &ResourceKind{Kind: "K8s", Namespaced: "k8s.test.m.example.org/v1", Cluster: "k8s.test.example.org/v1", Provider: "test", Roles: Compute}
 )
 
 // testCloud implements two components: a network of one resource and a
@@ -389,7 +389,7 @@ func TestRenderUses(t *testing.T) {
 	otherNet := Use{Name: "other-network", Kind: testNetworkKind, Selector: map[string]any{"matchLabels": map[string]any{"crossplane.io/composite": "other", LabelResource: "network"}},
 		Observed: observedNamed("other-net", nil)}
 	unordered := otherNet
-	unordered.Kind = &Kind{Kind: "Zone", Namespaced: "zone.test.m.example.org/v1", Cluster: "zone.test.example.org/v1", Provider: "test"}
+	unordered.Kind = &ResourceKind{Kind: "Zone", Namespaced: "zone.test.m.example.org/v1", Cluster: "zone.test.example.org/v1", Provider: "test"}
 	clash := otherNet
 	clash.Name = "network"
 	type args struct {

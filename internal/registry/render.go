@@ -23,7 +23,7 @@ type Rendered struct {
 	Component string
 	// Condition is the XR condition it reports into.
 	Condition string
-	Kind      *Kind
+	Kind      *ResourceKind
 	// Object is the complete desired object; nil when Pending.
 	Object    object.Object
 	DependsOn []string

@@ -314,7 +314,7 @@ func (c *Context) importedPool(rd *Rendered, gens []string) bool {
 
 // keep is the node count the older generations run, which a new one holds
 // at least while they do.
-func keep(ctx *Context, k *Kind, gens []string) int64 {
+func keep(ctx *Context, k *ResourceKind, gens []string) int64 {
 	if k.NodeCount == "" {
 		return 0
 	}
@@ -335,7 +335,7 @@ func keep(ctx *Context, k *Kind, gens []string) int64 {
 // pool rotated back and forth never the name of a generation it just
 // left. No observed resource has it, nor any other generation's cloud
 // name.
-func newGeneration(ctx *Context, rd *Rendered, k *Kind, gens []string) string {
+func newGeneration(ctx *Context, rd *Rendered, k *ResourceKind, gens []string) string {
 	vals := []any{rd.Key(), gens}
 	for _, f := range k.Replacements {
 		if f.Action != lifecycle.Rotate {
@@ -365,7 +365,7 @@ func newGeneration(ctx *Context, rd *Rendered, k *Kind, gens []string) string {
 // taken reports whether a composition-resource name is observed, or an
 // observed resource of the kind carries the generation (in its name or
 // its annotation): its cloud name could be another pool's.
-func (c *Context) taken(k *Kind, name, gen string) bool {
+func (c *Context) taken(k *ResourceKind, name, gen string) bool {
 	if _, ok := c.observed[name]; ok {
 		return true
 	}

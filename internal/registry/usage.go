@@ -58,10 +58,10 @@ var UsageRules = []UsageRule{
 }
 
 // Plays reports whether the kind plays role r.
-func (k *Kind) Plays(r DeletionRole) bool { return k.Roles&r != 0 }
+func (k *ResourceKind) Plays(r DeletionRole) bool { return k.Roles&r != 0 }
 
 // As returns the kind playing the supplied deletion roles.
-func (k *Kind) As(roles ...DeletionRole) *Kind {
+func (k *ResourceKind) As(roles ...DeletionRole) *ResourceKind {
 	for _, r := range roles {
 		k.Roles |= r
 	}
@@ -71,7 +71,7 @@ func (k *Kind) As(roles ...DeletionRole) *Kind {
 // NeedsUsage returns the rule by which a resource of kind by that depends
 // on one of kind of gets a Usage, and false when their deletion order does
 // not matter.
-func NeedsUsage(by, of *Kind) (UsageRule, bool) {
+func NeedsUsage(by, of *ResourceKind) (UsageRule, bool) {
 	for _, r := range UsageRules {
 		if by.Plays(r.By) && of.Plays(r.Of) {
 			return r, true
@@ -164,7 +164,7 @@ func withUsages(ctx *Context, rs []*Rendered, byName map[string]*Rendered) ([]*R
 // labels), and its observed state (nil until it exists).
 type usageEnd struct {
 	name     string
-	kind     *Kind
+	kind     *ResourceKind
 	selector map[string]any
 	observed *structpb.Struct
 }
@@ -172,7 +172,7 @@ type usageEnd struct {
 // usageRef is one end of a Usage: the resource named name, in the Usage's
 // namespace, and the selector that would find it (which Crossplane ignores
 // beside the name).
-func usageRef(ctx *Context, k *Kind, selector map[string]any, name string) map[string]any {
+func usageRef(ctx *Context, k *ResourceKind, selector map[string]any, name string) map[string]any {
 	return map[string]any{
 		"apiVersion":       k.APIVersion(ctx.XR.Scope),
 		"kind":             k.Name(ctx.XR.Scope),

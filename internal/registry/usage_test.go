@@ -8,23 +8,23 @@ import (
 
 func TestNeedsUsage(t *testing.T) {
 	var (
-		providerConfig = &Kind{Kind: "ProviderConfig", Roles: Access}
-		release        = &Kind{Kind: "Release"}
-		object         = &Kind{Kind: "Object"}
-		cluster        = &Kind{Kind: "Cluster", Roles: Compute | Credentials}
-		clusterAuth    = &Kind{Kind: "ClusterAuth", Roles: Credentials}
-		nodeGroup      = &Kind{Kind: "NodeGroup", Roles: Compute}
-		attachment     = &Kind{Kind: "RolePolicyAttachment", Roles: ComputeIdentity}
-		role           = &Kind{Kind: "Role", Roles: ComputeIdentity}
-		subnet         = &Kind{Kind: "Subnet"}
-		vpc            = &Kind{Kind: "VPC"}
-		instance       = &Kind{Kind: "DatabaseInstance", Roles: Database | Credentials}
-		connection     = &Kind{Kind: "Connection", Roles: Peering}
-		podIdentity    = &Kind{Kind: "PodIdentityAssociation"}
+		providerConfig = &ResourceKind{Kind: "ProviderConfig", Roles: Access}
+		release        = &ResourceKind{Kind: "Release"}
+		object         = &ResourceKind{Kind: "Object"}
+		cluster        = &ResourceKind{Kind: "Cluster", Roles: Compute | Credentials}
+		clusterAuth    = &ResourceKind{Kind: "ClusterAuth", Roles: Credentials}
+		nodeGroup      = &ResourceKind{Kind: "NodeGroup", Roles: Compute}
+		attachment     = &ResourceKind{Kind: "RolePolicyAttachment", Roles: ComputeIdentity}
+		role           = &ResourceKind{Kind: "Role", Roles: ComputeIdentity}
+		subnet         = &ResourceKind{Kind: "Subnet"}
+		vpc            = &ResourceKind{Kind: "VPC"}
+		instance       = &ResourceKind{Kind: "DatabaseInstance", Roles: Database | Credentials}
+		connection     = &ResourceKind{Kind: "Connection", Roles: Peering}
+		podIdentity    = &ResourceKind{Kind: "PodIdentityAssociation"}
 	)
 	cases := map[string]struct {
 		reason string
-		by, of *Kind
+		by, of *ResourceKind
 		want   bool
 	}{
 		"ReleaseOnProviderConfig": {reason: "Providers hold a ProviderConfig while it has users: no Usage.", by: release, of: providerConfig},

@@ -21,7 +21,7 @@ var Cloud = &registry.Cloud{
 	// NAT gateway stays until none runs in the private ones.
 	EgressInUse: egressInUse,
 	Settings:    settings{},
-	Kinds: append([]*registry.Kind{
+	Kinds: append([]*registry.ResourceKind{
 		vpcKind, igwKind, subnetKind, routeTableKind, routeKind, rtAssociationKind, eipKind, natGatewayKind,
 		roleKind, policyAttachKind, rolePolicyKind, clusterKind, clusterAuthKind, nodeGroupKind, addonKind, accessEntryKind, podIdentityKind,
 		zoneKind, recordKind, budgetResourceKind,

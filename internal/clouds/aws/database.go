@@ -46,7 +46,7 @@ var (
 		terraform.Refuse("referencedSecurityGroupIdSelector", "aws_vpc_security_group_ingress_rule.referenced_security_group_id (a change of source type, ModifyPlan)", "internal/service/ec2/vpc_security_group_ingress_rule.go:387-404, 522-535"))
 	// provider-sql creates the databases beyond the first, which RDS
 	// creates itself, through the instance's connection secret.
-	sqlProviderConfigKind = (&registry.Kind{
+	sqlProviderConfigKind = (&registry.ResourceKind{
 		Kind:       "ProviderConfig",
 		Namespaced: "postgresql.sql.m.crossplane.io/v1alpha1",
 		Cluster:    "postgresql.sql.crossplane.io/v1alpha1",
@@ -54,7 +54,7 @@ var (
 		Required:   []string{"spec.credentials.source"},
 		Roles:      registry.Access,
 	}).WithoutTable("provider-sql's ProviderConfig is configuration, no cloud resource")
-	sqlDatabaseKind = (&registry.Kind{
+	sqlDatabaseKind = (&registry.ResourceKind{
 		Kind:       "Database",
 		Namespaced: "postgresql.sql.m.crossplane.io/v1alpha1",
 		Cluster:    "postgresql.sql.crossplane.io/v1alpha1",

@@ -22,7 +22,7 @@ var Cloud = &registry.Cloud{
 	// place; the NAT gateway stays until it reports that it has.
 	EgressInUse: egressInUse,
 	Settings:    settings{},
-	Kinds: append([]*registry.Kind{
+	Kinds: append([]*registry.ResourceKind{
 		resourceGroupKind, vnetKind, subnetKind, publicIPKind, natGatewayKind, natSubnetKind, natIPKind, identityKind, roleAssignKind,
 		clusterKind, nodePoolKind, dnsZoneKind, privateZoneKind, zoneLinkKind, nsRecordKind, budgetKind,
 		flexibleServerKind, flexibleServerDBKind, storageAccountKind, containerKind, federationKind,

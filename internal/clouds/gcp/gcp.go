@@ -18,7 +18,7 @@ const Name = "gcp"
 var Cloud = &registry.Cloud{
 	Name:     Name,
 	Settings: settings{},
-	Kinds: append([]*registry.Kind{
+	Kinds: append([]*registry.ResourceKind{
 		networkKind, subnetworkKind, routerKind, routerNATKind, saKind, iamMemberKind, clusterKind, nodePoolKind,
 		zoneKind, zoneIAMMemberKind, recordSetKind,
 		globalAddressKind, serviceConnectionKind, sqlInstanceKind, sqlDatabaseKind, sqlUserKind,

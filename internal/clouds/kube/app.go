@@ -24,14 +24,14 @@ const availableQuery = `has(object.status) && has(object.status.conditions) && o
 // Kinds an application environment composes on every cloud: other
 // modules' XRs.
 var (
-	DatabaseXRKind = (&registry.Kind{
+	DatabaseXRKind = (&registry.ResourceKind{
 		Kind:        xr.DatabaseKind,
 		ClusterKind: xr.LegacyDatabaseKind,
 		Namespaced:  xr.DatabaseAPIVersion,
 		Cluster:     xr.LegacyDatabaseAPIVersion,
 		Required:    []string{"spec.parameters.clusterRef"},
 	}).WithoutTable("a nested XR of this function, no provider's: the Database module checks its own resources")
-	WorkloadBudgetKind = (&registry.Kind{
+	WorkloadBudgetKind = (&registry.ResourceKind{
 		Kind:       xr.WorkloadBudgetKind,
 		Namespaced: xr.WorkloadBudgetAPIVersion,
 		Required:   []string{"spec.targets"},

@@ -21,7 +21,7 @@ const (
 
 // Kinds are the kinds every cloud composes through this package, for each
 // cloud's Kinds.
-var Kinds = []*registry.Kind{kubekinds.HelmProviderConfig, kubekinds.KubernetesProviderConfig, kubekinds.Object, kubekinds.Release, DatabaseXRKind, WorkloadBudgetKind}
+var Kinds = []*registry.ResourceKind{kubekinds.HelmProviderConfig, kubekinds.KubernetesProviderConfig, kubekinds.Object, kubekinds.Release, DatabaseXRKind, WorkloadBudgetKind}
 
 // KubeconfigKey is the key of the kubeconfig in a connection secret.
 const KubeconfigKey = registry.KubeconfigKey
