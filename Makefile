@@ -31,7 +31,12 @@ CRDS          ?= ../shared/crds
 OUT           := _output
 RENDER_OUT    := $(OUT)/render
 VALIDATE_CACHE := $(OUT)/validate-cache
-XP_IMAGE      := xpkg.crossplane.io/crossplane/crossplane:$(XP_CLI_VERSION)
+# Crossplane's own schemas make validate checks renders against: those of
+# the Crossplane core make e2e runs, not the CLI's pin (the CLI of v2.3 and
+# later, github.com/crossplane/crossplane/v2/cmd/crank, is a module of its
+# own that the module proxy does not serve: 403 for v2.3.0 to v2.4.2).
+XP_SCHEMAS_VERSION ?= $(XP_VERSION)
+XP_IMAGE      := xpkg.crossplane.io/crossplane/crossplane:$(XP_SCHEMAS_VERSION)
 # The function listens on the first free port from 9443 up, so that a render
 # does not fail because another one (or anything else) holds 9443.
 FN_PORT       ?= $(shell for p in $$(seq 9443 9543); do (exec 3<>/dev/tcp/127.0.0.1/$$p) 2>/dev/null || { echo $$p; break; }; done)
@@ -184,12 +189,13 @@ tools: $(CROSSPLANE)
 $(CROSSPLANE): tools/go.mod tools/go.sum
 	cd tools && $(GO) build -o ../$(CROSSPLANE) github.com/crossplane/crossplane/v2/cmd/crank
 
-# Crossplane's own schemas, from the crossplane module's cluster/crds, laid
-# out as the package crossplane beta validate would otherwise download.
-$(VALIDATE_CACHE)/.ready: tools/go.mod
-	cd tools && $(GO) mod download github.com/crossplane/crossplane/v2
-	dir=$$(cd tools && $(GO) list -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2); \
-	pkg=$(VALIDATE_CACHE)/xpkg.crossplane.io/crossplane/crossplane@$(XP_CLI_VERSION); \
+# Crossplane's own schemas, from the crossplane module's cluster/crds at
+# XP_SCHEMAS_VERSION, laid out as the package crossplane beta validate would
+# otherwise download.
+$(VALIDATE_CACHE)/.ready-$(XP_SCHEMAS_VERSION):
+	dir=$$($(GO) mod download -json github.com/crossplane/crossplane/v2@$(XP_SCHEMAS_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p'); \
+	test -d "$$dir/cluster/crds" || { echo "no cluster/crds in github.com/crossplane/crossplane/v2@$(XP_SCHEMAS_VERSION)" >&2; exit 1; }; \
+	pkg=$(VALIDATE_CACHE)/xpkg.crossplane.io/crossplane/crossplane@$(XP_SCHEMAS_VERSION); \
 	mkdir -p $$pkg; \
 	for f in $$dir/cluster/crds/*.yaml; do echo '---'; cat $$f; done > $$pkg/package.yaml
 	touch $@
@@ -211,7 +217,7 @@ render: $(CROSSPLANE)
 	mkdir -p $(OUT)
 	$(call with-function,)
 
-validate: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready
+validate: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready-$(XP_SCHEMAS_VERSION)
 	mkdir -p $(OUT)
 	$(call with-function,-validate)
 
@@ -233,14 +239,14 @@ redteam-portal:
 # CLI: upgraded, skipped, downgraded, rotated, maintenance windows; each
 # refused with a Fatal naming the field, or rendered, checked and validated
 # (cmd/examples/daytwo.go).
-daytwo: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready
+daytwo: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready-$(XP_SCHEMAS_VERSION)
 	mkdir -p $(OUT)
 	$(call with-function,-daytwo)
 
 # Converge XRs that are not the examples (cmd/examples/testdata/converge)
 # through the crossplane CLI until Ready: nothing withdrawn, no credential,
 # the converged render validated (cmd/examples/converge.go).
-converge: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready
+converge: $(CROSSPLANE) $(VALIDATE_CACHE)/.ready-$(XP_SCHEMAS_VERSION)
 	mkdir -p $(OUT)
 	$(call with-function,-converge=cmd/examples/testdata/converge)
 
