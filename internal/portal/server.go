@@ -69,6 +69,9 @@ type Server struct {
 	As       Impersonator
 	Policies Policies
 	Hub      *Hub
+	// Fleet is what the fleet view reads: the Clusters and the baseline
+	// EnvironmentConfigs.
+	Fleet *Fleet
 	// Own is the portal's own client, which counts a namespace's
 	// environments against its policy's quota; nil: the caller's.
 	Own dynamic.Interface
@@ -179,6 +182,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET "+api+"environments/{name}", s.auth(s.get))
 	mux.Handle("DELETE "+api+"environments/{name}", s.auth(s.remove))
 	mux.Handle("GET "+api+"environments/{name}/events", s.auth(s.events))
+	mux.Handle("GET /api/v1/fleet", s.auth(s.fleet))
+	mux.Handle("GET /api/v1/fleet/events", s.auth(s.fleetEvents))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	static, _ := fs.Sub(webFS, "web")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -562,20 +567,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u *User) {
 	if !s.allowed(w, r, u, "watch", name) {
 		return
 	}
-	limits := s.Limits.withDefaults()
-	if !s.takeStream(u.Name) {
-		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%s has %d event streams open, as many as a user may: close one first", u.Name, limits.StreamsPerUser), nil)
+	rc, release, ok := s.openStream(w, u)
+	if !ok {
 		return
 	}
-	defer s.releaseStream(u.Name)
-	// A stream lasts: no deadline for the request (it has no body), and
-	// none for the answer while the namespace's watches start (bounded
-	// below), then one for each write, so that a viewer that stops
-	// reading is let go.
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
+	defer release()
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	sub, err := s.Hub.Subscribe(ctx, ns, name)
 	cancel()
@@ -589,12 +585,38 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u *User) {
 		return
 	}
 	defer sub.Close()
+	frames, more := sub.Start(r.Header.Get("Last-Event-ID"))
+	s.pump(w, r, rc, frames, more, sub.Next)
+}
+
+// openStream takes one of the user's event streams, answering 429 when
+// it has as many open as it may, and lifts the request's deadlines: a
+// stream lasts. The request has no body, and there is no deadline for
+// the answer while the stream's watches start (each caller bounds that),
+// then pump sets one for each write, so that a viewer that stops reading
+// is let go. release gives the stream back.
+func (s *Server) openStream(w http.ResponseWriter, u *User) (rc *http.ResponseController, release func(), ok bool) {
+	if !s.takeStream(u.Name) {
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%s has %d event streams open, as many as a user may: close one first", u.Name, s.Limits.withDefaults().StreamsPerUser), nil)
+		return nil, nil, false
+	}
+	rc = http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	return rc, func() { s.releaseStream(u.Name) }, true
+}
+
+// pump answers with an event stream: frames first, then, each time more
+// is closed, what next returns, and a ping comment when idle, until the
+// viewer leaves or a write fails or misses its deadline.
+func (s *Server) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, frames [][]byte, more <-chan struct{}, next func() ([][]byte, <-chan struct{})) {
+	limits := s.Limits.withDefaults()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	frames, more := sub.Start(r.Header.Get("Last-Event-ID"))
 	ping := time.NewTicker(s.Ping)
 	defer ping.Stop()
 	for {
@@ -613,7 +635,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u *User) {
 		case <-ping.C:
 			frames = [][]byte{[]byte(": ping\n\n")}
 		case <-more:
-			frames, more = sub.Next()
+			frames, more = next()
 		}
 	}
 }
