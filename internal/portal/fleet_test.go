@@ -25,9 +25,9 @@ func fleetCluster(ns, name, cloud, wave, runs, asks string, ready bool) *unstruc
 	if wave != "" {
 		labels[rollout.Label] = wave
 	}
-	status := "True"
+	status, reason := "True", "Available"
 	if !ready {
-		status = "False"
+		status, reason = "False", "Creating"
 	}
 	phase := "UpToDate"
 	if runs != asks {
@@ -41,7 +41,7 @@ func fleetCluster(ns, name, cloud, wave, runs, asks string, ready bool) *unstruc
 			"upgrade":   map[string]any{"target": asks, "controlPlane": runs, "phase": phase},
 			"nodePools": []any{map[string]any{"name": "default", "version": runs + ".4", "ready": ready, "machineType": "m"}},
 			"conditions": []any{
-				map[string]any{"type": "Ready", "status": status, "reason": "Available"},
+				map[string]any{"type": "Ready", "status": status, "reason": reason},
 				map[string]any{"type": "Synced", "status": "True"},
 			},
 		},

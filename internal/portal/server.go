@@ -188,6 +188,7 @@ func (s *Server) Handler() http.Handler {
 	static, _ := fs.Sub(webFS, "web")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.ServeFileFS(w, r, static, "index.html") })
+	mux.HandleFunc("GET /fleet", func(w http.ResponseWriter, r *http.Request) { http.ServeFileFS(w, r, static, "fleet.html") })
 	return s.headers(mux)
 }
 
