@@ -27,6 +27,9 @@ type fakeAPI struct {
 	reviews atomic.Int64
 	mu      sync.Mutex
 	envs    map[string]map[string]map[string]any
+	// fleet are the Clusters of every namespace and the
+	// EnvironmentConfigs, by resource.
+	fleet   map[string][]any
 	watches map[string]int
 	seen    map[string]int
 	rv      int
@@ -122,6 +125,8 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeObject(w, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": p[5], "namespace": "crossplane-system"}, "data": map[string]any{PolicyKey: pol}})
+	case len(p) == 4 && p[0] == "apis" && (p[3] == clusterGVR.Resource || p[3] == envConfigGVR.Resource):
+		f.clusterWide(w, r, as, p[1]+"/"+p[2], p[3], watching)
 	case len(p) == 3 && p[0] == "apis":
 		f.discovery(w, p[1], p[2])
 	case len(p) >= 6 && p[0] == "apis" && p[3] == "namespaces":
@@ -192,18 +197,7 @@ func (f *fakeAPI) resource(w http.ResponseWriter, r *http.Request, as, gv, ns, r
 	case watching && r.URL.Query().Get("sendInitialEvents") == "true":
 		status(w, http.StatusBadRequest, "BadRequest", "the fake API server has no watch lists")
 	case watching:
-		f.mu.Lock()
-		f.watches[ns+"/"+resource]++
-		f.mu.Unlock()
-		defer func() {
-			f.mu.Lock()
-			f.watches[ns+"/"+resource]--
-			f.mu.Unlock()
-		}()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusOK)
-		http.NewResponseController(w).Flush() //nolint:errcheck,gosec // a failed flush ends the watch below.
-		<-r.Context().Done()
+		f.hold(w, r, ns+"/"+resource)
 	case r.Method == http.MethodGet && len(rest) == 0:
 		f.mu.Lock()
 		items := []any{}
@@ -234,6 +228,45 @@ func (f *fakeAPI) resource(w http.ResponseWriter, r *http.Request, as, gv, ns, r
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
 		_ = json.NewEncoder(w).Encode(o)
+	default:
+		status(w, http.StatusMethodNotAllowed, "MethodNotAllowed", r.Method)
+	}
+}
+
+// hold serves a watch that sends nothing until the client leaves,
+// counting it under key.
+func (f *fakeAPI) hold(w http.ResponseWriter, r *http.Request, key string) {
+	f.mu.Lock()
+	f.watches[key]++
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.watches[key]--
+		f.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	http.NewResponseController(w).Flush() //nolint:errcheck,gosec // a failed flush ends the watch below.
+	<-r.Context().Done()
+}
+
+// clusterWide serves the lists and watches of every namespace's Clusters
+// and of the EnvironmentConfigs, which only the portal's own identity
+// makes.
+func (f *fakeAPI) clusterWide(w http.ResponseWriter, r *http.Request, as, gv, resource string, watching bool) {
+	switch {
+	case as != "":
+		status(w, http.StatusForbidden, "Forbidden", resource+" is forbidden: User \""+as+"\" cannot list them in every namespace")
+	case watching && r.URL.Query().Get("sendInitialEvents") == "true":
+		status(w, http.StatusBadRequest, "BadRequest", "the fake API server has no watch lists")
+	case watching:
+		f.hold(w, r, "*/"+resource)
+	case r.Method == http.MethodGet:
+		f.mu.Lock()
+		items := slices.Clone(f.fleet[resource])
+		rv := strconv.Itoa(f.rv)
+		f.mu.Unlock()
+		writeObject(w, map[string]any{"apiVersion": gv, "kind": "List", "metadata": map[string]any{"resourceVersion": rv}, "items": items})
 	default:
 		status(w, http.StatusMethodNotAllowed, "MethodNotAllowed", r.Method)
 	}

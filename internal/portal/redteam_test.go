@@ -44,6 +44,7 @@ func TestRedteam(t *testing.T) {
 	t.Run("TrailingData", rt.trailing)
 	t.Run("HandWrittenRefs", rt.handWrittenRefs)
 	t.Run("Quota", rt.quota)
+	t.Run("Fleet", rt.fleet)
 }
 
 // The red team's users, by token.
@@ -51,6 +52,8 @@ const (
 	rtAlice  = "rt-alice-token"
 	rtViewer = "rt-viewer-token" // may watch every namespace
 	rtAnon   = "rt-anonymous"    // the API server reviews it as system:anonymous
+	rtCarol  = "rt-carol-token"  // may list Clusters in team-c alone
+	rtNobody = "rt-nobody-token" // may list nothing
 )
 
 // redteam is a portal, its fake API server and its address.
@@ -69,10 +72,13 @@ func newRedteam(t *testing.T) *redteam {
 			rtAlice:  {Name: "alice", Groups: []string{"team-a", "system:authenticated"}},
 			rtViewer: {Name: "viewer", Groups: []string{"viewers", "system:authenticated"}},
 			rtAnon:   {Name: userAnonymous, Groups: []string{groupUnauthenticated}},
+			rtCarol:  {Name: "carol", Groups: []string{"team-c", "system:authenticated"}},
+			rtNobody: {Name: "nobody", Groups: []string{"system:authenticated"}},
 		},
-		rbac:     map[string][]string{"alice": {"team-a", "team-b"}, "viewer": {"*"}},
+		rbac:     map[string][]string{"alice": {"team-a", "team-b"}, "viewer": {"*"}, "carol": {"team-c"}},
 		policies: map[string]string{"team-a": redteamPolicy, "team-b": strings.Replace(redteamPolicy, "- registry.acme.com\n", "- ghcr.io/ac-\n", 1)},
 		envs:     map[string]map[string]map[string]any{},
+		fleet:    redteamFleet(),
 		watches:  map[string]int{},
 		seen:     map[string]int{},
 		review:   2 * time.Millisecond,
@@ -95,7 +101,7 @@ func newRedteam(t *testing.T) *redteam {
 	}
 	hs := srv.HTTPServer("")
 	go func() { _ = hs.Serve(ln) }()
-	t.Cleanup(func() { _ = hs.Close(); srv.Hub.Close() })
+	t.Cleanup(func() { _ = hs.Close(); srv.Hub.Close(); srv.Fleet.Close() })
 	return &redteam{api: api, srv: srv, url: "http://" + ln.Addr().String(), addr: ln.Addr().String()}
 }
 
@@ -254,7 +260,7 @@ func randomToken() string {
 func (rt *redteam) slowloris(t *testing.T) {
 	const conns = 100
 	opened := time.Now()
-	stream, stop := rt.openStream(t, rtAlice, "team-a", "slow")
+	stream, stop := rt.openStream(t, rtAlice, rtEnvs+"/slow/events")
 	defer stop()
 	type attack struct {
 		name  string
@@ -335,21 +341,21 @@ func (rt *redteam) slowloris(t *testing.T) {
 	t.Logf("an event stream opened before the attacks still gets its pings %s later, past every deadline (header and body 1 s, write 2 s)", time.Since(opened).Round(100*time.Millisecond))
 }
 
-// openStream opens an environment's stream and returns its lines.
-func (rt *redteam) openStream(t *testing.T, token, ns, name string) (<-chan string, func()) {
+// openStream opens the event stream at path and returns its lines.
+func (rt *redteam) openStream(t *testing.T, token, path string) (<-chan string, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, rt.url+"/api/v1/namespaces/"+ns+"/environments/"+name+"/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, rt.url+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	rsp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
-		t.Fatalf("cannot open the stream of %s/%s: %v", ns, name, err)
+		t.Fatalf("cannot open the stream %s: %v", path, err)
 	}
 	if rsp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(rsp.Body)
 		cancel()
-		t.Fatalf("the stream of %s/%s: %d %s", ns, name, rsp.StatusCode, b)
+		t.Fatalf("the stream %s: %d %s", path, rsp.StatusCode, b)
 	}
 	lines := make(chan string, 1024)
 	go func() {
@@ -498,7 +504,7 @@ func (rt *redteam) handWrittenRefs(t *testing.T) {
 		}}},
 	})
 	defer rt.api.remove("team-a", "hostile")
-	lines, stop := rt.openStream(t, rtAlice, "team-a", "hostile")
+	lines, stop := rt.openStream(t, rtAlice, rtEnvs+"/hostile/events")
 	defer stop()
 	var snap Snapshot
 	for line := range lines {
