@@ -43,7 +43,7 @@ func TestFleetInABrowser(t *testing.T) {
 
 	// Live: team-b's staging Cluster reaches the target; production now
 	// waits for team-a's alone, without a reload.
-	setRuns(t, w, "team-b", "stg-aks", "1.34")
+	reachTarget(t, w, "team-b", "stg-aks")
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](waits+` === "team-a/stg-eks"`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](waits))
 		t.Errorf("production's wait after team-b's Cluster moved: got %q, %v", got, err)

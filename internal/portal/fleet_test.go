@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,6 +88,29 @@ func testFleet() []runtime.Object {
 	}
 }
 
+// unsynced is c with its Synced condition False: the function refused
+// its change.
+func unsynced(c *unstructured.Unstructured) *unstructured.Unstructured {
+	conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
+	conds[1] = map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError", "message": "the upgrade was refused"}
+	_ = unstructured.SetNestedSlice(c.Object, conds, "status", "conditions")
+	return c
+}
+
+// fleetWith is testFleet with some Clusters replaced, by namespace/name.
+func fleetWith(replace ...*unstructured.Unstructured) []runtime.Object {
+	out := testFleet()
+	for i, o := range out {
+		u, _ := o.(*unstructured.Unstructured)
+		for _, r := range replace {
+			if u.GetNamespace() == r.GetNamespace() && u.GetName() == r.GetName() {
+				out[i] = r
+			}
+		}
+	}
+	return append(out, baselineConfig("cluster-platform-baseline", testWaves))
+}
+
 // waveSummary is what a test reads of a wave: its gate, and its Clusters
 // as namespace/name(cloud).
 type waveSummary struct {
@@ -93,6 +118,7 @@ type waveSummary struct {
 	Verdict  string
 	WaitsFor []string
 	Hidden   int
+	Failed   string
 	Clusters []string
 }
 
@@ -100,6 +126,9 @@ func summarize(v FleetView) []waveSummary {
 	out := []waveSummary{}
 	for _, w := range v.Waves {
 		s := waveSummary{Name: w.Name, Verdict: w.Gate.Verdict, Hidden: w.Gate.Hidden}
+		if f := w.Gate.Failed; f != nil {
+			s.Failed = f.Namespace + "/" + f.Name
+		}
 		for _, c := range w.Gate.WaitsFor {
 			s.WaitsFor = append(s.WaitsFor, c.Namespace+"/"+c.Name)
 		}
@@ -172,6 +201,43 @@ func TestFleetView(t *testing.T) {
 			want: want{code: http.StatusOK, waves: []waveSummary{
 				{Name: "only", Verdict: "Adopt", Clusters: []string{"team-a/prod-eks(aws)", "team-a/stg-eks(aws)"}},
 			}},
+		},
+		"Approval": {
+			reason: "Once every earlier Cluster runs the target and is Ready, production waits for the environment's approval.",
+			objs: fleetWith(fleetCluster("team-a", "stg-eks", "aws", "staging", "1.34", "1.34", true),
+				fleetCluster("team-b", "stg-aks", "azure", "staging", "1.34", "1.34", true)), token: tokenAlice,
+			want: want{code: http.StatusOK, waves: []waveSummary{
+				{Name: "canary", Verdict: "Adopt"},
+				{Name: "staging", Verdict: "Adopt", Clusters: []string{"team-a/stg-eks(aws)"}},
+				{Name: "production", Verdict: "Approval", Clusters: []string{"team-a/prod-eks(aws)"}},
+			}},
+		},
+		"HaltNamed": {
+			reason: "A staging Cluster whose change was refused halts production, and the halt names it to whoever may see it.",
+			objs:   fleetWith(unsynced(fleetCluster("team-b", "stg-aks", "azure", "staging", "1.33", "1.34", true))), token: tokenPat,
+			want: want{code: http.StatusOK, waves: []waveSummary{
+				{Name: "canary", Verdict: "Adopt", Clusters: []string{"platform/canary-gke(gcp)"}},
+				{Name: "staging", Verdict: "Adopt", Clusters: []string{"team-a/stg-eks(aws)", "team-b/stg-aks(azure)"}},
+				{Name: "production", Verdict: "Halt", WaitsFor: []string{"team-a/stg-eks", "team-b/stg-aks"}, Failed: "team-b/stg-aks",
+					Clusters: []string{"team-a/prod-eks(aws)", "team-b/prod-aks(azure)", "team-b/sneaky(gcp)"}},
+			}},
+		},
+		"HaltNotNamed": {
+			reason: "The halt does not name a failed Cluster of a namespace the user may not see.",
+			objs: fleetWith(fleetCluster("team-a", "stg-eks", "aws", "staging", "1.34", "1.34", true),
+				unsynced(fleetCluster("team-b", "stg-aks", "azure", "staging", "1.33", "1.34", true))), token: tokenAlice,
+			want: want{code: http.StatusOK, waves: []waveSummary{
+				{Name: "canary", Verdict: "Adopt"},
+				{Name: "staging", Verdict: "Adopt", Clusters: []string{"team-a/stg-eks(aws)"}},
+				{Name: "production", Verdict: "Halt", Hidden: 1, Clusters: []string{"team-a/prod-eks(aws)"}},
+			}},
+		},
+		"InvalidWaves": {
+			reason: "Waves the function would refuse are not shown: the view says what is wrong, with one wave of everything.",
+			objs:   append(testFleet(), baselineConfig("cluster-platform-baseline", []any{map[string]any{"name": "x"}, map[string]any{"name": "x"}})),
+			token:  tokenAlice,
+			want: want{code: http.StatusOK, message: `The rollout keys are invalid, so no waves are shown: [environment.rollout.waves[1].name: Duplicate value: "x"]`,
+				waves: []waveSummary{{Verdict: "Adopt", Clusters: []string{"team-a/prod-eks(aws)", "team-a/stg-eks(aws)"}}}},
 		},
 		"NobodysFleet": {
 			reason: "A user who may list Clusters in none of the namespaces that hold them is refused, and learns no count.",
@@ -297,10 +363,10 @@ func TestFleetAttacks(t *testing.T) {
 		first := events.next(1)
 		// team-b's staging Cluster reaches the target: alice's production
 		// gate counts one Cluster less, and still names none of team-b's.
-		setRuns(t, w, "team-b", "stg-aks", "1.34")
+		reachTarget(t, w, "team-b", "stg-aks")
 		second := events.next(1)
 		// team-a's own staging Cluster gets there too, and is Ready.
-		setRuns(t, w, "team-a", "stg-eks", "1.34")
+		reachTarget(t, w, "team-a", "stg-eks")
 		third := events.next(1)
 		got := append(append(first, second...), third...)
 		if len(got) != 3 {
@@ -328,17 +394,59 @@ func TestFleetAttacks(t *testing.T) {
 	})
 }
 
-// setRuns makes a Cluster run and ask for version, Ready.
-func setRuns(t *testing.T, w *world, ns, name, version string) {
+// reachTarget makes a Cluster run and ask for the target, 1.34, Ready.
+func reachTarget(t *testing.T, w *world, ns, name string) {
 	t.Helper()
 	c := w.dyn.Resource(clusterGVR).Namespace(ns)
 	o, err := c.Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh := fleetCluster(ns, name, o.GetLabels()["cloud"], o.GetLabels()[rollout.Label], version, version, true)
+	fresh := fleetCluster(ns, name, o.GetLabels()["cloud"], o.GetLabels()[rollout.Label], "1.34", "1.34", true)
 	o.Object["status"] = fresh.Object["status"]
 	if _, err := c.Update(context.Background(), o, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestFleetStreamRevoked: once the user may list Clusters in no namespace
+// (its access reviews expired and refused), its fleet stream ends at the
+// next change, and what it sees next is the 403.
+func TestFleetStreamRevoked(t *testing.T) {
+	w := newWorld(t, append(testFleet(), baselineConfig("cluster-platform-baseline", testWaves))...)
+	revocable := &revocableAuthz{Authorizer: w.srv.Authz}
+	w.srv.Authz = revocable
+	now := time.Now()
+	var clock atomic.Int64
+	w.srv.Fleet.now = func() time.Time { return now.Add(time.Duration(clock.Load())) }
+	srv := httptest.NewServer(w.srv.Handler())
+	defer srv.Close()
+	rsp, stop := openStream(t, srv.URL+"/api/v1/fleet/events", "")
+	defer stop()
+	events := newSSEReader(rsp.Body)
+	if got := events.next(1); len(got) != 1 {
+		t.Fatalf("the fleet stream's first event: got %+v", got)
+	}
+	revocable.revoked.Store(true)
+	clock.Store(int64(FleetAccessTTL + time.Second))
+	reachTarget(t, w, "team-a", "stg-eks")
+	if got := events.next(1); len(got) != 0 {
+		t.Errorf("after the user lost access: want the stream to end without an event, got %+v", got)
+	}
+	if rec := w.do(t, http.MethodGet, "/api/v1/fleet", tokenAlice, ""); rec.Code != http.StatusForbidden {
+		t.Errorf("GET /api/v1/fleet after the user lost access: want 403, got %d %s", rec.Code, rec.Body)
+	}
+}
+
+// revocableAuthz refuses every access once revoked.
+type revocableAuthz struct {
+	Authorizer
+	revoked atomic.Bool
+}
+
+func (r *revocableAuthz) Allowed(ctx context.Context, u *User, a Access) (bool, error) {
+	if r.revoked.Load() {
+		return false, nil
+	}
+	return r.Authorizer.Allowed(ctx, u, a)
 }

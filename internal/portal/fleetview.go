@@ -119,10 +119,12 @@ func buildView(b baseline, clusters []*unstructured.Unstructured, visible func(n
 		waves = []rollout.Wave{{}}
 	}
 	members := make([]rollout.Member, 0, len(clusters))
+	byKey := make(map[string]*unstructured.Unstructured, len(clusters))
 	byWave := make([][]ClusterView, len(waves))
 	for _, c := range clusters {
 		m := rollout.MemberOf(c.Object)
 		members = append(members, m)
+		byKey[m.Key()] = c
 		if !visible(m.Namespace) {
 			continue
 		}
@@ -143,7 +145,7 @@ func buildView(b baseline, clusters []*unstructured.Unstructured, visible func(n
 				wv.Done++
 			}
 		}
-		wv.Gate = gate(b, waves, i, members, clusters, visible)
+		wv.Gate = gate(b, waves, i, members, byKey, visible)
 		view.Waves = append(view.Waves, wv)
 	}
 	return view
@@ -152,7 +154,7 @@ func buildView(b baseline, clusters []*unstructured.Unstructured, visible func(n
 // gate is what wave i waits for: rollout.Decide for a Cluster of the
 // wave that runs nothing of the target yet and is Ready, placed first in
 // the wave's order, so that a full wave shows as full.
-func gate(b baseline, waves []rollout.Wave, i int, members []rollout.Member, clusters []*unstructured.Unstructured, visible func(string) bool) GateView {
+func gate(b baseline, waves []rollout.Wave, i int, members []rollout.Member, byKey map[string]*unstructured.Unstructured, visible func(string) bool) GateView {
 	if b.Target.Kubernetes == "" {
 		return GateView{Message: "The environment sets no version: there is nothing to roll out.", WaitsFor: []ClusterView{}}
 	}
@@ -163,14 +165,7 @@ func gate(b baseline, waves []rollout.Wave, i int, members []rollout.Member, clu
 	rw := b.Settings.Waves
 	d := rollout.Decide(rollout.Request{Waves: rw, Self: self, Target: b.Target, Fleet: members, Visible: visible})
 	g := GateView{Verdict: string(d.Verdict), Message: d.Message, WaitsFor: make([]ClusterView, 0, len(d.WaitsFor)), Hidden: d.Hidden}
-	find := func(m rollout.Member) ClusterView {
-		for _, c := range clusters {
-			if c.GetNamespace() == m.Namespace && c.GetName() == m.Name {
-				return clusterView(c, m)
-			}
-		}
-		return ClusterView{Name: m.Name, Namespace: m.Namespace, Cloud: m.Cloud}
-	}
+	find := func(m rollout.Member) ClusterView { return clusterView(byKey[m.Key()], m) }
 	for _, m := range d.WaitsFor {
 		g.WaitsFor = append(g.WaitsFor, find(m))
 	}
@@ -266,7 +261,12 @@ func (s *Server) fleetEvents(w http.ResponseWriter, r *http.Request, u *User) {
 	next := func() ([][]byte, <-chan struct{}) {
 		v, more := s.Fleet.Changed()
 		view, err := s.viewFor(r.Context(), u)
-		if err != nil {
+		switch {
+		case errors.Is(err, errNoFleet):
+			// The user may no longer list any namespace's Clusters: the
+			// stream ends, and the page's reconnect gets the 403.
+			return nil, nil
+		case err != nil:
 			// Fail closed: a view that cannot be checked is not sent.
 			s.Log.Error("cannot show the fleet", "user", u.Name, "error", err)
 			return nil, more

@@ -228,7 +228,8 @@ func (s *Server) openStream(w http.ResponseWriter, u *User) (rc *http.ResponseCo
 
 // pump answers with an event stream: frames first, then, each time more
 // is closed, what next returns, and a ping comment when idle, until the
-// viewer leaves or a write fails or misses its deadline.
+// viewer leaves, a write fails or misses its deadline, or next returns no
+// channel (the stream ends).
 func (s *Server) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, frames [][]byte, more <-chan struct{}, next func() ([][]byte, <-chan struct{})) {
 	limits := s.Limits.withDefaults()
 	h := w.Header()
@@ -254,7 +255,9 @@ func (s *Server) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseC
 		case <-ping.C:
 			frames = [][]byte{[]byte(": ping\n\n")}
 		case <-more:
-			frames, more = next()
+			if frames, more = next(); more == nil {
+				return
+			}
 		}
 	}
 }
