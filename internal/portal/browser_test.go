@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -79,21 +80,19 @@ func (w *world) crossplane(ctx context.Context, t *testing.T, name string) {
 	w.setReady(t, envGVR, name, "True")
 }
 
-func TestPageInABrowser(t *testing.T) {
+// browse starts headless Chromium for a test: its context, bounded to a
+// minute, and the console messages the page logged so far, each a defect.
+func browse(t *testing.T) (context.Context, func() []string) {
+	t.Helper()
 	bin := chromium(t)
-	w := newWorld(t, env("existing"))
-	srv := httptest.NewServer(w.srv.Handler())
-	defer srv.Close()
-
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU)
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
+	t.Cleanup(cancel)
 	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	t.Cleanup(cancel)
 	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 
-	// Every console message of the page is a defect.
 	var mu sync.Mutex
 	var console []string
 	msgs := chromedp.Console(ctx)
@@ -107,6 +106,31 @@ func TestPageInABrowser(t *testing.T) {
 			mu.Unlock()
 		}
 	}()
+	return ctx, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(console)
+	}
+}
+
+// screenshot saves a PNG of the page as _output/portal/name.
+func screenshot(ctx context.Context, t *testing.T, name string) {
+	t.Helper()
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join("..", "..", "_output", "portal")
+	if err := os.MkdirAll(out, 0o750); err == nil {
+		_ = os.WriteFile(filepath.Join(out, name), shot, 0o600)
+	}
+}
+
+func TestPageInABrowser(t *testing.T) {
+	w := newWorld(t, env("existing"))
+	srv := httptest.NewServer(w.srv.Handler())
+	t.Cleanup(srv.Close) // after the browser closed its stream
+	ctx, console := browse(t)
 
 	go w.crossplane(ctx, t, "browser-app")
 	const allReady = `(() => { const rows = [...document.querySelectorAll('#resources-body tr[data-id]')];
@@ -136,17 +160,8 @@ func TestPageInABrowser(t *testing.T) {
 	if err != nil || status != "live" {
 		t.Errorf("the stream's status: %q, %v; want live", status, err)
 	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join("..", "..", "_output", "portal")
-	if err := os.MkdirAll(out, 0o750); err == nil {
-		_ = os.WriteFile(filepath.Join(out, "page.png"), shot, 0o600)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(console) > 0 {
-		t.Errorf("the page logged to the console:\n%s", strings.Join(console, "\n"))
+	screenshot(ctx, t, "page.png")
+	if msgs := console(); len(msgs) > 0 {
+		t.Errorf("the page logged to the console:\n%s", strings.Join(msgs, "\n"))
 	}
 }

@@ -2,7 +2,11 @@
 // that creates, lists, reads and deletes a namespace's AppEnvironments
 // from a few fields and the platform team's per-namespace Policy, a
 // Server-Sent Events stream per environment with its conditions and the
-// readiness of each composed resource, and the page that shows them.
+// readiness of each composed resource, and the page that shows them; and
+// the fleet view (/fleet, /api/v1/fleet and its stream): the Clusters of
+// every namespace per rollout wave and cloud, with what each wave waits
+// for (internal/rollout), each user seeing only the namespaces whose
+// Clusters a SubjectAccessReview lets it list.
 //
 // Kubernetes RBAC decides who may do what: a caller's bearer token is
 // checked with a TokenReview, reads and writes are made as that user

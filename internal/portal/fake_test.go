@@ -38,9 +38,16 @@ const (
 	tokenBob   = "bob-secret-token-5678"
 	// tokenCarol is a user of team-a the portal may not impersonate.
 	tokenCarol = "carol-secret-token-9012"
+	// tokenPat is the platform team's: it may list every team's Clusters.
+	tokenPat = "pat-secret-token-3456"
+	// tokenEve may list Clusters in a namespace that holds none.
+	tokenEve = "eve-secret-token-7890"
 )
 
-var tenants = map[string][]string{"alice": {"team-a"}, "bob": {"team-b"}, "carol": {"team-a", "team-c"}}
+var tenants = map[string][]string{
+	"alice": {"team-a"}, "bob": {"team-b"}, "carol": {"team-a", "team-c"},
+	"pat": {"platform", "team-a", "team-b", "team-c"}, "eve": {"team-z"},
+}
 
 // world is an API server in memory: a fake dynamic client, users by
 // token, RBAC by namespace, and a policy for team-a.
@@ -55,6 +62,7 @@ func newWorld(t testing.TB, objs ...runtime.Object) *world {
 	objs = append(objs, namespace("team-a"), namespace("team-b"))
 	dyn := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		envGVR: "AppEnvironmentList", bucketGVR: "BucketList", objectGVR: "ObjectList", namespaces: "NamespaceList",
+		clusterGVR: "ClusterList", envConfigGVR: "EnvironmentConfigList",
 	}, objs...)
 	w := &world{dyn: dyn, log: &bytes.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: w.log}, nil))
@@ -72,10 +80,12 @@ func newWorld(t testing.TB, objs ...runtime.Object) *world {
 		As:       func(u *User) (dynamic.Interface, error) { return tenantClient{Interface: dyn, user: u.Name}, nil },
 		Policies: fakePolicies{"team-a": testPolicy()},
 		Hub:      NewHub(dyn, resolve, HubOptions{Ring: 8, Epoch: "test", Grace: time.Minute, Log: log}),
+		Fleet:    NewFleet(dyn, "test", log),
 		Own:      dyn,
 		Clouds:   []string{"aws", "azure", "gcp"}, MaxBody: DefaultMaxBody, Ping: time.Hour, Log: log,
 	}
 	t.Cleanup(w.srv.Hub.Close)
+	t.Cleanup(w.srv.Fleet.Close)
 	return w
 }
 
@@ -111,6 +121,10 @@ func (fakeAuthn) Authenticate(_ context.Context, token string) (*User, error) {
 		return &User{Name: "bob", Groups: []string{"team-b"}}, nil
 	case tokenCarol:
 		return &User{Name: "carol", Groups: []string{"team-a"}}, nil
+	case tokenPat:
+		return &User{Name: "pat", Groups: []string{"platform"}}, nil
+	case tokenEve:
+		return &User{Name: "eve", Groups: []string{"team-z"}}, nil
 	}
 	return nil, errUnauthenticated
 }

@@ -426,13 +426,26 @@ func (s *space) informer(gvk schema.GroupVersionKind) (cache.SharedIndexInformer
 
 // informer lists and watches one resource in one namespace.
 func (h *Hub) informer(gvr schema.GroupVersionResource, ns string) cache.SharedIndexInformer {
-	c := h.dyn.Resource(gvr).Namespace(ns)
+	return newInformer(h.dyn, gvr, ns, "", slim)
+}
+
+// newInformer lists and watches one resource through dyn: in namespace
+// ns ("" for every namespace, or a cluster-scoped resource), only the
+// objects of a label selector ("" for all), each cut down by transform.
+func newInformer(dyn dynamic.Interface, gvr schema.GroupVersionResource, ns, selector string, transform cache.TransformFunc) cache.SharedIndexInformer {
+	c := dyn.Resource(gvr).Namespace(ns)
 	lw := &cache.ListWatch{
-		ListWithContextFunc:  func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return c.List(ctx, o) },
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) { return c.Watch(ctx, o) },
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = selector
+			return c.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = selector
+			return c.Watch(ctx, o)
+		},
 	}
-	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, h.dyn), &unstructured.Unstructured{}, 0, cache.Indexers{})
-	_ = inf.SetTransform(slim) // set before the informer runs, so it cannot fail
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, dyn), &unstructured.Unstructured{}, 0, cache.Indexers{})
+	_ = inf.SetTransform(transform) // set before the informer runs, so it cannot fail
 	return inf
 }
 
@@ -443,10 +456,7 @@ func slim(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	out := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}}
-	out.SetName(u.GetName())
-	out.SetNamespace(u.GetNamespace())
-	out.SetResourceVersion(u.GetResourceVersion())
+	out := slimmed(u, []string{"spec", "crossplane", "resourceRefs"}, []string{"spec", "resourceRefs"}, []string{"status", "conditions"}, []string{"status", "url"}, []string{"status", "frontendUrl"})
 	out.SetCreationTimestamp(u.GetCreationTimestamp())
 	out.SetDeletionTimestamp(u.GetDeletionTimestamp())
 	if v := u.GetLabels()[labelComposite]; v != "" {
@@ -455,10 +465,20 @@ func slim(obj any) (any, error) {
 	if v := u.GetAnnotations()[annotationComponent]; v != "" {
 		out.SetAnnotations(map[string]string{annotationComponent: v})
 	}
-	for _, path := range [][]string{{"spec", "crossplane", "resourceRefs"}, {"spec", "resourceRefs"}, {"status", "conditions"}, {"status", "url"}, {"status", "frontendUrl"}} {
+	return out, nil
+}
+
+// slimmed is u's kind, name, namespace and resource version, and its
+// fields at paths, shared with u.
+func slimmed(u *unstructured.Unstructured, paths ...[]string) *unstructured.Unstructured {
+	out := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}}
+	out.SetName(u.GetName())
+	out.SetNamespace(u.GetNamespace())
+	out.SetResourceVersion(u.GetResourceVersion())
+	for _, path := range paths {
 		if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, path...); ok {
 			_ = unstructured.SetNestedField(out.Object, v, path...)
 		}
 	}
-	return out, nil
+	return out
 }

@@ -175,6 +175,26 @@ func TestInstallRBAC(t *testing.T) {
 			reason: "The live streams watch the environments with the portal's identity.",
 			rules:  portal, group: envGroup, resource: envResource, verb: "watch", want: true,
 		},
+		"ReadClusters": {
+			reason: "The fleet view watches every namespace's Clusters with the portal's identity.",
+			rules:  portal, group: clusterGVR.Group, resource: clusterGVR.Resource, verb: "watch", want: true,
+		},
+		"ListClusters": {
+			reason: "The fleet view's informer lists every namespace's Clusters first.",
+			rules:  portal, group: clusterGVR.Group, resource: clusterGVR.Resource, verb: "list", want: true,
+		},
+		"NoWriteClusters": {
+			reason: "The fleet view only reads Clusters.",
+			rules:  portal, group: clusterGVR.Group, resource: clusterGVR.Resource, verb: "update",
+		},
+		"ReadEnvironmentConfigs": {
+			reason: "The fleet view watches the baseline EnvironmentConfigs: the target and the rollout waves.",
+			rules:  portal, group: envConfigGVR.Group, resource: envConfigGVR.Resource, verb: "watch", want: true,
+		},
+		"NoWriteEnvironmentConfigs": {
+			reason: "The portal never writes the environment: an approval is a change in Git.",
+			rules:  portal, group: envConfigGVR.Group, resource: envConfigGVR.Resource, verb: "patch",
+		},
 		"NoWriteEnvironments": {
 			reason: "The portal writes environments only as their requester, never in its own name.",
 			rules:  portal, group: envGroup, resource: envResource, verb: "create",

@@ -120,6 +120,7 @@ func New(cfg *rest.Config, o Options) (*Server, error) {
 		As:       ImpersonateWith(cfg),
 		Policies: ConfigMapPolicies{Client: dyn, Namespace: o.PolicyNamespace, Prefix: o.PolicyPrefix},
 		Hub:      NewHub(dyn, disc.Resolve, HubOptions{Ring: o.Ring, Epoch: hex.EncodeToString(b), Grace: o.Grace, Log: o.Log}),
+		Fleet:    NewFleet(dyn, hex.EncodeToString(b), o.Log),
 		Own:      dyn,
 		Clouds:   o.Clouds, MaxBody: o.MaxBody, Ping: o.Ping, Limits: o.Limits, Log: o.Log,
 	}, nil
@@ -135,6 +136,7 @@ func (s *Server) ListenAndServe(ctx context.Context, address, certFile, keyFile 
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		s.Hub.Close()
+		s.Fleet.Close()
 		done <- srv.Shutdown(sctx)
 	}()
 	s.Log.Info("portal serving", "address", address, "tls", certFile != "")

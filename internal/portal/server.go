@@ -69,6 +69,9 @@ type Server struct {
 	As       Impersonator
 	Policies Policies
 	Hub      *Hub
+	// Fleet is what the fleet view reads: the Clusters and the baseline
+	// EnvironmentConfigs.
+	Fleet *Fleet
 	// Own is the portal's own client, which counts a namespace's
 	// environments against its policy's quota; nil: the caller's.
 	Own dynamic.Interface
@@ -179,10 +182,13 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET "+api+"environments/{name}", s.auth(s.get))
 	mux.Handle("DELETE "+api+"environments/{name}", s.auth(s.remove))
 	mux.Handle("GET "+api+"environments/{name}/events", s.auth(s.events))
+	mux.Handle("GET /api/v1/fleet", s.auth(s.fleet))
+	mux.Handle("GET /api/v1/fleet/events", s.auth(s.fleetEvents))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
 	static, _ := fs.Sub(webFS, "web")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.ServeFileFS(w, r, static, "index.html") })
+	mux.HandleFunc("GET /fleet", func(w http.ResponseWriter, r *http.Request) { http.ServeFileFS(w, r, static, "fleet.html") })
 	return s.headers(mux)
 }
 
@@ -516,31 +522,6 @@ func (s *Server) underQuota(w http.ResponseWriter, r *http.Request, c dynamic.Re
 	return true
 }
 
-// takeStream counts one more open stream of user, false when it has as many
-// as it may.
-func (s *Server) takeStream(user string) bool {
-	limit := s.Limits.withDefaults().StreamsPerUser
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if limit >= 0 && s.open[user] >= limit {
-		return false
-	}
-	if s.open == nil {
-		s.open = map[string]int{}
-	}
-	s.open[user]++
-	return true
-}
-
-// releaseStream counts one stream of user less.
-func (s *Server) releaseStream(user string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.open[user]--; s.open[user] <= 0 {
-		delete(s.open, user)
-	}
-}
-
 func (s *Server) remove(w http.ResponseWriter, r *http.Request, u *User) {
 	ns, name := r.PathValue("ns"), r.PathValue("name")
 	c, ok := s.client(w, u, ns)
@@ -562,20 +543,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u *User) {
 	if !s.allowed(w, r, u, "watch", name) {
 		return
 	}
-	limits := s.Limits.withDefaults()
-	if !s.takeStream(u.Name) {
-		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%s has %d event streams open, as many as a user may: close one first", u.Name, limits.StreamsPerUser), nil)
+	rc, release, ok := s.openStream(w, u)
+	if !ok {
 		return
 	}
-	defer s.releaseStream(u.Name)
-	// A stream lasts: no deadline for the request (it has no body), and
-	// none for the answer while the namespace's watches start (bounded
-	// below), then one for each write, so that a viewer that stops
-	// reading is let go.
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
+	defer release()
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	sub, err := s.Hub.Subscribe(ctx, ns, name)
 	cancel()
@@ -589,33 +561,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, u *User) {
 		return
 	}
 	defer sub.Close()
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
 	frames, more := sub.Start(r.Header.Get("Last-Event-ID"))
-	ping := time.NewTicker(s.Ping)
-	defer ping.Stop()
-	for {
-		_ = rc.SetWriteDeadline(time.Now().Add(limits.WriteTimeout))
-		for _, f := range frames {
-			if _, err := w.Write(f); err != nil { //nolint:gosec // server-sent event frames of JSON, served as text/event-stream, not HTML
-				return
-			}
-		}
-		if err := rc.Flush(); err != nil {
-			return
-		}
-		select {
-		case <-r.Context().Done():
-			return
-		case <-ping.C:
-			frames = [][]byte{[]byte(": ping\n\n")}
-		case <-more:
-			frames, more = sub.Next()
-		}
-	}
+	s.pump(w, r, rc, frames, more, sub.Next)
 }
 
 // Summary is an environment in a list: its EnvState, when it was created

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Event types of an environment's stream.
@@ -179,4 +181,83 @@ func parseID(id string) (string, uint64, bool) {
 	}
 	seq, err := strconv.ParseUint(id[i+1:], 10, 64)
 	return id[:i], seq, err == nil
+}
+
+// takeStream counts one more open stream of user, false when it has as many
+// as it may.
+func (s *Server) takeStream(user string) bool {
+	limit := s.Limits.withDefaults().StreamsPerUser
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if limit >= 0 && s.open[user] >= limit {
+		return false
+	}
+	if s.open == nil {
+		s.open = map[string]int{}
+	}
+	s.open[user]++
+	return true
+}
+
+// releaseStream counts one stream of user less.
+func (s *Server) releaseStream(user string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[user]--; s.open[user] <= 0 {
+		delete(s.open, user)
+	}
+}
+
+// openStream takes one of the user's event streams, answering 429 when
+// it has as many open as it may, and lifts the request's deadlines: a
+// stream lasts. The request has no body, and there is no deadline for
+// the answer while the stream's watches start (each caller bounds that),
+// then pump sets one for each write, so that a viewer that stops reading
+// is let go. release gives the stream back.
+func (s *Server) openStream(w http.ResponseWriter, u *User) (rc *http.ResponseController, release func(), ok bool) {
+	if !s.takeStream(u.Name) {
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusTooManyRequests, fmt.Sprintf("%s has %d event streams open, as many as a user may: close one first", u.Name, s.Limits.withDefaults().StreamsPerUser), nil)
+		return nil, nil, false
+	}
+	rc = http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	return rc, func() { s.releaseStream(u.Name) }, true
+}
+
+// pump answers with an event stream: frames first, then, each time more
+// is closed, what next returns, and a ping comment when idle, until the
+// viewer leaves, a write fails or misses its deadline, or next returns no
+// channel (the stream ends).
+func (s *Server) pump(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, frames [][]byte, more <-chan struct{}, next func() ([][]byte, <-chan struct{})) {
+	limits := s.Limits.withDefaults()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	ping := time.NewTicker(s.Ping)
+	defer ping.Stop()
+	for {
+		_ = rc.SetWriteDeadline(time.Now().Add(limits.WriteTimeout))
+		for _, f := range frames {
+			if _, err := w.Write(f); err != nil { //nolint:gosec // server-sent event frames of JSON, served as text/event-stream, not HTML
+				return
+			}
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-ping.C:
+			frames = [][]byte{[]byte(": ping\n\n")}
+		case <-more:
+			if frames, more = next(); more == nil {
+				return
+			}
+		}
+	}
 }

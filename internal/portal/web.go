@@ -2,7 +2,8 @@ package portal
 
 import "embed"
 
-// webFS is the page: index.html, app.js and style.css, served from the
+// webFS are the pages: index.html and app.js (environments), fleet.html
+// and fleet.js (the fleet view), shared.js and style.css, served from the
 // binary so that installing the portal needs no build step.
 //
 //go:embed web

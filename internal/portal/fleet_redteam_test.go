@@ -1,0 +1,106 @@
+package portal
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// redteamFleet is the red team's fleet: testFleet's Clusters (among them
+// team-b's "sneaky", labelled canary), carol's own in team-c labelled
+// canary too, and the baseline with three waves.
+func redteamFleet() map[string][]any {
+	clusters := []any{fleetCluster("team-c", "carol-prod", "aws", "canary", "1.33", "1.33", true).Object}
+	for _, o := range testFleet() {
+		if c, ok := o.(*unstructured.Unstructured); ok && c.GetKind() == "Cluster" {
+			clusters = append(clusters, c.Object)
+		}
+	}
+	return map[string][]any{
+		clusterGVR.Resource:   clusters,
+		envConfigGVR.Resource: {baselineConfig("cluster-platform-baseline", testWaves).Object},
+	}
+}
+
+// fleet: a tenant who may list Clusters only in team-c learns no other
+// tenant's Cluster through the fleet view or its stream, whatever path or
+// query it sends; what production waits for elsewhere is a count; its own
+// Cluster labelled canary stays in the last wave (the environment admits
+// only platform to canary); a user who may list Clusters nowhere is
+// refused without a count; the access reviews are remembered; and ten
+// viewers cost the API server one watch of Clusters and one of
+// EnvironmentConfigs.
+func (rt *redteam) fleet(t *testing.T) {
+	others := []string{"team-a", "team-b", "stg-eks", "stg-aks", "prod-eks", "prod-aks", "sneaky", "canary-gke"}
+	reviews := rt.api.count("subjectaccessreviews")
+	for _, path := range []string{
+		"/api/v1/fleet", "/api/v1/fleet?namespace=team-a", "/api/v1/fleet?namespace=*&all=true",
+		"/api/v1/fleet/", "/api/v1/namespaces/team-a/fleet", "/api/v1/fleet/events/team-a", "/api/v1/fleet?user=viewer",
+	} {
+		code, _, body := rt.call(t, nil, http.MethodGet, path, "Bearer "+rtCarol, "")
+		for _, s := range others {
+			if strings.Contains(body, s) {
+				t.Errorf("GET %s as carol (%d) names %q: %s", path, code, s, body)
+			}
+		}
+	}
+	code, _, body := rt.call(t, nil, http.MethodGet, "/api/v1/fleet", "Bearer "+rtCarol, "")
+	var v FleetView
+	if err := json.Unmarshal([]byte(body), &v); code != http.StatusOK || err != nil {
+		t.Fatalf("carol's fleet view: %d %s (%v)", code, body, err)
+	}
+	got := summarize(v)
+	want := []waveSummary{
+		{Name: "canary", Verdict: "Adopt"},
+		{Name: "staging", Verdict: "Adopt"},
+		{Name: "production", Verdict: "Hold", Hidden: 2, Clusters: []string{"team-c/carol-prod(aws)"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("carol's waves: -want, +got:\n%s", diff)
+	}
+	if n := rt.api.count("subjectaccessreviews") - reviews; n != 4 {
+		t.Errorf("carol's 8 requests on a fleet of 4 namespaces: want 4 access reviews (one per namespace, remembered), got %d", n)
+	}
+	t.Logf("carol (team-c) through 7 paths and queries: no other tenant's name; production waits for %d Cluster(s) she may not see; her Cluster labelled canary is in wave %s; %d access reviews", got[2].Hidden, v.Waves[2].Name, rt.api.count("subjectaccessreviews")-reviews)
+
+	code, _, body = rt.call(t, nil, http.MethodGet, "/api/v1/fleet", "Bearer "+rtNobody, "")
+	if code != http.StatusForbidden || strings.Contains(body, "hidden") || strings.Contains(body, "team-") {
+		t.Errorf("a user who may list Clusters nowhere: want a 403 without names or counts, got %d %s", code, body)
+	}
+	if code, _, _ := rt.call(t, nil, http.MethodGet, "/api/v1/fleet/events", "Bearer  x", ""); code != http.StatusUnauthorized {
+		t.Errorf("the fleet stream with a malformed header: want 401, got %d", code)
+	}
+
+	// Ten viewers of the stream: each gets its view, and the API server
+	// one watch of each kind.
+	var stops []func()
+	defer func() {
+		for _, s := range stops {
+			s()
+		}
+	}()
+	for range 10 {
+		lines, stop := rt.openStream(t, rtCarol, "/api/v1/fleet/events")
+		stops = append(stops, stop)
+		for line := range lines {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				for _, s := range others {
+					if strings.Contains(data, s) {
+						t.Errorf("carol's fleet stream names %q: %s", s, data)
+					}
+				}
+				break
+			}
+		}
+	}
+	watches := rt.api.activeWatches()
+	t.Logf("10 fleet streams as carol: each names no other tenant's Cluster; %d watches open on the API server", watches)
+	if watches != 2 {
+		t.Errorf("10 fleet viewers: want 2 watches on the API server (Clusters, EnvironmentConfigs), got %d", watches)
+	}
+}

@@ -1,0 +1,452 @@
+package portal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
+)
+
+// fleetCluster is a Cluster XR: its wave label ("" for none), cloud, the
+// minor its control plane and pools run, the target it asks for, and
+// whether it is Ready.
+func fleetCluster(ns, name, cloud, wave, runs, asks string, ready bool) *unstructured.Unstructured {
+	labels := map[string]any{"cloud": cloud, "planeId": "p"}
+	if wave != "" {
+		labels[rollout.Label] = wave
+	}
+	status, reason := "True", "Available"
+	if !ready {
+		status, reason = "False", "Creating"
+	}
+	phase := "UpToDate"
+	if runs != asks {
+		phase = "ControlPlane"
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": envGroup + "/" + envVersion, "kind": "Cluster",
+		"metadata": map[string]any{"name": name, "namespace": ns, "labels": labels},
+		"spec":     map[string]any{"parameters": map[string]any{"location": "somewhere"}},
+		"status": map[string]any{
+			"upgrade":   map[string]any{"target": asks, "controlPlane": runs, "phase": phase},
+			"nodePools": []any{map[string]any{"name": "default", "version": runs + ".4", "ready": ready, "machineType": "m"}},
+			"conditions": []any{
+				map[string]any{"type": "Ready", "status": status, "reason": reason},
+				map[string]any{"type": "Synced", "status": "True"},
+			},
+		},
+	}}
+}
+
+// baselineConfig is a baseline EnvironmentConfig with the version 1.34
+// and, unless nil, rollout waves.
+func baselineConfig(name string, waves []any) *unstructured.Unstructured {
+	data := map[string]any{"version": "1.34", "privateCluster": true}
+	if waves != nil {
+		data["rollout"] = map[string]any{"waves": waves}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
+		"metadata": map[string]any{"name": name, "labels": map[string]any{"platform.example.org/environment": "cluster-platform", "baseline": "default"}},
+		"data":     data,
+	}}
+}
+
+// testWaves: canary counts only the platform team's Clusters; production
+// needs approval.
+var testWaves = []any{
+	map[string]any{"name": "canary", "namespaces": []any{"platform"}},
+	map[string]any{"name": "staging"},
+	map[string]any{"name": "production", "requiresApproval": true, "maxUnavailable": int64(1)},
+}
+
+// testFleet is six Clusters on three clouds in three waves, the
+// environment's target 1.34: the canary runs it; team-a's staging Cluster
+// moves to it; team-b's still runs 1.33; and team-b's "sneaky" labels
+// itself canary, which the environment admits only from platform.
+func testFleet() []runtime.Object {
+	return []runtime.Object{
+		namespace("platform"),
+		fleetCluster("platform", "canary-gke", "gcp", "canary", "1.34", "1.34", true),
+		fleetCluster("team-a", "stg-eks", "aws", "staging", "1.33", "1.34", false),
+		fleetCluster("team-b", "stg-aks", "azure", "staging", "1.33", "1.33", true),
+		fleetCluster("team-a", "prod-eks", "aws", "production", "1.33", "1.33", true),
+		fleetCluster("team-b", "prod-aks", "azure", "production", "1.33", "1.33", true),
+		fleetCluster("team-b", "sneaky", "gcp", "canary", "1.33", "1.33", true),
+	}
+}
+
+// unsynced is c with its Synced condition False: the function refused
+// its change.
+func unsynced(c *unstructured.Unstructured) *unstructured.Unstructured {
+	conds, _, _ := unstructured.NestedSlice(c.Object, "status", "conditions")
+	conds[1] = map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError", "message": "the upgrade was refused"}
+	_ = unstructured.SetNestedSlice(c.Object, conds, "status", "conditions")
+	return c
+}
+
+// fleetWith is testFleet with some Clusters replaced, by namespace/name.
+func fleetWith(replace ...*unstructured.Unstructured) []runtime.Object {
+	out := testFleet()
+	for i, o := range out {
+		u, _ := o.(*unstructured.Unstructured)
+		for _, r := range replace {
+			if u.GetNamespace() == r.GetNamespace() && u.GetName() == r.GetName() {
+				out[i] = r
+			}
+		}
+	}
+	return append(out, baselineConfig("cluster-platform-baseline", testWaves))
+}
+
+// waveSummary is what a test reads of a wave: its gate, and its Clusters
+// as namespace/name(cloud).
+type waveSummary struct {
+	Name     string
+	Verdict  string
+	WaitsFor []string
+	Hidden   int
+	Failed   string
+	Clusters []string
+}
+
+func summarize(v FleetView) []waveSummary {
+	out := []waveSummary{}
+	for _, w := range v.Waves {
+		s := waveSummary{Name: w.Name, Verdict: w.Gate.Verdict, Hidden: w.Gate.Hidden}
+		if f := w.Gate.Failed; f != nil {
+			s.Failed = f.Namespace + "/" + f.Name
+		}
+		for _, c := range w.Gate.WaitsFor {
+			s.WaitsFor = append(s.WaitsFor, c.Namespace+"/"+c.Name)
+		}
+		for _, cl := range w.Clouds {
+			for _, c := range cl.Clusters {
+				s.Clusters = append(s.Clusters, fmt.Sprintf("%s/%s(%s)", c.Namespace, c.Name, c.Cloud))
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestFleetView(t *testing.T) {
+	withWaves := append(testFleet(), baselineConfig("cluster-platform-baseline", testWaves))
+	type want struct {
+		code    int
+		waves   []waveSummary
+		message string
+	}
+	cases := map[string]struct {
+		reason string
+		objs   []runtime.Object
+		token  string
+		want   want
+	}{
+		"PlatformSeesAll": {
+			reason: "A user who may list Clusters everywhere sees every wave in order, each Cluster per cloud, and what production waits for by name.",
+			objs:   withWaves, token: tokenPat,
+			want: want{code: http.StatusOK, waves: []waveSummary{
+				{Name: "canary", Verdict: "Adopt", Clusters: []string{"platform/canary-gke(gcp)"}},
+				{Name: "staging", Verdict: "Adopt", Clusters: []string{"team-a/stg-eks(aws)", "team-b/stg-aks(azure)"}},
+				{Name: "production", Verdict: "Hold", WaitsFor: []string{"team-a/stg-eks", "team-b/stg-aks"},
+					Clusters: []string{"team-a/prod-eks(aws)", "team-b/prod-aks(azure)", "team-b/sneaky(gcp)"}},
+			}},
+		},
+		"TenantSeesItsOwn": {
+			reason: "A tenant sees only its namespace's Clusters; what production waits for elsewhere is counted, not named.",
+			objs:   withWaves, token: tokenAlice,
+			want: want{code: http.StatusOK, waves: []waveSummary{
+				{Name: "canary", Verdict: "Adopt"},
+				{Name: "staging", Verdict: "Adopt", Clusters: []string{"team-a/stg-eks(aws)"}},
+				{Name: "production", Verdict: "Hold", WaitsFor: []string{"team-a/stg-eks"}, Hidden: 1, Clusters: []string{"team-a/prod-eks(aws)"}},
+			}},
+		},
+		"OtherTenant": {
+			reason: "The other tenant sees its own, and team-a's staging Cluster only as a count.",
+			objs:   withWaves, token: tokenBob,
+			want: want{code: http.StatusOK, waves: []waveSummary{
+				{Name: "canary", Verdict: "Adopt"},
+				{Name: "staging", Verdict: "Adopt", Clusters: []string{"team-b/stg-aks(azure)"}},
+				{Name: "production", Verdict: "Hold", WaitsFor: []string{"team-b/stg-aks"}, Hidden: 1,
+					Clusters: []string{"team-b/prod-aks(azure)", "team-b/sneaky(gcp)"}},
+			}},
+		},
+		"NoWaves": {
+			reason: "Without rollout.waves the view says so and shows one wave of everything.",
+			objs:   append(testFleet(), baselineConfig("cluster-platform-baseline", nil)), token: tokenPat,
+			want: want{code: http.StatusOK, message: noWaves, waves: []waveSummary{
+				{Name: "", Verdict: "Adopt", Clusters: []string{
+					"team-a/prod-eks(aws)", "team-a/stg-eks(aws)", "team-b/prod-aks(azure)",
+					"team-b/stg-aks(azure)", "platform/canary-gke(gcp)", "team-b/sneaky(gcp)",
+				}},
+			}},
+		},
+		"LaterConfigWins": {
+			reason: "Of two baseline EnvironmentConfigs the later by name sets the waves, as the function merges them.",
+			objs: append(testFleet(), baselineConfig("a-baseline", nil),
+				baselineConfig("b-baseline", []any{map[string]any{"name": "only"}})), token: tokenAlice,
+			want: want{code: http.StatusOK, waves: []waveSummary{
+				{Name: "only", Verdict: "Adopt", Clusters: []string{"team-a/prod-eks(aws)", "team-a/stg-eks(aws)"}},
+			}},
+		},
+		"Approval": {
+			reason: "Once every earlier Cluster runs the target and is Ready, production waits for the environment's approval.",
+			objs: fleetWith(fleetCluster("team-a", "stg-eks", "aws", "staging", "1.34", "1.34", true),
+				fleetCluster("team-b", "stg-aks", "azure", "staging", "1.34", "1.34", true)), token: tokenAlice,
+			want: want{code: http.StatusOK, waves: []waveSummary{
+				{Name: "canary", Verdict: "Adopt"},
+				{Name: "staging", Verdict: "Adopt", Clusters: []string{"team-a/stg-eks(aws)"}},
+				{Name: "production", Verdict: "Approval", Clusters: []string{"team-a/prod-eks(aws)"}},
+			}},
+		},
+		"HaltNamed": {
+			reason: "A staging Cluster whose change was refused halts production, and the halt names it to whoever may see it.",
+			objs:   fleetWith(unsynced(fleetCluster("team-b", "stg-aks", "azure", "staging", "1.33", "1.34", true))), token: tokenPat,
+			want: want{code: http.StatusOK, waves: []waveSummary{
+				{Name: "canary", Verdict: "Adopt", Clusters: []string{"platform/canary-gke(gcp)"}},
+				{Name: "staging", Verdict: "Adopt", Clusters: []string{"team-a/stg-eks(aws)", "team-b/stg-aks(azure)"}},
+				{Name: "production", Verdict: "Halt", WaitsFor: []string{"team-a/stg-eks", "team-b/stg-aks"}, Failed: "team-b/stg-aks",
+					Clusters: []string{"team-a/prod-eks(aws)", "team-b/prod-aks(azure)", "team-b/sneaky(gcp)"}},
+			}},
+		},
+		"HaltNotNamed": {
+			reason: "The halt does not name a failed Cluster of a namespace the user may not see.",
+			objs: fleetWith(fleetCluster("team-a", "stg-eks", "aws", "staging", "1.34", "1.34", true),
+				unsynced(fleetCluster("team-b", "stg-aks", "azure", "staging", "1.33", "1.34", true))), token: tokenAlice,
+			want: want{code: http.StatusOK, waves: []waveSummary{
+				{Name: "canary", Verdict: "Adopt"},
+				{Name: "staging", Verdict: "Adopt", Clusters: []string{"team-a/stg-eks(aws)"}},
+				{Name: "production", Verdict: "Halt", Hidden: 1, Clusters: []string{"team-a/prod-eks(aws)"}},
+			}},
+		},
+		"InvalidWaves": {
+			reason: "Waves the function would refuse are not shown: the view says what is wrong, with one wave of everything.",
+			objs:   append(testFleet(), baselineConfig("cluster-platform-baseline", []any{map[string]any{"name": "x"}, map[string]any{"name": "x"}})),
+			token:  tokenAlice,
+			want: want{code: http.StatusOK, message: `The rollout keys are invalid, so no waves are shown: [environment.rollout.waves[1].name: Duplicate value: "x"]`,
+				waves: []waveSummary{{Verdict: "Adopt", Clusters: []string{"team-a/prod-eks(aws)", "team-a/stg-eks(aws)"}}}},
+		},
+		"NobodysFleet": {
+			reason: "A user who may list Clusters in none of the namespaces that hold them is refused, and learns no count.",
+			objs:   withWaves, token: tokenEve,
+			want: want{code: http.StatusForbidden},
+		},
+		"NoToken": {
+			reason: "The fleet is behind the same authentication as the rest.",
+			objs:   withWaves,
+			want:   want{code: http.StatusUnauthorized},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, tc.objs...)
+			rec := w.do(t, http.MethodGet, "/api/v1/fleet", tc.token, "")
+			got := want{code: rec.Code}
+			if rec.Code == http.StatusOK {
+				var v FleetView
+				if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+					t.Fatal(err)
+				}
+				got.waves, got.message = summarize(v), v.Message
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nGET /api/v1/fleet: -want, +got:\n%s\n%s", tc.reason, diff, rec.Body.String())
+			}
+		})
+	}
+}
+
+func TestFleetAccessCached(t *testing.T) {
+	w := newWorld(t, append(testFleet(), baselineConfig("cluster-platform-baseline", testWaves))...)
+	counting := &countingAuthz{Authorizer: w.srv.Authz}
+	w.srv.Authz = counting
+	for range 3 {
+		if rec := w.do(t, http.MethodGet, "/api/v1/fleet", tokenAlice, ""); rec.Code != http.StatusOK {
+			t.Fatalf("GET /api/v1/fleet: %d %s", rec.Code, rec.Body)
+		}
+	}
+	// Three namespaces hold Clusters: one review each, remembered.
+	if counting.n != 3 {
+		t.Errorf("three views of three namespaces' Clusters: want 3 access reviews (one per namespace, remembered), got %d", counting.n)
+	}
+}
+
+// countingAuthz counts the access reviews it is asked for.
+type countingAuthz struct {
+	Authorizer
+	n int
+}
+
+func (c *countingAuthz) Allowed(ctx context.Context, u *User, a Access) (bool, error) {
+	c.n++
+	if a.Verb != "list" || a.Resource != "clusters" || a.Group != envGroup {
+		return false, fmt.Errorf("the fleet view asked for %+v, want list clusters", a)
+	}
+	return c.Authorizer.Allowed(ctx, u, a)
+}
+
+// TestFleetAttacks is the fleet view as a hostile tenant tries it: it
+// must learn no other tenant's Cluster through the endpoint or the
+// stream, and a label on its own Cluster cannot move it into a wave the
+// environment keeps for another namespace.
+func TestFleetAttacks(t *testing.T) {
+	w := newWorld(t, append(testFleet(), baselineConfig("cluster-platform-baseline", testWaves))...)
+	others := []string{"team-b", "stg-aks", "prod-aks", "sneaky", "canary-gke", "platform/"}
+
+	t.Run("Endpoint", func(t *testing.T) {
+		rec := w.do(t, http.MethodGet, "/api/v1/fleet", tokenAlice, "")
+		for _, s := range others {
+			if strings.Contains(rec.Body.String(), s) {
+				t.Errorf("alice's fleet view names %q:\n%s", s, rec.Body)
+			}
+		}
+	})
+	t.Run("QueryIgnored", func(t *testing.T) {
+		// No parameter widens the view: the namespaces are the access
+		// reviews' decision alone.
+		for _, q := range []string{"?namespace=team-b", "?namespace=*", "?all=true", "?user=pat"} {
+			rec := w.do(t, http.MethodGet, "/api/v1/fleet"+q, tokenAlice, "")
+			if strings.Contains(rec.Body.String(), "team-b") {
+				t.Errorf("GET /api/v1/fleet%s as alice names team-b:\n%s", q, rec.Body)
+			}
+		}
+	})
+	t.Run("BogusPaths", func(t *testing.T) {
+		for _, p := range []string{"/api/v1/fleet/team-b", "/api/v1/namespaces/team-b/fleet", "/api/v1/fleet/events/x", "/api/v1/fleet/../fleet?x"} {
+			rec := w.do(t, http.MethodGet, p, tokenAlice, "")
+			if strings.Contains(rec.Body.String(), "stg-aks") {
+				t.Errorf("GET %s as alice names team-b's Cluster: %d %s", p, rec.Code, rec.Body)
+			}
+		}
+	})
+	t.Run("LabelCannotMoveWaves", func(t *testing.T) {
+		rec := w.do(t, http.MethodGet, "/api/v1/fleet", tokenBob, "")
+		var v FleetView
+		if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		for _, wave := range v.Waves {
+			for _, cl := range wave.Clouds {
+				for _, c := range cl.Clusters {
+					if c.Name == "sneaky" && (wave.Name != "production" || c.Label != "canary") {
+						t.Errorf("team-b's Cluster labelled canary: want it in production (the environment admits only platform to canary), labelled canary; got wave %s, label %q", wave.Name, c.Label)
+					}
+				}
+			}
+		}
+		if len(v.Waves) != 3 || len(v.Waves[0].Clouds) != 0 {
+			t.Errorf("the canary wave as team-b sees it: want no Cluster, got %+v", v.Waves)
+		}
+	})
+	t.Run("Stream", func(t *testing.T) {
+		srv := httptest.NewServer(w.srv.Handler())
+		defer srv.Close()
+		rsp, stop := openStream(t, srv.URL+"/api/v1/fleet/events", "")
+		defer stop()
+		if rsp.StatusCode != http.StatusOK || rsp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("the fleet stream: %d %s", rsp.StatusCode, rsp.Header.Get("Content-Type"))
+		}
+		events := newSSEReader(rsp.Body)
+		first := events.next(1)
+		// team-b's staging Cluster reaches the target: alice's production
+		// gate counts one Cluster less, and still names none of team-b's.
+		reachTarget(t, w, "team-b", "stg-aks")
+		second := events.next(1)
+		// team-a's own staging Cluster gets there too, and is Ready.
+		reachTarget(t, w, "team-a", "stg-eks")
+		third := events.next(1)
+		got := append(append(first, second...), third...)
+		if len(got) != 3 {
+			t.Fatalf("want 3 events (the view, then two changes), got %d: %+v", len(got), got)
+		}
+		hidden := []int{}
+		for _, ev := range got {
+			if ev.typ != eventFleet {
+				t.Errorf("event type %q, want %q", ev.typ, eventFleet)
+			}
+			for _, s := range others {
+				if strings.Contains(ev.data, s) {
+					t.Errorf("alice's fleet stream names %q: %s", s, ev.data)
+				}
+			}
+			var v FleetView
+			if err := json.Unmarshal([]byte(ev.data), &v); err != nil {
+				t.Fatal(err)
+			}
+			hidden = append(hidden, v.Waves[2].Gate.Hidden)
+		}
+		if diff := cmp.Diff([]int{1, 0, 0}, hidden); diff != "" {
+			t.Errorf("production's hidden count along the stream: -want, +got:\n%s", diff)
+		}
+	})
+}
+
+// reachTarget makes a Cluster run and ask for the target, 1.34, Ready.
+func reachTarget(t *testing.T, w *world, ns, name string) {
+	t.Helper()
+	c := w.dyn.Resource(clusterGVR).Namespace(ns)
+	o, err := c.Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := fleetCluster(ns, name, o.GetLabels()["cloud"], o.GetLabels()[rollout.Label], "1.34", "1.34", true)
+	o.Object["status"] = fresh.Object["status"]
+	if _, err := c.Update(context.Background(), o, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFleetStreamRevoked: once the user may list Clusters in no namespace
+// (its access reviews expired and refused), its fleet stream ends at the
+// next change, and what it sees next is the 403.
+func TestFleetStreamRevoked(t *testing.T) {
+	w := newWorld(t, append(testFleet(), baselineConfig("cluster-platform-baseline", testWaves))...)
+	revocable := &revocableAuthz{Authorizer: w.srv.Authz}
+	w.srv.Authz = revocable
+	now := time.Now()
+	var clock atomic.Int64
+	w.srv.Fleet.now = func() time.Time { return now.Add(time.Duration(clock.Load())) }
+	srv := httptest.NewServer(w.srv.Handler())
+	defer srv.Close()
+	rsp, stop := openStream(t, srv.URL+"/api/v1/fleet/events", "")
+	defer stop()
+	events := newSSEReader(rsp.Body)
+	if got := events.next(1); len(got) != 1 {
+		t.Fatalf("the fleet stream's first event: got %+v", got)
+	}
+	revocable.revoked.Store(true)
+	clock.Store(int64(FleetAccessTTL + time.Second))
+	reachTarget(t, w, "team-a", "stg-eks")
+	if got := events.next(1); len(got) != 0 {
+		t.Errorf("after the user lost access: want the stream to end without an event, got %+v", got)
+	}
+	if rec := w.do(t, http.MethodGet, "/api/v1/fleet", tokenAlice, ""); rec.Code != http.StatusForbidden {
+		t.Errorf("GET /api/v1/fleet after the user lost access: want 403, got %d %s", rec.Code, rec.Body)
+	}
+}
+
+// revocableAuthz refuses every access once revoked.
+type revocableAuthz struct {
+	Authorizer
+	revoked atomic.Bool
+}
+
+func (r *revocableAuthz) Allowed(ctx context.Context, u *User, a Access) (bool, error) {
+	if r.revoked.Load() {
+		return false, nil
+	}
+	return r.Authorizer.Allowed(ctx, u, a)
+}

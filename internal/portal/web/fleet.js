@@ -1,0 +1,159 @@
+/*
+ * Fleet view: the browser client of GET /api/v1/fleet/events. Vanilla JS, no build step,
+ * nothing external (CSP: 'self'). Signs in with the Kubernetes bearer token the environment page
+ * keeps in sessionStorage, follows the fleet's stream (each event the whole view, as this user may
+ * see it) and renders each wave: its gate, its Clusters per cloud, what it waits for. Reconnects
+ * with backoff; every event is the whole view, so nothing is resumed.
+ */
+(function () {
+  'use strict';
+
+  const TOKEN_KEY = 'portal.token';
+  const BACKOFF_MIN_MS = 1000;
+  const BACKOFF_MAX_MS = 10000;
+  // The gate's verdicts (rollout.Decide's) as the badge says them.
+  const VERDICTS = { Adopt: 'Open', Hold: 'Holds', Halt: 'Halted', Approval: 'Awaits approval' };
+
+  const state = { token: '', controller: null, timer: 0, delay: BACKOFF_MIN_MS, connected: false };
+  const $ = (id) => document.getElementById(id);
+  const showMessage = (text) => { $('message').textContent = text || ''; };
+
+  const el = window.Portal.el;
+  const pill = (ok, yes, no) => el('span', { class: 'pill', 'data-status': ok ? 'True' : 'False' }, ok ? yes : no);
+  const key = (c) => c.namespace + '/' + c.name;
+
+  // ---------- rendering: each event replaces the view ----------
+  function render(view) {
+    $('fleet').hidden = false;
+    $('fleet-target').textContent = view.target || 'none';
+    $('fleet-sources').textContent = (view.sources || []).join(', ') || 'no baseline EnvironmentConfig';
+    $('fleet-note').textContent = view.message || '';
+    $('fleet-note').hidden = !view.message;
+    const waves = view.waves || [];
+    $('waves').replaceChildren(...waves.map((w, i) => wave(view, w, i, waves[i + 1])));
+  }
+
+  function wave(view, w, i, next) {
+    const name = view.rollout ? w.name : 'All Clusters';
+    const gate = w.gate || {};
+    const head = el('div', { class: 'card-head' },
+      el('h2', null, el('span', { class: 'wave-index' }, String(i + 1)), name),
+      el('span', { class: 'verdict', 'data-verdict': gate.verdict || 'None', title: gate.verdict || '' }, VERDICTS[gate.verdict] || 'No target'));
+    const facts = el('dl', { class: 'facts' },
+      fact('Earlier waves', i === 0 ? 'none: it goes first' : waitsText(gate)),
+      fact('Approval', !w.requiresApproval ? 'not required' : w.approved ? 'approved for ' + view.target : 'required, not given for ' + (view.target || 'the target')),
+      fact('Max unavailable', w.maxUnavailable > 0 ? String(w.maxUnavailable) + ' at once' : 'no limit'),
+      fact('Done', w.total ? w.done + ' of ' + w.total + ' run ' + (view.target || 'the target') + ' and are Ready' : 'none you may see'),
+      w.namespaces && w.namespaces.length ? fact('Counts', 'Clusters of ' + w.namespaces.join(', ')) : null);
+    const section = el('li', { class: 'card wave', 'data-wave': w.name, 'data-verdict': gate.verdict || '' },
+      head, facts, el('p', { class: 'gate-message muted' }, sentence(gate.message)));
+    if ((gate.waitsFor || []).length || gate.hidden) section.append(waitsFor(gate));
+    const clouds = w.clouds || [];
+    if (!clouds.length) section.append(el('p', { class: 'muted empty-wave' }, 'No Cluster of this wave that you may see.'));
+    for (const c of clouds) section.append(cloud(c));
+    if (next) section.append(el('p', { class: 'next-wave' }, 'Next: ' + (view.rollout ? next.name : '') + ' ' + nextText(next)));
+    return section;
+  }
+
+  const sentence = (s) => (s ? s[0].toUpperCase() + s.slice(1) + (/[.:]$/.test(s) ? '' : '.') : '');
+  const fact = (dt, dd) => el('div', null, el('dt', null, dt), el('dd', null, dd));
+
+  function waitsText(gate) {
+    const n = (gate.waitsFor || []).length + (gate.hidden || 0);
+    if (gate.verdict === 'Halt') return 'halted by a failed Cluster';
+    return n ? 'waiting for ' + n + ' Cluster(s)' : 'done';
+  }
+
+  function nextText(next) {
+    const gate = next.gate || {};
+    const n = (gate.waitsFor || []).length + (gate.hidden || 0);
+    if (gate.verdict === 'Approval') return 'waits for approval.';
+    if (gate.verdict === 'Halt') return 'is halted.';
+    return n ? 'waits for ' + n + ' Cluster(s) of earlier waves.' : 'waits for nothing of earlier waves.';
+  }
+
+  function waitsFor(gate) {
+    const items = (gate.waitsFor || []).map((c) => el('li', { 'data-key': key(c) },
+      el('strong', null, key(c)), ' (' + (c.cloud || '?') + ') runs ' + (c.runs || 'nothing yet'),
+      c.ready ? '' : ', not Ready', c.failed ? ' — failed: ' + (c.reason || '') : ''));
+    if (gate.hidden) items.push(el('li', { class: 'hidden-count', 'data-hidden': gate.hidden }, gate.hidden + ' Cluster(s) of namespaces you may not see'));
+    return el('div', { class: 'waits-for' }, el('h3', null, 'Waits for'), el('ul', null, ...items));
+  }
+
+  function cloud(c) {
+    const rows = (c.clusters || []).map(clusterRow);
+    return el('div', { class: 'cloud', 'data-cloud': c.cloud },
+      el('h3', null, c.cloud || 'no cloud label', el('span', { class: 'muted' }, ' · ' + rows.length + ' Cluster(s)')),
+      el('div', { class: 'table-wrap' }, el('table', { class: 'clusters' },
+        el('thead', null, el('tr', null, ...['Cluster', 'Runs', 'Control plane', 'Pools', 'Asks', 'State'].map((h) => el('th', { scope: 'col' }, h)))),
+        el('tbody', null, ...rows))));
+  }
+
+  function clusterRow(c) {
+    const pools = (c.pools || []).map((p) => el('span', { class: 'pool' }, p.name + ' ' + (p.version || '—'), p.ready ? '' : ' (not ready)'));
+    const state = c.failed ? el('span', { class: 'tag' }, 'failed') : pill(c.ready, 'Ready', 'Not Ready');
+    return el('tr', { 'data-key': key(c), 'data-ready': String(c.ready), 'data-failed': String(c.failed) },
+      el('td', { 'data-label': 'Cluster' }, el('span', { class: 'cluster-name' }, c.name), el('span', { class: 'muted' }, c.namespace),
+        c.label ? el('span', { class: 'muted', title: 'its label names a wave the environment does not count it in' }, 'label: ' + c.label) : ''),
+      el('td', { 'data-label': 'Runs' }, c.runs || 'nothing yet'),
+      el('td', { 'data-label': 'Control plane' }, c.controlPlane || '—'),
+      el('td', { 'data-label': 'Pools' }, ...pools),
+      el('td', { 'data-label': 'Asks' }, c.asks || '—', c.step ? el('span', { class: 'muted' }, c.step) : ''),
+      el('td', { 'data-label': 'State' }, state, c.reason ? el('span', { class: 'muted' }, c.reason) : ''));
+  }
+
+  // ---------- the stream ----------
+  function setStreamState(name, text) {
+    const node = $('stream-status');
+    node.dataset.state = name;
+    node.textContent = text;
+    node.classList.toggle('down', name === 'down');
+  }
+
+  async function follow() {
+    clearTimeout(state.timer);
+    if (state.controller) state.controller.abort();
+    const controller = new AbortController();
+    state.controller = controller;
+    const headers = { Authorization: 'Bearer ' + state.token, Accept: 'text/event-stream' };
+    const res = await fetch('/api/v1/fleet/events', { headers, cache: 'no-store', signal: controller.signal }).catch(() => null);
+    if (state.controller !== controller) return;
+    if (res && !res.ok) {
+      const body = await res.json().catch(() => null);
+      showMessage((body && body.error) || 'Request failed: HTTP ' + res.status);
+      if (res.status === 401 || res.status === 403) return setStreamState('closed', 'Closed');
+    }
+    if (res && res.ok) {
+      showMessage('');
+      setStreamState('live', state.connected ? 'Reconnected' : 'Live');
+      state.connected = true;
+      await window.Portal.readEvents(res.body, (ev) => {
+        if (ev.type !== 'fleet' || !ev.data.length) return;
+        state.delay = BACKOFF_MIN_MS;
+        try { render(JSON.parse(ev.data.join('\n'))); } catch (e) { /* skip a malformed event */ }
+      }).catch(() => {});
+      if (state.controller !== controller) return;
+    }
+    setStreamState('down', 'Connection lost — reconnecting…');
+    state.timer = setTimeout(follow, state.delay);
+    state.delay = Math.min(state.delay * 2, BACKOFF_MAX_MS);
+  }
+
+  function connect(event) {
+    if (event) event.preventDefault();
+    const token = $('token').value.trim();
+    if (!token) return showMessage('Enter a token.');
+    Object.assign(state, { token, connected: false, delay: BACKOFF_MIN_MS });
+    sessionStorage.setItem(TOKEN_KEY, token);
+    setStreamState('connecting', 'Connecting…');
+    follow();
+  }
+
+  function init() {
+    $('signin-form').addEventListener('submit', connect);
+    $('token').value = sessionStorage.getItem(TOKEN_KEY) || '';
+    if ($('token').value) connect();
+  }
+
+  document.addEventListener('DOMContentLoaded', init);
+}());

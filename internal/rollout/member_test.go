@@ -1,0 +1,113 @@
+package rollout
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// cluster is a Cluster XR of namespace team-a with labels, status.upgrade,
+// node pool versions and conditions (type=status pairs).
+func cluster(labels map[string]any, upgrade map[string]any, pools []string, conds ...[2]string) map[string]any {
+	np := make([]any, 0, len(pools))
+	for i, v := range pools {
+		p := map[string]any{"name": string(rune('a' + i)), "ready": true}
+		if v != "" {
+			p["version"] = v
+		}
+		np = append(np, p)
+	}
+	cs := make([]any, 0, len(conds))
+	for _, c := range conds {
+		cs = append(cs, map[string]any{"type": c[0], "status": c[1], "reason": c[0] + c[1], "message": "says " + c[0]})
+	}
+	return map[string]any{
+		"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster",
+		"metadata": map[string]any{"name": "c", "namespace": "team-a", "labels": labels},
+		"status":   map[string]any{"upgrade": upgrade, "nodePools": np, "conditions": cs},
+	}
+}
+
+func TestMemberOf(t *testing.T) {
+	labels := map[string]any{"cloud": "aws", Label: "staging"}
+	up := map[string]any{"target": "1.31", "phase": "UpToDate", "controlPlane": "1.31"}
+	cases := map[string]struct {
+		reason string
+		obj    map[string]any
+		want   Member
+	}{
+		"UpToDate": {
+			reason: "A Cluster whose control plane and pools run the target, Ready and Synced, runs and asks for it.",
+			obj:    cluster(labels, up, []string{"1.31.4-eks.2", "1.31"}, [2]string{"Ready", "True"}, [2]string{"Synced", "True"}),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging",
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}, Ready: true},
+		},
+		"PoolBehind": {
+			reason: "A pool that still runs the old minor: the Cluster runs the lowest, not the control plane's.",
+			obj: cluster(labels, map[string]any{"target": "1.31", "controlPlane": "1.31"}, []string{"1.31", "v1.30.9"},
+				[2]string{"Ready", "True"}, [2]string{"Synced", "True"}, [2]string{"Upgrading", "True"}),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging",
+				Runs: Target{Kubernetes: "1.30"}, Asks: Target{Kubernetes: "1.31"}, Ready: true, Reason: "UpgradingTrue: says Upgrading"},
+		},
+		"TenMinors": {
+			reason: "Minors compare as numbers: 1.9 is older than 1.10.",
+			obj:    cluster(labels, map[string]any{"target": "1.10", "controlPlane": "1.10"}, []string{"1.9"}, [2]string{"Ready", "True"}),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging",
+				Runs: Target{Kubernetes: "1.9"}, Asks: Target{Kubernetes: "1.10"}, Ready: true},
+		},
+		"PoolWithoutVersion": {
+			reason: "A pool that reports no version yet is not counted.",
+			obj:    cluster(labels, up, []string{""}, [2]string{"Ready", "True"}),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging",
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}, Ready: true},
+		},
+		"NothingRunsYet": {
+			reason: "Without a control plane's version the Cluster runs nothing, whatever its pools say, and is not Ready.",
+			obj:    cluster(map[string]any{"cloud": "gcp"}, map[string]any{"target": "1.31"}, []string{"1.30"}, [2]string{"Ready", "False"}),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "gcp",
+				Asks: Target{Kubernetes: "1.31"}, Reason: "ReadyFalse: says Ready"},
+		},
+		"Refused": {
+			reason: "Synced False is a failure (the function refused the change), and its words are the reason.",
+			obj:    cluster(labels, up, nil, [2]string{"Ready", "True"}, [2]string{"Synced", "False"}),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging",
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}, Ready: true, Failed: true, Reason: "SyncedFalse: says Synced"},
+		},
+		"NoStatus": {
+			reason: "A Cluster without status runs and asks for nothing, and is neither Ready nor failed.",
+			obj:    map[string]any{"metadata": map[string]any{"name": "new", "namespace": "team-b"}},
+			want:   Member{Name: "new", Namespace: "team-b"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, MemberOf(tc.obj)); diff != "" {
+				t.Errorf("%s\nMemberOf(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestMinor(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		v      string
+		want   string
+	}{
+		"Minor":      {reason: "A minor is itself.", v: "1.31", want: "1.31"},
+		"Patch":      {reason: "A patch names its minor.", v: "1.31.2", want: "1.31"},
+		"V":          {reason: "A leading v is read.", v: "v1.30.1", want: "1.30"},
+		"CloudBuild": {reason: "A cloud's build suffix is read past.", v: "1.29.8-gke.1211000", want: "1.29"},
+		"EKSStyle":   {reason: "A minor with a suffix of its own.", v: "1.31-eks", want: "1.31"},
+		"Empty":      {reason: "Nothing names no minor.", v: "", want: ""},
+		"Major":      {reason: "A major alone names no minor.", v: "1", want: ""},
+		"Garbage":    {reason: "Letters name no minor.", v: "latest", want: ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Minor(tc.v); got != tc.want {
+				t.Errorf("%s\nMinor(%q): want %q, got %q", tc.reason, tc.v, tc.want, got)
+			}
+		})
+	}
+}
