@@ -7,6 +7,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
+// ReasonReconcileError is the reason of a Cluster's condition whose
+// composed resources the provider cannot reconcile (the engine's
+// ReasonReconcileError): the cloud refused or failed what was asked.
+const ReasonReconcileError = "ReconcileError"
+
 // LabelCloud is the label that names a Cluster's cloud (the XR's cloud
 // label, as in examples/*/cluster.yaml).
 const LabelCloud = "cloud"
@@ -24,8 +29,13 @@ const LabelCloud = "cloud"
 //   - Ready is the condition Ready being True.
 //   - Failed is the condition Synced being False: the function refused the
 //     change with a Fatal (or could not render), so the Cluster is stuck
-//     until someone changes it; a step merely under way is not a failure.
-//   - Reason is the Synced condition's words when it failed, else the
+//     until someone changes it. It is set too when one of the Cluster's
+//     own conditions (ClusterReady, NodePoolsReady, ...) is False for
+//     ReasonReconcileError: the provider cannot reconcile a composed
+//     resource, so the cloud refused or failed the step, which no
+//     reconcile of the Cluster will take further. A step merely under
+//     way is not a failure.
+//   - Reason is the failed condition's words when it failed, else the
 //     Ready condition's when not Ready, else the Upgrading condition's
 //     while an upgrade is under way.
 //   - Wave is its Label, Cloud its LabelCloud.
@@ -52,20 +62,27 @@ func MemberOf(obj map[string]any) Member {
 	m.Asks.Kubernetes = Minor(target)
 
 	conds := map[string]map[string]any{}
+	var refused map[string]any
 	list, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
 	for _, c := range list {
 		if cm, ok := c.(map[string]any); ok {
 			if t, _ := cm["type"].(string); t != "" {
 				conds[t] = cm
 			}
+			if s, _ := cm["status"].(string); s == "False" && refused == nil && cm["reason"] == ReasonReconcileError {
+				refused = cm
+			}
 		}
 	}
 	is := func(typ, status string) bool { s, _ := conds[typ]["status"].(string); return s == status }
 	m.Ready = is("Ready", "True")
-	m.Failed = is("Synced", "False")
+	m.Failed = is("Synced", "False") || refused != nil
 	switch {
-	case m.Failed:
+	case is("Synced", "False"):
 		m.Reason = words(conds["Synced"])
+	case m.Failed:
+		t, _ := refused["type"].(string)
+		m.Reason = t + " " + words(refused)
 	case !m.Ready:
 		m.Reason = words(conds["Ready"])
 	case is("Upgrading", "True"):

@@ -73,6 +73,18 @@ func TestMemberOf(t *testing.T) {
 			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging",
 				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}, Ready: true, Failed: true, Reason: "SyncedFalse: says Synced"},
 		},
+		"ProviderRefused": {
+			reason: "A condition of the Cluster False for ReconcileError is a failure: the provider cannot reconcile what the step asked, and no reconcile takes it further.",
+			obj: func() map[string]any {
+				o := cluster(labels, map[string]any{"target": "1.32", "controlPlane": "1.31"}, []string{"1.31"}, [2]string{"Ready", "True"}, [2]string{"Synced", "True"})
+				st := o["status"].(map[string]any)
+				st["conditions"] = append(st["conditions"].([]any), map[string]any{"type": "ClusterReady", "status": "False", "reason": ReasonReconcileError, "message": "The provider cannot reconcile cluster: upgrade refused"})
+				return o
+			}(),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging",
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.32"}, Ready: true, Failed: true,
+				Reason: "ClusterReady ReconcileError: The provider cannot reconcile cluster: upgrade refused"},
+		},
 		"NoStatus": {
 			reason: "A Cluster without status runs and asks for nothing, and is neither Ready nor failed.",
 			obj:    map[string]any{"metadata": map[string]any{"name": "new", "namespace": "team-b"}},

@@ -110,6 +110,7 @@ func Build(x *xr.Cluster, env *envcfg.Env, traits Traits) (*Plan, field.ErrorLis
 	p.Components = append(p.Components, p.Cluster)
 
 	errs = append(errs, perrs...)
+	errs = append(errs, s.Rollout.Validate(field.NewPath("environment", "rollout"))...)
 	for _, np := range pools {
 		p.Components = append(p.Components, np)
 	}

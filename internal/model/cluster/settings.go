@@ -6,6 +6,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/budget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -108,6 +109,10 @@ type Settings struct {
 	} `json:"dns"`
 	// Lifecycle configures upgrades and rotations.
 	Lifecycle LifecycleSettings `json:"lifecycle"`
+	// Rollout orders the fleet's changes in waves: a Cluster adopts the
+	// environment's version only once the earlier waves run it and are
+	// Ready (package rollout, docs/rollouts.md).
+	Rollout rollout.Settings `json:"rollout"`
 	// Original are the original platform's keys.
 	Original
 
