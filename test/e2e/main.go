@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ func main() {
 	kubeconfig := flag.String("kubeconfig", os.Getenv("KUBECONFIG"), "the control plane's kubeconfig")
 	examples := flag.String("examples", "examples", "the examples folder")
 	clouds := flag.String("clouds", "gcp,aws,azure", "the clouds whose examples to run")
+	only := flag.String("only", "", "run only these scenarios, comma-separated ("+strings.Join(scenarioNames, ", ")+"; a cloud's name runs its example's scenario); empty runs all")
 	timeout := flag.Duration("timeout", 5*time.Minute, "how long each step may take")
 	prepare := flag.String("prepare-crds", "", "copy the provider CRDs of this folder for installing without providers into -out, and exit")
 	out := flag.String("out", "", "where -prepare-crds writes")
@@ -63,7 +65,12 @@ func main() {
 		}
 		return
 	}
-	if err := run(*kubeconfig, *examples, strings.Split(*clouds, ","), *timeout); err != nil {
+	want, err := selected(*only)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(2)
+	}
+	if err := run(*kubeconfig, *examples, strings.Split(*clouds, ","), *timeout, want); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: FAILED:", err)
 		os.Exit(1)
 	}
@@ -121,7 +128,30 @@ func simulator(kubeconfig string) (*kube, *cloud, context.CancelFunc, error) {
 	return k, c, cancel, nil
 }
 
-func run(kubeconfig, examples string, clouds []string, timeout time.Duration) error {
+// scenarioNames are the scenarios -only selects, in the order run runs
+// them: the cloud examples' (one per cloud of -clouds) under their
+// cloud's name.
+var scenarioNames = []string{"budget", "gcp", "aws", "azure", "legacy", "portal"}
+
+// selected returns whether -only selects a scenario: every one when only is
+// empty.
+func selected(only string) (func(string) bool, error) {
+	if only == "" {
+		return func(string) bool { return true }, nil
+	}
+	set := map[string]bool{}
+	for _, n := range strings.Split(only, ",") {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(scenarioNames, n) {
+			return nil, fmt.Errorf("cannot select scenario %q with -only: the scenarios are %s", n, strings.Join(scenarioNames, ", "))
+		}
+		set[n] = true
+	}
+	return func(n string) bool { return set[n] }, nil
+}
+
+// run runs the scenarios want selects, in order, and prints the summary.
+func run(kubeconfig, examples string, clouds []string, timeout time.Duration, want func(string) bool) error {
 	k, c, stop, err := simulator(kubeconfig)
 	if err != nil {
 		return err
@@ -137,12 +167,19 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 	scenario := func(format string, a ...any) {
 		fmt.Printf("scenario [%.0f s]: %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
 	}
-	scenario("WorkloadBudget on real Deployments (within budget, over, back under, deleted while paused, monitor-only)")
-	if err := s.budget(); err != nil {
-		return fmt.Errorf("budget: %w", err)
+	if want("budget") {
+		scenario("WorkloadBudget on real Deployments (within budget, over, back under, deleted while paused, monitor-only)")
+		if err := s.budget(); err != nil {
+			return fmt.Errorf("budget: %w", err)
+		}
+		count++
 	}
-	count++
+	var ran []string
 	for _, cl := range clouds {
+		if !want(cl) {
+			continue
+		}
+		ran = append(ran, cl)
 		day2 := ""
 		if _, ok := dayTwoPools[cl+"/cluster.yaml"]; ok {
 			day2 = fmt.Sprintf(", upgrade one minor with the control plane reporting it %s late, rotate a pool", cpDelay)
@@ -170,25 +207,29 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration) er
 			count += 2 // the upgrade and the rotation
 		}
 	}
-	scenario("gcp legacy Database on a network of its own (create, Ready, delete)")
-	if err := s.onCluster("gcp/database-legacy.yaml", "", runDatabase, clusterref.ForDatabase, []string{"host", "connectionSecret"}, nil, nil); err != nil {
-		return fmt.Errorf("gcp legacy database: %w", err)
+	if want("legacy") {
+		scenario("gcp legacy Database on a network of its own (create, Ready, delete)")
+		if err := s.onCluster("gcp/database-legacy.yaml", "", runDatabase, clusterref.ForDatabase, []string{"host", "connectionSecret"}, nil, nil); err != nil {
+			return fmt.Errorf("gcp legacy database: %w", err)
+		}
+		count++
+		scenario("gcp legacy cluster-scoped XR (create, Ready, resize a pool, delete)")
+		if err := s.lifecycle("gcp/legacy.yaml", "default", "", minPath["gcp"], nil); err != nil {
+			return fmt.Errorf("gcp legacy: %w", err)
+		}
+		count++
 	}
-	count++
-	scenario("gcp legacy cluster-scoped XR (create, Ready, resize a pool, delete)")
-	if err := s.lifecycle("gcp/legacy.yaml", "default", "", minPath["gcp"], nil); err != nil {
-		return fmt.Errorf("gcp legacy: %w", err)
+	if want("portal") {
+		scenario("the self-service portal as two tenants (RBAC, validation; an AppEnvironment created, streamed, resumed and deleted through the API; one through the page in Chromium)")
+		if err := s.portal(portalCfg); err != nil {
+			return fmt.Errorf("portal: %w", err)
+		}
+		count++
 	}
-	count++
-	scenario("the self-service portal as two tenants (RBAC, validation; an AppEnvironment created, streamed, resumed and deleted through the API; one through the page in Chromium)")
-	if err := s.portal(portalCfg); err != nil {
-		return fmt.Errorf("portal: %w", err)
-	}
-	count++
 	// The simulated clouds refuse deletes while what is deleted is in
 	// use: that they did on each cloud shows that the deletes completed
 	// against that strictness, not around it.
-	for _, cl := range clouds {
+	for _, cl := range ran {
 		if s.refused[cl] == 0 {
 			return fmt.Errorf("%s: the simulated cloud refused no delete: its deletion rules were not exercised", cl)
 		}

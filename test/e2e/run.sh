@@ -15,7 +15,9 @@
 # APISERVER_PROFILING=true to serve the API server's /debug/pprof (off by default),
 # FN_ARGS more flags for the function (e.g. --ttl-converging=1m),
 # PORTAL_BROWSER=required to fail, not skip, the portal's page test when no
-# Chromium is found (installed from Debian then, as root).
+# Chromium is found (installed from Debian then, as root), E2E_ONLY to run
+# only some scenarios (comma-separated: budget, gcp, aws, azure, legacy,
+# portal; all by default).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/test/e2e
@@ -296,7 +298,7 @@ if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
   curl -sf http://127.0.0.1:18100/healthz >/dev/null
   log "portal serving on 127.0.0.1:18100 as the user portal with the roles of examples/install/portal/portal.yaml"
 
-  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -tokens="$P/tokens.csv" -portal-screenshot="$WORK/portal.png" 2>&1 | tee "$WORK/driver.log"
+  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -only="${E2E_ONLY:-}" -tokens="$P/tokens.csv" -portal-screenshot="$WORK/portal.png" 2>&1 | tee "$WORK/driver.log"
 fi
 if [ -n "${FLEET:-}" ]; then
   log "the fleet: $FLEET XRs"
