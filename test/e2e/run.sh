@@ -74,7 +74,10 @@ cleanup() {
     # chatter; then the driver's own last lines again, so that the failure
     # is what a log's tail shows.
     for f in portal function provider-kubernetes crossplane kube-apiserver; do
-      [ -f "$WORK/$f.log" ] && { echo "---- last lines of $f.log"; grep -v '"Error getting keys"' "$WORK/$f.log" | tail -n 25; }
+      # grep finds no line in an empty log (the function's, when it
+      # logged nothing): with pipefail that would end the cleanup here,
+      # leaving the stack running.
+      [ -f "$WORK/$f.log" ] && { echo "---- last lines of $f.log"; { grep -v '"Error getting keys"' "$WORK/$f.log" || true; } | tail -n 25; }
     done
     [ -f "$WORK/driver.log" ] && { echo "---- the driver's last lines (e2e FAILED)"; tail -n 15 "$WORK/driver.log"; }
   fi
