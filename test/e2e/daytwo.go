@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -32,13 +33,50 @@ type event struct {
 	ready, deleting bool
 }
 
-// recorder keeps the API server's watch events of some kinds of an XR's
-// composed resources, in the order etcd wrote them (resource version).
-type recorder struct {
+// resourceVersion is the resource version etcd wrote the event's object at.
+func (e event) resourceVersion() int64 { return e.rv }
+
+// stamped is a watch event with the resource version of its object.
+type stamped interface{ resourceVersion() int64 }
+
+// eventLog keeps watch events, to be read in the order etcd wrote them
+// (resource version).
+type eventLog[E stamped] struct {
 	mu     sync.Mutex
 	start  time.Time
-	events []event
+	events []E
 }
+
+// add keeps an event.
+func (l *eventLog[E]) add(e E) {
+	l.mu.Lock()
+	l.events = append(l.events, e)
+	l.mu.Unlock()
+}
+
+// sorted returns the events in the order etcd wrote them.
+func (l *eventLog[E]) sorted() []E {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := slices.Clone(l.events)
+	slices.SortStableFunc(out, func(a, b E) int { return cmp.Compare(a.resourceVersion(), b.resourceVersion()) })
+	return out
+}
+
+// first is the first event that matches, in etcd's order.
+func (l *eventLog[E]) first(match func(E) bool) (E, bool) {
+	for _, e := range l.sorted() {
+		if match(e) {
+			return e, true
+		}
+	}
+	var none E
+	return none, false
+}
+
+// recorder keeps the API server's watch events of some kinds of an XR's
+// composed resources.
+type recorder = eventLog[event]
 
 // record watches the kinds until ctx ends.
 func (s *scenarios) record(ctx context.Context, xrName string, kinds ...kindRef) *recorder {
@@ -55,31 +93,10 @@ func (s *scenarios) record(ctx context.Context, xrName string, kinds ...kindRef)
 				ready:    st == "True",
 				deleting: typ == "DELETED" || str(o, "metadata", "deletionTimestamp") != "",
 			}
-			r.mu.Lock()
-			r.events = append(r.events, e)
-			r.mu.Unlock()
+			r.add(e)
 		})
 	}
 	return r
-}
-
-// sorted returns the events in the order etcd wrote them.
-func (r *recorder) sorted() []event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := slices.Clone(r.events)
-	slices.SortStableFunc(out, func(a, b event) int { return int(a.rv - b.rv) })
-	return out
-}
-
-// first is the first event that matches, in etcd's order.
-func (r *recorder) first(match func(event) bool) (event, bool) {
-	for _, e := range r.sorted() {
-		if match(e) {
-			return e, true
-		}
-	}
-	return event{}, false
 }
 
 // Kinds of an EKS Cluster's control plane and node groups, namespaced.

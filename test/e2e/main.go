@@ -131,7 +131,7 @@ func simulator(kubeconfig string) (*kube, *cloud, context.CancelFunc, error) {
 // scenarioNames are the scenarios -only selects, in the order run runs
 // them: the cloud examples' (one per cloud of -clouds) under their
 // cloud's name.
-var scenarioNames = []string{"budget", "gcp", "aws", "azure", "legacy", "portal"}
+var scenarioNames = []string{"budget", "gcp", "aws", "azure", "legacy", "portal", "rollout"}
 
 // selected returns whether -only selects a scenario: every one when only is
 // empty.
@@ -223,6 +223,13 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration, wa
 		scenario("the self-service portal as two tenants (RBAC, validation; an AppEnvironment created, streamed, resumed and deleted through the API; one through the page in Chromium)")
 		if err := s.portal(portalCfg); err != nil {
 			return fmt.Errorf("portal: %w", err)
+		}
+		count++
+	}
+	if want("rollout") {
+		scenario("rollout waves: %d Clusters on gcp, aws and azure in waves canary, staging, production (approval required), the environment's version raised twice, a staging upgrade failed and healed", len(rolloutFleet))
+		if err := s.rollout(); err != nil {
+			return fmt.Errorf("rollout: %w", err)
 		}
 		count++
 	}

@@ -17,7 +17,7 @@
 # PORTAL_BROWSER=required to fail, not skip, the portal's page test when no
 # Chromium is found (installed from Debian then, as root), E2E_ONLY to run
 # only some scenarios (comma-separated: budget, gcp, aws, azure, legacy,
-# portal; all by default).
+# portal, rollout; all by default).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/test/e2e

@@ -37,6 +37,13 @@ type cloud struct {
 	// (an upgrade): a change of a ready cluster's spec is reported that
 	// much later; other kinds report theirs at once.
 	cpDelay time.Duration
+	// cpDelays are, by namespace, how long a control plane there takes
+	// instead (the rollout scenario's, rollout.go).
+	cpDelays sync.Map
+	// failing are the XRs, by namespace/name, whose control planes fail
+	// every upgrade (rollout.go): asked for a new version, the provider
+	// reports Synced False for ReconcileError and the version they ran.
+	failing sync.Map
 	// pending are the reports scheduled, by kind and name.
 	pending sync.Map
 	// retries are the objects a handler will handle again, by key: one
@@ -201,6 +208,9 @@ func (c *cloud) report(kr kindRef, o object) error {
 	if !changed {
 		return nil
 	}
+	if controlPlanes[kr.kind] && c.fails(o) {
+		return c.failUpgrade(kr, o)
+	}
 	if err := c.checkEngine(kr, o); err != nil {
 		return err
 	}
@@ -220,11 +230,15 @@ func (c *cloud) report(kr kindRef, o object) error {
 		}
 		return err
 	}
-	if !controlPlanes[kr.kind] || c.cpDelay == 0 {
+	delay := c.cpDelay
+	if d, ok := c.cpDelays.Load(str(o, "metadata", "namespace")); ok {
+		delay = d.(time.Duration)
+	}
+	if !controlPlanes[kr.kind] || delay == 0 {
 		return patch()
 	}
 	if _, scheduled := c.pending.LoadOrStore(key, true); !scheduled {
-		time.AfterFunc(c.cpDelay, func() {
+		time.AfterFunc(delay, func() {
 			if err := patch(); err != nil {
 				fmt.Println("cloud simulator: cannot report", key, ":", err)
 			}

@@ -1,0 +1,554 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// rolloutCluster is one Cluster of the rollout scenario, in a namespace of
+// its own.
+type rolloutCluster struct{ name, namespace, cloud, wave string }
+
+// key is the Cluster's namespace/name.
+func (c rolloutCluster) key() string { return c.namespace + "/" + c.name }
+
+// rolloutWaves are the environment's waves, in order; the last requires
+// approval.
+var rolloutWaves = []string{"canary", "staging", "production"}
+
+// rolloutFleet are the rollout scenario's Clusters: two per wave, on mixed
+// clouds, each cloud twice.
+var rolloutFleet = []rolloutCluster{
+	{"canary-gcp", "rollout-a", "gcp", "canary"},
+	{"canary-aws", "rollout-b", "aws", "canary"},
+	{"staging-azure", "rollout-c", "azure", "staging"},
+	{"staging-gcp", "rollout-d", "gcp", "staging"},
+	{"production-aws", "rollout-e", "aws", "production"},
+	{"production-azure", "rollout-f", "azure", "production"},
+}
+
+// rolloutBroken is the staging Cluster whose control plane fails its
+// upgrade in the second round.
+var rolloutBroken = rolloutFleet[2]
+
+// rolloutCPDelay is how long the simulated control planes of the rollout's
+// namespaces take to report a new version: a window in which a later wave
+// that moved too early would be seen asking before the earlier one
+// reported, short enough for six upgrades in CI.
+const rolloutCPDelay = 5 * time.Second
+
+// rolloutEnvName is the EnvironmentConfig of the plane type the rollout's
+// Clusters select (planeType: rollout): the version and the waves.
+const rolloutEnvName = "cluster-platform-planetype-rollout"
+
+// clusterXR is the Cluster XR's kind.
+var clusterXR = kindRef{"platform.example.org/v1alpha1", "Cluster"}
+
+// rolloutCP are, by cloud, the kind of the composed control plane and the
+// path of the version it asks for.
+var rolloutCP = map[string]struct {
+	kind    kindRef
+	version []string
+}{
+	"gcp":   {kindRef{"container.gcp.m.upbound.io/v1beta1", "Cluster"}, []string{"spec", "forProvider", "minMasterVersion"}},
+	"aws":   {eksCluster, []string{"spec", "forProvider", "version"}},
+	"azure": {kindRef{"containerservice.azure.m.upbound.io/v1beta1", "KubernetesCluster"}, []string{"spec", "forProvider", "kubernetesVersion"}},
+}
+
+// rolloutEnv is the rollout's EnvironmentConfig: version, and the waves,
+// each admitting its Clusters' namespaces only, production approved for
+// the targets listed; GKE's versions pinned.
+func rolloutEnv(version string, approved []string) object {
+	waves := make([]any, 0, len(rolloutWaves))
+	for i, w := range rolloutWaves {
+		var ns []any
+		for _, c := range rolloutFleet {
+			if c.wave == w {
+				ns = append(ns, c.namespace)
+			}
+		}
+		wave := map[string]any{"name": w, "namespaces": ns}
+		if i == len(rolloutWaves)-1 {
+			wave["requiresApproval"] = true
+			if len(approved) > 0 {
+				wave["approved"] = anyList(approved)
+			}
+		}
+		waves = append(waves, wave)
+	}
+	return object{
+		"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
+		"metadata": map[string]any{"name": rolloutEnvName, "labels": map[string]any{"platform.example.org/environment": "cluster-platform", "planeType": "rollout"}},
+		// GKE on a release channel upgrades the pools itself, so they ask
+		// for no version and the simulated provider reports none: off a
+		// channel the function walks them, and every pool of every cloud
+		// reports the version it runs.
+		"data": map[string]any{"version": version, "rollout": map[string]any{"waves": waves}, "gcp": map[string]any{"releaseChannel": "UNSPECIFIED"}},
+	}
+}
+
+// anyList is a list of strings as an object holds it.
+func anyList(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// xr is the Cluster as its owner writes it: no version of its own (the
+// environment's), one small pool, no add-ons, no domain.
+func (c rolloutCluster) xr() object {
+	location := map[string]string{"gcp": "us-central1", "aws": "eu-west-1", "azure": "westeurope"}[c.cloud]
+	plane := map[string]string{"gcp": "rollout-project-123", "aws": "123456789012", "azure": "00000000-0000-0000-0000-000000000000"}[c.cloud]
+	charts := map[string]any{}
+	for _, ch := range []string{"cert-manager", "ingress-nginx", "kube-prometheus-stack"} {
+		charts[ch] = map[string]any{"disabled": true}
+	}
+	return object{
+		"apiVersion": clusterXR.apiVersion, "kind": clusterXR.kind,
+		"metadata": map[string]any{"name": c.name, "namespace": c.namespace, "labels": map[string]any{
+			"cloud": c.cloud, "planeId": plane, "planeType": "rollout", rollout.Label: c.wave,
+		}},
+		"spec": map[string]any{"parameters": map[string]any{
+			"location":       location,
+			"privateCluster": false,
+			"pools":          map[string]any{"default": map[string]any{"size": "small", "minNodes": 1, "maxNodes": 1}},
+			"charts":         charts,
+		}},
+	}
+}
+
+// rolloutState is what a Cluster XR's status says of its version and its
+// rollout.
+type rolloutState struct {
+	// target is status.upgrade.target, controlPlane
+	// status.upgrade.controlPlane and pools each status.nodePools[].version
+	// ("" for a pool that reports none), as minors.
+	target, controlPlane string
+	pools                []string
+	ready                bool
+	// gated, reason and message are the condition RolloutGated's.
+	gated, reason, message string
+	// verdict, hidden and waitsFor are status.rollout's verdict, hidden
+	// and how many waitsFor lists; failed its failed, as
+	// "namespace/name (cloud): reason".
+	verdict          string
+	hidden, waitsFor int
+	failed           string
+}
+
+// rolloutStateOf reads a Cluster XR.
+func rolloutStateOf(o object) rolloutState {
+	st := rolloutState{
+		target:       rollout.Minor(str(o, "status", "upgrade", "target")),
+		controlPlane: rollout.Minor(str(o, "status", "upgrade", "controlPlane")),
+		verdict:      str(o, "status", "rollout", "verdict"),
+		hidden:       int(num(o, "status", "rollout", "hidden")),
+	}
+	pools, _ := at(o, "status", "nodePools").([]any)
+	for _, p := range pools {
+		v, _ := p.(map[string]any)["version"].(string)
+		st.pools = append(st.pools, rollout.Minor(v))
+	}
+	waits, _ := at(o, "status", "rollout", "waitsFor").([]any)
+	st.waitsFor = len(waits)
+	if f, ok := at(o, "status", "rollout", "failed").(map[string]any); ok {
+		st.failed = fmt.Sprintf("%s/%s (%s): %s", str(f, "namespace"), str(f, "name"), str(f, "cloud"), str(f, "reason"))
+	}
+	ready, _, _ := condition(o, "Ready")
+	st.ready = ready == "True"
+	st.gated, st.reason, st.message = condition(o, "RolloutGated")
+	return st
+}
+
+// done reports whether the Cluster runs to on its control plane and every
+// pool, and is Ready.
+func (st rolloutState) done(to string) bool {
+	if !st.ready || st.controlPlane != to || len(st.pools) == 0 {
+		return false
+	}
+	for _, p := range st.pools {
+		if p != to {
+			return false
+		}
+	}
+	return true
+}
+
+// gatedBy reports whether the Cluster is gated for reason: RolloutGated
+// True with that reason, and status.rollout's verdict the same.
+func (st rolloutState) gatedBy(reason string) bool {
+	return st.gated == "True" && st.reason == reason && st.verdict == reason
+}
+
+func (st rolloutState) String() string {
+	return fmt.Sprintf("target %q, control plane %q, pools %q, Ready %t, RolloutGated %s/%s (%s), verdict %q, waits for %d (+%d hidden), failed %q",
+		st.target, st.controlPlane, st.pools, st.ready, st.gated, st.reason, st.message, st.verdict, st.waitsFor, st.hidden, st.failed)
+}
+
+// rolloutStates lists the rollout's Clusters, by namespace/name.
+func (s *scenarios) rolloutStates() (map[string]rolloutState, error) {
+	items, err := s.k.list(clusterXR.apiVersion, clusterXR.kind, "", rollout.Label)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]rolloutState{}
+	for _, o := range items {
+		out[str(o, "metadata", "namespace")+"/"+str(o, "metadata", "name")] = rolloutStateOf(o)
+	}
+	return out, nil
+}
+
+// waitWave waits until every Cluster of wave holds cond, and says which
+// does not meanwhile.
+func (s *scenarios) waitWave(what, wave string, cond func(rolloutState) bool) error {
+	_, err := s.waitFor(what, func() (bool, error) {
+		states, err := s.rolloutStates()
+		if err != nil {
+			return false, err
+		}
+		for _, c := range rolloutFleet {
+			if (wave == "" || c.wave == wave) && !cond(states[c.key()]) {
+				return false, fmt.Errorf("%s: %s", c.key(), states[c.key()])
+			}
+		}
+		return true, nil
+	})
+	return err
+}
+
+// rollout proves the environment's rollout waves on the real control
+// plane: six Clusters on three clouds, two per wave, each in a namespace
+// of its own, are Ready on the environment's version; the version is
+// raised one minor, twice. From the API server's records (the watch
+// events of the XRs, their composed control planes and the
+// EnvironmentConfig, in resource-version order), no wave's Clusters ask
+// for the new version before every Cluster of the wave before it runs it
+// on its control plane and every pool and is Ready; production, which
+// requires approval, holds until the environment approves the target; in
+// the second round a staging control plane fails its upgrade, production
+// halts, and moves once the failure is healed.
+func (s *scenarios) rollout() error {
+	for _, c := range rolloutFleet {
+		s.c.cpDelays.Store(c.namespace, rolloutCPDelay)
+	}
+	defer func() {
+		for _, c := range rolloutFleet {
+			s.c.cpDelays.Delete(c.namespace)
+			s.c.failing.Delete(c.key())
+		}
+	}()
+	from := "1.33"
+	for _, c := range rolloutFleet {
+		if err := s.k.apply(object{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": c.namespace}}); err != nil {
+			return err
+		}
+	}
+	if err := s.k.apply(rolloutEnv(from, nil)); err != nil {
+		return err
+	}
+	for _, c := range rolloutFleet {
+		if err := s.k.apply(c.xr()); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	// A new pool may ask for no version of its own (it takes the control
+	// plane's), and then its provider reports none.
+	if err := s.waitWave("the rollout's Clusters Ready on "+from, "", func(st rolloutState) bool {
+		return st.ready && st.target == from && st.controlPlane == from && !slices.ContainsFunc(st.pools, func(p string) bool { return p != "" && p != from })
+	}); err != nil {
+		return err
+	}
+	readyIn := time.Since(start)
+	// A new Cluster adopts the target at once: not gated, in the wave its
+	// label names, which admits its namespace.
+	states, err := s.rolloutStates()
+	if err != nil {
+		return err
+	}
+	for _, c := range rolloutFleet {
+		st := states[c.key()]
+		if st.gated != "False" || st.reason != "Adopted" {
+			return fmt.Errorf("%s, new on %s: RolloutGated is %s/%s (%s), not False/Adopted", c.key(), from, st.gated, st.reason, st.message)
+		}
+	}
+	fmt.Printf("  %d Clusters (%s) Ready on %s in %.1f s, each RolloutGated False/Adopted\n", len(rolloutFleet), rolloutNames(), from, readyIn.Seconds())
+
+	to := nextMinor(from)
+	first, err := s.rolloutRound(from, to, nil)
+	if err != nil {
+		return fmt.Errorf("%s -> %s: %w", from, to, err)
+	}
+	from, to = to, nextMinor(to)
+	second, err := s.rolloutRound(from, to, &rolloutBroken)
+	if err != nil {
+		return fmt.Errorf("%s -> %s: %w", from, to, err)
+	}
+	gone, err := s.rolloutDelete()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("  the %d Clusters deleted with everything they composed in %.1f s\n", len(rolloutFleet), gone.Seconds())
+	s.results = append(s.results, fmt.Sprintf("%-30s %d Clusters Ready in %.1f s; %s; %s", "rollout waves", len(rolloutFleet), readyIn.Seconds(), first, second))
+	return nil
+}
+
+// rolloutNames lists the rollout's Clusters as namespace/name (cloud, wave).
+func rolloutNames() string {
+	out := make([]string, 0, len(rolloutFleet))
+	for _, c := range rolloutFleet {
+		out = append(out, fmt.Sprintf("%s %s/%s", c.wave, c.cloud, c.namespace))
+	}
+	return strings.Join(out, ", ")
+}
+
+// nextMinor is the minor after v ("1.33" -> "1.34").
+func nextMinor(v string) string {
+	var major, minor int
+	if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err != nil {
+		panic(fmt.Sprintf("version %q: %v", v, err))
+	}
+	return fmt.Sprintf("%d.%d", major, minor+1)
+}
+
+// rolloutRound raises the environment's version from one minor to the
+// next and follows the fleet there. With broken nil, production waits for
+// its approval, which is given once both its Clusters report
+// RolloutGated True for Approval. With broken set, the target is approved
+// with the raise, broken's control plane fails its upgrade, and
+// production must halt naming the failure (or counting it, when its
+// owner may not see broken's namespace) until the failure is healed. It
+// returns the round's summary: the time each wave took.
+func (s *scenarios) rolloutRound(from, to string, broken *rolloutCluster) (string, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec, err := s.recordRollout(ctx)
+	if err != nil {
+		return "", err
+	}
+	// Production's approval comes once it waits for it; with broken, with
+	// the raise, so that only the failure holds production.
+	var approved []string
+	if broken != nil {
+		approved = []string{from, to}
+		s.c.failing.Store(broken.key(), true)
+	}
+	if err := s.k.apply(rolloutEnv(to, approved)); err != nil {
+		return "", err
+	}
+	if err := s.waitWave("canary on "+to, "canary", func(st rolloutState) bool { return st.done(to) }); err != nil {
+		return "", err
+	}
+	var halt string
+	if broken != nil {
+		var err error
+		if halt, err = s.rolloutHalt(from, to, *broken); err != nil {
+			return "", err
+		}
+	}
+	if err := s.waitWave("staging on "+to, "staging", func(st rolloutState) bool { return st.done(to) }); err != nil {
+		return "", err
+	}
+	if broken == nil {
+		if err := s.waitWave("production gated for approval", "production", func(st rolloutState) bool {
+			return st.gatedBy("Approval") && st.target == from
+		}); err != nil {
+			return "", err
+		}
+		if err := s.k.apply(rolloutEnv(to, []string{to})); err != nil {
+			return "", err
+		}
+	}
+	if err := s.waitWave("production on "+to, "production", func(st rolloutState) bool { return st.done(to) && st.gated == "False" && st.reason == "Adopted" }); err != nil {
+		return "", err
+	}
+	// The watches may be an instant behind the reads.
+	if _, err := s.waitFor("the records of production on "+to, func() (bool, error) {
+		_, ok := rec.doneAt("production", to)
+		return ok, errors.New("not recorded yet")
+	}); err != nil {
+		return "", err
+	}
+	return rec.verify(from, to, broken, halt)
+}
+
+// rolloutHalt waits, while broken's control plane fails its upgrade to
+// to, until broken reports the failure and production halts on it:
+// RolloutGated True for Halt with status.rollout.failed naming broken, or
+// (when production's owner may not see broken's namespace) counting it in
+// status.rollout.hidden with a message that says a Cluster failed; still
+// asking for from. Then it heals the failure. It returns what production
+// said.
+func (s *scenarios) rolloutHalt(from, to string, broken rolloutCluster) (string, error) {
+	var reported string
+	if _, err := s.waitFor(broken.key()+" reporting its failed upgrade", func() (bool, error) {
+		o, err := s.k.get(clusterXR.apiVersion, clusterXR.kind, broken.namespace, broken.name)
+		if err != nil {
+			return false, err
+		}
+		reported = failedCondition(o)
+		return reported != "", fmt.Errorf("no condition says it failed: %s", rolloutStateOf(o))
+	}); err != nil {
+		return "", err
+	}
+	var said string
+	if err := s.waitWave("production halted", "production", func(st rolloutState) bool {
+		switch {
+		case !st.gatedBy("Halt") || st.target != from:
+			return false
+		case st.failed != "":
+			said = "status.rollout.failed " + st.failed
+			return strings.HasPrefix(st.failed, broken.key()+" ")
+		default:
+			said = fmt.Sprintf("status.rollout.hidden %d, %q", st.hidden, st.message)
+			return st.hidden > 0 && strings.Contains(st.message, "failed")
+		}
+	}); err != nil {
+		return "", err
+	}
+	fmt.Printf("  %s -> %s: %s's control plane failed its upgrade (%s); production halted: %s\n", from, to, broken.key(), reported, said)
+	if err := s.c.heal(broken); err != nil {
+		return "", err
+	}
+	return said, nil
+}
+
+// failedCondition is the first condition of an XR that says a step
+// failed, as "type reason: message": Synced False, or any condition False
+// for ReconcileError (a composed resource its provider cannot
+// reconcile); "" when none does.
+func failedCondition(o object) string {
+	conds, _ := at(o, "status", "conditions").([]any)
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["status"] == "False" && (m["type"] == "Synced" || m["reason"] == "ReconcileError") {
+			return fmt.Sprintf("%s %s: %s", m["type"], m["reason"], m["message"])
+		}
+	}
+	return ""
+}
+
+// rolloutDelete deletes the rollout's Clusters, waits until they and
+// everything they composed are gone, and removes their EnvironmentConfig
+// and namespaces.
+func (s *scenarios) rolloutDelete() (time.Duration, error) {
+	type placed struct {
+		composedRef
+		namespace string
+	}
+	var left []placed
+	for _, c := range rolloutFleet {
+		o, err := s.k.get(clusterXR.apiVersion, clusterXR.kind, c.namespace, c.name)
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range resourceRefs(o) {
+			left = append(left, placed{r, c.namespace})
+		}
+		if err := s.k.delete(clusterXR.apiVersion, clusterXR.kind, c.namespace, c.name); err != nil {
+			return 0, err
+		}
+	}
+	took, err := s.waitFor("the rollout's Clusters gone", func() (bool, error) {
+		for _, c := range rolloutFleet {
+			switch _, err := s.k.get(clusterXR.apiVersion, clusterXR.kind, c.namespace, c.name); {
+			case err == nil:
+				return false, fmt.Errorf("%s still exists", c.key())
+			case !errors.Is(err, errNotFound):
+				return false, err
+			}
+		}
+		left = slices.DeleteFunc(left, func(r placed) bool {
+			_, err := s.k.get(r.apiVersion, r.kind, r.namespace, r.name)
+			return errors.Is(err, errNotFound)
+		})
+		if len(left) > 0 {
+			return false, fmt.Errorf("%d composed resources left, such as %s %s/%s", len(left), left[0].kind, left[0].namespace, left[0].name)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := s.k.delete("apiextensions.crossplane.io/v1beta1", "EnvironmentConfig", "", rolloutEnvName); err != nil {
+		return 0, err
+	}
+	for _, c := range rolloutFleet {
+		if err := s.k.delete("v1", "Namespace", "", c.namespace); err != nil {
+			return 0, err
+		}
+	}
+	return took, nil
+}
+
+// fails reports whether o is a control plane of a Cluster whose upgrades
+// fail.
+func (c *cloud) fails(o object) bool {
+	_, ok := c.failing.Load(str(o, "metadata", "namespace") + "/" + str(o, "metadata", "labels", xr.LabelComposite))
+	return ok
+}
+
+// failUpgrade reports, as a provider whose cloud failed the update, that
+// the control plane o cannot be reconciled: Synced False for
+// ReconcileError, still Ready, status.atProvider still the version it
+// ran.
+func (c *cloud) failUpgrade(kr kindRef, o object) error {
+	if st, reason, _ := condition(o, "Synced"); st == "False" && reason == "ReconcileError" {
+		return nil
+	}
+	path := rolloutCP[cloudOfKind(kr)].version
+	msg := fmt.Sprintf("update failed: upgrade failed: the cloud could not upgrade the control plane to %s (simulated)", str(o, path...))
+	return c.k.patchStatus(kr.apiVersion, kr.kind, str(o, "metadata", "namespace"), str(o, "metadata", "name"),
+		map[string]any{"conditions": providerConditions("False", "ReconcileError", msg)})
+}
+
+// heal ends the failure of cl's control plane: its provider reports it
+// Synced again, and from then on carries out what it asks for.
+func (c *cloud) heal(cl rolloutCluster) error {
+	c.failing.Delete(cl.key())
+	cp := rolloutCP[cl.cloud].kind
+	items, err := c.k.list(cp.apiVersion, cp.kind, cl.namespace, xr.LabelComposite+"="+cl.name)
+	if err != nil {
+		return err
+	}
+	for _, o := range items {
+		if st, _, _ := condition(o, "Synced"); st != "False" {
+			continue
+		}
+		if err := c.k.patchStatus(cp.apiVersion, cp.kind, cl.namespace, str(o, "metadata", "name"),
+			map[string]any{"conditions": providerConditions("True", "ReconcileSuccess", "")}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cloudOfKind is the cloud of a control plane's kind.
+func cloudOfKind(kr kindRef) string {
+	for cl, cp := range rolloutCP {
+		if cp.kind == kr {
+			return cl
+		}
+	}
+	return ""
+}
+
+// providerConditions are a ready managed resource's conditions, with its
+// Synced condition's status, reason and message.
+func providerConditions(synced, reason, msg string) []any {
+	now := time.Now().UTC().Format(time.RFC3339)
+	s := map[string]any{"type": "Synced", "status": synced, "reason": reason, "lastTransitionTime": now}
+	if msg != "" {
+		s["message"] = msg
+	}
+	return []any{s, map[string]any{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": now}}
+}
