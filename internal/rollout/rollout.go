@@ -31,7 +31,8 @@ const Label = "platform.example.org/wave"
 // A Wave is one step of the rollout, in the environment's order
 // (environment.rollout.waves).
 type Wave struct {
-	// Name is the wave's name, the value of Label on its Clusters.
+	// Name is the wave's name: the value of the label
+	// platform.example.org/wave on its Clusters.
 	Name string `json:"name"`
 	// Namespaces are the namespaces whose Clusters count for this wave
 	// when labelled with its name; empty means every namespace.
@@ -39,17 +40,19 @@ type Wave struct {
 	// MaxUnavailable is how many of the wave's Clusters may be mid-change
 	// at once; 0 means no limit.
 	MaxUnavailable int `json:"maxUnavailable"`
-	// RequiresApproval holds the wave until Approved lists the target.
+	// RequiresApproval holds the wave until approved lists the target.
 	RequiresApproval bool `json:"requiresApproval"`
-	// Approved are the targets (Target.String) approved for this wave: a
-	// change in Git, reviewed like any other.
+	// Approved are the targets approved for this wave, as
+	// status.rollout.target writes them ("1.34"): a change in Git,
+	// reviewed like any other.
 	Approved []string `json:"approved"`
 }
 
 // Settings are the environment's rollout keys (environment.rollout).
 type Settings struct {
-	// Waves are the rollout's waves, in order; none moves every Cluster
-	// at once.
+	// Waves are the rollout's waves, in order. A Cluster without the
+	// wave label is in the last. Without waves every Cluster adopts a
+	// new version at once.
 	Waves []Wave `json:"waves"`
 }
 
@@ -176,7 +179,13 @@ const (
 	Halt Verdict = "Halt"
 	// Approval: the wave waits for the environment to approve the target.
 	Approval Verdict = "Approval"
+	// Pinned: the Cluster's owner pins its version; the rollout does not
+	// gate it (Decide never returns it: the caller decides it).
+	Pinned Verdict = "Pinned"
 )
+
+// Gated reports whether the verdict holds the Cluster where it is.
+func (v Verdict) Gated() bool { return v == Hold || v == Halt || v == Approval }
 
 // A Decision is the verdict and everything status says about it.
 type Decision struct {

@@ -1,0 +1,181 @@
+package cluster
+
+import (
+	"cmp"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// ConditionRolloutGated is True while the environment's rollout holds the
+// Cluster at the version it has adopted (package rollout): its reason is
+// the verdict, Hold, Halt or Approval. It is False, for Adopted or Pinned,
+// otherwise, and absent when the environment has no rollout.waves.
+const ConditionRolloutGated = "RolloutGated"
+
+// Reasons of the RolloutGated condition when it is False.
+const (
+	reasonAdopted = "Adopted"
+	reasonPinned  = string(rollout.Pinned)
+)
+
+// Requirement names of the fleet a gated Cluster reads.
+const (
+	// requirementWave prefixes the requirement of one wave's Clusters,
+	// selected by their wave label in every namespace.
+	requirementWave = "rollout-wave-"
+	// requirementFleet is every Cluster of the XR's kind: what the last
+	// wave's maxUnavailable counts, since a Cluster without a wave label
+	// is in it.
+	requirementFleet = "rollout-fleet"
+)
+
+// gated is what the rollout decided for the Cluster.
+type gated struct {
+	rollout.Decision
+}
+
+// gate decides whether the Cluster adopts the environment's Kubernetes
+// version now (package rollout). It returns nil when the environment has
+// no rollout.waves. A Cluster whose XR pins spec.parameters.version is not
+// gated, nor one whose control plane does not exist yet (it is created at
+// the target), nor one that already asks for the target. Any other reads
+// the Clusters of the earlier waves, and of its own when the wave has a
+// maxUnavailable, as required resources in every namespace; while they are
+// not delivered yet, or while the verdict holds it, the Cluster keeps the
+// version it has adopted (status.upgrade.target), which gate sets on the
+// plan for upgrade to walk on.
+//
+// Only the Kubernetes version is gated: the chart catalog's versions, and
+// every other key of the environment, reach every Cluster at once.
+func gate(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) *gated {
+	waves := cluster.SettingsOf(c.Env).Rollout.Waves
+	target := rollout.Target{Kubernetes: rollout.Minor(plan.Cluster.Version)}
+	if len(waves) == 0 || target.Kubernetes == "" {
+		// Without waves there is nothing to gate; a version that names no
+		// minor is upgrade's to refuse.
+		return nil
+	}
+	self := rollout.Member{Name: x.Name, Namespace: x.Namespace, Cloud: x.Cloud, Wave: x.Labels[rollout.Label]}
+	g := &gated{Decision: rollout.Decision{Target: target, Wave: waves[rollout.WaveOf(waves, self)].Name}}
+	adopted := rollout.Minor(object.String(x.Status, "upgrade", "target"))
+	switch {
+	case x.Parameters.Version != "":
+		g.Verdict, g.Message = rollout.Pinned, "spec.parameters.version pins "+x.Parameters.Version+": the owner's pin is not gated by the rollout's waves"
+		return g
+	case c.Observed[registry.ClusterResource] == nil:
+		g.Verdict, g.Message = rollout.Adopt, "wave "+g.Wave+": the control plane does not exist yet, so it is created at "+target.String()
+		return g
+	case adopted == target.Kubernetes:
+		g.Verdict, g.Message = rollout.Keep, "wave "+g.Wave+": runs or moves to "+target.String()
+		return g
+	}
+
+	self = rollout.MemberOf(c.Req.GetObserved().GetComposite().GetResource().AsMap())
+	fleet, delivered := readFleet(c, x, waves, self)
+	if delivered {
+		g.Decision = rollout.Decide(rollout.Request{Waves: waves, Self: self, Target: target, Fleet: fleet})
+	} else {
+		g.Verdict, g.Message = rollout.Hold, "wave "+g.Wave+": reading the earlier waves' Clusters before adopting "+target.String()
+	}
+	if !g.Verdict.Gated() {
+		return g
+	}
+	// Keep what it adopted: a walk under way goes on to its own target.
+	cp := c.Observed[registry.ClusterResource]
+	keep := cmp.Or(adopted, rollout.Minor(c.Cloud.Versions.ControlPlane.Asked(cp)), self.Runs.Kubernetes)
+	if keep != "" {
+		cl := plan.Cluster
+		cl.Version = keep
+		plan.Replace(cl)
+	}
+	c.Gated = true
+	return g
+}
+
+// readFleet asks Crossplane for the Clusters the decision reads and
+// returns them, and whether every requirement was delivered.
+func readFleet(c *engine.Call, x *xr.Cluster, waves []rollout.Wave, self rollout.Member) ([]rollout.Member, bool) {
+	wi := rollout.WaveOf(waves, self)
+	sels := map[string]*fnv1.ResourceSelector{}
+	selector := func(labels map[string]string) *fnv1.ResourceSelector {
+		s := &fnv1.ResourceSelector{ApiVersion: x.APIVersion, Kind: x.Kind}
+		if labels != nil {
+			s.Match = &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}
+		}
+		return s
+	}
+	own := waves[wi]
+	if wi == len(waves)-1 && own.MaxUnavailable > 0 {
+		sels[requirementFleet] = selector(nil)
+	} else {
+		for _, w := range waves[:wi] {
+			sels[requirementWave+w.Name] = selector(map[string]string{rollout.Label: w.Name})
+		}
+		if own.MaxUnavailable > 0 {
+			sels[requirementWave+own.Name] = selector(map[string]string{rollout.Label: own.Name})
+		}
+	}
+	var fleet []rollout.Member
+	delivered := true
+	for name, sel := range sels {
+		response.Require(c.Rsp, name, sel)
+		got, ok := c.Req.GetRequiredResources()[name]
+		if !ok {
+			delivered = false
+			continue
+		}
+		for _, it := range got.GetItems() {
+			fleet = append(fleet, rollout.MemberOf(it.GetResource().AsMap()))
+		}
+	}
+	return fleet, delivered
+}
+
+// condition is the RolloutGated condition.
+func (g *gated) condition() response.Condition {
+	c := response.Condition{Type: ConditionRolloutGated, Status: response.StatusFalse, Reason: reasonAdopted, Message: g.Message}
+	switch {
+	case g.Verdict.Gated():
+		c.Status, c.Reason = response.StatusTrue, string(g.Verdict)
+	case g.Verdict == rollout.Pinned:
+		c.Reason = reasonPinned
+	}
+	return c
+}
+
+// status is status.rollout: the wave, the environment's target, the
+// verdict and its message, the Clusters it waits for that the owner may
+// see (and how many others), and the one that halted it.
+func (g *gated) status() map[string]any {
+	out := map[string]any{
+		"wave":    g.Wave,
+		"target":  g.Target.String(),
+		"verdict": string(g.Verdict),
+		"message": g.Message,
+	}
+	if len(g.WaitsFor) > 0 {
+		waits := make([]any, 0, len(g.WaitsFor))
+		for _, m := range g.WaitsFor {
+			waits = append(waits, map[string]any{
+				"name": m.Name, "namespace": m.Namespace, "cloud": m.Cloud,
+				"runs": m.Runs.String(), "ready": m.Ready,
+			})
+		}
+		out["waitsFor"] = waits
+	}
+	if g.Hidden > 0 {
+		out["hidden"] = int64(g.Hidden)
+	}
+	if f := g.Failed; f != nil {
+		out["failed"] = map[string]any{"name": f.Name, "namespace": f.Namespace, "cloud": f.Cloud, "reason": f.Reason}
+	}
+	return out
+}
