@@ -138,6 +138,43 @@ func reports(name, path string, v any) func(map[string]xpsim.Object) {
 	return func(o map[string]xpsim.Object) { fntest.Set(path, v)(o[name]) }
 }
 
+// inWave labels the XR with a rollout wave and removes its version pin,
+// which the rollout does not gate: it follows the environment's version.
+func inWave(wave string) func(xpsim.Object) {
+	return func(o xpsim.Object) {
+		labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
+		labels["platform.example.org/wave"] = wave
+		set("spec.parameters.version", nil)(o)
+	}
+}
+
+// rolloutEnv raises the environment's version to 1.34 with two waves,
+// staging before production.
+func rolloutEnv(e map[string]xpsim.Object) {
+	envSet("baseline.yaml", "version", "1.34")(e)
+	envSet("baseline.yaml", "rollout", map[string]any{"waves": []any{map[string]any{"name": "staging"}, map[string]any{"name": "production"}}})(e)
+}
+
+// stagingCluster is a Cluster of wave staging on another cloud than the
+// example's, in another namespace, as Crossplane delivers it to a Cluster
+// of a later wave: its control plane and pool run runs, and it is Ready.
+func stagingCluster(cloud, runs string) xpsim.Object {
+	other := map[string]string{"gcp": "aws", "aws": "azure", "azure": "gcp"}[cloud]
+	return xpsim.Object{
+		"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster",
+		"metadata": map[string]any{"name": "staging-" + other, "namespace": "staging",
+			"labels": map[string]any{"cloud": other, "platform.example.org/wave": "staging"}},
+		"status": map[string]any{
+			"upgrade":   map[string]any{"target": runs, "controlPlane": runs},
+			"nodePools": []any{map[string]any{"name": "default", "version": runs}},
+			"conditions": []any{
+				map[string]any{"type": "Ready", "status": "True", "reason": "Available"},
+				map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
+			},
+		},
+	}
+}
+
 // sharedAccessBefore is what a GCP Database on a Cluster composed of the
 // Cluster's private services access before the Cluster composed it.
 const sharedAccessBefore = "internal/modules/database/testdata/upgrade/gcp-shared-access.yaml"
@@ -174,6 +211,14 @@ func dayTwoCases() []dayTwo {
 				fatal: `spec.parameters.version: Invalid value: "1.31": the control plane runs 1.33 and is never downgraded; allowed targets: 1.33, 1.34, 1.35, 1.36`}},
 			dayTwo{attack: attack{name: cloud + "-outside-window", example: ex, xr: set("spec.parameters.version", "1.37"),
 				fatal: `the environment supports 1.29 to 1.36`}},
+			// The environment moves to 1.34 with rollout waves: the
+			// example Cluster, of wave production, keeps 1.33 while a
+			// staging Cluster of another cloud runs 1.33, and moves once
+			// it runs 1.34 Ready.
+			dayTwo{attack: attack{name: cloud + "-rollout-held", example: ex, xr: inWave("production"), env: rolloutEnv, required: []xpsim.Object{stagingCluster(cloud, "1.33")}},
+				check: all(wants("cluster", vf.cluster, "1.33"), pools)},
+			dayTwo{attack: attack{name: cloud + "-rollout-moves", example: ex, xr: inWave("production"), env: rolloutEnv, required: []xpsim.Object{stagingCluster(cloud, "1.34")}},
+				check: all(wants("cluster", vf.cluster, "1.34"), pools)},
 			dayTwo{attack: attack{name: cloud + "-maintenance", example: ex, xr: set("spec.parameters.maintenance", map[string]any{"day": "Sunday", "startTime": "01:00", "durationHours": 12})},
 				check: map[string]func(map[string]xpsim.Object) error{
 					"gcp":   wants("cluster", "spec.forProvider.maintenancePolicy.recurringWindow.recurrence", "FREQ=WEEKLY;BYDAY=SU"),
