@@ -174,6 +174,7 @@ func (c *PreviewCmd) fleet(run preview.Runner, old preview.World) error {
 		bar.set(i + 1)
 	}
 	bar.done()
+	report.Rollout = preview.RolloutOf(old, updated, report.XRs)
 	return preview.PrintFleet(c.out, &report, c.JSON)
 }
 
