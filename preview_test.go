@@ -114,11 +114,7 @@ func goldenDesired(t *testing.T, path string) map[string]xpsim.Object {
 // NAT gateway while its nodes still use it, and its ingress release
 // changes; and the JSON report says so.
 func TestPreviewFleet(t *testing.T) {
-	dir := t.TempDir()
-	fleet := filepath.Join(dir, "fleet")
-	if err := os.MkdirAll(fleet, 0o750); err != nil {
-		t.Fatal(err)
-	}
+	dir, fleet := fleetDir(t)
 	for i := range 51 {
 		fixture := []func(...func(xpsim.Object)) xpsim.Object{fntest.GCPXR, fntest.AWSXR, fntest.AzureXR}[i%3]
 		mutate := []func(xpsim.Object){fntest.Set("metadata.name", fmt.Sprintf("team-%02d", i))}
@@ -131,15 +127,7 @@ func TestPreviewFleet(t *testing.T) {
 		"cluster-platform-baseline":             func(data map[string]any) { data["privateCluster"] = false },
 		"cluster-platform-planetype-production": func(data map[string]any) { data["ingress"] = map[string]any{"replicas": 5.0} },
 	})
-	var out bytes.Buffer
-	cmd := &PreviewCmd{Fleet: fleet, Env: []string{"examples/envconfigs"}, EnvNew: []string{updated}, Required: []string{"examples/spend"}, JSON: true, out: &out, progress: &bytes.Buffer{}}
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	var report preview.FleetReport
-	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, out.String())
-	}
+	report, _ := previewFleet(t, fleet, updated)
 	if report.Total.XRs != 51 || report.Total.Removed != 0 || report.Total.Fatals != 17 {
 		t.Fatalf("total: %+v, want 51 XRs, none removed, 17 Fatals (the GKE clusters)", report.Total)
 	}
@@ -158,6 +146,34 @@ func TestPreviewFleet(t *testing.T) {
 		}
 	}
 	t.Logf("fleet of %d XRs: %d held, %d changed, %d added, %d removed", report.Total.XRs, report.Total.Held, report.Total.Changed, report.Total.Added, report.Total.Removed)
+}
+
+// fleetDir is a new folder for a fleet's XRs, and the temporary folder it
+// is in.
+func fleetDir(t *testing.T) (dir, fleet string) {
+	t.Helper()
+	dir = t.TempDir()
+	fleet = filepath.Join(dir, "fleet")
+	if err := os.MkdirAll(fleet, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	return dir, fleet
+}
+
+// previewFleet runs preview --fleet --json over the XRs of fleet, from the
+// example environment to updated, and returns the report and the output.
+func previewFleet(t *testing.T, fleet, updated string) (preview.FleetReport, string) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := &PreviewCmd{Fleet: fleet, Env: []string{"examples/envconfigs"}, EnvNew: []string{updated}, Required: []string{"examples/spend"}, JSON: true, out: &out, progress: &bytes.Buffer{}}
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	var report preview.FleetReport
+	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	return report, out.String()
 }
 
 // writeYAML writes o as YAML to path.
@@ -197,11 +213,7 @@ func changedEnvironment(t *testing.T, dir string, change map[string]func(data ma
 // under the old environment (the stack it converges to), and each wave's
 // gate.
 func TestPreviewFleetRollout(t *testing.T) {
-	dir := t.TempDir()
-	fleet := filepath.Join(dir, "fleet")
-	if err := os.MkdirAll(fleet, 0o750); err != nil {
-		t.Fatal(err)
-	}
+	dir, fleet := fleetDir(t)
 	wave := func(w string) func(xpsim.Object) {
 		return func(o xpsim.Object) { o["metadata"].(map[string]any)["labels"].(map[string]any)[rollout.Label] = w }
 	}
@@ -224,17 +236,9 @@ func TestPreviewFleetRollout(t *testing.T) {
 			}}
 		},
 	})
-	var out bytes.Buffer
-	cmd := &PreviewCmd{Fleet: fleet, Env: []string{"examples/envconfigs"}, EnvNew: []string{updated}, Required: []string{"examples/spend"}, JSON: true, out: &out, progress: &bytes.Buffer{}}
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	var report preview.FleetReport
-	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, out.String())
-	}
+	report, out := previewFleet(t, fleet, updated)
 	if report.Total.Fatals != 0 || report.Rollout == nil {
-		t.Fatalf("want no Fatal and a rollout, got:\n%s", out.String())
+		t.Fatalf("want no Fatal and a rollout, got:\n%s", out)
 	}
 	type cluster struct{ Wave, Cloud, Key, Runs, Verdict string }
 	var got []cluster
@@ -255,7 +259,7 @@ func TestPreviewFleetRollout(t *testing.T) {
 		{"production", "aws", "team-edge/api", "1.33", "Hold"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("waves: -want, +got:\n%s\n%s", diff, out.String())
+		t.Errorf("waves: -want, +got:\n%s\n%s", diff, out)
 	}
 	if r := report.Rollout; r.From != "1.33" || r.Target != "1.34" || !r.Waves[2].RequiresApproval || r.Waves[2].Approved {
 		t.Errorf("rollout from %s to %s, production requires approval %t, approved %t: want 1.33 to 1.34, approval required, not given", r.From, r.Target, r.Waves[2].RequiresApproval, r.Waves[2].Approved)

@@ -109,6 +109,15 @@ func TestRolloutOf(t *testing.T) {
 		old, updated World
 		xrs          []Impact
 	}
+	// threeWavesArgs move threeClouds(runsEarly) from 1.33 to 1.34 over
+	// threeWaves.
+	threeWavesArgs := func(runsEarly string) args {
+		return args{
+			old:     baseline(map[string]any{"version": "1.33"}),
+			updated: baseline(map[string]any{"version": "1.34", "rollout": map[string]any{"waves": threeWaves}}),
+			xrs:     threeClouds(runsEarly),
+		}
+	}
 	cases := map[string]struct {
 		reason string
 		args   args
@@ -117,11 +126,7 @@ func TestRolloutOf(t *testing.T) {
 		"ThreeWavesThreeClouds": {
 			reason: "Each wave in order with its Clusters per cloud (cloud order, then namespace/name): the canary adopts the target now, the later waves hold for the Clusters of every earlier wave; " +
 				"an unlabelled Cluster, one labelled with a wave that does not admit its namespace, and one labelled with no wave count in the last wave, and say so. The version and waves are the baseline's, not a cloud layer's.",
-			args: args{
-				old:     baseline(map[string]any{"version": "1.33"}),
-				updated: baseline(map[string]any{"version": "1.34", "rollout": map[string]any{"waves": threeWaves}}),
-				xrs:     threeClouds("1.33"),
-			},
+			args: threeWavesArgs("1.33"),
 			want: &Rollout{From: "1.33", Target: "1.34", Waves: threeWavesWant("1.33", [3][2]string{
 				{"Adopt", "wave canary adopts 1.34: the earlier waves run it and are Ready"},
 				{"Hold", "wave staging holds 1.34 until the earlier waves run it and are Ready: team-pay/payments (gcp) runs 1.33"},
@@ -130,11 +135,7 @@ func TestRolloutOf(t *testing.T) {
 		},
 		"ApprovalGate": {
 			reason: "Once the earlier waves run the target and are Ready, a wave whose approved does not list it waits for the approval; one that does adopts it.",
-			args: args{
-				old:     baseline(map[string]any{"version": "1.33"}),
-				updated: baseline(map[string]any{"version": "1.34", "rollout": map[string]any{"waves": threeWaves}}),
-				xrs:     threeClouds("1.34"),
-			},
+			args:   threeWavesArgs("1.34"),
 			want: &Rollout{From: "1.33", Target: "1.34", Waves: threeWavesWant("1.34", [3][2]string{
 				{"Adopt", "wave canary adopts 1.34: the earlier waves run it and are Ready"},
 				{"Adopt", "wave staging adopts 1.34: the earlier waves run it and are Ready"},
