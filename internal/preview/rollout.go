@@ -48,6 +48,7 @@ func clusterOf(x, before xpsim.Object, fatal string) *FleetCluster {
 	if v, ok := params["version"]; ok && v != nil {
 		c.Pins = fmt.Sprint(v)
 	}
+	c.Pinned = c.Pins != ""
 	return c
 }
 

@@ -233,7 +233,7 @@ func TestClusterOf(t *testing.T) {
 	}
 	member := func(runs string, ready bool) rollout.Member {
 		return rollout.Member{Name: "ml", Namespace: "team-ml", Cloud: "azure", Wave: "staging", Ready: ready,
-			Runs: rollout.Target{Kubernetes: runs}, Asks: rollout.Target{Kubernetes: runs}}
+			Runs: rollout.Target{Kubernetes: runs}, Asks: rollout.Target{Kubernetes: runs}, Pinned: true}
 	}
 	type args struct {
 		x, before xpsim.Object
@@ -257,7 +257,7 @@ func TestClusterOf(t *testing.T) {
 		"Refused": {
 			reason: "A Cluster the old environment refuses has failed, in the Fatal's words.",
 			args:   args{x: xr(nil), fatal: "under the old environment: invalid"},
-			want:   &FleetCluster{Member: rollout.Member{Name: "ml", Namespace: "team-ml", Cloud: "azure", Wave: "staging", Failed: true, Reason: "under the old environment: invalid"}, Pins: "1.33"},
+			want:   &FleetCluster{Member: rollout.Member{Name: "ml", Namespace: "team-ml", Cloud: "azure", Wave: "staging", Failed: true, Reason: "under the old environment: invalid", Pinned: true}, Pins: "1.33"},
 		},
 		"NotACluster": {
 			reason: "Only Clusters have waves.",

@@ -39,6 +39,7 @@ const LabelCloud = "cloud"
 //     Ready condition's when not Ready, else the Upgrading condition's
 //     while an upgrade is under way.
 //   - Wave is its Label, Cloud its LabelCloud.
+//   - Pinned is spec.parameters.version being set.
 //
 // Charts stay empty in Runs and Asks: a Cluster's status does not report
 // the chart versions its releases run yet.
@@ -58,6 +59,8 @@ func MemberOf(obj map[string]any) Member {
 			}
 		}
 	}
+	pin, _, _ := unstructured.NestedString(obj, "spec", "parameters", "version")
+	m.Pinned = pin != ""
 	target, _, _ := unstructured.NestedString(obj, "status", "upgrade", "target")
 	m.Asks.Kubernetes = Minor(target)
 

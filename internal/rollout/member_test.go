@@ -85,6 +85,16 @@ func TestMemberOf(t *testing.T) {
 				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.32"}, Ready: true, Failed: true,
 				Reason: "ClusterReady ReconcileError: The provider cannot reconcile cluster: upgrade refused"},
 		},
+		"Pinned": {
+			reason: "An XR that pins spec.parameters.version is Pinned.",
+			obj: func() map[string]any {
+				o := cluster(labels, up, nil, [2]string{"Ready", "True"})
+				o["spec"] = map[string]any{"parameters": map[string]any{"version": "1.31"}}
+				return o
+			}(),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging",
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}, Ready: true, Pinned: true},
+		},
 		"NoStatus": {
 			reason: "A Cluster without status runs and asks for nothing, and is neither Ready nor failed.",
 			obj:    map[string]any{"metadata": map[string]any{"name": "new", "namespace": "team-b"}},

@@ -147,6 +147,10 @@ type Member struct {
 	Failed bool
 	// Reason is the Cluster's own words for its state.
 	Reason string
+	// Pinned is set when its XR pins its own version
+	// (spec.parameters.version): it follows its owner, not the
+	// environment, so it neither proves nor holds a later wave.
+	Pinned bool
 }
 
 // Key is the member's namespace/name, its place in every deterministic
@@ -204,6 +208,9 @@ type Decision struct {
 	// Failed is the Cluster of an earlier wave that halts it, when Verdict
 	// is Halt and its owner may see it.
 	Failed *Member
+	// Pinned counts the Clusters of the earlier waves that pin their own
+	// version: they are not waited for, and prove nothing.
+	Pinned int
 	// Message says it in a sentence.
 	Message string
 }
@@ -272,6 +279,10 @@ func Decide(r Request) Decision {
 	var failed *Member
 	for i := range wi {
 		for _, m := range byWave[i] {
+			if m.Pinned {
+				d.Pinned++
+				continue
+			}
 			if m.Done(r.Target) {
 				continue
 			}

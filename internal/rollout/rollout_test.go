@@ -43,6 +43,7 @@ func TestDecide(t *testing.T) {
 		waitsFor []string
 		hidden   int
 		failed   string
+		pinned   int
 	}
 	cases := map[string]struct {
 		reason string
@@ -59,6 +60,23 @@ func TestDecide(t *testing.T) {
 			args: Request{Waves: waves, Self: member("platform", "canary-gke", "gcp", "canary", v30), Target: v31,
 				Fleet: []Member{member("team-a", "prod", "aws", "production", v30)}},
 			want: want{verdict: Adopt, wave: "canary"},
+		},
+		"PinnedEarlierWave": {
+			reason: "A canary Cluster that pins the old version follows its owner: it neither holds staging nor proves anything, and is counted.",
+			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", v30), Target: v31, Visible: everywhere,
+				Fleet: []Member{func() Member { m := member("platform", "canary-gke", "gcp", "canary", v30); m.Pinned = true; return m }(),
+					member("platform", "canary-eks", "aws", "canary", v31)}},
+			want: want{verdict: Adopt, wave: "staging", pinned: 1},
+		},
+		"PinnedFailedEarlierWave": {
+			reason: "A pinned canary Cluster that failed does not halt staging: its failure is its owner's change, not the environment's.",
+			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", v30), Target: v31, Visible: everywhere,
+				Fleet: []Member{func() Member {
+					m := member("platform", "canary-gke", "gcp", "canary", v30)
+					m.Pinned, m.Failed, m.Ready = true, true, false
+					return m
+				}()}},
+			want: want{verdict: Adopt, wave: "staging", pinned: 1},
 		},
 		"StagingWaitsForCanary": {
 			reason: "A staging Cluster holds while a canary Cluster still runs the old version, and names it.",
@@ -176,7 +194,7 @@ func TestDecide(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			d := Decide(tc.args)
-			got := want{verdict: d.Verdict, wave: d.Wave, hidden: d.Hidden}
+			got := want{verdict: d.Verdict, wave: d.Wave, hidden: d.Hidden, pinned: d.Pinned}
 			for _, m := range d.WaitsFor {
 				got.waitsFor = append(got.waitsFor, m.Key())
 			}

@@ -153,7 +153,8 @@ func (g *gated) condition() response.Condition {
 
 // status is status.rollout: the wave, the environment's target, the
 // verdict and its message, the Clusters it waits for that the owner may
-// see (and how many others), and the one that halted it.
+// see (and how many others), the earlier waves' Clusters not counted
+// because they pin their own version, and the one that halted it.
 func (g *gated) status() map[string]any {
 	out := map[string]any{
 		"wave":    g.Wave,
@@ -173,6 +174,9 @@ func (g *gated) status() map[string]any {
 	}
 	if g.Hidden > 0 {
 		out["hidden"] = int64(g.Hidden)
+	}
+	if g.Pinned > 0 {
+		out["pinnedEarlier"] = int64(g.Pinned)
 	}
 	if f := g.Failed; f != nil {
 		out["failed"] = map[string]any{"name": f.Name, "namespace": f.Namespace, "cloud": f.Cloud, "reason": f.Reason}

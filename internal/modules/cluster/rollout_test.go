@@ -264,6 +264,18 @@ func TestRolloutGate(t *testing.T) {
 				requires: earlier,
 				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt"}},
 		},
+		"PinnedStagingNotCounted": {
+			reason: "A staging Cluster that pins 1.33 follows its owner: production does not wait for it, and counts it.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				pinned := fleetCluster("team-edge", "s1", "azure", "staging", "1.33", true)
+				pinned["spec"] = map[string]any{"parameters": map[string]any{"version": "1.33"}}
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {pinned, stagingDone[1]}}
+			},
+			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
+				requires: earlier,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt", "pinnedEarlier": 1.0}},
+		},
 		"Pinned": {
 			reason: "The owner's pin is not gated: the Cluster moves to it while staging is behind, and status says so.",
 			wave:   "production", production: approved,
