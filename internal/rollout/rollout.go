@@ -157,8 +157,25 @@ type Member struct {
 // order here.
 func (m Member) Key() string { return m.Namespace + "/" + m.Name }
 
-// Done reports whether the member runs target and is Ready.
-func (m Member) Done(target Target) bool { return m.Ready && m.Runs.Equal(target) }
+// Covers reports whether a Cluster that runs t has proven o: it runs o's
+// Kubernetes minor or a newer one (an earlier wave's environment layer
+// may ask its cloud for a newer minor than this Cluster's asks for), and
+// every chart o names at o's version.
+func (t Target) Covers(o Target) bool {
+	if Minor(t.Kubernetes) == "" || Minor(o.Kubernetes) == "" || lessMinor(t.Kubernetes, o.Kubernetes) {
+		return false
+	}
+	for k, v := range o.Charts {
+		if t.Charts[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Done reports whether the member has proven target: it runs it (or a
+// newer minor) and is Ready.
+func (m Member) Done(target Target) bool { return m.Ready && m.Runs.Covers(target) }
 
 // Unavailable reports whether the member is mid-change or not Ready: what
 // a wave's maxUnavailable counts.

@@ -211,6 +211,31 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+func TestCovers(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		runs   Target
+		target Target
+		want   bool
+	}{
+		"Same":        {reason: "Running the target proves it.", runs: v31, target: v31, want: true},
+		"Newer":       {reason: "A newer minor proves an older target: its cloud's layer asked for more.", runs: Target{Kubernetes: "1.32"}, target: v31, want: true},
+		"Older":       {reason: "An older minor proves nothing.", runs: v30, target: v31},
+		"TenMinors":   {reason: "Minors compare as numbers.", runs: Target{Kubernetes: "1.10"}, target: Target{Kubernetes: "1.9"}, want: true},
+		"Nothing":     {reason: "A Cluster that runs nothing yet proves nothing.", runs: Target{}, target: v31},
+		"NoTarget":    {reason: "Nothing is no target.", runs: v31, target: Target{}},
+		"ChartBehind": {reason: "A chart the target names at another version is not proven.", runs: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "1"}}, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2"}}},
+		"ChartSame":   {reason: "Charts the target names at their versions, and more, prove it.", runs: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2", "b": "1"}}, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2"}}, want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.runs.Covers(tc.target); got != tc.want {
+				t.Errorf("%s\n%v.Covers(%v): want %v, got %v", tc.reason, tc.runs, tc.target, tc.want, got)
+			}
+		})
+	}
+}
+
 func TestTargetString(t *testing.T) {
 	cases := map[string]struct {
 		reason string
