@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/mod/semver"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -42,9 +43,10 @@ type Wave struct {
 	MaxUnavailable int `json:"maxUnavailable"`
 	// RequiresApproval holds the wave until approved lists the target.
 	RequiresApproval bool `json:"requiresApproval"`
-	// Approved are the targets approved for this wave, as
-	// status.rollout.target writes them ("1.34"): a change in Git,
-	// reviewed like any other.
+	// Approved are the changes approved for this wave: a Kubernetes minor
+	// ("1.34") or a chart's version ("cert-manager=v1.19.2"), each as
+	// status.rollout's message names what waits for approval. A change in
+	// Git, reviewed like any other.
 	Approved []string `json:"approved"`
 }
 
@@ -85,6 +87,22 @@ func (s Settings) Validate(path *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// unapproved are the changes of target, for a Cluster that runs runs, that
+// the wave's approvals do not list: none when they list the whole target
+// (Target.String) or each change (Target.Changes).
+func (w Wave) unapproved(target, runs Target) []string {
+	if slices.Contains(w.Approved, target.String()) {
+		return nil
+	}
+	var out []string
+	for _, c := range target.Changes(runs) {
+		if !slices.Contains(w.Approved, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Admits reports whether a Cluster in namespace ns, labelled with the
@@ -160,17 +178,54 @@ func (m Member) Key() string { return m.Namespace + "/" + m.Name }
 // Covers reports whether a Cluster that runs t has proven o: it runs o's
 // Kubernetes minor or a newer one (an earlier wave's environment layer
 // may ask its cloud for a newer minor than this Cluster's asks for), and
-// every chart o names at o's version.
+// each chart of o that it runs at o's version or a newer one. A chart it
+// does not run (disabled, or pinned by its XR) proves nothing and holds
+// nothing; a Cluster that reports no charts at all has not proven any.
 func (t Target) Covers(o Target) bool {
 	if Minor(t.Kubernetes) == "" || Minor(o.Kubernetes) == "" || lessMinor(t.Kubernetes, o.Kubernetes) {
 		return false
 	}
+	if len(o.Charts) > 0 && t.Charts == nil {
+		return false
+	}
 	for k, v := range o.Charts {
-		if t.Charts[k] != v {
+		if runs, ok := t.Charts[k]; ok && !chartAtLeast(runs, v) {
 			return false
 		}
 	}
 	return true
+}
+
+// Changes are the parts of t that a Cluster running runs does not run yet,
+// as approvals name them: the Kubernetes minor ("1.34"), and name=version
+// for each chart ("cert-manager=v1.19.2"), in that order.
+func (t Target) Changes(runs Target) []string {
+	var out []string
+	if runs.Kubernetes != t.Kubernetes {
+		out = append(out, t.Kubernetes)
+	}
+	for _, name := range slices.Sorted(maps.Keys(t.Charts)) {
+		if runs.Charts[name] != t.Charts[name] {
+			out = append(out, name+"="+t.Charts[name])
+		}
+	}
+	return out
+}
+
+// chartAtLeast reports whether a chart that runs version runs at least
+// want: the same, or a newer semantic version.
+func chartAtLeast(runs, want string) bool {
+	if runs == want {
+		return true
+	}
+	v := func(s string) string {
+		if !strings.HasPrefix(s, "v") {
+			s = "v" + s
+		}
+		return s
+	}
+	a, b := v(runs), v(want)
+	return semver.IsValid(a) && semver.IsValid(b) && semver.Compare(a, b) >= 0
 }
 
 // Done reports whether the member has proven target: it runs it (or a
@@ -273,7 +328,7 @@ func Decide(r Request) Decision {
 	}
 	wi := WaveOf(r.Waves, r.Self)
 	d.Wave = r.Waves[wi].Name
-	if r.Self.Asks.Equal(r.Target) || r.Self.Runs.Equal(r.Target) {
+	if r.Self.Asks.Equal(r.Target) || r.Self.Runs.Covers(r.Target) {
 		d.Verdict, d.Message = Keep, fmt.Sprintf("wave %s: runs or moves to %s", d.Wave, r.Target)
 		return d
 	}
@@ -330,9 +385,9 @@ func Decide(r Request) Decision {
 	}
 
 	w := r.Waves[wi]
-	if w.RequiresApproval && !slices.Contains(w.Approved, r.Target.String()) {
+	if missing := w.unapproved(r.Target, r.Self.Runs); w.RequiresApproval && len(missing) > 0 {
 		d.Verdict = Approval
-		d.Message = fmt.Sprintf("wave %s waits for the environment to approve %s (rollout.waves[%d].approved)", d.Wave, r.Target, wi)
+		d.Message = fmt.Sprintf("wave %s waits for the environment to approve %s (rollout.waves[%d].approved)", d.Wave, strings.Join(missing, ", "), wi)
 		return d
 	}
 

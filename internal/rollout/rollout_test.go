@@ -78,6 +78,29 @@ func TestDecide(t *testing.T) {
 				}()}},
 			want: want{verdict: Adopt, wave: "staging", pinned: 1},
 		},
+		"ApprovalNamesEachChange": {
+			reason: "Approving the Kubernetes minor does not approve a chart's new version: each change is approved by name.",
+			args: Request{Waves: func() []Wave { w := append([]Wave{}, waves...); w[2].Approved = []string{"1.31"}; return w }(),
+				Self: member("team-a", "prod", "aws", "production", Target{Kubernetes: "1.30", Charts: map[string]string{"cert-manager": "v1.19.1"}}), Target: Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.2"}}},
+			want: want{verdict: Approval, wave: "production"},
+		},
+		"ApprovedEachChange": {
+			reason: "The minor and the chart's version approved one by one: the wave moves.",
+			args: Request{Waves: func() []Wave {
+				w := append([]Wave{}, waves...)
+				w[2].Approved = []string{"cert-manager=v1.19.2", "1.31"}
+				return w
+			}(),
+				Self: member("team-a", "prod", "aws", "production", Target{Kubernetes: "1.30", Charts: map[string]string{"cert-manager": "v1.19.1"}}), Target: Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.2"}}},
+			want: want{verdict: Adopt, wave: "production"},
+		},
+		"ChartOnlyChange": {
+			reason: "A chart's new version alone is gated like a Kubernetes minor: staging holds while canary runs the old chart.",
+			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.1"}}), Visible: everywhere,
+				Target: Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.2"}},
+				Fleet:  []Member{member("platform", "canary-gke", "gcp", "canary", Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.1"}})}},
+			want: want{verdict: Hold, wave: "staging", waitsFor: []string{"platform/canary-gke"}},
+		},
 		"StagingWaitsForCanary": {
 			reason: "A staging Cluster holds while a canary Cluster still runs the old version, and names it.",
 			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", v30), Target: v31, Visible: everywhere,
@@ -218,14 +241,17 @@ func TestCovers(t *testing.T) {
 		target Target
 		want   bool
 	}{
-		"Same":        {reason: "Running the target proves it.", runs: v31, target: v31, want: true},
-		"Newer":       {reason: "A newer minor proves an older target: its cloud's layer asked for more.", runs: Target{Kubernetes: "1.32"}, target: v31, want: true},
-		"Older":       {reason: "An older minor proves nothing.", runs: v30, target: v31},
-		"TenMinors":   {reason: "Minors compare as numbers.", runs: Target{Kubernetes: "1.10"}, target: Target{Kubernetes: "1.9"}, want: true},
-		"Nothing":     {reason: "A Cluster that runs nothing yet proves nothing.", runs: Target{}, target: v31},
-		"NoTarget":    {reason: "Nothing is no target.", runs: v31, target: Target{}},
-		"ChartBehind": {reason: "A chart the target names at another version is not proven.", runs: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "1"}}, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2"}}},
-		"ChartSame":   {reason: "Charts the target names at their versions, and more, prove it.", runs: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2", "b": "1"}}, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2"}}, want: true},
+		"Same":             {reason: "Running the target proves it.", runs: v31, target: v31, want: true},
+		"Newer":            {reason: "A newer minor proves an older target: its cloud's layer asked for more.", runs: Target{Kubernetes: "1.32"}, target: v31, want: true},
+		"Older":            {reason: "An older minor proves nothing.", runs: v30, target: v31},
+		"TenMinors":        {reason: "Minors compare as numbers.", runs: Target{Kubernetes: "1.10"}, target: Target{Kubernetes: "1.9"}, want: true},
+		"Nothing":          {reason: "A Cluster that runs nothing yet proves nothing.", runs: Target{}, target: v31},
+		"NoTarget":         {reason: "Nothing is no target.", runs: v31, target: Target{}},
+		"ChartBehind":      {reason: "A chart the target names at another version is not proven.", runs: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "1"}}, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2"}}},
+		"ChartNewer":       {reason: "A newer chart version proves an older one.", runs: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "4.14.0"}}, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "4.13.3"}}, want: true},
+		"ChartNotRun":      {reason: "A chart the Cluster does not run proves nothing and holds nothing.", runs: Target{Kubernetes: "1.31", Charts: map[string]string{}}, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2"}}, want: true},
+		"NoChartsReported": {reason: "A Cluster that reports no charts at all has proven none.", runs: v31, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2"}}},
+		"ChartSame":        {reason: "Charts the target names at their versions, and more, prove it.", runs: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2", "b": "1"}}, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2"}}, want: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

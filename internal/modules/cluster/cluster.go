@@ -86,6 +86,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts respo
 	if g != nil {
 		conds = append(conds, g.condition())
 		stat["rollout"] = g.status()
+		stat["charts"] = stringMap(g.runs)
 	}
 	if err := c.Finish(st, stat, conds); err != nil {
 		return err

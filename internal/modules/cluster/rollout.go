@@ -40,21 +40,28 @@ const (
 // gated is what the rollout decided for the Cluster.
 type gated struct {
 	rollout.Decision
+	// runs are the chart versions the Cluster's releases run, for
+	// status.charts.
+	runs map[string]string
 }
 
-// gate decides whether the Cluster adopts the environment's Kubernetes
-// version now (package rollout). It returns nil when the environment has
-// no rollout.waves. A Cluster whose XR pins spec.parameters.version is not
-// gated, nor one whose control plane does not exist yet (it is created at
-// the target), nor one that already asks for the target. Any other reads
-// the Clusters of the earlier waves, and of its own when the wave has a
-// maxUnavailable, as required resources in every namespace; while they are
-// not delivered yet, or while the verdict holds it, the Cluster keeps the
-// version it has adopted (status.upgrade.target), which gate sets on the
-// plan for upgrade to walk on.
+// gate decides whether the Cluster adopts the environment's target now
+// (package rollout): its Kubernetes version, and the versions of the
+// add-on charts that follow the environment (those the XR does not pin in
+// spec.parameters.charts). It returns nil when the environment has no
+// rollout.waves. A Cluster whose XR pins spec.parameters.version is left
+// out of the rollout, as is one whose control plane does not exist yet
+// (it is created at the target); one that already asks for the target
+// keeps moving to it. Any other reads the Clusters of the earlier waves,
+// and of its own when the wave has a maxUnavailable, as required resources
+// in every namespace; while they are not delivered yet, or while the
+// verdict holds it, the Cluster keeps what it has adopted: the Kubernetes
+// version of status.upgrade.target, which gate sets on the plan for
+// upgrade to walk on, and each release's chart version as observed. A
+// release that does not exist yet is created at the target: nothing runs
+// it to protect.
 //
-// Only the Kubernetes version is gated: the chart catalog's versions, and
-// every other key of the environment, reach every Cluster at once.
+// Every other key of the environment reaches every Cluster at once.
 func gate(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) *gated {
 	waves := cluster.SettingsOf(c.Env).Rollout.Waves
 	target := rollout.Target{Kubernetes: rollout.Minor(plan.Cluster.Version)}
@@ -64,21 +71,33 @@ func gate(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) *gated {
 		return nil
 	}
 	self := rollout.Member{Name: x.Name, Namespace: x.Namespace, Cloud: x.Cloud, Wave: x.Labels[rollout.Label]}
-	g := &gated{Decision: rollout.Decision{Target: target, Wave: waves[rollout.WaveOf(waves, self)].Name}}
-	adopted := rollout.Minor(object.String(x.Status, "upgrade", "target"))
+	g := &gated{Decision: rollout.Decision{Wave: waves[rollout.WaveOf(waves, self)].Name}}
+	releases := followers(x, plan)
+	asks := rollout.Target{Kubernetes: rollout.Minor(object.String(x.Status, "upgrade", "target"))}
+	g.runs = reportedCharts(c, x, releases)
+	if len(releases) > 0 {
+		target.Charts, asks.Charts = map[string]string{}, map[string]string{}
+		for _, r := range releases {
+			target.Charts[r.Name] = r.Version
+			a, _ := c.Cloud.Versions.Charts.Observed(c.Observed, r.Name)
+			asks.Charts[r.Name] = cmp.Or(a, r.Version)
+		}
+	}
+	g.Target = target
 	switch {
 	case x.Parameters.Version != "":
-		g.Verdict, g.Message = rollout.Pinned, "spec.parameters.version pins "+x.Parameters.Version+": the owner's pin is not gated by the rollout's waves"
+		g.Verdict, g.Message = rollout.Pinned, "spec.parameters.version pins "+x.Parameters.Version+": the owner's pin leaves the Cluster out of the rollout's waves"
 		return g
 	case c.Observed[registry.ClusterResource] == nil:
 		g.Verdict, g.Message = rollout.Adopt, "wave "+g.Wave+": the control plane does not exist yet, so it is created at "+target.String()
 		return g
-	case adopted == target.Kubernetes:
+	case asks.Equal(target):
 		g.Verdict, g.Message = rollout.Keep, "wave "+g.Wave+": runs or moves to "+target.String()
 		return g
 	}
 
 	self = rollout.MemberOf(c.Req.GetObserved().GetComposite().GetResource().AsMap())
+	self.Asks, self.Runs.Charts = asks, g.runs
 	fleet, delivered := readFleet(c, x, waves, self)
 	if delivered {
 		g.Decision = rollout.Decide(rollout.Request{Waves: waves, Self: self, Target: target, Fleet: fleet})
@@ -88,16 +107,49 @@ func gate(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) *gated {
 	if !g.Verdict.Gated() {
 		return g
 	}
-	// Keep what it adopted: a walk under way goes on to its own target.
+	// Keep what it adopted: a walk under way goes on to its own target,
+	// and each release keeps the version it asks for.
 	cp := c.Observed[registry.ClusterResource]
-	keep := cmp.Or(adopted, rollout.Minor(c.Cloud.Versions.ControlPlane.Asked(cp)), self.Runs.Kubernetes)
-	if keep != "" {
+	if keep := cmp.Or(asks.Kubernetes, rollout.Minor(c.Cloud.Versions.ControlPlane.Asked(cp)), self.Runs.Kubernetes); keep != "" {
 		cl := plan.Cluster
 		cl.Version = keep
 		plan.Replace(cl)
 	}
+	for _, r := range releases {
+		if v := asks.Charts[r.Name]; v != r.Version {
+			r.Version = v
+			plan.Replace(r)
+		}
+	}
 	c.Gated = true
 	return g
+}
+
+// followers are the plan's add-on releases whose chart version follows
+// the environment: every one whose version the XR does not pin
+// (spec.parameters.charts.<name>.version).
+func followers(x *xr.Cluster, plan *cluster.Plan) []cluster.Release {
+	var out []cluster.Release
+	for _, comp := range plan.Components {
+		if r, ok := comp.(cluster.Release); ok && x.Parameters.Charts[r.Name].Version == "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// reportedCharts are the chart versions the followers' releases run, as
+// status.charts reports them: what each observed release asks for while it
+// is Ready, else what the status last said.
+func reportedCharts(c *engine.Call, x *xr.Cluster, releases []cluster.Release) map[string]string {
+	out := map[string]string{}
+	for _, r := range releases {
+		_, runs := c.Cloud.Versions.Charts.Observed(c.Observed, r.Name)
+		if runs = cmp.Or(runs, object.String(x.Status, "charts", r.Name)); runs != "" {
+			out[r.Name] = runs
+		}
+	}
+	return out
 }
 
 // readFleet asks Crossplane for the Clusters the decision reads and
@@ -158,7 +210,7 @@ func (g *gated) condition() response.Condition {
 func (g *gated) status() map[string]any {
 	out := map[string]any{
 		"wave":    g.Wave,
-		"target":  g.Target.String(),
+		"target":  g.Target.Kubernetes,
 		"verdict": string(g.Verdict),
 		"message": g.Message,
 	}
@@ -167,7 +219,7 @@ func (g *gated) status() map[string]any {
 		for _, m := range g.WaitsFor {
 			waits = append(waits, map[string]any{
 				"name": m.Name, "namespace": m.Namespace, "cloud": m.Cloud,
-				"runs": m.Runs.String(), "ready": m.Ready,
+				"runs": m.Runs.Kubernetes, "ready": m.Ready,
 			})
 		}
 		out["waitsFor"] = waits
@@ -175,11 +227,23 @@ func (g *gated) status() map[string]any {
 	if g.Hidden > 0 {
 		out["hidden"] = int64(g.Hidden)
 	}
+	if len(g.Target.Charts) > 0 {
+		out["charts"] = stringMap(g.Target.Charts)
+	}
 	if g.Pinned > 0 {
 		out["pinnedEarlier"] = int64(g.Pinned)
 	}
 	if f := g.Failed; f != nil {
 		out["failed"] = map[string]any{"name": f.Name, "namespace": f.Namespace, "cloud": f.Cloud, "reason": f.Reason}
+	}
+	return out
+}
+
+// stringMap is a map of strings as a status object.
+func stringMap(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
 	}
 	return out
 }
