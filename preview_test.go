@@ -23,6 +23,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/preview"
 	"github.com/seed-6471616d/function-cluster-platform/internal/response"
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
@@ -113,54 +114,20 @@ func goldenDesired(t *testing.T, path string) map[string]xpsim.Object {
 // NAT gateway while its nodes still use it, and its ingress release
 // changes; and the JSON report says so.
 func TestPreviewFleet(t *testing.T) {
-	dir := t.TempDir()
-	fleet := filepath.Join(dir, "fleet")
-	if err := os.MkdirAll(fleet, 0o750); err != nil {
-		t.Fatal(err)
-	}
+	dir, fleet := fleetDir(t)
 	for i := range 51 {
 		fixture := []func(...func(xpsim.Object)) xpsim.Object{fntest.GCPXR, fntest.AWSXR, fntest.AzureXR}[i%3]
 		mutate := []func(xpsim.Object){fntest.Set("metadata.name", fmt.Sprintf("team-%02d", i))}
 		if i%2 == 1 {
 			mutate = append(mutate, fntest.Legacy)
 		}
-		b, err := yaml.Marshal(fixture(mutate...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(fleet, fmt.Sprintf("xr-%02d.yaml", i)), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		writeYAML(t, filepath.Join(fleet, fmt.Sprintf("xr-%02d.yaml", i)), fixture(mutate...))
 	}
-	updated := filepath.Join(dir, "env-new")
-	if err := os.MkdirAll(updated, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range fntest.MustLoad("examples/envconfigs") {
-		data := o["data"].(map[string]any)
-		if o["metadata"].(map[string]any)["name"] == "cluster-platform-baseline" {
-			data["privateCluster"] = false
-		}
-		if o["metadata"].(map[string]any)["name"] == "cluster-platform-planetype-production" {
-			data["ingress"] = map[string]any{"replicas": 5.0}
-		}
-		b, err := yaml.Marshal(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(updated, o["metadata"].(map[string]any)["name"].(string)+".yaml"), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var out bytes.Buffer
-	cmd := &PreviewCmd{Fleet: fleet, Env: []string{"examples/envconfigs"}, EnvNew: []string{updated}, Required: []string{"examples/spend"}, JSON: true, out: &out, progress: &bytes.Buffer{}}
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	var report preview.FleetReport
-	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, out.String())
-	}
+	updated := changedEnvironment(t, filepath.Join(dir, "env-new"), map[string]func(data map[string]any){
+		"cluster-platform-baseline":             func(data map[string]any) { data["privateCluster"] = false },
+		"cluster-platform-planetype-production": func(data map[string]any) { data["ingress"] = map[string]any{"replicas": 5.0} },
+	})
+	report, _ := previewFleet(t, fleet, updated)
 	if report.Total.XRs != 51 || report.Total.Removed != 0 || report.Total.Fatals != 17 {
 		t.Fatalf("total: %+v, want 51 XRs, none removed, 17 Fatals (the GKE clusters)", report.Total)
 	}
@@ -179,6 +146,124 @@ func TestPreviewFleet(t *testing.T) {
 		}
 	}
 	t.Logf("fleet of %d XRs: %d held, %d changed, %d added, %d removed", report.Total.XRs, report.Total.Held, report.Total.Changed, report.Total.Added, report.Total.Removed)
+}
+
+// fleetDir is a new folder for a fleet's XRs, and the temporary folder it
+// is in.
+func fleetDir(t *testing.T) (dir, fleet string) {
+	t.Helper()
+	dir = t.TempDir()
+	fleet = filepath.Join(dir, "fleet")
+	if err := os.MkdirAll(fleet, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	return dir, fleet
+}
+
+// previewFleet runs preview --fleet --json over the XRs of fleet, from the
+// example environment to updated, and returns the report and the output.
+func previewFleet(t *testing.T, fleet, updated string) (preview.FleetReport, string) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := &PreviewCmd{Fleet: fleet, Env: []string{"examples/envconfigs"}, EnvNew: []string{updated}, Required: []string{"examples/spend"}, JSON: true, out: &out, progress: &bytes.Buffer{}}
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	var report preview.FleetReport
+	if err := json.Unmarshal(out.Bytes(), &report); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out.String())
+	}
+	return report, out.String()
+}
+
+// writeYAML writes o as YAML to path.
+func writeYAML(t *testing.T, path string, o any) {
+	t.Helper()
+	b, err := yaml.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// changedEnvironment writes the example EnvironmentConfigs into dir, each
+// config's data changed by change[its name], and returns dir.
+func changedEnvironment(t *testing.T, dir string, change map[string]func(data map[string]any)) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range fntest.MustLoad("examples/envconfigs") {
+		name := o["metadata"].(map[string]any)["name"].(string)
+		if f, ok := change[name]; ok {
+			f(o["data"].(map[string]any))
+		}
+		writeYAML(t, filepath.Join(dir, name+".yaml"), o)
+	}
+	return dir
+}
+
+// TestPreviewFleetRollout previews a fleet of Clusters on the three clouds
+// under an environment that moves the Kubernetes version and sets three
+// waves: preview --fleet --json places each Cluster in its wave as
+// rollout.WaveOf does (an unlabelled Cluster, and one labelled with a
+// wave that does not admit its namespace, in the last), with what it runs
+// under the old environment (the stack it converges to), and each wave's
+// gate.
+func TestPreviewFleetRollout(t *testing.T) {
+	dir, fleet := fleetDir(t)
+	wave := func(w string) func(xpsim.Object) {
+		return func(o xpsim.Object) { o["metadata"].(map[string]any)["labels"].(map[string]any)[rollout.Label] = w }
+	}
+	noDomain := fntest.Set("spec.parameters.domain", nil)
+	for file, x := range map[string]xpsim.Object{
+		"canary.yaml":       fntest.GCPXR(wave("canary")),
+		"staging.yaml":      fntest.AzureXR(fntest.Set("metadata.namespace", "team-a"), fntest.Set("metadata.name", "web"), noDomain, wave("staging")),
+		"not-admitted.yaml": fntest.AWSXR(fntest.Set("metadata.name", "api"), wave("staging")),
+		"unlabelled.yaml":   fntest.AWSXR(fntest.Set("metadata.name", "legacy"), fntest.Legacy),
+	} {
+		writeYAML(t, filepath.Join(fleet, file), x)
+	}
+	updated := changedEnvironment(t, filepath.Join(dir, "env-new"), map[string]func(data map[string]any){
+		"cluster-platform-baseline": func(data map[string]any) {
+			data["version"] = "1.34"
+			data["rollout"] = map[string]any{"waves": []any{
+				map[string]any{"name": "canary", "namespaces": []any{"team-edge"}},
+				map[string]any{"name": "staging", "namespaces": []any{"team-a"}, "maxUnavailable": 1.0},
+				map[string]any{"name": "production", "requiresApproval": true},
+			}}
+		},
+	})
+	report, out := previewFleet(t, fleet, updated)
+	if report.Total.Fatals != 0 || report.Rollout == nil {
+		t.Fatalf("want no Fatal and a rollout, got:\n%s", out)
+	}
+	type cluster struct{ Wave, Cloud, Key, Runs, Verdict string }
+	var got []cluster
+	for _, w := range report.Rollout.Waves {
+		for _, c := range w.Clouds {
+			for _, m := range c.Clusters {
+				if !m.Ready {
+					t.Errorf("%s/%s: not Ready under the old environment: %s", m.Namespace, m.Name, m.Reason)
+				}
+				got = append(got, cluster{w.Name, c.Cloud, m.Namespace + "/" + m.Name, m.Runs, w.Verdict})
+			}
+		}
+	}
+	want := []cluster{
+		{"canary", "gcp", "team-edge/edge", "1.33", "Adopt"},
+		{"staging", "azure", "team-a/web", "1.33", "Hold"},
+		{"production", "aws", "/legacy", "1.33", "Hold"},
+		{"production", "aws", "team-edge/api", "1.33", "Hold"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("waves: -want, +got:\n%s\n%s", diff, out)
+	}
+	if r := report.Rollout; r.From != "1.33" || r.Target != "1.34" || !r.Waves[2].RequiresApproval || r.Waves[2].Approved {
+		t.Errorf("rollout from %s to %s, production requires approval %t, approved %t: want 1.33 to 1.34, approval required, not given", r.From, r.Target, r.Waves[2].RequiresApproval, r.Waves[2].Approved)
+	}
 }
 
 // TestPreviewEnvironmentAPIVersion checks what preview does with

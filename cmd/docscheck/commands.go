@@ -289,6 +289,8 @@ var OtherFlags = []OtherFlag{
 	{Flag: "--default-ssl-certificate", Tool: "ingress-nginx"},
 	// external-dns: the one hosted zone it may change.
 	{Flag: "--zone-id-filter", Tool: "external-dns"},
+	// gcloud: GKE rollout sequencing's soak time, compared in rollouts.md.
+	{Flag: "--default-upgrade-soaking", Tool: "gcloud"},
 	// provider-kubernetes: Objects that copy Secrets without their data.
 	{Flag: "--sanitize-secrets", Tool: "provider-kubernetes"},
 }

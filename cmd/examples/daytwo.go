@@ -138,6 +138,54 @@ func reports(name, path string, v any) func(map[string]xpsim.Object) {
 	return func(o map[string]xpsim.Object) { fntest.Set(path, v)(o[name]) }
 }
 
+// inProduction labels the XR with the rollout wave production and removes
+// its version pin, which leaves a Cluster out of the rollout: it follows
+// the environment's version.
+func inProduction(o xpsim.Object) {
+	labels, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
+	labels["platform.example.org/wave"] = "production"
+	set("spec.parameters.version", nil)(o)
+}
+
+// rolloutEnv raises the environment's version to 1.34 with two waves,
+// staging before production.
+func rolloutEnv(e map[string]xpsim.Object) {
+	envSet("baseline.yaml", "version", "1.34")(e)
+	envSet("baseline.yaml", "rollout", map[string]any{"waves": []any{map[string]any{"name": "staging"}, map[string]any{"name": "production"}}})(e)
+}
+
+// chartEnv moves the catalog's cert-manager to v1.19.2 with the same two
+// waves.
+func chartEnv(e map[string]xpsim.Object) {
+	envSet("baseline.yaml", "charts.cert-manager.version", "v1.19.2")(e)
+	envSet("baseline.yaml", "rollout", map[string]any{"waves": []any{map[string]any{"name": "staging"}, map[string]any{"name": "production"}}})(e)
+}
+
+// stagingCluster is a Cluster of wave staging on another cloud than the
+// example's, in another namespace, as Crossplane delivers it to a Cluster
+// of a later wave: its control plane and pool run runs, its releases the
+// charts' versions (status.charts; none when nil), and it is Ready.
+func stagingCluster(cloud, runs string, charts map[string]any) xpsim.Object {
+	if charts == nil {
+		charts = map[string]any{}
+	}
+	other := map[string]string{"gcp": "aws", "aws": "azure", "azure": "gcp"}[cloud]
+	return xpsim.Object{
+		"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster",
+		"metadata": map[string]any{"name": "staging-" + other, "namespace": "staging",
+			"labels": map[string]any{"cloud": other, "platform.example.org/wave": "staging"}},
+		"status": map[string]any{
+			"upgrade":   map[string]any{"target": runs, "controlPlane": runs},
+			"nodePools": []any{map[string]any{"name": "default", "version": runs}},
+			"charts":    charts,
+			"conditions": []any{
+				map[string]any{"type": "Ready", "status": "True", "reason": "Available"},
+				map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
+			},
+		},
+	}
+}
+
 // sharedAccessBefore is what a GCP Database on a Cluster composed of the
 // Cluster's private services access before the Cluster composed it.
 const sharedAccessBefore = "internal/modules/database/testdata/upgrade/gcp-shared-access.yaml"
@@ -174,6 +222,20 @@ func dayTwoCases() []dayTwo {
 				fatal: `spec.parameters.version: Invalid value: "1.31": the control plane runs 1.33 and is never downgraded; allowed targets: 1.33, 1.34, 1.35, 1.36`}},
 			dayTwo{attack: attack{name: cloud + "-outside-window", example: ex, xr: set("spec.parameters.version", "1.37"),
 				fatal: `the environment supports 1.29 to 1.36`}},
+			// The environment moves to 1.34 with rollout waves: the
+			// example Cluster, of wave production, keeps 1.33 while a
+			// staging Cluster of another cloud runs 1.33, and moves once
+			// it runs 1.34 Ready.
+			dayTwo{attack: attack{name: cloud + "-rollout-held", example: ex, xr: inProduction, env: rolloutEnv, required: []xpsim.Object{stagingCluster(cloud, "1.33", nil)}},
+				check: all(wants("cluster", vf.cluster, "1.33"), pools)},
+			dayTwo{attack: attack{name: cloud + "-rollout-moves", example: ex, xr: inProduction, env: rolloutEnv, required: []xpsim.Object{stagingCluster(cloud, "1.34", nil)}},
+				check: all(wants("cluster", vf.cluster, "1.34"), pools)},
+			// A new cert-manager in the catalog: production's release
+			// keeps v1.19.1 while staging runs it, and moves after.
+			dayTwo{attack: attack{name: cloud + "-rollout-chart-held", example: ex, xr: inProduction, env: chartEnv, required: []xpsim.Object{stagingCluster(cloud, "1.33", map[string]any{"cert-manager": "v1.19.1"})}},
+				check: all(wants("cluster", vf.cluster, "1.33"), wants("release-cert-manager", "spec.forProvider.chart.version", "v1.19.1"))},
+			dayTwo{attack: attack{name: cloud + "-rollout-chart-moves", example: ex, xr: inProduction, env: chartEnv, required: []xpsim.Object{stagingCluster(cloud, "1.33", map[string]any{"cert-manager": "v1.19.2"})}},
+				check: all(wants("cluster", vf.cluster, "1.33"), wants("release-cert-manager", "spec.forProvider.chart.version", "v1.19.2"))},
 			dayTwo{attack: attack{name: cloud + "-maintenance", example: ex, xr: set("spec.parameters.maintenance", map[string]any{"day": "Sunday", "startTime": "01:00", "durationHours": 12})},
 				check: map[string]func(map[string]xpsim.Object) error{
 					"gcp":   wants("cluster", "spec.forProvider.maintenancePolicy.recurringWindow.recurrence", "FREQ=WEEKLY;BYDAY=SU"),

@@ -40,6 +40,9 @@ type attack struct {
 	// observedEdit, when set, changes what the providers report before
 	// the render.
 	observedEdit func(map[string]xpsim.Object)
+	// required are more required resources Crossplane would deliver, such
+	// as the Clusters of a rollout's earlier waves.
+	required []xpsim.Object
 	// tenant, when set, is another namespace the example is copied into,
 	// with the Cluster it runs on: a new XR there, rendered without
 	// observed resources, that tries to take the example's names.
@@ -242,6 +245,11 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 	}
 	for k, v := range env {
 		if err := writeYAML(filepath.Join(req, "envconfigs-"+k), v); err != nil {
+			return "", err
+		}
+	}
+	for i, o := range a.required {
+		if err := writeYAML(filepath.Join(req, fmt.Sprintf("required-%d.yaml", i)), o); err != nil {
 			return "", err
 		}
 	}

@@ -17,12 +17,10 @@ import (
 	"go/format"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/seed-6471616d/function-cluster-platform/cmd/internal/crdschema"
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -87,69 +85,12 @@ func run(crds string, check bool) error {
 	return os.WriteFile(out, b, 0o600)
 }
 
-// A schema is an OpenAPI v3 schema, as far as refgen reads it.
-type schema struct {
-	Type       string            `json:"type"`
-	Properties map[string]schema `json:"properties"`
-	Items      *schema           `json:"items"`
-}
+// schema is a forProvider schema of the provider CRDs.
+type schema = crdschema.Schema
 
-// crd is the part of a CustomResourceDefinition refgen reads.
-type crd struct {
-	Kind string `json:"kind"`
-	Spec struct {
-		Group string `json:"group"`
-		Names struct {
-			Kind string `json:"kind"`
-		} `json:"names"`
-		Versions []struct {
-			Name   string `json:"name"`
-			Schema struct {
-				OpenAPIV3Schema schema `json:"openAPIV3Schema"`
-			} `json:"schema"`
-		} `json:"versions"`
-	} `json:"spec"`
-}
-
-// load reads the spec.forProvider schema of every served version of every
-// CRD under dir, by registry.GVK.
-func load(dir string) (map[string]schema, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("no CRD under %s", dir)
-	}
-	out := map[string]schema{}
-	for _, f := range files {
-		b, err := os.ReadFile(f) //nolint:gosec // the shared provider CRDs
-		if err != nil {
-			return nil, err
-		}
-		for _, doc := range bytes.Split(b, []byte("\n---")) {
-			var c crd
-			if err := yaml.Unmarshal(doc, &c); err != nil {
-				return nil, fmt.Errorf("cannot read %s: %w", f, err)
-			}
-			if c.Kind != "CustomResourceDefinition" {
-				continue
-			}
-			for _, v := range c.Spec.Versions {
-				key := registry.GVK(c.Spec.Group+"/"+v.Name, c.Spec.Names.Kind)
-				if _, dup := out[key]; dup {
-					// Another release of the same provider (gcp-v2.6.0
-					// beside gcp): the files are read in name order, and
-					// the first serves.
-					continue
-				}
-				spec := v.Schema.OpenAPIV3Schema.Properties["spec"]
-				out[key] = spec.Properties["forProvider"]
-			}
-		}
-	}
-	return out, nil
-}
+// load reads the spec.forProvider schema of every version of every CRD
+// under dir, by registry.GVK.
+var load = crdschema.Load
 
 // references lists the dotted paths, under prefix, of the fields of s that
 // a reference or selector beside them resolves. Items of a list are walked

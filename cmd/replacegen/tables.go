@@ -10,87 +10,16 @@ import (
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/seed-6471616d/function-cluster-platform/cmd/internal/crdschema"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
-// A schema is an OpenAPI v3 schema, as far as replacegen reads it.
-type schema struct {
-	Type       string            `json:"type"`
-	Properties map[string]schema `json:"properties"`
-	Items      *schema           `json:"items"`
-}
-
-// crd is the part of a CustomResourceDefinition replacegen reads.
-type crd struct {
-	Kind string `json:"kind"`
-	Spec struct {
-		Group string `json:"group"`
-		Names struct {
-			Kind string `json:"kind"`
-		} `json:"names"`
-		Versions []struct {
-			Name   string `json:"name"`
-			Schema struct {
-				OpenAPIV3Schema schema `json:"openAPIV3Schema"`
-			} `json:"schema"`
-		} `json:"versions"`
-	} `json:"spec"`
-}
+// schema is a forProvider schema of the provider CRDs.
+type schema = crdschema.Schema
 
 // loadCRDs reads the spec.forProvider schema of every version of every CRD
-// under dir, by registry.GVK; the first file in name order serves.
-func loadCRDs(dir string) (map[string]schema, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("cannot find a CRD under %s", dir)
-	}
-	out := map[string]schema{}
-	for _, f := range files {
-		b, err := os.ReadFile(f) //nolint:gosec // the shared provider CRDs
-		if err != nil {
-			return nil, err
-		}
-		for _, doc := range bytes.Split(b, []byte("\n---")) {
-			var c crd
-			if err := yaml.Unmarshal(doc, &c); err != nil {
-				return nil, fmt.Errorf("cannot read %s: %w", f, err)
-			}
-			if c.Kind != "CustomResourceDefinition" {
-				continue
-			}
-			for _, v := range c.Spec.Versions {
-				key := registry.GVK(c.Spec.Group+"/"+v.Name, c.Spec.Names.Kind)
-				if _, dup := out[key]; dup {
-					continue
-				}
-				out[key] = v.Schema.OpenAPIV3Schema.Properties["spec"].Properties["forProvider"]
-			}
-		}
-	}
-	return out, nil
-}
-
-// Lookup finds a dotted path in a forProvider schema, through the items
-// of lists; it returns the schema of the path and of the object holding it.
-func (s schema) Lookup(path string) (schema, schema, bool) {
-	cur, parent := s, s
-	for _, seg := range strings.Split(path, ".") {
-		if cur.Items != nil {
-			cur = *cur.Items
-		}
-		next, ok := cur.Properties[seg]
-		if !ok {
-			return schema{}, schema{}, false
-		}
-		parent, cur = cur, next
-	}
-	return cur, parent, true
-}
+// under dir, by registry.GVK.
+var loadCRDs = crdschema.Load
 
 // entry is one generated entry: Refuse, or Raise for a custom diff's
 // replacement of a decrease.

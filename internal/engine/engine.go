@@ -57,6 +57,11 @@ type Call struct {
 	// Warnings are the call's warnings so far, in the order they are
 	// reported.
 	Warnings []string
+	// Gated is set by a module whose XR holds a change until other XRs,
+	// delivered as required resources, move: Crossplane v2.4 re-runs it
+	// when they change, v2.3 only on the converging TTL, which Finish
+	// then gives.
+	Gated bool
 
 	layers map[string][]string
 }
@@ -232,7 +237,7 @@ func (c *Call) Finish(st *State, status map[string]any, conds []response.Conditi
 		return err
 	}
 	response.SetConditions(c.Rsp, c.XR.Conditions, conds)
-	c.Rsp.Meta.Ttl = durationpb.New(c.Opts.TTL(st.WaitsOnOtherXR()))
+	c.Rsp.Meta.Ttl = durationpb.New(c.Opts.TTL(st.WaitsOnOtherXR() || c.Gated))
 	return nil
 }
 

@@ -145,25 +145,18 @@ func buildView(b baseline, clusters []*unstructured.Unstructured, visible func(n
 				wv.Done++
 			}
 		}
-		wv.Gate = gate(b, waves, i, members, byKey, visible)
+		wv.Gate = gate(b, i, members, byKey, visible)
 		view.Waves = append(view.Waves, wv)
 	}
 	return view
 }
 
-// gate is what wave i waits for: rollout.Decide for a Cluster of the
-// wave that runs nothing of the target yet and is Ready, placed first in
-// the wave's order, so that a full wave shows as full.
-func gate(b baseline, waves []rollout.Wave, i int, members []rollout.Member, byKey map[string]*unstructured.Unstructured, visible func(string) bool) GateView {
+// gate is what wave i waits for (rollout.GateOf).
+func gate(b baseline, i int, members []rollout.Member, byKey map[string]*unstructured.Unstructured, visible func(string) bool) GateView {
 	if b.Target.Kubernetes == "" {
 		return GateView{Message: "The environment sets no version: there is nothing to roll out.", WaitsFor: []ClusterView{}}
 	}
-	self := rollout.Member{Wave: waves[i].Name, Ready: true}
-	if len(waves[i].Namespaces) > 0 {
-		self.Namespace = waves[i].Namespaces[0]
-	}
-	rw := b.Settings.Waves
-	d := rollout.Decide(rollout.Request{Waves: rw, Self: self, Target: b.Target, Fleet: members, Visible: visible})
+	d := rollout.GateOf(b.Settings.Waves, i, b.Target, members, visible)
 	g := GateView{Verdict: string(d.Verdict), Message: d.Message, WaitsFor: make([]ClusterView, 0, len(d.WaitsFor)), Hidden: d.Hidden}
 	find := func(m rollout.Member) ClusterView { return clusterView(byKey[m.Key()], m) }
 	for _, m := range d.WaitsFor {

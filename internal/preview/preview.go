@@ -341,6 +341,10 @@ type Plan struct {
 	Upgrade *Upgrade
 	// Rotations are the node pools that rotate, or wait to.
 	Rotations []Rotation
+	// XR is the XR as the reconcile leaves it, as crossplane render
+	// prints it: its spec, the status the function desires and the
+	// conditions Crossplane derives.
+	XR xpsim.Object
 }
 
 // Upgrade is a version walk, as the XR's status says it: a Cluster's
@@ -424,6 +428,7 @@ func PlanOne(run Runner, w World, x xpsim.Object, observed map[string]xpsim.Obje
 	st.describe(rsp, nil, nil)
 	p.Warnings, p.Estimate = st.Warnings, st.Estimate
 	p.Upgrade, p.Rotations = lifecycleOf(st.XR)
+	p.XR = renderedXR(withStatus(x, st.XR), rsp)
 	if p.Fatal != "" {
 		return p, nil
 	}
@@ -500,6 +505,9 @@ type Impact struct {
 	Fatal   string   `json:"fatal,omitempty"`
 	// CostDelta is the change of the monthly estimate, new minus old.
 	CostDelta *Cost `json:"costDelta,omitempty"`
+	// Cluster is, for a Cluster XR, what it runs before the change: what
+	// the rollout report (RolloutOf) places in its wave.
+	Cluster *FleetCluster `json:"-"`
 }
 
 // Fleet plans an XR under the new environment, against its observed
@@ -520,6 +528,7 @@ func Fleet(run Runner, old, updated World, file string, x xpsim.Object, observed
 		}
 		if st.Fatal != "" {
 			im.Fatal = "under the old environment: " + st.Fatal
+			im.Cluster = clusterOf(x, nil, im.Fatal)
 			return im, nil
 		}
 		observed = map[string]xpsim.Object{}
@@ -536,6 +545,11 @@ func Fleet(run Runner, old, updated World, file string, x xpsim.Object, observed
 		return im, err
 	}
 	im.Added, im.Held, im.Removed, im.Fatal = after.Added, after.Held, after.Removed, after.Fatal
+	if before.Fatal != "" {
+		im.Cluster = clusterOf(x, nil, "under the old environment: "+before.Fatal)
+	} else {
+		im.Cluster = clusterOf(x, before.XR, "")
+	}
 	for _, name := range slices.Sorted(maps.Keys(after.Changed)) {
 		// What the old environment would change too is not the new
 		// environment's doing.

@@ -192,6 +192,10 @@ type FleetReport struct {
 		Fatals  int  `json:"fatals"`
 		Cost    Cost `json:"costDelta"`
 	} `json:"total"`
+	// Rollout is how the rollout waves take the fleet's Clusters to the
+	// updated environment's Kubernetes version (RolloutOf); nil when the
+	// change moves no version and the environment sets no waves.
+	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
 // Add records one XR's impact.
@@ -212,8 +216,8 @@ func (r *FleetReport) Add(im Impact) {
 	}
 }
 
-// PrintFleet writes the report as a table per XR and a total line, or as
-// JSON.
+// PrintFleet writes the report as a table per XR and a total line, then
+// the rollout (see PrintRollout), or as JSON.
 func PrintFleet(w io.Writer, r *FleetReport, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
@@ -235,7 +239,98 @@ func PrintFleet(w io.Writer, r *FleetReport, asJSON bool) error {
 	}
 	t := r.Total
 	tw.printf("TOTAL (%d XRs)\t%d\t%d\t%d\t%d\t%+.2f..%+.2f\t%d\n", t.XRs, t.Added, t.Changed, t.Held, t.Removed, t.Cost.Min, t.Cost.Max, t.Fatals)
-	return tw.flush()
+	if err := tw.flush(); err != nil || r.Rollout == nil {
+		return err
+	}
+	return PrintRollout(w, r.Rollout)
+}
+
+// PrintRollout writes the rollout: the target, then each wave in order
+// with what gates it (the earlier waves, maxUnavailable, the approval)
+// and what its gate answers now, and its Clusters per cloud with what
+// they run now.
+func PrintRollout(out io.Writer, r *Rollout) error {
+	w := &errWriter{w: out}
+	moves := fmt.Sprintf("Kubernetes %s (the old environment asks for %s)", r.Target, r.From)
+	if r.From == r.Target {
+		moves = fmt.Sprintf("Kubernetes %s (unchanged)", r.Target)
+	}
+	switch {
+	case r.Message != "":
+		w.printf("\nRollout of %s: %s\n", moves, r.Message)
+	default:
+		w.printf("\nRollout of %s in %d waves (rollout.waves):\n", moves, len(r.Waves))
+	}
+	tw := &errWriter{w: tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)}
+	for _, wv := range r.Waves {
+		if wv.Name != "" {
+			tw.printf("\nWave %d of %d: %s (%s)\n", wv.Index+1, len(r.Waves), wv.Name, admits(wv))
+			tw.printf("  after:     %s\n", after(wv, r.Target))
+			tw.printf("  at once:   %s\n", atOnce(wv))
+			tw.printf("  approval:  %s\n", approval(wv, r.Target))
+			tw.printf("  now:       %s: %s\n", wv.Verdict, wv.Message)
+		} else {
+			tw.printf("\n")
+		}
+		if len(wv.Clouds) == 0 {
+			tw.printf("  (no Cluster)\n")
+			continue
+		}
+		tw.printf("  CLOUD\tNAMESPACE\tNAME\tRUNS\tREADY\tNOTE\n")
+		for _, c := range wv.Clouds {
+			for _, m := range c.Clusters {
+				ready := "yes"
+				if !m.Ready {
+					ready = "no"
+				}
+				tw.printf("  %s\t%s\t%s\t%s\t%s\t%s\n", dash(c.Cloud), dash(m.Namespace), m.Name, dash(m.Runs), ready, dash(m.Note))
+			}
+		}
+	}
+	if err := tw.flush(); err != nil {
+		return err
+	}
+	return w.err
+}
+
+// admits says which Clusters a wave counts.
+func admits(wv Wave) string {
+	s := "namespaces " + strings.Join(wv.Namespaces, ", ")
+	if len(wv.Namespaces) == 0 {
+		s = "every namespace"
+	}
+	if wv.Last {
+		s += "; the last wave: also every Cluster whose label names no wave that admits it"
+	}
+	return s
+}
+
+// after says which earlier waves a wave waits for.
+func after(wv Wave, target string) string {
+	if len(wv.After) == 0 {
+		return "nothing: the first wave"
+	}
+	return fmt.Sprintf("every Cluster of %s runs %s and is Ready", strings.Join(wv.After, ", "), target)
+}
+
+// atOnce says how many of a wave's Clusters move at once.
+func atOnce(wv Wave) string {
+	if wv.MaxUnavailable == 0 {
+		return "no limit (maxUnavailable 0)"
+	}
+	return fmt.Sprintf("at most %d of its Clusters (maxUnavailable)", wv.MaxUnavailable)
+}
+
+// approval says whether a wave waits for the target's approval.
+func approval(wv Wave, target string) string {
+	if !wv.RequiresApproval {
+		return "none required"
+	}
+	state := "not approved yet"
+	if wv.Approved {
+		state = "approved"
+	}
+	return fmt.Sprintf("requires approval of %s: %s (rollout.waves[%d].approved)", target, state, wv.Index)
 }
 
 func dash(s string) string {

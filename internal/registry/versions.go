@@ -29,6 +29,37 @@ type Versions struct {
 	// the control plane and the pools itself (GKE on a release channel);
 	// nil means never.
 	AutoUpgrade func(env *envcfg.Env) bool
+	// Charts are where the add-on charts' releases ask for their
+	// versions, for the rollout to hold them.
+	Charts ChartVersions
+}
+
+// ChartVersions are where the release of an add-on chart asks for its
+// chart's version.
+type ChartVersions struct {
+	// Resource is the composition-resource name of a chart's release.
+	Resource func(chart string) string
+	// Field is the release's version field.
+	Field VersionField
+}
+
+// Observed returns what the observed release of chart asks for, and what
+// it runs: what it asks for while it is Ready and its provider reconciles
+// it, else "". Both are "" when the release is not observed, or the cloud
+// names no release resource.
+func (v ChartVersions) Observed(observed map[string]*structpb.Struct, chart string) (asked, runs string) {
+	if v.Resource == nil {
+		return "", ""
+	}
+	obs := observed[v.Resource(chart)]
+	if obs == nil {
+		return "", ""
+	}
+	asked = v.Field.Asked(obs)
+	if c, ok := object.FindCondition(obs, "Synced"); ok && c.Status == "False" {
+		return asked, ""
+	}
+	return asked, v.Field.Runs(obs)
 }
 
 // A VersionField is where a resource asks for a version and where its

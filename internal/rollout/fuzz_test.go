@@ -8,7 +8,8 @@ import (
 // FuzzRollout walks random fleets through random events (a Cluster
 // renders, a change finishes, Ready flips, a step fails) and checks, apart
 // from Decide's own code, that no Cluster ever adopts the target while a
-// Cluster of an earlier wave does not run it Ready, nor in a wave that
+// Cluster of an earlier wave that does not pin its version does not run
+// it Ready, nor in a wave that
 // requires an approval not given, nor past its wave's maxUnavailable.
 func FuzzRollout(f *testing.F) {
 	f.Add([]byte{3, 1, 0, 2, 5, 9, 200, 17, 4, 4, 4, 4, 1, 2, 3, 0, 0, 0, 9, 8, 7})
@@ -38,7 +39,7 @@ func FuzzRollout(f *testing.F) {
 		fleet := make([]Member, n)
 		for i := range fleet {
 			m := Member{Name: fmt.Sprintf("c%d", i), Namespace: namespaces[next()%len(namespaces)], Cloud: []string{"gcp", "aws", "azure"}[i%3],
-				Wave: labels[next()%len(labels)], Runs: old, Asks: old, Ready: next()%4 != 0}
+				Wave: labels[next()%len(labels)], Runs: old, Asks: old, Ready: next()%4 != 0, Pinned: next()%6 == 0}
 			fleet[i] = m
 		}
 		// wave is the reference: the label's wave when it admits the
@@ -64,7 +65,9 @@ func FuzzRollout(f *testing.F) {
 					continue
 				}
 				for _, o := range others {
-					if wave(o) < wave(self) && (!o.Ready || !o.Runs.Equal(target)) {
+					// A pinned Cluster follows its owner: it proves and
+					// holds nothing.
+					if wave(o) < wave(self) && !o.Pinned && (!o.Ready || !o.Runs.Equal(target)) {
 						t.Fatalf("%s (wave %d) adopted %s while %s (wave %d) runs %s, Ready %t", self.Key(), wave(self), target, o.Key(), wave(o), o.Runs, o.Ready)
 					}
 				}

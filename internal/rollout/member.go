@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"maps"
 	"strconv"
 	"strings"
 
@@ -25,8 +26,11 @@ const LabelCloud = "cloud"
 //     pools (what the whole Cluster runs at least); "" when the control
 //     plane reports none. A pool without a version (not created yet) is
 //     not counted.
+//
 //   - Asks.Kubernetes is status.upgrade.target: what it has adopted.
+//
 //   - Ready is the condition Ready being True.
+//
 //   - Failed is the condition Synced being False: the function refused the
 //     change with a Fatal (or could not render), so the Cluster is stuck
 //     until someone changes it. It is set too when one of the Cluster's
@@ -35,13 +39,20 @@ const LabelCloud = "cloud"
 //     resource, so the cloud refused or failed the step, which no
 //     reconcile of the Cluster will take further. A step merely under
 //     way is not a failure.
+//
 //   - Reason is the failed condition's words when it failed, else the
 //     Ready condition's when not Ready, else the Upgrading condition's
 //     while an upgrade is under way.
+//
 //   - Wave is its Label, Cloud its LabelCloud.
 //
-// Charts stay empty in Runs and Asks: a Cluster's status does not report
-// the chart versions its releases run yet.
+//   - Pinned is spec.parameters.version being set.
+//
+//   - Runs.Charts are status.charts, the versions its add-on releases run
+//     (of the charts that follow the environment), when the status has
+//     them: a Cluster writes them while the environment has rollout waves.
+//     Asks.Charts are the same: the status does not say what a release
+//     asks for, and a release mid-upgrade makes the Cluster not Ready.
 func MemberOf(obj map[string]any) Member {
 	u := unstructured.Unstructured{Object: obj}
 	labels := u.GetLabels()
@@ -58,6 +69,11 @@ func MemberOf(obj map[string]any) Member {
 			}
 		}
 	}
+	if charts, ok, _ := unstructured.NestedStringMap(obj, "status", "charts"); ok {
+		m.Runs.Charts, m.Asks.Charts = charts, maps.Clone(charts)
+	}
+	pin, _, _ := unstructured.NestedString(obj, "spec", "parameters", "version")
+	m.Pinned = pin != ""
 	target, _, _ := unstructured.NestedString(obj, "status", "upgrade", "target")
 	m.Asks.Kubernetes = Minor(target)
 

@@ -85,6 +85,27 @@ func TestMemberOf(t *testing.T) {
 				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.32"}, Ready: true, Failed: true,
 				Reason: "ClusterReady ReconcileError: The provider cannot reconcile cluster: upgrade refused"},
 		},
+		"Pinned": {
+			reason: "An XR that pins spec.parameters.version is Pinned.",
+			obj: func() map[string]any {
+				o := cluster(labels, up, nil, [2]string{"Ready", "True"})
+				o["spec"] = map[string]any{"parameters": map[string]any{"version": "1.31"}}
+				return o
+			}(),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging",
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}, Ready: true, Pinned: true},
+		},
+		"Charts": {
+			reason: "status.charts are what the add-on releases run; the Cluster asks for the same.",
+			obj: func() map[string]any {
+				o := cluster(labels, up, nil, [2]string{"Ready", "True"})
+				o["status"].(map[string]any)["charts"] = map[string]any{"cert-manager": "v1.19.1"}
+				return o
+			}(),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging", Ready: true,
+				Runs: Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.1"}},
+				Asks: Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.1"}}},
+		},
 		"NoStatus": {
 			reason: "A Cluster without status runs and asks for nothing, and is neither Ready nor failed.",
 			obj:    map[string]any{"metadata": map[string]any{"name": "new", "namespace": "team-b"}},

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/mod/semver"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -31,7 +32,8 @@ const Label = "platform.example.org/wave"
 // A Wave is one step of the rollout, in the environment's order
 // (environment.rollout.waves).
 type Wave struct {
-	// Name is the wave's name, the value of Label on its Clusters.
+	// Name is the wave's name: the value of the label
+	// platform.example.org/wave on its Clusters.
 	Name string `json:"name"`
 	// Namespaces are the namespaces whose Clusters count for this wave
 	// when labelled with its name; empty means every namespace.
@@ -39,17 +41,20 @@ type Wave struct {
 	// MaxUnavailable is how many of the wave's Clusters may be mid-change
 	// at once; 0 means no limit.
 	MaxUnavailable int `json:"maxUnavailable"`
-	// RequiresApproval holds the wave until Approved lists the target.
+	// RequiresApproval holds the wave until approved lists the target.
 	RequiresApproval bool `json:"requiresApproval"`
-	// Approved are the targets (Target.String) approved for this wave: a
-	// change in Git, reviewed like any other.
+	// Approved are the changes approved for this wave: a Kubernetes minor
+	// ("1.34") or a chart's version ("cert-manager=v1.19.2"), each as
+	// status.rollout's message names what waits for approval. A change in
+	// Git, reviewed like any other.
 	Approved []string `json:"approved"`
 }
 
 // Settings are the environment's rollout keys (environment.rollout).
 type Settings struct {
-	// Waves are the rollout's waves, in order; none moves every Cluster
-	// at once.
+	// Waves are the rollout's waves, in order. A Cluster without the
+	// wave label is in the last. Without waves every Cluster adopts a
+	// new version at once.
 	Waves []Wave `json:"waves"`
 }
 
@@ -82,6 +87,22 @@ func (s Settings) Validate(path *field.Path) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// unapproved are the changes of target, for a Cluster that runs runs, that
+// the wave's approvals do not list: none when they list the whole target
+// (Target.String) or each change (Target.Changes).
+func (w Wave) unapproved(target, runs Target) []string {
+	if slices.Contains(w.Approved, target.String()) {
+		return nil
+	}
+	var out []string
+	for _, c := range target.Changes(runs) {
+		if !slices.Contains(w.Approved, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Admits reports whether a Cluster in namespace ns, labelled with the
@@ -144,14 +165,72 @@ type Member struct {
 	Failed bool
 	// Reason is the Cluster's own words for its state.
 	Reason string
+	// Pinned is set when its XR pins its own version
+	// (spec.parameters.version): it follows its owner, not the
+	// environment, so it neither proves nor holds a later wave.
+	Pinned bool
 }
 
 // Key is the member's namespace/name, its place in every deterministic
 // order here.
 func (m Member) Key() string { return m.Namespace + "/" + m.Name }
 
-// Done reports whether the member runs target and is Ready.
-func (m Member) Done(target Target) bool { return m.Ready && m.Runs.Equal(target) }
+// Covers reports whether a Cluster that runs t has proven o: it runs o's
+// Kubernetes minor or a newer one (an earlier wave's environment layer
+// may ask its cloud for a newer minor than this Cluster's asks for), and
+// each chart of o that it runs at o's version or a newer one. A chart it
+// does not run (disabled, or pinned by its XR) proves nothing and holds
+// nothing; a Cluster that reports no charts at all has not proven any.
+func (t Target) Covers(o Target) bool {
+	if Minor(t.Kubernetes) == "" || Minor(o.Kubernetes) == "" || lessMinor(t.Kubernetes, o.Kubernetes) {
+		return false
+	}
+	if len(o.Charts) > 0 && t.Charts == nil {
+		return false
+	}
+	for k, v := range o.Charts {
+		if runs, ok := t.Charts[k]; ok && !chartAtLeast(runs, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// Changes are the parts of t that a Cluster running runs does not run yet,
+// as approvals name them: the Kubernetes minor ("1.34"), and name=version
+// for each chart ("cert-manager=v1.19.2"), in that order.
+func (t Target) Changes(runs Target) []string {
+	var out []string
+	if runs.Kubernetes != t.Kubernetes {
+		out = append(out, t.Kubernetes)
+	}
+	for _, name := range slices.Sorted(maps.Keys(t.Charts)) {
+		if runs.Charts[name] != t.Charts[name] {
+			out = append(out, name+"="+t.Charts[name])
+		}
+	}
+	return out
+}
+
+// chartAtLeast reports whether a chart that runs version runs at least
+// want: the same, or a newer semantic version.
+func chartAtLeast(runs, want string) bool {
+	if runs == want {
+		return true
+	}
+	v := func(s string) string {
+		if !strings.HasPrefix(s, "v") {
+			s = "v" + s
+		}
+		return s
+	}
+	a, b := v(runs), v(want)
+	return semver.IsValid(a) && semver.IsValid(b) && semver.Compare(a, b) >= 0
+}
+
+// Done reports whether the member has proven target: it runs it (or a
+// newer minor) and is Ready.
+func (m Member) Done(target Target) bool { return m.Ready && m.Runs.Covers(target) }
 
 // Unavailable reports whether the member is mid-change or not Ready: what
 // a wave's maxUnavailable counts.
@@ -176,7 +255,13 @@ const (
 	Halt Verdict = "Halt"
 	// Approval: the wave waits for the environment to approve the target.
 	Approval Verdict = "Approval"
+	// Pinned: the Cluster's owner pins its version; the rollout does not
+	// gate it (Decide never returns it: the caller decides it).
+	Pinned Verdict = "Pinned"
 )
+
+// Gated reports whether the verdict holds the Cluster where it is.
+func (v Verdict) Gated() bool { return v == Hold || v == Halt || v == Approval }
 
 // A Decision is the verdict and everything status says about it.
 type Decision struct {
@@ -195,6 +280,9 @@ type Decision struct {
 	// Failed is the Cluster of an earlier wave that halts it, when Verdict
 	// is Halt and its owner may see it.
 	Failed *Member
+	// Pinned counts the Clusters of the earlier waves that pin their own
+	// version: they are not waited for, and prove nothing.
+	Pinned int
 	// Message says it in a sentence.
 	Message string
 }
@@ -240,7 +328,7 @@ func Decide(r Request) Decision {
 	}
 	wi := WaveOf(r.Waves, r.Self)
 	d.Wave = r.Waves[wi].Name
-	if r.Self.Asks.Equal(r.Target) || r.Self.Runs.Equal(r.Target) {
+	if r.Self.Asks.Equal(r.Target) || r.Self.Runs.Covers(r.Target) {
 		d.Verdict, d.Message = Keep, fmt.Sprintf("wave %s: runs or moves to %s", d.Wave, r.Target)
 		return d
 	}
@@ -263,6 +351,10 @@ func Decide(r Request) Decision {
 	var failed *Member
 	for i := range wi {
 		for _, m := range byWave[i] {
+			if m.Pinned {
+				d.Pinned++
+				continue
+			}
 			if m.Done(r.Target) {
 				continue
 			}
@@ -293,9 +385,9 @@ func Decide(r Request) Decision {
 	}
 
 	w := r.Waves[wi]
-	if w.RequiresApproval && !slices.Contains(w.Approved, r.Target.String()) {
+	if missing := w.unapproved(r.Target, r.Self.Runs); w.RequiresApproval && len(missing) > 0 {
 		d.Verdict = Approval
-		d.Message = fmt.Sprintf("wave %s waits for the environment to approve %s (rollout.waves[%d].approved)", d.Wave, r.Target, wi)
+		d.Message = fmt.Sprintf("wave %s waits for the environment to approve %s (rollout.waves[%d].approved)", d.Wave, strings.Join(missing, ", "), wi)
 		return d
 	}
 

@@ -43,6 +43,7 @@ func TestDecide(t *testing.T) {
 		waitsFor []string
 		hidden   int
 		failed   string
+		pinned   int
 	}
 	cases := map[string]struct {
 		reason string
@@ -59,6 +60,46 @@ func TestDecide(t *testing.T) {
 			args: Request{Waves: waves, Self: member("platform", "canary-gke", "gcp", "canary", v30), Target: v31,
 				Fleet: []Member{member("team-a", "prod", "aws", "production", v30)}},
 			want: want{verdict: Adopt, wave: "canary"},
+		},
+		"PinnedEarlierWave": {
+			reason: "A canary Cluster that pins the old version follows its owner: it neither holds staging nor proves anything, and is counted.",
+			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", v30), Target: v31, Visible: everywhere,
+				Fleet: []Member{func() Member { m := member("platform", "canary-gke", "gcp", "canary", v30); m.Pinned = true; return m }(),
+					member("platform", "canary-eks", "aws", "canary", v31)}},
+			want: want{verdict: Adopt, wave: "staging", pinned: 1},
+		},
+		"PinnedFailedEarlierWave": {
+			reason: "A pinned canary Cluster that failed does not halt staging: its failure is its owner's change, not the environment's.",
+			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", v30), Target: v31, Visible: everywhere,
+				Fleet: []Member{func() Member {
+					m := member("platform", "canary-gke", "gcp", "canary", v30)
+					m.Pinned, m.Failed, m.Ready = true, true, false
+					return m
+				}()}},
+			want: want{verdict: Adopt, wave: "staging", pinned: 1},
+		},
+		"ApprovalNamesEachChange": {
+			reason: "Approving the Kubernetes minor does not approve a chart's new version: each change is approved by name.",
+			args: Request{Waves: func() []Wave { w := append([]Wave{}, waves...); w[2].Approved = []string{"1.31"}; return w }(),
+				Self: member("team-a", "prod", "aws", "production", Target{Kubernetes: "1.30", Charts: map[string]string{"cert-manager": "v1.19.1"}}), Target: Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.2"}}},
+			want: want{verdict: Approval, wave: "production"},
+		},
+		"ApprovedEachChange": {
+			reason: "The minor and the chart's version approved one by one: the wave moves.",
+			args: Request{Waves: func() []Wave {
+				w := append([]Wave{}, waves...)
+				w[2].Approved = []string{"cert-manager=v1.19.2", "1.31"}
+				return w
+			}(),
+				Self: member("team-a", "prod", "aws", "production", Target{Kubernetes: "1.30", Charts: map[string]string{"cert-manager": "v1.19.1"}}), Target: Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.2"}}},
+			want: want{verdict: Adopt, wave: "production"},
+		},
+		"ChartOnlyChange": {
+			reason: "A chart's new version alone is gated like a Kubernetes minor: staging holds while canary runs the old chart.",
+			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.1"}}), Visible: everywhere,
+				Target: Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.2"}},
+				Fleet:  []Member{member("platform", "canary-gke", "gcp", "canary", Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.1"}})}},
+			want: want{verdict: Hold, wave: "staging", waitsFor: []string{"platform/canary-gke"}},
 		},
 		"StagingWaitsForCanary": {
 			reason: "A staging Cluster holds while a canary Cluster still runs the old version, and names it.",
@@ -176,7 +217,7 @@ func TestDecide(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			d := Decide(tc.args)
-			got := want{verdict: d.Verdict, wave: d.Wave, hidden: d.Hidden}
+			got := want{verdict: d.Verdict, wave: d.Wave, hidden: d.Hidden, pinned: d.Pinned}
 			for _, m := range d.WaitsFor {
 				got.waitsFor = append(got.waitsFor, m.Key())
 			}
@@ -188,6 +229,34 @@ func TestDecide(t *testing.T) {
 			}
 			if d.Message == "" {
 				t.Errorf("%s\nDecide(...): no message", tc.reason)
+			}
+		})
+	}
+}
+
+func TestCovers(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		runs   Target
+		target Target
+		want   bool
+	}{
+		"Same":             {reason: "Running the target proves it.", runs: v31, target: v31, want: true},
+		"Newer":            {reason: "A newer minor proves an older target: its cloud's layer asked for more.", runs: Target{Kubernetes: "1.32"}, target: v31, want: true},
+		"Older":            {reason: "An older minor proves nothing.", runs: v30, target: v31},
+		"TenMinors":        {reason: "Minors compare as numbers.", runs: Target{Kubernetes: "1.10"}, target: Target{Kubernetes: "1.9"}, want: true},
+		"Nothing":          {reason: "A Cluster that runs nothing yet proves nothing.", runs: Target{}, target: v31},
+		"NoTarget":         {reason: "Nothing is no target.", runs: v31, target: Target{}},
+		"ChartBehind":      {reason: "A chart the target names at another version is not proven.", runs: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "1"}}, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2"}}},
+		"ChartNewer":       {reason: "A newer chart version proves an older one.", runs: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "4.14.0"}}, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "4.13.3"}}, want: true},
+		"ChartNotRun":      {reason: "A chart the Cluster does not run proves nothing and holds nothing.", runs: Target{Kubernetes: "1.31", Charts: map[string]string{}}, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2"}}, want: true},
+		"NoChartsReported": {reason: "A Cluster that reports no charts at all has proven none.", runs: v31, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2"}}},
+		"ChartSame":        {reason: "Charts the target names at their versions, and more, prove it.", runs: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2", "b": "1"}}, target: Target{Kubernetes: "1.31", Charts: map[string]string{"a": "2"}}, want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.runs.Covers(tc.target); got != tc.want {
+				t.Errorf("%s\n%v.Covers(%v): want %v, got %v", tc.reason, tc.runs, tc.target, tc.want, got)
 			}
 		})
 	}

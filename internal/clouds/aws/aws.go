@@ -32,6 +32,7 @@ var Cloud = &registry.Cloud{
 	Versions: registry.Versions{
 		ControlPlane: registry.VersionField{Spec: "spec.forProvider.version", Running: []string{"status.atProvider.version"}},
 		Pool:         registry.VersionField{Spec: "spec.forProvider.version", Running: []string{"status.atProvider.version"}},
+		Charts:       kube.Charts,
 	},
 }
 

@@ -36,6 +36,7 @@ var Cloud = &registry.Cloud{
 		SystemPools: map[string]registry.VersionField{
 			systemPoolName: {Spec: "spec.forProvider.defaultNodePool.orchestratorVersion", Running: []string{"status.atProvider.defaultNodePool.orchestratorVersion"}},
 		},
+		Charts: kube.Charts,
 	},
 }
 

@@ -31,6 +31,7 @@ var Cloud = &registry.Cloud{
 		Pool:         registry.VersionField{Spec: "spec.forProvider.version", Running: []string{"status.atProvider.version"}},
 		ExactPools:   true,
 		AutoUpgrade:  onReleaseChannel,
+		Charts:       kube.Charts,
 	},
 }
 

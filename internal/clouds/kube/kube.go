@@ -78,6 +78,10 @@ func ProviderConfigs(ctx *registry.Context, a cluster.Access, creds Credentials,
 	}
 }
 
+// Charts are where a chart's release asks for its version: every cloud's
+// (registry.Versions.Charts).
+var Charts = registry.ChartVersions{Resource: ReleaseName, Field: registry.VersionField{Spec: "spec.forProvider.chart.version"}}
+
 // ReleaseName is the composition-resource name of a chart's release.
 func ReleaseName(chart string) string { return releasePrefix + chart }
 

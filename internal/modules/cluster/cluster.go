@@ -53,6 +53,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts respo
 	plan, perrs := cluster.Build(x, c.Env, cluster.CloudTraits[x.Cloud])
 	c.Errs = append(c.Errs, perrs...)
 	c.Check(plan.Components)
+	g := gate(c, x, plan)
 	up, verr := upgrade(c, x, plan)
 	if verr != nil {
 		c.Errs = append(c.Errs, verr)
@@ -82,6 +83,11 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts respo
 	}
 	out := st.Outputs(req)
 	stat := status(x, out, plan, st, estimate, eval, up)
+	if g != nil {
+		conds = append(conds, g.condition())
+		stat["rollout"] = g.status()
+		stat["charts"] = stringMap(g.runs)
+	}
 	if err := c.Finish(st, stat, conds); err != nil {
 		return err
 	}

@@ -1,0 +1,587 @@
+package cluster_test
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/engine"
+	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
+)
+
+// waveLabel is the wave label, written out here apart from the function's
+// constant.
+const waveLabel = "platform.example.org/wave"
+
+// fleetCluster is a Cluster of the fleet as Crossplane delivers it: its
+// wave and cloud labels, the minor its control plane and pool run (and
+// its status.upgrade.target), its Ready condition, and more conditions
+// (type, status, reason). Its status.charts are empty: it runs none of the
+// environment's charts, so it proves and holds none (chartsOf sets them).
+func fleetCluster(ns, name, cloud, wave, runs string, ready bool, conds ...[3]string) fntest.Object {
+	cs := []any{
+		map[string]any{"type": "Ready", "status": map[bool]string{true: "True", false: "False"}[ready], "reason": map[bool]string{true: "Available", false: "Unavailable"}[ready]},
+		map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess"},
+	}
+	for _, c := range conds {
+		cs = append(cs, map[string]any{"type": c[0], "status": c[1], "reason": c[2], "message": c[0] + " says " + c[2]})
+	}
+	labels := map[string]any{"cloud": cloud}
+	if wave != "" {
+		labels[waveLabel] = wave
+	}
+	return fntest.Object{
+		"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster",
+		"metadata": map[string]any{"name": name, "namespace": ns, "labels": labels},
+		"status": map[string]any{
+			"upgrade":    map[string]any{"target": runs, "controlPlane": runs},
+			"nodePools":  []any{map[string]any{"name": "general", "version": runs}},
+			"conditions": cs,
+			"charts":     map[string]any{},
+		},
+	}
+}
+
+// rolloutWaves are the environment's waves of these tests: canary counts
+// only the namespace platform-canary; production waits for approval.
+func rolloutWaves(production map[string]any) []any {
+	p := map[string]any{"name": "production", "requiresApproval": true}
+	for k, v := range production {
+		p[k] = v
+	}
+	return []any{
+		map[string]any{"name": "canary", "namespaces": []any{"platform-canary"}},
+		map[string]any{"name": "staging"},
+		p,
+	}
+}
+
+// rolloutWorld is a converged EKS Cluster of wave production running
+// 1.33, with the environment's version raised to 1.34: what the rollout
+// decides for it.
+func rolloutWorld(t *testing.T, wave string, production map[string]any) *fntest.World {
+	t.Helper()
+	x := fntest.AWSXR()
+	if wave != "" {
+		x["metadata"].(map[string]any)["labels"].(map[string]any)[waveLabel] = wave
+	}
+	w := &fntest.World{XR: x, Envs: envs, Observed: map[string]fntest.Object{}}
+	fntest.EnvEdit("cluster-platform-baseline", "rollout.waves", rolloutWaves(production))(w)
+	rsp := converge(t, w)
+	w.XR["status"] = rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
+	w.Observed = fntest.ObserveAll(rsp, w.Observed)
+	fntest.EnvEdit("cluster-platform-baseline", "version", "1.34")(w)
+	return w
+}
+
+// rolloutStatus is status.rollout of a response.
+func rolloutStatus(rsp *fnv1.RunFunctionResponse) map[string]any {
+	st, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+	r, _ := st["rollout"].(map[string]any)
+	return r
+}
+
+// TestRolloutGate holds a production Cluster at the version it runs while
+// the earlier waves have not run the environment's new version Ready, and
+// moves it once they have: read from what the function asks the EKS
+// control plane for, the RolloutGated condition, status.rollout and the
+// requirements it returns.
+func TestRolloutGate(t *testing.T) {
+	type want struct {
+		asks      string // spec.forProvider.version of the control plane
+		adopted   string // status.upgrade.target
+		condition string // RolloutGated, "" for none
+		rollout   map[string]any
+		requires  []string
+		converge  bool // the converging TTL
+	}
+	canaryDone := fleetCluster("platform-canary", "c1", "gcp", "canary", "1.34", true)
+	stagingDone := []fntest.Object{
+		fleetCluster("team-edge", "s1", "azure", "staging", "1.34", true),
+		fleetCluster("team-other", "s2", "gcp", "staging", "1.34", true),
+	}
+	approved := map[string]any{"approved": []any{"1.34"}}
+	// earlier are the requirements of production's earlier waves.
+	earlier := []string{"rollout-wave-canary", "rollout-wave-staging"}
+	// waitsForS1 is status.rollout.waitsFor naming the staging Cluster s1
+	// of the XR's own namespace.
+	waitsForS1 := func(runs string, ready bool) []any {
+		return []any{map[string]any{"name": "s1", "namespace": "team-edge", "cloud": "azure", "runs": runs, "ready": ready}}
+	}
+	cases := map[string]struct {
+		reason     string
+		wave       string
+		production map[string]any
+		world      func(w *fntest.World)
+		want       want
+	}{
+		"StagingBehind": {
+			reason: "A staging Cluster still runs 1.33: production keeps 1.33 and names it; the other namespace's are counted, not named.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				w.Extra = map[string][]fntest.Object{
+					"rollout-wave-canary": {canaryDone},
+					"rollout-wave-staging": {
+						fleetCluster("team-edge", "s1", "azure", "staging", "1.33", true),
+						fleetCluster("team-other", "s2", "gcp", "staging", "1.33", true),
+					},
+				}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
+				requires: earlier,
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold", "hidden": 1.0,
+					"waitsFor": waitsForS1("1.33", true)}},
+		},
+		"StagingNotReady": {
+			reason: "A staging Cluster runs 1.34 but is not Ready while no change is under way: it failed, and production halts.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				w.Extra = map[string][]fntest.Object{
+					"rollout-wave-canary":  {canaryDone},
+					"rollout-wave-staging": {fleetCluster("team-edge", "s1", "azure", "staging", "1.34", false), stagingDone[1]},
+				}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Halt", converge: true,
+				requires: earlier,
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Halt",
+					"waitsFor": waitsForS1("1.34", false),
+					"failed":   map[string]any{"name": "s1", "namespace": "team-edge", "cloud": "azure", "reason": "Unavailable"}}},
+		},
+		"StagingMidUpgrade": {
+			reason: "A staging Cluster that adopted 1.34 and still runs 1.33 is under way, not failed: production holds.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				moving := fleetCluster("team-edge", "s1", "azure", "staging", "1.33", true, [3]string{"Upgrading", "True", "ControlPlaneUpgrade"})
+				moving["status"].(map[string]any)["upgrade"].(map[string]any)["target"] = "1.34"
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {moving, stagingDone[1]}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
+				requires: earlier,
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold",
+					"waitsFor": waitsForS1("1.33", true)}},
+		},
+		"EarlierWavesDone": {
+			reason: "Every earlier Cluster runs 1.34 and is Ready, and 1.34 is approved for production: it moves.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": stagingDone}
+			},
+			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
+				requires: earlier,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt"}},
+		},
+		"NotApproved": {
+			reason: "The earlier waves are done, but the environment has not approved 1.34 for production: it waits.",
+			wave:   "production",
+			world: func(w *fntest.World) {
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": stagingDone}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Approval", converge: true,
+				requires: earlier,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Approval"}},
+		},
+		"ApprovedAnotherTarget": {
+			reason: "An approval of another version does not approve this one.",
+			wave:   "production", production: map[string]any{"approved": []any{"1.33"}},
+			world: func(w *fntest.World) {
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": stagingDone}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Approval", converge: true,
+				requires: earlier,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Approval"}},
+		},
+		"StagingFailed": {
+			reason: "A staging Cluster whose provider cannot reconcile its upgrade halts production, which names it.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				failed := fleetCluster("team-edge", "s1", "azure", "staging", "1.33", true, [3]string{"ClusterReady", "False", "ReconcileError"})
+				failed["status"].(map[string]any)["upgrade"].(map[string]any)["target"] = "1.34"
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {failed, stagingDone[1]}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Halt", converge: true,
+				requires: earlier,
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Halt",
+					"waitsFor": waitsForS1("1.33", true),
+					"failed":   map[string]any{"name": "s1", "namespace": "team-edge", "cloud": "azure", "reason": "ClusterReady ReconcileError: ClusterReady says ReconcileError"}}},
+		},
+		"OtherTenantFailed": {
+			reason: "A failed staging Cluster of another namespace halts production too, but is not named.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				failed := fleetCluster("team-other", "s2", "gcp", "staging", "1.33", false)
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {stagingDone[0], failed}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Halt", converge: true,
+				requires: earlier,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Halt", "hidden": 1.0}},
+		},
+		"FleetNotDelivered": {
+			reason: "Until Crossplane delivers the earlier waves' Clusters, the Cluster keeps its version and asks for them.",
+			wave:   "production", production: approved,
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
+				requires: earlier,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
+		},
+		"UnlabelledIsLastWave": {
+			reason: "A Cluster without a wave label is in the last wave.",
+			wave:   "", production: approved,
+			world: func(w *fntest.World) {
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {fleetCluster("team-edge", "s1", "azure", "staging", "1.33", true)}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
+				requires: earlier,
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold",
+					"waitsFor": waitsForS1("1.33", true)}},
+		},
+		"RushingTenant": {
+			reason: "A tenant that labels its Cluster canary in a namespace the canary wave does not admit is in the last wave: it cannot rush.",
+			wave:   "canary", production: approved,
+			world: func(w *fntest.World) {
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {fleetCluster("team-edge", "s1", "azure", "staging", "1.33", true)}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
+				requires: earlier,
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold",
+					"waitsFor": waitsForS1("1.33", true)}},
+		},
+		"HoldingBackOtherTenant": {
+			reason: "A broken Cluster labelled staging in a namespace the staging wave does not admit counts in production: it cannot halt another tenant's production.",
+			wave:   "production", production: map[string]any{"approved": []any{"1.34"}},
+			world: func(w *fntest.World) {
+				fntest.EnvEdit("cluster-platform-baseline", "rollout.waves", []any{
+					map[string]any{"name": "canary", "namespaces": []any{"platform-canary"}},
+					map[string]any{"name": "staging", "namespaces": []any{"team-edge"}},
+					map[string]any{"name": "production", "requiresApproval": true, "approved": []any{"1.34"}},
+				})(w)
+				broken := fleetCluster("team-hostile", "evil", "aws", "staging", "1.33", false, [3]string{"ClusterReady", "False", "ReconcileError"})
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {stagingDone[0], broken}}
+			},
+			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
+				requires: earlier,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt"}},
+		},
+		"PinnedStagingNotCounted": {
+			reason: "A staging Cluster that pins 1.33 follows its owner: production does not wait for it, and counts it.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				pinned := fleetCluster("team-edge", "s1", "azure", "staging", "1.33", true)
+				pinned["spec"] = map[string]any{"parameters": map[string]any{"version": "1.33"}}
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {pinned, stagingDone[1]}}
+			},
+			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
+				requires: earlier,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt", "pinnedEarlier": 1.0}},
+		},
+		"Pinned": {
+			reason: "The owner's pin is not gated: the Cluster moves to it while staging is behind, and status says so.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				fntest.Set("spec.parameters.version", "1.34")(w.XR)
+				w.Extra = map[string][]fntest.Object{"rollout-wave-staging": {fleetCluster("team-edge", "s1", "azure", "staging", "1.33", true)}}
+			},
+			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Pinned",
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Pinned"}},
+		},
+		"AlreadyMoving": {
+			reason: "A Cluster that adopted the target keeps moving to it whatever the fleet does; it reads no fleet.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				fntest.Set("status.upgrade.target", "1.34")(w.XR)
+			},
+			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Keep"}},
+		},
+		"NewCluster": {
+			reason: "A Cluster whose control plane does not exist yet is created at the target: nothing runs on it to protect.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				w.Observed = map[string]fntest.Object{}
+				delete(w.XR, "status")
+			},
+			want: want{adopted: "1.34", condition: "FALSE/Adopted",
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt"}},
+		},
+		"NoWaves": {
+			reason: "Without rollout.waves every Cluster adopts the environment's version at once, and nothing is said of a rollout.",
+			wave:   "production", production: approved,
+			world: fntest.EnvEdit("cluster-platform-baseline", "rollout", nil),
+			want:  want{asks: "1.34", adopted: "1.34"},
+		},
+		"StagingWaitsForCanary": {
+			reason: "A staging Cluster waits for canary alone, and reads no later wave.",
+			wave:   "staging", production: approved,
+			world: func(w *fntest.World) {
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {fleetCluster("platform-canary", "c1", "gcp", "canary", "1.33", true)}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
+				requires: []string{"rollout-wave-canary"},
+				rollout:  map[string]any{"wave": "staging", "target": "1.34", "verdict": "Hold", "hidden": 1.0}},
+		},
+	}
+	base := map[string]*fntest.World{}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			key := tc.wave + "/" + cmp.Diff(nil, tc.production)
+			if base[key] == nil {
+				base[key] = rolloutWorld(t, tc.wave, tc.production)
+			}
+			b := base[key]
+			w := &fntest.World{XR: overlay.DeepCopy(b.XR), Envs: b.Envs, Observed: b.Observed}
+			if tc.world != nil {
+				tc.world(w)
+			}
+			rsp := call(t, w)
+			if msg := fntest.Fatal(rsp); msg != "" {
+				t.Fatalf("%s\nFatal: %s", tc.reason, msg)
+			}
+			got := want{
+				asks:      get(fntest.Desired(rsp)["cluster"], "spec.forProvider.version"),
+				adopted:   get(rsp.GetDesired().GetComposite().GetResource().AsMap(), "status.upgrade.target"),
+				condition: condition(rsp, "RolloutGated"),
+				rollout:   rolloutStatus(rsp),
+				converge:  rsp.GetMeta().GetTtl().AsDuration() == ttlConverging,
+			}
+			for name := range rsp.GetRequirements().GetResources() {
+				if strings.HasPrefix(name, "rollout-") {
+					got.requires = append(got.requires, name)
+				}
+			}
+			if got.rollout != nil {
+				delete(got.rollout, "message")
+				delete(got.rollout, "charts") // TestRolloutCharts
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+			// The same request renders the same bytes.
+			again := call(t, w)
+			if !proto.Equal(rsp, again) {
+				t.Errorf("%s\nthe same request rendered twice differs", tc.reason)
+			}
+		})
+	}
+}
+
+// TestRolloutSelectors holds the requirements to what Crossplane can serve:
+// every wave's Clusters by label in every namespace (no namespace set), of
+// the XR's own kind; every Cluster when the last wave limits how many move
+// at once, since an unlabelled Cluster is in it.
+func TestRolloutSelectors(t *testing.T) {
+	cases := map[string]struct {
+		reason     string
+		wave       string
+		production map[string]any
+		want       map[string]map[string]string
+	}{
+		"EarlierWaves": {
+			reason:     "Production reads canary and staging, each by its label, in every namespace.",
+			wave:       "production",
+			production: map[string]any{"approved": []any{"1.34"}},
+			want: map[string]map[string]string{
+				"rollout-wave-canary":  {waveLabel: "canary"},
+				"rollout-wave-staging": {waveLabel: "staging"},
+			},
+		},
+		"LastWaveLimited": {
+			reason:     "A limited last wave counts every Cluster, labelled or not: one requirement of the whole kind.",
+			wave:       "production",
+			production: map[string]any{"approved": []any{"1.34"}, "maxUnavailable": 1.0},
+			want:       map[string]map[string]string{"rollout-fleet": nil},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := rolloutWorld(t, tc.wave, tc.production)
+			rsp := call(t, w)
+			got := map[string]map[string]string{}
+			for name, sel := range rsp.GetRequirements().GetResources() {
+				if !strings.HasPrefix(name, "rollout-") {
+					continue
+				}
+				if sel.GetApiVersion() != "platform.example.org/v1alpha1" || sel.GetKind() != "Cluster" || sel.Namespace != nil {
+					t.Errorf("%s\n%s selects %s %s in namespace %v, want Clusters of every namespace", tc.reason, name, sel.GetApiVersion(), sel.GetKind(), sel.Namespace)
+				}
+				got[name] = sel.GetMatchLabels().GetLabels()
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestReconcileErrorReason keeps the rollout's word for a provider's
+// refusal the engine's.
+func TestReconcileErrorReason(t *testing.T) {
+	if rollout.ReasonReconcileError != engine.ReasonReconcileError {
+		t.Errorf("rollout.ReasonReconcileError is %q, the engine sets %q", rollout.ReasonReconcileError, engine.ReasonReconcileError)
+	}
+}
+
+// TestRolloutSettingsInvalid refuses bad rollout keys with a Fatal naming
+// each, before anything is rendered.
+func TestRolloutSettingsInvalid(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		waves  any
+		want   []string
+	}{
+		"DuplicateAndNegative": {
+			reason: "Two waves of one name, and a negative maxUnavailable.",
+			waves: []any{
+				map[string]any{"name": "canary", "maxUnavailable": -1.0},
+				map[string]any{"name": "canary"},
+			},
+			want: []string{"environment.rollout.waves[0].maxUnavailable", "environment.rollout.waves[1].name"},
+		},
+		"BadNameAndNamespace": {
+			reason: "A wave name that is no label value, and a namespace that is no DNS label.",
+			waves:  []any{map[string]any{"name": "not a label", "namespaces": []any{"Team_A"}}},
+			want:   []string{"environment.rollout.waves[0].name", "environment.rollout.waves[0].namespaces[0]"},
+		},
+		"ApprovalsWithoutGate": {
+			reason: "Approvals of a wave that requires none are a mistake, not a no-op.",
+			waves:  []any{map[string]any{"name": "production", "approved": []any{"1.34"}}},
+			want:   []string{"environment.rollout.waves[0].approved"},
+		},
+		"NotAList": {
+			reason: "waves must be a list.",
+			waves:  "canary,staging",
+			want:   []string{"environment.rollout.waves"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := &fntest.World{XR: fntest.AWSXR(), Envs: envs, Observed: map[string]fntest.Object{}}
+			fntest.EnvEdit("cluster-platform-baseline", "rollout.waves", tc.waves)(w)
+			rsp := call(t, w)
+			fntest.FatalHas(tc.want...)(t, rsp)
+			if len(rsp.GetDesired().GetResources()) > 0 {
+				t.Errorf("%s\na Fatal response desires %d resources", tc.reason, len(rsp.GetDesired().GetResources()))
+			}
+		})
+	}
+}
+
+// TestRolloutCharts gates a new chart version in the environment's catalog
+// like a Kubernetes minor: a production Cluster keeps its release's
+// version while a staging Cluster runs the old one, and moves once every
+// staging Cluster runs the new one Ready and the change is approved.
+func TestRolloutCharts(t *testing.T) {
+	type want struct {
+		release   string // the cert-manager release's chart version
+		condition string
+		verdict   string
+		charts    map[string]string // status.charts
+		requires  bool
+	}
+	staging := func(charts map[string]any) fntest.Object {
+		o := fleetCluster("team-edge", "s1", "azure", "staging", "1.33", true)
+		st := o["status"].(map[string]any)
+		if charts == nil {
+			delete(st, "charts")
+		} else {
+			st["charts"] = charts
+		}
+		return o
+	}
+	canary := map[string][]fntest.Object{"rollout-wave-canary": {fleetCluster("platform-canary", "c1", "gcp", "canary", "1.33", true)}}
+	fleet := func(s fntest.Object) map[string][]fntest.Object {
+		return map[string][]fntest.Object{"rollout-wave-canary": canary["rollout-wave-canary"], "rollout-wave-staging": {s}}
+	}
+	runs := map[string]string{"cert-manager": "v1.19.1", "external-dns": "1.19.0", "ingress-nginx": "4.13.3", "kube-prometheus-stack": "79.5.0"}
+	cases := map[string]struct {
+		reason   string
+		approved []any
+		world    func(w *fntest.World)
+		want     want
+	}{
+		"StagingRunsOldChart": {
+			reason:   "A staging Cluster runs cert-manager v1.19.1: production's release keeps v1.19.1.",
+			approved: []any{"cert-manager=v1.19.2"},
+			world:    func(w *fntest.World) { w.Extra = fleet(staging(map[string]any{"cert-manager": "v1.19.1"})) },
+			want:     want{release: "v1.19.1", condition: "TRUE/Hold", verdict: "Hold", charts: runs, requires: true},
+		},
+		"StagingRunsNewChart": {
+			reason:   "Every staging Cluster runs v1.19.2 Ready and the change is approved: production's release moves.",
+			approved: []any{"cert-manager=v1.19.2"},
+			world:    func(w *fntest.World) { w.Extra = fleet(staging(map[string]any{"cert-manager": "v1.19.2"})) },
+			want:     want{release: "v1.19.2", condition: "FALSE/Adopted", verdict: "Adopt", charts: runs, requires: true},
+		},
+		"ChartNotApproved": {
+			reason:   "Approving the Kubernetes minor does not approve the chart's new version.",
+			approved: []any{"1.33"},
+			world:    func(w *fntest.World) { w.Extra = fleet(staging(map[string]any{"cert-manager": "v1.19.2"})) },
+			want:     want{release: "v1.19.1", condition: "TRUE/Approval", verdict: "Approval", charts: runs, requires: true},
+		},
+		"StagingReportsNoCharts": {
+			reason:   "A staging Cluster that reports no charts has proven none: production holds.",
+			approved: []any{"cert-manager=v1.19.2"},
+			world:    func(w *fntest.World) { w.Extra = fleet(staging(nil)) },
+			want:     want{release: "v1.19.1", condition: "TRUE/Hold", verdict: "Hold", charts: runs, requires: true},
+		},
+		"StagingDoesNotRunChart": {
+			reason:   "A staging Cluster that does not run cert-manager proves nothing of it and holds nothing: production moves.",
+			approved: []any{"cert-manager=v1.19.2"},
+			world:    func(w *fntest.World) { w.Extra = fleet(staging(map[string]any{"ingress-nginx": "4.13.3"})) },
+			want:     want{release: "v1.19.2", condition: "FALSE/Adopted", verdict: "Adopt", charts: runs, requires: true},
+		},
+		"ChartPinnedByXR": {
+			reason:   "The XR pins cert-manager's version: it does not follow the environment, and nothing is gated.",
+			approved: []any{"cert-manager=v1.19.2"},
+			world: func(w *fntest.World) {
+				fntest.Set("spec.parameters.charts", map[string]any{"cert-manager": map[string]any{"version": "v1.19.1"}})(w.XR)
+				w.Extra = fleet(staging(map[string]any{"cert-manager": "v1.19.1"}))
+			},
+			want: want{release: "v1.19.1", condition: "FALSE/Adopted", verdict: "Keep",
+				charts: map[string]string{"external-dns": "1.19.0", "ingress-nginx": "4.13.3", "kube-prometheus-stack": "79.5.0"}},
+		},
+		"NewRelease": {
+			reason:   "A release that does not exist yet is created at the new version: nothing runs it.",
+			approved: []any{"cert-manager=v1.19.2"},
+			world: func(w *fntest.World) {
+				w.Observed = maps.Clone(w.Observed)
+				delete(w.Observed, "release-cert-manager")
+				w.Extra = fleet(staging(map[string]any{"cert-manager": "v1.19.1"}))
+			},
+			want: want{release: "v1.19.2", condition: "FALSE/Adopted", verdict: "Keep", charts: runs},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := rolloutWorld(t, "production", map[string]any{"approved": tc.approved})
+			fntest.EnvEdit("cluster-platform-baseline", "version", "1.33")(w)
+			fntest.EnvEdit("cluster-platform-baseline", "charts.cert-manager.version", "v1.19.2")(w)
+			tc.world(w)
+			rsp := call(t, w)
+			if msg := fntest.Fatal(rsp); msg != "" {
+				t.Fatalf("%s\nFatal: %s", tc.reason, msg)
+			}
+			st := rsp.GetDesired().GetComposite().GetResource().AsMap()
+			got := want{
+				release:   get(fntest.Desired(rsp)["release-cert-manager"], "spec.forProvider.chart.version"),
+				condition: condition(rsp, "RolloutGated"),
+				verdict:   get(st, "status.rollout.verdict"),
+				charts:    map[string]string{},
+				requires:  len(rsp.GetRequirements().GetResources()["rollout-wave-staging"].GetApiVersion()) > 0,
+			}
+			charts, _ := st["status"].(map[string]any)["charts"].(map[string]any)
+			for k, v := range charts {
+				got.charts[k], _ = v.(string)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+			if got.verdict != "Pinned" && get(st, "status.rollout.charts.cert-manager") == "" && tc.want.verdict != "Keep" {
+				t.Errorf("%s\nstatus.rollout.charts does not name cert-manager's target", tc.reason)
+			}
+		})
+	}
+}
