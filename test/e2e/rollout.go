@@ -51,15 +51,19 @@ const rolloutEnvName = "cluster-platform-planetype-rollout"
 // clusterXR is the Cluster XR's kind.
 var clusterXR = kindRef{"platform.example.org/v1alpha1", "Cluster"}
 
-// rolloutCP are, by cloud, the kind of the composed control plane and the
-// path of the version it asks for.
+// rolloutCP are, by cloud, the kind of the composed control plane, the
+// path of the version it asks for and of the one its provider reports it
+// runs.
 var rolloutCP = map[string]struct {
-	kind    kindRef
-	version []string
+	kind          kindRef
+	version, runs []string
 }{
-	"gcp":   {kindRef{"container.gcp.m.upbound.io/v1beta1", "Cluster"}, []string{"spec", "forProvider", "minMasterVersion"}},
-	"aws":   {eksCluster, []string{"spec", "forProvider", "version"}},
-	"azure": {kindRef{"containerservice.azure.m.upbound.io/v1beta1", "KubernetesCluster"}, []string{"spec", "forProvider", "kubernetesVersion"}},
+	"gcp": {kindRef{"container.gcp.m.upbound.io/v1beta1", "Cluster"},
+		[]string{"spec", "forProvider", "minMasterVersion"}, []string{"status", "atProvider", "masterVersion"}},
+	"aws": {eksCluster,
+		[]string{"spec", "forProvider", "version"}, []string{"status", "atProvider", "version"}},
+	"azure": {kindRef{"containerservice.azure.m.upbound.io/v1beta1", "KubernetesCluster"},
+		[]string{"spec", "forProvider", "kubernetesVersion"}, []string{"status", "atProvider", "currentKubernetesVersion"}},
 }
 
 // rolloutEnv is the rollout's EnvironmentConfig: version, and the waves,
@@ -143,6 +147,11 @@ type rolloutState struct {
 	verdict          string
 	hidden, waitsFor int
 	failed           string
+	// wave is status.rollout.wave; foreign names the rollout's Clusters of
+	// other namespaces that its status names (waitsFor, failed, the
+	// messages), which its owner may not see.
+	wave    string
+	foreign []string
 }
 
 // rolloutStateOf reads a Cluster XR.
@@ -166,6 +175,17 @@ func rolloutStateOf(o object) rolloutState {
 	ready, _, _ := condition(o, "Ready")
 	st.ready = ready == "True"
 	st.gated, st.reason, st.message = condition(o, "RolloutGated")
+	st.wave = str(o, "status", "rollout", "wave")
+	ns := str(o, "metadata", "namespace")
+	named := []string{st.message, str(o, "status", "rollout", "message"), str(o, "status", "rollout", "failed", "namespace")}
+	for _, w := range waits {
+		named = append(named, str(w.(map[string]any), "namespace"))
+	}
+	for _, c := range rolloutFleet {
+		if c.namespace != ns && slices.ContainsFunc(named, func(s string) bool { return s == c.namespace || strings.Contains(s, c.key()) }) {
+			st.foreign = append(st.foreign, c.key())
+		}
+	}
 	return st
 }
 
@@ -277,11 +297,11 @@ func (s *scenarios) rollout() error {
 	}
 	for _, c := range rolloutFleet {
 		st := states[c.key()]
-		if st.gated != "False" || st.reason != "Adopted" {
-			return fmt.Errorf("%s, new on %s: RolloutGated is %s/%s (%s), not False/Adopted", c.key(), from, st.gated, st.reason, st.message)
+		if st.gated != "False" || st.reason != "Adopted" || st.wave != c.wave {
+			return fmt.Errorf("%s, new on %s: RolloutGated is %s/%s (%s), not False/Adopted, in wave %q, not %s", c.key(), from, st.gated, st.reason, st.message, st.wave, c.wave)
 		}
 	}
-	fmt.Printf("  %d Clusters (%s) Ready on %s in %.1f s, each RolloutGated False/Adopted\n", len(rolloutFleet), rolloutNames(), from, readyIn.Seconds())
+	fmt.Printf("  %d Clusters (%s) Ready on %s in %.1f s, each RolloutGated False/Adopted in the wave its label names\n", len(rolloutFleet), rolloutNames(), from, readyIn.Seconds())
 
 	to := nextMinor(from)
 	first, err := s.rolloutRound(from, to, nil)
@@ -490,11 +510,14 @@ func (s *scenarios) rolloutDelete() (time.Duration, error) {
 	return took, nil
 }
 
-// fails reports whether o is a control plane of a Cluster whose upgrades
-// fail.
-func (c *cloud) fails(o object) bool {
-	_, ok := c.failing.Load(str(o, "metadata", "namespace") + "/" + str(o, "metadata", "labels", xr.LabelComposite))
-	return ok
+// fails reports whether o is the control plane of a Cluster whose
+// upgrades fail, asked for another minor than it runs.
+func (c *cloud) fails(kr kindRef, o object) bool {
+	if _, ok := c.failing.Load(str(o, "metadata", "namespace") + "/" + str(o, "metadata", "labels", xr.LabelComposite)); !ok {
+		return false
+	}
+	cp := rolloutCP[cloudOfKind(kr)]
+	return rollout.Minor(str(o, cp.version...)) != rollout.Minor(str(o, cp.runs...))
 }
 
 // failUpgrade reports, as a provider whose cloud failed the update, that
@@ -532,10 +555,11 @@ func (c *cloud) heal(cl rolloutCluster) error {
 	return nil
 }
 
-// cloudOfKind is the cloud of a control plane's kind.
+// cloudOfKind is the cloud of a control plane's kind, of any version.
 func cloudOfKind(kr kindRef) string {
+	group := func(apiVersion string) string { g, _, _ := strings.Cut(apiVersion, "/"); return g }
 	for cl, cp := range rolloutCP {
-		if cp.kind == kr {
+		if cp.kind.kind == kr.kind && group(cp.kind.apiVersion) == group(kr.apiVersion) {
 			return cl
 		}
 	}

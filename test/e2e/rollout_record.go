@@ -149,8 +149,9 @@ func (r *rolloutRecord) gated(wave, reason string, before int64) (rolloutEvent, 
 }
 
 // verify checks the round from from to to against the record, and returns
-// its summary. Every wave after the first was gated (Hold) until the wave
-// before it was done, and asked for to only after; production, when broken
+// its summary. No Cluster's status named a Cluster of another namespace.
+// Every wave after the first was gated (Hold) until the wave before it was
+// done, and asked for to only after; production, when broken
 // is nil, only after its approval, and gated for Approval before it; when
 // broken is set, production halted after broken's control plane failed
 // and asked for to only once it was healed.
@@ -158,6 +159,11 @@ func (r *rolloutRecord) verify(from, to string, broken *rolloutCluster, halt str
 	raise, ok := r.first(func(e rolloutEvent) bool { return e.env && e.version == to })
 	if !ok {
 		return "", fmt.Errorf("the API server recorded no environment with version %s", to)
+	}
+	// Each Cluster is in a namespace of its own: its status may count the
+	// others (status.rollout.hidden), never name them.
+	if e, ok := r.first(func(e rolloutEvent) bool { return e.xr != nil && len(e.xr.foreign) > 0 }); ok {
+		return "", fmt.Errorf("%s's status names Clusters of other namespaces, %v, at resource version %d: %s", e.of, e.xr.foreign, e.rv, e.xr)
 	}
 	gate := raise
 	var times, order []string

@@ -208,7 +208,7 @@ func (c *cloud) report(kr kindRef, o object) error {
 	if !changed {
 		return nil
 	}
-	if controlPlanes[kr.kind] && c.fails(o) {
+	if controlPlanes[kr.kind] && c.fails(kr, o) {
 		return c.failUpgrade(kr, o)
 	}
 	if err := c.checkEngine(kr, o); err != nil {
