@@ -229,8 +229,9 @@ func chartAtLeast(runs, want string) bool {
 }
 
 // Done reports whether the member has proven target: it runs it (or a
-// newer minor) and is Ready.
-func (m Member) Done(target Target) bool { return m.Ready && m.Runs.Covers(target) }
+// newer minor), is Ready, and has not failed (a Cluster whose provider
+// cannot reconcile something proves nothing, whatever it runs).
+func (m Member) Done(target Target) bool { return m.Ready && !m.Failed && m.Runs.Covers(target) }
 
 // Unavailable reports whether the member is mid-change or not Ready: what
 // a wave's maxUnavailable counts.
