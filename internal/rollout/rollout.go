@@ -89,15 +89,15 @@ func (s Settings) Validate(path *field.Path) field.ErrorList {
 	return errs
 }
 
-// unapproved are the changes of target, for a Cluster that runs runs, that
-// the wave's approvals do not list: none when they list the whole target
-// (Target.String) or each change (Target.Changes).
-func (w Wave) unapproved(target, runs Target) []string {
+// unapproved are the changes of target, for a Cluster that asks for asks
+// (what it adopted), that the wave's approvals do not list: none when they
+// list the whole target (Target.String) or each change (Target.Changes).
+func (w Wave) unapproved(target, asks Target) []string {
 	if slices.Contains(w.Approved, target.String()) {
 		return nil
 	}
 	var out []string
-	for _, c := range target.Changes(runs) {
+	for _, c := range target.Changes(asks) {
 		if !slices.Contains(w.Approved, c) {
 			out = append(out, c)
 		}
@@ -196,16 +196,16 @@ func (t Target) Covers(o Target) bool {
 	return true
 }
 
-// Changes are the parts of t that a Cluster running runs does not run yet,
-// as approvals name them: the Kubernetes minor ("1.34"), and name=version
-// for each chart ("cert-manager=v1.19.2"), in that order.
-func (t Target) Changes(runs Target) []string {
+// Changes are the parts of t that differ from from, as approvals name
+// them: the Kubernetes minor ("1.34"), and name=version for each chart
+// ("cert-manager=v1.19.2"), in that order.
+func (t Target) Changes(from Target) []string {
 	var out []string
-	if runs.Kubernetes != t.Kubernetes {
+	if from.Kubernetes != t.Kubernetes {
 		out = append(out, t.Kubernetes)
 	}
 	for _, name := range slices.Sorted(maps.Keys(t.Charts)) {
-		if runs.Charts[name] != t.Charts[name] {
+		if from.Charts[name] != t.Charts[name] {
 			out = append(out, name+"="+t.Charts[name])
 		}
 	}
@@ -229,8 +229,9 @@ func chartAtLeast(runs, want string) bool {
 }
 
 // Done reports whether the member has proven target: it runs it (or a
-// newer minor) and is Ready.
-func (m Member) Done(target Target) bool { return m.Ready && m.Runs.Covers(target) }
+// newer minor), is Ready, and has not failed (a Cluster whose provider
+// cannot reconcile something proves nothing, whatever it runs).
+func (m Member) Done(target Target) bool { return m.Ready && !m.Failed && m.Runs.Covers(target) }
 
 // Unavailable reports whether the member is mid-change or not Ready: what
 // a wave's maxUnavailable counts.
@@ -385,7 +386,7 @@ func Decide(r Request) Decision {
 	}
 
 	w := r.Waves[wi]
-	if missing := w.unapproved(r.Target, r.Self.Runs); w.RequiresApproval && len(missing) > 0 {
+	if missing := w.unapproved(r.Target, r.Self.Asks); w.RequiresApproval && len(missing) > 0 {
 		d.Verdict = Approval
 		d.Message = fmt.Sprintf("wave %s waits for the environment to approve %s (rollout.waves[%d].approved)", d.Wave, strings.Join(missing, ", "), wi)
 		return d
