@@ -149,31 +149,36 @@ func (c *PreviewCmd) fleet(run preview.Runner, old preview.World) error {
 	if len(files) == 0 {
 		return fmt.Errorf("no XR in %s", c.Fleet)
 	}
-	bar := newProgress(c.progress, len(files))
-	var report preview.FleetReport
-	for i, f := range files {
-		xrs, err := xpsim.Load(f)
+	var xrs []preview.FleetXR
+	for _, f := range files {
+		objs, err := xpsim.Load(f)
 		if err != nil {
 			return fmt.Errorf("cannot read %s: %w", f, err)
 		}
 		var observed map[string]xpsim.Object
 		if obs := filepath.Join(c.Fleet, "observed", filepath.Base(f)); exists(obs) {
-			objs, err := xpsim.Load(obs)
+			o, err := xpsim.Load(obs)
 			if err != nil {
 				return fmt.Errorf("cannot read %s: %w", obs, err)
 			}
-			observed = observedByName(objs)
+			observed = observedByName(o)
 		}
-		for _, x := range xrs {
-			im, err := preview.Fleet(run, old, updated, filepath.Base(f), x, observed)
-			if err != nil {
-				return fmt.Errorf("%s: %w", f, err)
-			}
-			report.Add(im)
+		for _, x := range objs {
+			xrs = append(xrs, preview.FleetXR{File: filepath.Base(f), XR: x, Observed: observed})
 		}
-		bar.set(i + 1)
+	}
+	// Each XR is planned twice: under the old environment, then under
+	// the new one with the fleet as it stands.
+	bar, n := newProgress(c.progress, 2*len(xrs)), 0
+	impacts, err := preview.Fleet(run, old, updated, xrs, func() { n++; bar.set(n) })
+	if err != nil {
+		return err
 	}
 	bar.done()
+	var report preview.FleetReport
+	for _, im := range impacts {
+		report.Add(im)
+	}
 	report.Rollout = preview.RolloutOf(old, updated, report.XRs)
 	return preview.PrintFleet(c.out, &report, c.JSON)
 }
@@ -216,7 +221,7 @@ func (p *progress) set(n int) {
 	}
 	const width = 40
 	done := width * n / p.total
-	_, _ = fmt.Fprintf(p.w, "\r[%s%s] %d/%d XRs", strings.Repeat("=", done), strings.Repeat(" ", width-done), n, p.total)
+	_, _ = fmt.Fprintf(p.w, "\r[%s%s] %d/%d plans", strings.Repeat("=", done), strings.Repeat(" ", width-done), n, p.total)
 }
 
 func (p *progress) done() {

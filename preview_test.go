@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -263,6 +264,17 @@ func TestPreviewFleetRollout(t *testing.T) {
 	}
 	if r := report.Rollout; r.From != "1.33" || r.Target != "1.34" || !r.Waves[2].RequiresApproval || r.Waves[2].Approved {
 		t.Errorf("rollout from %s to %s, production requires approval %t, approved %t: want 1.33 to 1.34, approval required, not given", r.From, r.Target, r.Waves[2].RequiresApproval, r.Waves[2].Approved)
+	}
+	// Each XR is planned under the new environment with the fleet as it
+	// stands delivered as required resources, as Crossplane would: only
+	// the canary's control plane changes; the Clusters its gate holds
+	// change none.
+	moved := map[string]bool{}
+	for _, im := range report.XRs {
+		moved[im.XR] = slices.Contains(im.Changed, "cluster")
+	}
+	if want := map[string]bool{"Cluster team-edge/edge": true, "Cluster team-a/web": false, "Cluster team-edge/api": false, "XCluster legacy": false}; !cmp.Equal(want, moved) {
+		t.Errorf("control planes changed: -want, +got:\n%s\n%s", cmp.Diff(want, moved), out)
 	}
 }
 

@@ -510,57 +510,115 @@ type Impact struct {
 	Cluster *FleetCluster `json:"-"`
 }
 
-// Fleet plans an XR under the new environment, against its observed
-// resources or, without them, against the stack it converges to under the
-// old environment: what the environment change would do to it.
-func Fleet(run Runner, old, updated World, file string, x xpsim.Object, observed map[string]xpsim.Object) (Impact, error) {
-	x = Composite(x)
+// A FleetXR is one XR of a fleet: the file it came from, the XR, and its
+// observed resources when they are known.
+type FleetXR struct {
+	File     string
+	XR       xpsim.Object
+	Observed map[string]xpsim.Object
+}
+
+// Fleet plans every XR of a fleet under the new environment, against its
+// observed resources or, without them, against the stack it converges to
+// under the old environment: what the environment change would do to it.
+// Crossplane delivers other XRs as required resources (a Cluster's
+// rollout reads the earlier waves' Clusters), so every plan under the new
+// environment sees the fleet as it stands before the change: each XR with
+// the status its reconcile under the old environment leaves, itself too.
+// planned, when not nil, is called after each of the 2×len(xrs) plans.
+func Fleet(run Runner, old, updated World, xrs []FleetXR, planned func()) ([]Impact, error) {
+	if planned == nil {
+		planned = func() {}
+	}
+	all := make([]fleetPlan, 0, len(xrs))
+	var peers []xpsim.Object
+	for _, f := range xrs {
+		p, err := fleetBefore(run, old, f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.File, err)
+		}
+		planned()
+		if p.before != nil && p.before.Fatal == "" {
+			p.x = p.before.XR
+			peers = append(peers, p.x)
+		}
+		all = append(all, p)
+	}
+	updated.Objects = append(slices.Clone(updated.Objects), peers...)
+	out := make([]Impact, 0, len(all))
+	for _, p := range all {
+		planned()
+		if p.before == nil {
+			out = append(out, p.im)
+			continue
+		}
+		after, err := PlanOne(run, updated, p.x, p.observed)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.im.File, err)
+		}
+		im := p.im
+		im.Added, im.Held, im.Removed, im.Fatal = after.Added, after.Held, after.Removed, after.Fatal
+		for _, name := range slices.Sorted(maps.Keys(after.Changed)) {
+			// What the old environment would change too is not the new
+			// environment's doing.
+			if fmt.Sprint(p.before.Changed[name]) != fmt.Sprint(after.Changed[name]) {
+				im.Changed = append(im.Changed, name)
+			}
+		}
+		if p.before.Estimate != nil && after.Estimate != nil {
+			im.CostDelta = &Cost{Min: round(after.Estimate.Min - p.before.Estimate.Min), Max: round(after.Estimate.Max - p.before.Estimate.Max)}
+		}
+		out = append(out, im)
+	}
+	return out, nil
+}
+
+// fleetPlan is an XR of a fleet planned under the old environment.
+type fleetPlan struct {
+	im       Impact
+	x        xpsim.Object
+	observed map[string]xpsim.Object
+	// before is its plan under the old environment; nil when the old
+	// environment refuses it outright (im says so).
+	before *Plan
+}
+
+// fleetBefore plans an XR under the old environment, against its observed
+// resources or the stack it converges to there.
+func fleetBefore(run Runner, old World, f FleetXR) (fleetPlan, error) {
+	x := Composite(f.XR)
 	meta, _ := x["metadata"].(map[string]any)
 	name := fmt.Sprint(meta["name"])
 	if ns, _ := meta["namespace"].(string); ns != "" {
 		name = ns + "/" + name
 	}
-	im := Impact{File: file, XR: fmt.Sprintf("%v %s", x["kind"], name)}
-	if len(observed) == 0 {
+	p := fleetPlan{im: Impact{File: f.File, XR: fmt.Sprintf("%v %s", x["kind"], name)}, x: x, observed: f.Observed}
+	if len(p.observed) == 0 {
 		st, err := Converge(run, old, x, nil)
 		if err != nil {
-			return im, err
+			return p, err
 		}
 		if st.Fatal != "" {
-			im.Fatal = "under the old environment: " + st.Fatal
-			im.Cluster = clusterOf(x, nil, im.Fatal)
-			return im, nil
+			p.im.Fatal = "under the old environment: " + st.Fatal
+			p.im.Cluster = clusterOf(x, nil, p.im.Fatal)
+			return p, nil
 		}
-		observed = map[string]xpsim.Object{}
+		p.observed = map[string]xpsim.Object{}
 		for name, o := range st.Resources {
-			observed[name] = simulate.Observe(o, name)
+			p.observed[name] = simulate.Observe(o, name)
 		}
 	}
-	before, err := PlanOne(run, old, x, observed)
+	before, err := PlanOne(run, old, x, p.observed)
 	if err != nil {
-		return im, err
+		return p, err
 	}
-	after, err := PlanOne(run, updated, x, observed)
-	if err != nil {
-		return im, err
-	}
-	im.Added, im.Held, im.Removed, im.Fatal = after.Added, after.Held, after.Removed, after.Fatal
+	p.before = before
 	if before.Fatal != "" {
-		im.Cluster = clusterOf(x, nil, "under the old environment: "+before.Fatal)
+		p.im.Cluster = clusterOf(x, nil, "under the old environment: "+before.Fatal)
 	} else {
-		im.Cluster = clusterOf(x, before.XR, "")
+		p.im.Cluster = clusterOf(x, before.XR, "")
 	}
-	for _, name := range slices.Sorted(maps.Keys(after.Changed)) {
-		// What the old environment would change too is not the new
-		// environment's doing.
-		if fmt.Sprint(before.Changed[name]) != fmt.Sprint(after.Changed[name]) {
-			im.Changed = append(im.Changed, name)
-		}
-	}
-	if before.Estimate != nil && after.Estimate != nil {
-		im.CostDelta = &Cost{Min: round(after.Estimate.Min - before.Estimate.Min), Max: round(after.Estimate.Max - before.Estimate.Max)}
-	}
-	return im, nil
+	return p, nil
 }
 
 func round(v float64) float64 { return math.Round(v*100) / 100 }
