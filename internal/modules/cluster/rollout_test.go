@@ -75,7 +75,12 @@ func rolloutWorld(t *testing.T, wave string, production map[string]any) *fntest.
 	w := &fntest.World{XR: x, Envs: envs, Observed: map[string]fntest.Object{}}
 	fntest.EnvEdit("cluster-platform-baseline", "rollout.waves", rolloutWaves(production))(w)
 	rsp := converge(t, w)
-	w.XR["status"] = rsp.GetDesired().GetComposite().GetResource().AsMap()["status"]
+	st, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+	// Crossplane writes the status the function desires, and the Ready
+	// condition it derives from the composed resources: all Ready.
+	conds, _ := st["conditions"].([]any)
+	st["conditions"] = append(conds, map[string]any{"type": "Ready", "status": "True", "reason": "Available"})
+	w.XR["status"] = st
 	w.Observed = fntest.ObserveAll(rsp, w.Observed)
 	fntest.EnvEdit("cluster-platform-baseline", "version", "1.34")(w)
 	return w
@@ -278,6 +283,28 @@ func TestRolloutGate(t *testing.T) {
 			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
 				requires: earlier,
 				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt", "pinnedEarlier": 1.0}},
+		},
+		"WaveFull": {
+			reason: "Production moves one Cluster at a time (maxUnavailable 1) and another production Cluster is mid-upgrade: this one holds, reading every Cluster of the kind.",
+			wave:   "production", production: map[string]any{"approved": []any{"1.34"}, "maxUnavailable": 1.0},
+			world: func(w *fntest.World) {
+				moving := fleetCluster("team-a", "p1", "gcp", "production", "1.33", true)
+				moving["status"].(map[string]any)["upgrade"].(map[string]any)["target"] = "1.34"
+				w.Extra = map[string][]fntest.Object{"rollout-fleet": {canaryDone, stagingDone[0], stagingDone[1], moving}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
+				requires: []string{"rollout-fleet"},
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
+		},
+		"WaveHasRoom": {
+			reason: "The other production Cluster already runs 1.34 Ready: there is room, and this one moves.",
+			wave:   "production", production: map[string]any{"approved": []any{"1.34"}, "maxUnavailable": 1.0},
+			world: func(w *fntest.World) {
+				w.Extra = map[string][]fntest.Object{"rollout-fleet": {canaryDone, stagingDone[0], stagingDone[1], fleetCluster("team-a", "p1", "gcp", "production", "1.34", true)}}
+			},
+			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
+				requires: []string{"rollout-fleet"},
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt"}},
 		},
 		"Pinned": {
 			reason: "The owner's pin is not gated: the Cluster moves to it while staging is behind, and status says so.",
