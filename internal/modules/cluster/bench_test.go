@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -48,6 +49,38 @@ func BenchmarkPlanAndRender(b *testing.B) {
 				}
 				if _, err := c.Render(registry.NewContext(&x.Composite, res.Env, c, observed), plan.Components); err != nil {
 					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRolloutGate is one reconcile of a production EKS Cluster that
+// the rollout holds, reading fleet Clusters of staging (all but one on
+// the new version), against the same Cluster converged with no waves:
+// what gating costs a call.
+func BenchmarkRolloutGate(b *testing.B) {
+	for _, n := range []int{0, 10, 100} {
+		b.Run(fmt.Sprintf("fleet-%d", n), func(b *testing.B) {
+			w := rolloutWorld(b, "production", map[string]any{"approved": []any{"1.34"}})
+			staging := []fntest.Object{fleetCluster("team-x", "behind", "gcp", "staging", "1.33", true)}
+			for i := range n {
+				staging = append(staging, fleetCluster(fmt.Sprintf("team-%d", i), "s", "azure", "staging", "1.34", true))
+			}
+			w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {}, "rollout-wave-staging": staging}
+			if n == 0 {
+				fntest.EnvEdit("cluster-platform-baseline", "rollout", nil)(w)
+				fntest.EnvEdit("cluster-platform-baseline", "version", "1.33")(w)
+				w.Extra = nil
+			}
+			req, err := w.Request().Proto()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if rsp := run(req); fntest.Fatal(rsp) != "" {
+					b.Fatal(fntest.Fatal(rsp))
 				}
 			}
 		})

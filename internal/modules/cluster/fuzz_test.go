@@ -80,7 +80,7 @@ func FuzzRun(f *testing.F) {
 }
 
 // call runs one reconcile of the world and checks the invariants.
-func call(t *testing.T, w *fntest.World) *fnv1.RunFunctionResponse {
+func call(t testing.TB, w *fntest.World) *fnv1.RunFunctionResponse {
 	t.Helper()
 	req, err := w.Request().Proto()
 	if err != nil {

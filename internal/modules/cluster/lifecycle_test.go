@@ -114,7 +114,7 @@ func condition(rsp *fnv1.RunFunctionResponse, typ string) string {
 }
 
 // converge brings a world's stack up.
-func converge(t *testing.T, w *fntest.World) *fnv1.RunFunctionResponse {
+func converge(t testing.TB, w *fntest.World) *fnv1.RunFunctionResponse {
 	t.Helper()
 	var rsp *fnv1.RunFunctionResponse
 	prev := -1

@@ -66,7 +66,7 @@ func rolloutWaves(production map[string]any) []any {
 // rolloutWorld is a converged EKS Cluster of wave production running
 // 1.33, with the environment's version raised to 1.34: what the rollout
 // decides for it.
-func rolloutWorld(t *testing.T, wave string, production map[string]any) *fntest.World {
+func rolloutWorld(t testing.TB, wave string, production map[string]any) *fntest.World {
 	t.Helper()
 	x := fntest.AWSXR()
 	if wave != "" {
