@@ -121,6 +121,7 @@ func buildView(b baseline, clusters []*unstructured.Unstructured, visible func(n
 	members := make([]rollout.Member, 0, len(clusters))
 	byKey := make(map[string]*unstructured.Unstructured, len(clusters))
 	byWave := make([][]ClusterView, len(waves))
+	done := make([]int, len(waves))
 	for _, c := range clusters {
 		m := rollout.MemberOf(c.Object)
 		members = append(members, m)
@@ -129,6 +130,11 @@ func buildView(b baseline, clusters []*unstructured.Unstructured, visible func(n
 			continue
 		}
 		i := rollout.WaveOf(waves, m)
+		if m.Done(b.Target) {
+			// What the gate counts done (rollout.Member.Done): a newer
+			// minor proves the target too.
+			done[i]++
+		}
 		cv := clusterView(c, m)
 		if m.Wave != waves[i].Name {
 			cv.Label = m.Wave
@@ -140,11 +146,7 @@ func buildView(b baseline, clusters []*unstructured.Unstructured, visible func(n
 			Name: w.Name, Namespaces: w.Namespaces, MaxUnavailable: w.MaxUnavailable, RequiresApproval: w.RequiresApproval,
 			Approved: slices.Contains(w.Approved, b.Target.String()), Total: len(byWave[i]), Clouds: clouds(byWave[i]),
 		}
-		for _, c := range byWave[i] {
-			if c.Ready && c.Runs == b.Target.Kubernetes {
-				wv.Done++
-			}
-		}
+		wv.Done = done[i]
 		wv.Gate = gate(b, i, members, byKey, visible)
 		view.Waves = append(view.Waves, wv)
 	}

@@ -10,7 +10,8 @@ import (
 // from Decide's own code, that no Cluster ever adopts the target while a
 // Cluster of an earlier wave that does not pin its version does not run
 // it Ready, nor in a wave that
-// requires an approval not given, nor past its wave's maxUnavailable.
+// requires an approval not given, nor past its wave's maxUnavailable
+// (Clusters under way to the target).
 func FuzzRollout(f *testing.F) {
 	f.Add([]byte{3, 1, 0, 2, 5, 9, 200, 17, 4, 4, 4, 4, 1, 2, 3, 0, 0, 0, 9, 8, 7})
 	f.Add([]byte{8, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2})
@@ -75,10 +76,13 @@ func FuzzRollout(f *testing.F) {
 				if w.RequiresApproval && len(w.Approved) == 0 {
 					t.Fatalf("%s adopted %s in wave %s before its approval", self.Key(), target, w.Name)
 				}
-				if w.MaxUnavailable > 0 && self.Ready {
+				if w.MaxUnavailable > 0 {
+					// Under way to the target: adopted it, not there
+					// yet, neither failed nor pinned (those take no
+					// place, so that a tenant cannot fill a wave).
 					busy := 0
 					for _, o := range others {
-						if wave(o) == wave(self) && (!o.Ready || !o.Runs.Equal(o.Asks)) {
+						if wave(o) == wave(self) && o.Asks.Equal(target) && !o.Runs.Equal(target) && !o.Failed && !o.Pinned {
 							busy++
 						}
 					}

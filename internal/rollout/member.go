@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"cmp"
 	"maps"
 	"strconv"
 	"strings"
@@ -12,6 +13,11 @@ import (
 // composed resources the provider cannot reconcile (the engine's
 // ReasonReconcileError): the cloud refused or failed what was asked.
 const ReasonReconcileError = "ReconcileError"
+
+// LabelClaimNamespace is the label Crossplane gives a legacy XR of a claim:
+// the claim's namespace, which is the XR's owner's, and which a legacy
+// XCluster counts in (for a wave's namespaces and for who may see it).
+const LabelClaimNamespace = "crossplane.io/claim-namespace"
 
 // LabelCloud is the label that names a Cluster's cloud (the XR's cloud
 // label, as in examples/*/cluster.yaml).
@@ -44,6 +50,9 @@ const LabelCloud = "cloud"
 //     Ready condition's when not Ready, else the Upgrading condition's
 //     while an upgrade is under way.
 //
+//   - Namespace is its namespace; for a legacy XCluster of a claim, the
+//     claim's (LabelClaimNamespace), "" for one the platform team made.
+//
 //   - Wave is its Label, Cloud its LabelCloud.
 //
 //   - Pinned is spec.parameters.version being set.
@@ -56,7 +65,7 @@ const LabelCloud = "cloud"
 func MemberOf(obj map[string]any) Member {
 	u := unstructured.Unstructured{Object: obj}
 	labels := u.GetLabels()
-	m := Member{Name: u.GetName(), Namespace: u.GetNamespace(), Cloud: labels[LabelCloud], Wave: labels[Label]}
+	m := Member{Name: u.GetName(), Namespace: cmp.Or(u.GetNamespace(), labels[LabelClaimNamespace]), Cloud: labels[LabelCloud], Wave: labels[Label]}
 	cp, _, _ := unstructured.NestedString(obj, "status", "upgrade", "controlPlane")
 	m.Runs.Kubernetes = Minor(cp)
 	if m.Runs.Kubernetes != "" {

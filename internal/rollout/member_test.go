@@ -106,6 +106,12 @@ func TestMemberOf(t *testing.T) {
 				Runs: Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.1"}},
 				Asks: Target{Kubernetes: "1.31", Charts: map[string]string{"cert-manager": "v1.19.1"}}},
 		},
+		"LegacyClaim": {
+			reason: "A legacy XCluster of a claim counts in its claim's namespace.",
+			obj: map[string]any{"metadata": map[string]any{"name": "legacy-aws-5mqlz",
+				"labels": map[string]any{"crossplane.io/claim-namespace": "team-b", Label: "staging"}}},
+			want: Member{Name: "legacy-aws-5mqlz", Namespace: "team-b", Wave: "staging"},
+		},
 		"NoStatus": {
 			reason: "A Cluster without status runs and asks for nothing, and is neither Ready nor failed.",
 			obj:    map[string]any{"metadata": map[string]any{"name": "new", "namespace": "team-b"}},

@@ -58,7 +58,7 @@ func TestGateOf(t *testing.T) {
 			reason: "A wave whose Clusters mid-change fill maxUnavailable shows as full: the gate's Cluster comes first in the wave's order, and still waits.",
 			waves:  waves, wave: 1,
 			fleet: []Member{member("platform", "canary-gke", "gcp", "canary", v31), moving(member("team-a", "stg-1", "aws", "staging", v30), v31)},
-			want:  want{verdict: Hold, wave: "staging"},
+			want:  want{verdict: Hold, wave: "staging", waitsFor: []string{"team-a/stg-1"}},
 		},
 	}
 	for name, tc := range cases {

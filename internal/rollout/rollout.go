@@ -196,6 +196,21 @@ func (t Target) Covers(o Target) bool {
 	return true
 }
 
+// Holds reports whether a Cluster that runs t runs all of o: Covers, and
+// every chart o names, which a Cluster's own decision requires (a chart it
+// runs nothing of, or whose version is unknown, it does not hold yet).
+func (t Target) Holds(o Target) bool {
+	if !t.Covers(o) {
+		return false
+	}
+	for k := range o.Charts {
+		if _, ok := t.Charts[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // Changes are the parts of t that differ from from, as approvals name
 // them: the Kubernetes minor ("1.34"), and name=version for each chart
 // ("cert-manager=v1.19.2"), in that order.
@@ -329,7 +344,7 @@ func Decide(r Request) Decision {
 	}
 	wi := WaveOf(r.Waves, r.Self)
 	d.Wave = r.Waves[wi].Name
-	if r.Self.Asks.Equal(r.Target) || r.Self.Runs.Covers(r.Target) {
+	if r.Self.Asks.Equal(r.Target) || r.Self.Runs.Holds(r.Target) {
 		d.Verdict, d.Message = Keep, fmt.Sprintf("wave %s: runs or moves to %s", d.Wave, r.Target)
 		return d
 	}
@@ -392,34 +407,33 @@ func Decide(r Request) Decision {
 		return d
 	}
 
-	// Within the wave: at most MaxUnavailable mid-change. Those already
-	// moving (asking for the target, or not Ready) take their places
-	// first; the rest adopt in namespace/name order.
+	// Within the wave: at most MaxUnavailable move at once. Those under
+	// way to the target (they adopted it and do not run it yet) take the
+	// places; of the others, those that would adopt it now (Ready, not
+	// failed) queue in namespace/name order. A Cluster that is pinned,
+	// failed or broken takes no place and queues for none: a tenant
+	// cannot fill a wave with a Cluster that never moves.
 	if w.MaxUnavailable > 0 {
-		free := w.MaxUnavailable
-		var queue []Member
+		var first []Member
 		for _, m := range byWave[wi] {
 			switch {
-			case m.Done(r.Target):
-			case m.Unavailable():
-				free--
-			default:
-				queue = append(queue, m)
+			case m.Pinned, m.Failed, m.Done(r.Target):
+			case m.Asks.Covers(r.Target):
+				first = append(first, m)
+			case m.Ready && m.Key() < r.Self.Key():
+				first = append(first, m)
 			}
 		}
-		if !r.Self.Ready {
-			// Self is unavailable already: moving it costs no place.
-			free++
-		}
-		ahead := 0
-		for _, m := range queue {
-			if m.Key() < r.Self.Key() {
-				ahead++
-			}
-		}
-		if ahead >= free {
+		if len(first) >= w.MaxUnavailable {
 			d.Verdict = Hold
-			d.Message = fmt.Sprintf("wave %s moves at most %d Cluster(s) at once; %d of its Clusters come first", d.Wave, w.MaxUnavailable, w.MaxUnavailable-free+ahead)
+			for _, m := range first {
+				if visible(m.Namespace) {
+					d.WaitsFor = append(d.WaitsFor, m)
+				} else {
+					d.Hidden++
+				}
+			}
+			d.Message = fmt.Sprintf("wave %s moves at most %d Cluster(s) at once, and %d of its Clusters move or come first: %s", d.Wave, w.MaxUnavailable, len(first), waiting(d))
 			return d
 		}
 	}

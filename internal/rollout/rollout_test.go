@@ -193,13 +193,41 @@ func TestDecide(t *testing.T) {
 			reason: "Staging moves one Cluster at a time: one is moving, so the next holds.",
 			args: Request{Waves: waves, Self: member("team-b", "stg-2", "azure", "staging", v30), Target: v31,
 				Fleet: []Member{moving(member("team-a", "stg-1", "aws", "staging", v30), v31)}},
-			want: want{verdict: Hold, wave: "staging"},
+			want: want{verdict: Hold, wave: "staging", hidden: 1},
 		},
 		"MaxUnavailableOrder": {
 			reason: "With one place free, the first Cluster in namespace/name order takes it.",
 			args: Request{Waves: waves, Self: member("team-b", "stg-2", "azure", "staging", v30), Target: v31,
 				Fleet: []Member{member("team-a", "stg-1", "aws", "staging", v30)}},
-			want: want{verdict: Hold, wave: "staging"},
+			want: want{verdict: Hold, wave: "staging", hidden: 1},
+		},
+		"MaxUnavailableNamesWhoIsFirst": {
+			reason: "The Clusters that take the places are named when the owner may see them.",
+			args: Request{Waves: waves, Self: member("team-b", "stg-2", "azure", "staging", v30), Target: v31, Visible: everywhere,
+				Fleet: []Member{moving(member("team-a", "stg-1", "aws", "staging", v30), v31)}},
+			want: want{verdict: Hold, wave: "staging", waitsFor: []string{"team-a/stg-1"}},
+		},
+		"MaxUnavailableBrokenTakesNoPlace": {
+			reason: "A broken Cluster that never moves takes no place: a tenant cannot fill the wave with it.",
+			args: Request{Waves: waves, Self: member("team-b", "stg-2", "azure", "staging", v30), Target: v31,
+				Fleet: []Member{func() Member { m := member("team-a", "stg-1", "aws", "staging", v30); m.Ready = false; return m }()}},
+			want: want{verdict: Adopt, wave: "staging"},
+		},
+		"MaxUnavailablePinnedTakesNoPlace": {
+			reason: "A pinned Cluster never adopts the target: it takes no place and queues for none.",
+			args: Request{Waves: waves, Self: member("team-b", "stg-2", "azure", "staging", v30), Target: v31,
+				Fleet: []Member{func() Member { m := member("team-a", "stg-1", "aws", "staging", v30); m.Pinned = true; return m }()}},
+			want: want{verdict: Adopt, wave: "staging"},
+		},
+		"MaxUnavailableFailedTakesNoPlace": {
+			reason: "A failed Cluster, even one that asks for the target, takes no place: a tenant cannot stall the wave by breaking its own.",
+			args: Request{Waves: waves, Self: member("team-b", "stg-2", "azure", "staging", v30), Target: v31,
+				Fleet: []Member{func() Member {
+					m := moving(member("team-a", "stg-1", "aws", "staging", v30), v31)
+					m.Failed = true
+					return m
+				}()}},
+			want: want{verdict: Adopt, wave: "staging"},
 		},
 		"MaxUnavailableFirst": {
 			reason: "The first Cluster in namespace/name order adopts.",

@@ -73,6 +73,7 @@ func BenchmarkRolloutGate(b *testing.B) {
 				fntest.EnvEdit("cluster-platform-baseline", "version", "1.33")(w)
 				w.Extra = nil
 			}
+			legacyFleet(w)
 			req, err := w.Request().Proto()
 			if err != nil {
 				b.Fatal(err)

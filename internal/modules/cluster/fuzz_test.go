@@ -82,6 +82,7 @@ func FuzzRun(f *testing.F) {
 // call runs one reconcile of the world and checks the invariants.
 func call(t testing.TB, w *fntest.World) *fnv1.RunFunctionResponse {
 	t.Helper()
+	legacyFleet(w)
 	req, err := w.Request().Proto()
 	if err != nil {
 		t.Skip("not a valid request:", err)
@@ -280,4 +281,18 @@ func policiesOf(o fntest.Object) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// legacyFleet delivers, for each rollout requirement of namespaced
+// Clusters the world delivers, its twin of legacy XClusters (xrollout-...)
+// as empty when the world does not deliver it: the fleets of the tests are
+// of namespaced Clusters.
+func legacyFleet(w *fntest.World) {
+	for k := range w.Extra {
+		if strings.HasPrefix(k, "rollout-") {
+			if _, ok := w.Extra["x"+k]; !ok {
+				w.Extra["x"+k] = nil
+			}
+		}
+	}
 }

@@ -37,6 +37,14 @@ const (
 	requirementFleet = "rollout-fleet"
 )
 
+// fleetKinds are the kinds of Cluster a rollout reads, each under its
+// requirement names' prefix: "" for namespaced Clusters, "x" for legacy
+// XClusters (rollout-wave-staging, xrollout-wave-staging).
+var fleetKinds = []struct{ apiVersion, kind, prefix string }{
+	{xr.ClusterAPIVersion, xr.ClusterKind, ""},
+	{xr.LegacyClusterAPIVersion, xr.LegacyClusterKind, "x"},
+}
+
 // gated is what the rollout decided for the Cluster.
 type gated struct {
 	rollout.Decision
@@ -70,7 +78,7 @@ func gate(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) *gated {
 		// minor is upgrade's to refuse.
 		return nil
 	}
-	self := rollout.Member{Name: x.Name, Namespace: x.Namespace, Cloud: x.Cloud, Wave: x.Labels[rollout.Label]}
+	self := rollout.Member{Name: x.Name, Namespace: cmp.Or(x.Namespace, x.Labels[rollout.LabelClaimNamespace]), Cloud: x.Cloud, Wave: x.Labels[rollout.Label]}
 	g := &gated{Decision: rollout.Decision{Wave: waves[rollout.WaveOf(waves, self)].Name}}
 	releases := followers(x, plan)
 	asks := rollout.Target{Kubernetes: rollout.Minor(object.String(x.Status, "upgrade", "target"))}
@@ -97,8 +105,8 @@ func gate(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) *gated {
 	}
 
 	self = rollout.MemberOf(c.Req.GetObserved().GetComposite().GetResource().AsMap())
-	self.Asks, self.Runs.Charts = asks, g.runs
-	fleet, delivered := readFleet(c, x, waves, self)
+	self.Asks, self.Runs.Charts = asks, runningCharts(c, releases)
+	fleet, delivered := readFleet(c, waves, self)
 	if delivered {
 		g.Decision = rollout.Decide(rollout.Request{Waves: waves, Self: self, Target: target, Fleet: fleet})
 	} else {
@@ -138,6 +146,20 @@ func followers(x *xr.Cluster, plan *cluster.Plan) []cluster.Release {
 	return out
 }
 
+// runningCharts are the chart versions the followers' releases that exist
+// run, as the decision reads them for the Cluster itself: "" for a release
+// whose version is unknown now (not Ready, or not reconciled), which runs
+// nothing of the target; a release that does not exist yet is left out.
+func runningCharts(c *engine.Call, releases []cluster.Release) map[string]string {
+	out := map[string]string{}
+	for _, r := range releases {
+		if asked, runs := c.Cloud.Versions.Charts.Observed(c.Observed, r.Name); asked != "" || runs != "" {
+			out[r.Name] = runs
+		}
+	}
+	return out
+}
+
 // reportedCharts are the chart versions the followers' releases run, as
 // status.charts reports them: what each observed release asks for while it
 // is Ready, else what the status last said.
@@ -153,26 +175,30 @@ func reportedCharts(c *engine.Call, x *xr.Cluster, releases []cluster.Release) m
 }
 
 // readFleet asks Crossplane for the Clusters the decision reads and
-// returns them, and whether every requirement was delivered.
-func readFleet(c *engine.Call, x *xr.Cluster, waves []rollout.Wave, self rollout.Member) ([]rollout.Member, bool) {
+// returns them, and whether every requirement was delivered. Both kinds
+// of Cluster count, namespaced Clusters and legacy XClusters: one fleet,
+// one rollout, whichever API a Cluster was made with.
+func readFleet(c *engine.Call, waves []rollout.Wave, self rollout.Member) ([]rollout.Member, bool) {
 	wi := rollout.WaveOf(waves, self)
 	sels := map[string]*fnv1.ResourceSelector{}
-	selector := func(labels map[string]string) *fnv1.ResourceSelector {
-		s := &fnv1.ResourceSelector{ApiVersion: x.APIVersion, Kind: x.Kind}
-		if labels != nil {
-			s.Match = &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}
+	add := func(name string, labels map[string]string) {
+		for _, k := range fleetKinds {
+			s := &fnv1.ResourceSelector{ApiVersion: k.apiVersion, Kind: k.kind}
+			if labels != nil {
+				s.Match = &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}
+			}
+			sels[k.prefix+name] = s
 		}
-		return s
 	}
 	own := waves[wi]
 	if wi == len(waves)-1 && own.MaxUnavailable > 0 {
-		sels[requirementFleet] = selector(nil)
+		add(requirementFleet, nil)
 	} else {
 		for _, w := range waves[:wi] {
-			sels[requirementWave+w.Name] = selector(map[string]string{rollout.Label: w.Name})
+			add(requirementWave+w.Name, map[string]string{rollout.Label: w.Name})
 		}
 		if own.MaxUnavailable > 0 {
-			sels[requirementWave+own.Name] = selector(map[string]string{rollout.Label: own.Name})
+			add(requirementWave+own.Name, map[string]string{rollout.Label: own.Name})
 		}
 	}
 	var fleet []rollout.Member

@@ -294,7 +294,7 @@ func TestRolloutGate(t *testing.T) {
 			},
 			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
 				requires: []string{"rollout-fleet"},
-				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold", "hidden": 1.0}},
 		},
 		"WaveHasRoom": {
 			reason: "The other production Cluster already runs 1.34 Ready: there is room, and this one moves.",
@@ -305,6 +305,19 @@ func TestRolloutGate(t *testing.T) {
 			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
 				requires: []string{"rollout-fleet"},
 				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt"}},
+		},
+		"LegacyStagingBehind": {
+			reason: "A legacy XCluster of a claim counts in the same rollout, in its claim's namespace: a staging one behind holds production, counted, not named, since another team owns it.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				legacy := fleetCluster("", "legacy-aws-5mqlz", "aws", "staging", "1.33", true)
+				legacy["apiVersion"], legacy["kind"] = "legacy.platform.example.org/v1alpha1", "XCluster"
+				legacy["metadata"].(map[string]any)["labels"].(map[string]any)["crossplane.io/claim-namespace"] = "team-b"
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": stagingDone, "xrollout-wave-staging": {legacy}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
+				requires: earlier,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold", "hidden": 1.0}},
 		},
 		"Pinned": {
 			reason: "The owner's pin is not gated: the Cluster moves to it while staging is behind, and status says so.",
@@ -412,15 +425,17 @@ func TestRolloutSelectors(t *testing.T) {
 			wave:       "production",
 			production: map[string]any{"approved": []any{"1.34"}},
 			want: map[string]map[string]string{
-				"rollout-wave-canary":  {waveLabel: "canary"},
-				"rollout-wave-staging": {waveLabel: "staging"},
+				"rollout-wave-canary":   {waveLabel: "canary"},
+				"rollout-wave-staging":  {waveLabel: "staging"},
+				"xrollout-wave-canary":  {waveLabel: "canary"},
+				"xrollout-wave-staging": {waveLabel: "staging"},
 			},
 		},
 		"LastWaveLimited": {
 			reason:     "A limited last wave counts every Cluster, labelled or not: one requirement of the whole kind.",
 			wave:       "production",
 			production: map[string]any{"approved": []any{"1.34"}, "maxUnavailable": 1.0},
-			want:       map[string]map[string]string{"rollout-fleet": nil},
+			want:       map[string]map[string]string{"rollout-fleet": nil, "xrollout-fleet": nil},
 		},
 	}
 	for name, tc := range cases {
@@ -429,11 +444,15 @@ func TestRolloutSelectors(t *testing.T) {
 			rsp := call(t, w)
 			got := map[string]map[string]string{}
 			for name, sel := range rsp.GetRequirements().GetResources() {
-				if !strings.HasPrefix(name, "rollout-") {
+				// Both kinds of Cluster count: namespaced Clusters
+				// (rollout-...) and legacy XClusters (xrollout-...), each
+				// selected alike.
+				kind := map[bool]string{true: "platform.example.org/v1alpha1 Cluster", false: "legacy.platform.example.org/v1alpha1 XCluster"}[strings.HasPrefix(name, "rollout-")]
+				if !strings.HasPrefix(strings.TrimPrefix(name, "x"), "rollout-") {
 					continue
 				}
-				if sel.GetApiVersion() != "platform.example.org/v1alpha1" || sel.GetKind() != "Cluster" || sel.Namespace != nil {
-					t.Errorf("%s\n%s selects %s %s in namespace %v, want Clusters of every namespace", tc.reason, name, sel.GetApiVersion(), sel.GetKind(), sel.Namespace)
+				if sel.GetApiVersion()+" "+sel.GetKind() != kind || sel.Namespace != nil {
+					t.Errorf("%s\n%s selects %s %s in namespace %v, want %ss of every namespace", tc.reason, name, sel.GetApiVersion(), sel.GetKind(), sel.Namespace, kind)
 				}
 				got[name] = sel.GetMatchLabels().GetLabels()
 			}
