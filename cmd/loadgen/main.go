@@ -298,7 +298,7 @@ func (c config) measure(argv []string, addr string, wire []byte, open bool) (res
 		return r, err
 	}
 	if open {
-		r.openLat, err = c.openLoop(s.clients, req)
+		r.openLat, err = c.openLoop(s.clients, req, c.open)
 	}
 	return r, err
 }
@@ -388,10 +388,17 @@ func (c config) compare(report *strings.Builder, cloud string, k bench.Kind, tar
 	if k.Name != "Cluster" {
 		return row, nil
 	}
-	for i, s := range servers {
-		if res[i].openLat, err = c.openLoop(s.clients, req); err != nil {
-			return row, err
+	// The open loop in alternating rounds too, c.open in all per server.
+	for range c.rounds {
+		for i, s := range servers {
+			lat, err := c.openLoop(s.clients, req, c.open/time.Duration(c.rounds))
+			if err != nil {
+				return row, err
+			}
+			res[i].openLat = append(res[i].openLat, lat...)
 		}
+	}
+	for i, s := range servers {
 		if res[i].peakRSS, err = peakRSS(s.cmd.Process.Pid); err != nil {
 			return row, err
 		}
@@ -464,13 +471,13 @@ func (c config) closedLoop(clients []fnv1.FunctionRunnerServiceClient, req *fnv1
 	return n.Load(), lat, failed.Load()
 }
 
-// openLoop sends c.rate requests per second on a fixed schedule, whatever
+// openLoop sends c.rate requests per second for d on a fixed schedule, whatever
 // the responses do, and measures each latency from its intended send time,
 // so that a slow response delays no later measurement (no coordinated
 // omission).
-func (c config) openLoop(clients []fnv1.FunctionRunnerServiceClient, req *fnv1.RunFunctionRequest) ([]time.Duration, error) {
+func (c config) openLoop(clients []fnv1.FunctionRunnerServiceClient, req *fnv1.RunFunctionRequest, d time.Duration) ([]time.Duration, error) {
 	interval := time.Second / time.Duration(c.rate)
-	total := int(c.open / interval)
+	total := int(d / interval)
 	lat := make([]time.Duration, total)
 	errs := make([]error, total)
 	start := time.Now()
