@@ -30,6 +30,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 )
 
 // Field numbers of the messages this package decodes (function-sdk-go's
@@ -117,27 +119,7 @@ func request(b []byte, req *fnv1.RunFunctionRequest) error {
 
 // A decoder allocates the values of one request in batches.
 type decoder struct {
-	values  []structpb.Value
-	structs []structpb.Struct
-	lists   []structpb.ListValue
-	strs    []structpb.Value_StringValue
-	nums    []structpb.Value_NumberValue
-	bools   []structpb.Value_BoolValue
-	nulls   []structpb.Value_NullValue
-	svals   []structpb.Value_StructValue
-	lvals   []structpb.Value_ListValue
-}
-
-// batch is how many values of a kind are allocated at once.
-const batch = 128
-
-// next returns a new zero element of s, allocating a batch when s is full.
-func next[T any](s *[]T) *T {
-	if len(*s) == cap(*s) {
-		*s = make([]T, 0, batch)
-	}
-	*s = (*s)[:len(*s)+1]
-	return &(*s)[len(*s)-1]
+	object.Batch
 }
 
 // field reads the first field of b: its number, its type, its value as
@@ -322,8 +304,7 @@ const (
 )
 
 func (d *decoder) structOf(b []byte, sk skip) (*structpb.Struct, error) {
-	s := next(&d.structs)
-	s.Fields = make(map[string]*structpb.Value, count(b))
+	s := d.Struct(count(b))
 	for {
 		num, typ, v, rest, ok, err := field(b)
 		if err != nil || !ok {
@@ -356,14 +337,20 @@ func (d *decoder) structOf(b []byte, sk skip) (*structpb.Struct, error) {
 }
 
 func (d *decoder) value(b []byte, sk skip) (*structpb.Value, error) {
-	val := next(&d.values)
+	var val *structpb.Value
 	for {
 		num, typ, v, rest, ok, err := field(b)
-		if err != nil || !ok {
-			return val, err
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			if val == nil {
+				val = d.Empty()
+			}
+			return val, nil
 		}
 		b = rest
-		if val.Kind != nil {
+		if val != nil {
 			// Protobuf takes the last of a oneof, and merges messages.
 			return nil, errFallback
 		}
@@ -373,33 +360,25 @@ func (d *decoder) value(b []byte, sk skip) (*structpb.Value, error) {
 				return nil, errFallback
 			}
 			x, _ := protowire.ConsumeVarint(v)
-			k := next(&d.nulls)
-			k.NullValue = structpb.NullValue(int32(x)) //nolint:gosec // protobuf truncates enums to 32 bits too
-			val.Kind = k
+			val = d.Null(structpb.NullValue(int32(x))) //nolint:gosec // protobuf truncates enums to 32 bits too
 		case valueNumber:
 			if typ != protowire.Fixed64Type {
 				return nil, errFallback
 			}
 			x, _ := protowire.ConsumeFixed64(v)
-			k := next(&d.nums)
-			k.NumberValue = math.Float64frombits(x)
-			val.Kind = k
+			val = d.Number(math.Float64frombits(x))
 		case valueString:
 			str, err := stringOf(typ, v)
 			if err != nil {
 				return nil, err
 			}
-			k := next(&d.strs)
-			k.StringValue = str
-			val.Kind = k
+			val = d.String(str)
 		case valueBool:
 			if typ != protowire.VarintType {
 				return nil, errFallback
 			}
 			x, _ := protowire.ConsumeVarint(v)
-			k := next(&d.bools)
-			k.BoolValue = x != 0
-			val.Kind = k
+			val = d.Bool(x != 0)
 		case valueStruct:
 			c, err := bytesOf(typ, v)
 			if err != nil {
@@ -409,9 +388,7 @@ func (d *decoder) value(b []byte, sk skip) (*structpb.Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			k := next(&d.svals)
-			k.StructValue = s
-			val.Kind = k
+			val = d.StructValue(s)
 		case valueList:
 			c, err := bytesOf(typ, v)
 			if err != nil {
@@ -421,9 +398,7 @@ func (d *decoder) value(b []byte, sk skip) (*structpb.Value, error) {
 			if err != nil {
 				return nil, err
 			}
-			k := next(&d.lvals)
-			k.ListValue = l
-			val.Kind = k
+			val = d.ListValue(l)
 		default:
 			return nil, errFallback
 		}
@@ -431,8 +406,7 @@ func (d *decoder) value(b []byte, sk skip) (*structpb.Value, error) {
 }
 
 func (d *decoder) list(b []byte) (*structpb.ListValue, error) {
-	l := next(&d.lists)
-	l.Values = make([]*structpb.Value, 0, count(b))
+	l := d.List(count(b))
 	for {
 		num, typ, v, rest, ok, err := field(b)
 		if err != nil || !ok {
