@@ -67,7 +67,7 @@ help:
 	@echo "make redteam-portal   replay the attacks on the portal against one served on loopback (a fake API server): each must hold"
 	@echo "make daytwo           render day-2 changes of the converged example Clusters through the crossplane CLI (upgrades, skips, downgrades, rotations, maintenance; a Database under an upgraded function) and validate them"
 	@echo "make converge         converge XRs that are not the examples through the crossplane CLI, and validate them"
-	@echo "make bench            load benchmark over gRPC against the SDK floor (about 3 minutes)"
+	@echo "make bench            load benchmark over gRPC against the raw and the SDK floor, per cloud and XR kind (about 8 minutes)"
 	@echo "make bench-go         Go benchmarks: whole calls per cloud and the hot paths"
 	@echo "make bench-portal     the portal with 1,000 open event streams on one namespace: memory, and CPU per change"
 	@echo "make xpkg             build the xpkg (runtime image embedded) without Docker"
@@ -141,7 +141,7 @@ fuzz:
 		$(GO) test $$pkg -run='^$$' -fuzz="^$$name$$" -fuzztime=$(FUZZTIME) || exit 1; \
 	done
 
-# The load benchmark: the real binary and the floor over gRPC on loopback.
+# The load benchmark: the real binary and the two floors over gRPC on loopback.
 bench: build
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o $(BIN)/floor ./cmd/floor
 	$(GO) run ./cmd/loadgen -function=$(FUNCTION) -floor=$(BIN)/floor -examples=examples -out=$(OUT)/bench

@@ -8,7 +8,9 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	// The cloud layers register themselves.
+	"github.com/seed-6471616d/function-cluster-platform/input/v1beta1"
 	_ "github.com/seed-6471616d/function-cluster-platform/internal/clouds"
+	"github.com/seed-6471616d/function-cluster-platform/internal/clusterref"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
@@ -47,6 +49,45 @@ func (e Examples) Converged(cloud string) (*fnv1.RunFunctionRequest, error) {
 		EnvironmentConfigs: fntest.MustLoad(filepath.Join(dir, "envconfigs")),
 		Spend:              fntest.MustLoad(filepath.Join(dir, "spend")),
 		Observed:           fntest.ObservedFile(filepath.Join(dir, cloud, "observed", "cluster.yaml")),
+	}
+	return realistic(r)
+}
+
+// Kinds are the XR kinds the load benchmark measures, by the module that
+// renders them: the example file of each cloud, and the clusterref reader
+// whose required resources (the Cluster it runs on) it is delivered with.
+var Kinds = []Kind{
+	{Name: "Cluster", Module: v1beta1.ModuleCluster, File: "cluster"},
+	{Name: "AppEnvironment", Module: v1beta1.ModuleEnvironment, File: "appenvironment", Cluster: clusterref.ForAppEnvironment},
+	{Name: "Database", Module: v1beta1.ModuleDatabase, File: "database", Cluster: clusterref.ForDatabase},
+}
+
+// A Kind of XR the load benchmark measures.
+type Kind struct {
+	Name, Module, File string
+	Cluster            *clusterref.Reader
+}
+
+// ConvergedKind returns the request Crossplane sends for a cloud's example
+// XR of the kind, converged, as Converged does for a Cluster, with the
+// step's Input selecting the kind's module and, for a kind that runs on a
+// Cluster, the Cluster and what the module reads of it delivered.
+func (e Examples) ConvergedKind(cloud string, k Kind) (*fnv1.RunFunctionRequest, error) {
+	dir := string(e)
+	x := fntest.MustLoad(filepath.Join(dir, cloud, k.File+".yaml"))[0]
+	r := xpsim.Request{
+		XR:                 x,
+		EnvironmentConfigs: fntest.MustLoad(filepath.Join(dir, "envconfigs")),
+		Spend:              fntest.MustLoad(filepath.Join(dir, "spend")),
+		Observed:           fntest.ObservedFile(filepath.Join(dir, cloud, "observed", k.File+".yaml")),
+		Input:              xpsim.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": k.Module},
+	}
+	if k.Cluster != nil {
+		extra, err := fntest.Required(dir, cloud, x, k.Cluster)
+		if err != nil {
+			return nil, err
+		}
+		r.Extra = extra
 	}
 	return realistic(r)
 }

@@ -313,6 +313,8 @@ func (st *State) Ready() bool {
 func (st *State) write(rsp *fnv1.RunFunctionResponse) ([]string, error) {
 	var clashes []string
 	prior := rsp.GetDesired().GetResources()
+	// The rendered objects' values, allocated in batches.
+	var batch object.Batch
 	for _, rd := range st.rendered {
 		if !st.emitted[rd.Name] {
 			continue
@@ -326,7 +328,7 @@ func (st *State) write(rsp *fnv1.RunFunctionResponse) ([]string, error) {
 			s = keep(st.observed[rd.Name])
 		} else {
 			var err error
-			if s, err = structpb.NewStruct(rd.Object); err != nil {
+			if s, err = batch.NewStruct(rd.Object); err != nil {
 				return nil, fmt.Errorf("cannot encode composed resource %q: %w", rd.Name, err)
 			}
 		}

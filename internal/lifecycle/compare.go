@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -378,8 +379,32 @@ func changes(observed, rendered *structpb.Value) bool {
 		}
 		return false
 	default:
-		return !proto.Equal(observed, rendered)
+		return !equal(observed, rendered)
 	}
+}
+
+// equal is proto.Equal of two values, without protobuf's reflection for
+// the scalars they hold; a number equals itself as proto.Equal has it
+// (a NaN equals a NaN, 0 equals -0).
+func equal(a, b *structpb.Value) bool {
+	if a == nil || b == nil || len(a.ProtoReflect().GetUnknown()) > 0 || len(b.ProtoReflect().GetUnknown()) > 0 {
+		return proto.Equal(a, b)
+	}
+	switch x := a.GetKind().(type) {
+	case *structpb.Value_StringValue:
+		y, ok := b.GetKind().(*structpb.Value_StringValue)
+		return ok && x.StringValue == y.StringValue
+	case *structpb.Value_NumberValue:
+		y, ok := b.GetKind().(*structpb.Value_NumberValue)
+		return ok && (x.NumberValue == y.NumberValue || math.IsNaN(x.NumberValue) && math.IsNaN(y.NumberValue))
+	case *structpb.Value_BoolValue:
+		y, ok := b.GetKind().(*structpb.Value_BoolValue)
+		return ok && x.BoolValue == y.BoolValue
+	case *structpb.Value_NullValue:
+		y, ok := b.GetKind().(*structpb.Value_NullValue)
+		return ok && x.NullValue == y.NullValue
+	}
+	return proto.Equal(a, b)
 }
 
 // Show formats a value for a message: strings quoted, the rest as JSON.

@@ -132,7 +132,7 @@ func StringMap(s *structpb.Struct, path ...string) map[string]string {
 // Lookup returns the value at the supplied dotted path of the object.
 func Lookup(o Object, path string) (any, bool) {
 	var cur any = o
-	for _, p := range strings.Split(path, ".") {
+	for p := range strings.SplitSeq(path, ".") {
 		m, ok := cur.(map[string]any)
 		if !ok {
 			return nil, false

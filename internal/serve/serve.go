@@ -129,7 +129,8 @@ type Server struct {
 // Prometheus server metrics interceptor (registered with the registry) when
 // metrics are served, reflection, fn registered as the v1 and, through
 // function.ServeBeta, the v1beta1 FunctionRunnerService, and the health
-// server. To that it adds the bound of o.MaxConcurrentCalls.
+// server. To that it adds the bound of o.MaxConcurrentCalls, and decodes
+// the v1 RunFunctionRequest with package wire.
 func New(fn fnv1.FunctionRunnerServiceServer, o Options) (*Server, error) {
 	creds, err := Credentials(o.TLSCertsDir, o.Insecure)
 	if err != nil {
@@ -141,7 +142,7 @@ func New(fn fnv1.FunctionRunnerServiceServer, o Options) (*Server, error) {
 	if o.MaxRecvMsgSize == 0 {
 		o.MaxRecvMsgSize = function.DefaultMaxRecvMsgSize
 	}
-	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(o.MaxRecvMsgSize), grpc.Creds(creds)}
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(o.MaxRecvMsgSize), grpc.Creds(creds), grpc.ForceServerCodecV2(newCodec())}
 	if n := o.MaxConcurrentCalls; n > 0 {
 		streams := uint32(n)
 		opts = append(opts, grpc.MaxConcurrentStreams(streams), grpc.StatsHandler(newGate(n,
