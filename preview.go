@@ -24,7 +24,7 @@ type PreviewCmd struct {
 	Required   []string `help:"Other objects the XRs' requirements may name (spend ConfigMaps, the Cluster a Database joins): files or folders." placeholder:"PATH"`
 	Observed   string   `help:"The observed composed resources of the (one) XR: also plan one reconcile against them." placeholder:"FILE"`
 	Output     string   `short:"o" enum:"table,yaml,observed" default:"table" help:"table: one line per composed resource; yaml: the converged stack; observed: the composed resources as the providers would report them once converged (for crossplane render --observed-resources)."`
-	Fleet      string   `help:"A folder of XRs (observed resources, when known, in <folder>/observed/<file>): plan each under --env and under --env-new; when the change moves the Kubernetes version, or --env-new sets rollout.waves, also show the rollout's waves, their gates and their Clusters per cloud." placeholder:"DIR"`
+	Fleet      string   `help:"A folder of XRs (observed resources, when known, in <folder>/observed/<file>): plan each under --env and under --env-new; when the change moves the Kubernetes version or a chart's version, or --env-new sets rollout.waves, also show the rollout's waves, their gates and their Clusters per cloud." placeholder:"DIR"`
 	EnvNew     []string `help:"With --fleet: the changed EnvironmentConfigs." placeholder:"PATH"`
 	JSON       bool     `help:"With --fleet: print the report as JSON (the rollout's waves under rollout.waves)."`
 	EnvContext bool     `help:"Deliver the EnvironmentConfigs merged into the pipeline context, as function-environment-configs does for the two-step and compat Compositions (selected by the labels baseline, cloud and planeType alone)."`

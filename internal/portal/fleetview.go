@@ -158,7 +158,7 @@ func gate(b baseline, i int, members []rollout.Member, byKey map[string]*unstruc
 	if b.Target.Kubernetes == "" {
 		return GateView{Message: "The environment sets no version: there is nothing to roll out.", WaitsFor: []ClusterView{}}
 	}
-	d := rollout.GateOf(b.Settings.Waves, i, b.Target, members, visible)
+	d := rollout.GateOf(b.Settings.Waves, i, rollout.Target{}, b.Target, members, visible)
 	g := GateView{Verdict: string(d.Verdict), Message: d.Message, WaitsFor: make([]ClusterView, 0, len(d.WaitsFor)), Hidden: d.Hidden}
 	find := func(m rollout.Member) ClusterView { return clusterView(byKey[m.Key()], m) }
 	for _, m := range d.WaitsFor {

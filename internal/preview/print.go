@@ -255,6 +255,22 @@ func PrintRollout(out io.Writer, r *Rollout) error {
 	if r.From == r.Target {
 		moves = fmt.Sprintf("Kubernetes %s (unchanged)", r.Target)
 	}
+	for _, name := range slices.Sorted(maps.Keys(r.Charts)) {
+		moves += fmt.Sprintf(", chart %s %s (was %s)", name, r.Charts[name], dash(r.FromCharts[name]))
+	}
+	// runs is the target as a Cluster runs it; changes as approvals name
+	// them (rollout.Target.Changes).
+	runs := r.Target
+	for _, name := range slices.Sorted(maps.Keys(r.Charts)) {
+		runs += fmt.Sprintf(", %s %s", name, r.Charts[name])
+	}
+	changes := r.Target
+	if r.From == r.Target && len(r.Charts) > 0 {
+		changes = ""
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Charts)) {
+		changes = strings.TrimPrefix(changes+", "+name+"="+r.Charts[name], ", ")
+	}
 	switch {
 	case r.Message != "":
 		w.printf("\nRollout of %s: %s\n", moves, r.Message)
@@ -265,9 +281,9 @@ func PrintRollout(out io.Writer, r *Rollout) error {
 	for _, wv := range r.Waves {
 		if wv.Name != "" {
 			tw.printf("\nWave %d of %d: %s (%s)\n", wv.Index+1, len(r.Waves), wv.Name, admits(wv))
-			tw.printf("  after:     %s\n", after(wv, r.Target))
+			tw.printf("  after:     %s\n", after(wv, runs))
 			tw.printf("  at once:   %s\n", atOnce(wv))
-			tw.printf("  approval:  %s\n", approval(wv, r.Target))
+			tw.printf("  approval:  %s\n", approval(wv, changes))
 			tw.printf("  now:       %s: %s\n", wv.Verdict, wv.Message)
 		} else {
 			tw.printf("\n")

@@ -62,6 +62,11 @@ type Rollout struct {
 	// else cluster.DefaultVersion); Target the updated one's.
 	From   string `json:"from"`
 	Target string `json:"target"`
+	// Charts are the chart versions the updated catalog moves, by chart,
+	// gated with the Kubernetes minor; FromCharts what the old catalog
+	// asks for them.
+	Charts     map[string]string `json:"charts,omitempty"`
+	FromCharts map[string]string `json:"fromCharts,omitempty"`
 	// Message says what is wrong with the rollout keys (then no wave is
 	// shown: the function refuses every Cluster with a Fatal), or that
 	// the environment sets no waves.
@@ -168,8 +173,9 @@ func RolloutOf(old, updated World, xrs []Impact) *Rollout {
 		Target: rollout.Minor(cmp.Or(after.Version, cluster.DefaultVersion)),
 		Waves:  []Wave{},
 	}
+	r.Charts, r.FromCharts = movedCharts(before, after)
 	waves := after.Rollout.Waves
-	if r.From == r.Target && len(waves) == 0 && len(problems) == 0 {
+	if r.From == r.Target && len(r.Charts) == 0 && len(waves) == 0 && len(problems) == 0 {
 		return nil
 	}
 	if len(problems) > 0 {
@@ -193,7 +199,14 @@ func RolloutOf(old, updated World, xrs []Impact) *Rollout {
 		r.Message = "the environment sets no rollout waves (rollout.waves): every Cluster adopts " + r.Target + " at once"
 		shown = []rollout.Wave{{}}
 	}
-	target := rollout.Target{Kubernetes: r.Target}
+	target := rollout.Target{Kubernetes: r.Target, Charts: r.Charts}
+	// What a Cluster asked for before: the changes approvals must name
+	// are the target's differences from it. When nothing moves, the gate
+	// shown is a Cluster's that runs nothing of the target yet.
+	from := rollout.Target{Kubernetes: r.From, Charts: r.FromCharts}
+	if from.Equal(target) {
+		from = rollout.Target{}
+	}
 	byWave := make([]map[string][]WaveCluster, len(shown))
 	for _, c := range clusters {
 		i := rollout.WaveOf(shown, c.Member)
@@ -203,11 +216,11 @@ func RolloutOf(old, updated World, xrs []Impact) *Rollout {
 		byWave[i][c.Cloud] = append(byWave[i][c.Cloud], waveCluster(waves, i, c))
 	}
 	for i, w := range shown {
-		d := rollout.GateOf(waves, i, target, members, func(string) bool { return true })
+		d := rollout.GateOf(waves, i, from, target, members, func(string) bool { return true })
 		wv := Wave{
 			Name: w.Name, Index: i, Namespaces: slices.Clone(w.Namespaces), Last: i == len(shown)-1, After: []string{},
 			MaxUnavailable: w.MaxUnavailable, RequiresApproval: w.RequiresApproval,
-			Approved: slices.Contains(w.Approved, target.String()),
+			Approved: len(w.Approved) > 0 && len(w.Unapproved(target, from)) == 0,
 			Verdict:  string(d.Verdict), Message: d.Message, Clouds: []WaveCloud{},
 		}
 		if wv.Namespaces == nil {
@@ -222,6 +235,23 @@ func RolloutOf(old, updated World, xrs []Impact) *Rollout {
 		r.Waves = append(r.Waves, wv)
 	}
 	return r
+}
+
+// movedCharts are the chart versions the updated catalog moves (of the
+// charts it enables), and what the old catalog asks for them; nil when it
+// moves none.
+func movedCharts(before, after *cluster.Settings) (to, from map[string]string) {
+	old := cluster.Catalog(before)
+	for name, c := range cluster.Catalog(after) {
+		if c.Disabled || c.Version == old[name].Version {
+			continue
+		}
+		if to == nil {
+			to, from = map[string]string{}, map[string]string{}
+		}
+		to[name], from[name] = c.Version, old[name].Version
+	}
+	return to, from
 }
 
 // waveCluster is Cluster c of wave i of waves (none: the one unnamed

@@ -461,3 +461,74 @@ func TestPrintRolloutJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestRolloutOfCharts shows a change of the chart catalog as the rollout
+// gates it: the chart's new version beside the minor, each wave's gate on
+// the earlier waves running it, and approvals that name the change.
+func TestRolloutOfCharts(t *testing.T) {
+	waves := []any{
+		map[string]any{"name": "canary", "namespaces": []any{"team-pay"}},
+		map[string]any{"name": "staging", "requiresApproval": true, "approved": []any{"cert-manager=v1.19.2"}},
+		map[string]any{"name": "production", "requiresApproval": true, "approved": []any{"1.33"}},
+	}
+	withCharts := func(im Impact, v string) Impact {
+		im.Cluster.Runs.Charts = map[string]string{"cert-manager": v}
+		im.Cluster.Asks.Charts = map[string]string{"cert-manager": v}
+		return im
+	}
+	type gate struct {
+		Verdict  string
+		Approved bool
+	}
+	cases := map[string]struct {
+		reason string
+		canary string
+		want   []gate
+	}{
+		"CanaryRunsOldChart": {
+			reason: "The canary runs cert-manager v1.19.1: it adopts v1.19.2 first, staging holds; staging's approval names the change, production's does not.",
+			canary: "v1.19.1",
+			want:   []gate{{"Adopt", false}, {"Hold", true}, {"Hold", false}},
+		},
+		"CanaryRunsNewChart": {
+			reason: "The canary runs v1.19.2 Ready: staging, approved, adopts it.",
+			canary: "v1.19.2",
+			want:   []gate{{"Adopt", false}, {"Adopt", true}, {"Hold", false}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := RolloutOf(baseline(map[string]any{"version": "1.33"}),
+				baseline(map[string]any{"version": "1.33", "charts": map[string]any{"cert-manager": map[string]any{"version": "v1.19.2"}}, "rollout": map[string]any{"waves": waves}}),
+				[]Impact{
+					withCharts(fleetCluster("gcp", "team-pay", "payments", "canary", "1.33"), tc.canary),
+					withCharts(fleetCluster("azure", "team-ml", "ml", "staging", "1.33"), "v1.19.1"),
+				})
+			if r == nil {
+				t.Fatalf("%s\nno rollout for a chart change", tc.reason)
+			}
+			if diff := cmp.Diff(map[string]string{"cert-manager": "v1.19.2"}, r.Charts); diff != "" {
+				t.Errorf("%s\nCharts: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(map[string]string{"cert-manager": "v1.19.1"}, r.FromCharts); diff != "" {
+				t.Errorf("%s\nFromCharts: -want, +got:\n%s", tc.reason, diff)
+			}
+			var got []gate
+			for _, w := range r.Waves {
+				got = append(got, gate{w.Verdict, w.Approved})
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\ngates: -want, +got:\n%s", tc.reason, diff)
+			}
+			var out strings.Builder
+			if err := PrintRollout(&out, r); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range []string{"Kubernetes 1.33 (unchanged), chart cert-manager v1.19.2 (was v1.19.1)", "runs 1.33, cert-manager v1.19.2 and is Ready", "requires approval of cert-manager=v1.19.2: approved"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("%s\nthe printed rollout lacks %q:\n%s", tc.reason, want, out.String())
+				}
+			}
+		})
+	}
+}

@@ -89,10 +89,10 @@ func (s Settings) Validate(path *field.Path) field.ErrorList {
 	return errs
 }
 
-// unapproved are the changes of target, for a Cluster that asks for asks
+// Unapproved are the changes of target, for a Cluster that asks for asks
 // (what it adopted), that the wave's approvals do not list: none when they
 // list the whole target (Target.String) or each change (Target.Changes).
-func (w Wave) unapproved(target, asks Target) []string {
+func (w Wave) Unapproved(target, asks Target) []string {
 	if slices.Contains(w.Approved, target.String()) {
 		return nil
 	}
@@ -401,7 +401,7 @@ func Decide(r Request) Decision {
 	}
 
 	w := r.Waves[wi]
-	if missing := w.unapproved(r.Target, r.Self.Asks); w.RequiresApproval && len(missing) > 0 {
+	if missing := w.Unapproved(r.Target, r.Self.Asks); w.RequiresApproval && len(missing) > 0 {
 		d.Verdict = Approval
 		d.Message = fmt.Sprintf("wave %s waits for the environment to approve %s (rollout.waves[%d].approved)", d.Wave, strings.Join(missing, ", "), wi)
 		return d
