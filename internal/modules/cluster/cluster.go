@@ -14,6 +14,7 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/budget"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -86,7 +87,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts respo
 	if g != nil {
 		conds = append(conds, g.condition())
 		stat["rollout"] = g.status()
-		stat["charts"] = stringMap(g.runs)
+		stat["charts"] = object.FromStringMap(g.runs)
 	}
 	if err := c.Finish(st, stat, conds); err != nil {
 		return err

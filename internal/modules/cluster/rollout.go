@@ -254,22 +254,13 @@ func (g *gated) status() map[string]any {
 		out["hidden"] = int64(g.Hidden)
 	}
 	if len(g.Target.Charts) > 0 {
-		out["charts"] = stringMap(g.Target.Charts)
+		out["charts"] = object.FromStringMap(g.Target.Charts)
 	}
 	if g.Pinned > 0 {
 		out["pinnedEarlier"] = int64(g.Pinned)
 	}
 	if f := g.Failed; f != nil {
 		out["failed"] = map[string]any{"name": f.Name, "namespace": f.Namespace, "cloud": f.Cloud, "reason": f.Reason}
-	}
-	return out
-}
-
-// stringMap is a map of strings as a status object.
-func stringMap(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
 	}
 	return out
 }
