@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -492,43 +493,47 @@ func (s *scenarios) dropEnvironment(d time.Duration, xrs []*fleetXR) (int, error
 // waitFleet waits until every XR has the conditions True, recording when
 // each first had them; it returns how long all took.
 func (s *scenarios) waitFleet(xrs []*fleetXR, start time.Time, conds ...string) (time.Duration, error) {
+	// One watch per kind, as an informer: a list, then what changes. A
+	// list of every XR every few seconds would cost the API server more
+	// the larger the fleet (N XRs listed N-proportional times) and so
+	// measure the driver, not the stack.
+	type key struct{ apiVersion, kind, namespace, name string }
+	var mu sync.Mutex
+	met := map[key]bool{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kinds := map[[2]string]bool{}
 	for _, x := range xrs {
 		x.readyAt = 0
+		k := [2]string{x.apiVersion, x.kind}
+		if kinds[k] {
+			continue
+		}
+		kinds[k] = true
+		go s.k.watchEvents(ctx, x.apiVersion, x.kind, "", func(typ string, o object) { //nolint:errcheck // ends with ctx
+			all := typ != "DELETED"
+			for _, c := range conds {
+				st, _, _ := condition(o, c)
+				all = all && st == "True"
+			}
+			mu.Lock()
+			met[key{x.apiVersion, x.kind, str(o, "metadata", "namespace"), str(o, "metadata", "name")}] = all
+			mu.Unlock()
+		})
 	}
 	last := time.Now()
 	for {
 		left := 0
-		kinds := map[[2]string][]object{}
+		mu.Lock()
 		for _, x := range xrs {
-			if x.readyAt > 0 {
-				continue
-			}
-			k := [2]string{x.apiVersion, x.kind}
-			if _, ok := kinds[k]; !ok {
-				// A loaded API server may not answer a list in time:
-				// what was not listed counts as not yet there.
-				l, err := s.k.list(x.apiVersion, x.kind, "", "")
-				if err != nil {
-					fmt.Printf("fleet: cannot list %s: %v\n", x.kind, err)
-				}
-				kinds[k] = l
-			}
-			for _, o := range kinds[k] {
-				if str(o, "metadata", "name") == x.name && str(o, "metadata", "namespace") == x.namespace {
-					all := true
-					for _, c := range conds {
-						st, _, _ := condition(o, c)
-						all = all && st == "True"
-					}
-					if all {
-						x.readyAt = time.Since(start)
-					}
-				}
+			if x.readyAt == 0 && met[key{x.apiVersion, x.kind, x.namespace, x.name}] {
+				x.readyAt = time.Since(start)
 			}
 			if x.readyAt == 0 {
 				left++
 			}
 		}
+		mu.Unlock()
 		if left == 0 {
 			return time.Since(start), nil
 		}
@@ -539,7 +544,7 @@ func (s *scenarios) waitFleet(xrs []*fleetXR, start time.Time, conds ...string) 
 			fmt.Printf("fleet: %d of %d XRs %s after %.0f s\n", len(xrs)-left, len(xrs), strings.Join(conds, " and "), time.Since(start).Seconds())
 			last = time.Now()
 		}
-		time.Sleep(2 * time.Second)
+		time.Sleep(time.Second)
 	}
 }
 
