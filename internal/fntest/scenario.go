@@ -85,6 +85,11 @@ type Scenario struct {
 	// requirement name.
 	Extra map[string][]Object
 	Steps []Step
+	// Status writes the desired composite's status to the XR after each
+	// reconcile without a Fatal, as Crossplane does, so that the next
+	// reconcile reads what this one reported. (Crossplane applies it
+	// server-side: a field the function stops returning goes, as here.)
+	Status bool
 }
 
 // removedBy reports whether the spec change that removes the named
@@ -249,6 +254,11 @@ func (s Scenario) Run(t *testing.T, run Runner, envs []Object) int {
 			if msg == "" && !st.Hold {
 				w.Observed = ObserveAll(rsp, w.Observed)
 				w.Connections = Connections(rsp)
+				if s.Status {
+					if st, ok := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any); ok {
+						w.XR["status"] = st
+					}
+				}
 			}
 			if !st.Converge || AllReady(rsp) && len(rsp.GetDesired().GetResources()) == len(before) {
 				if st.Converge && st.Check != nil {

@@ -54,9 +54,18 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts respo
 	}
 	ref := x.Parameters.ClusterRef.Name
 	cluster, found := clusterref.ForAppEnvironment.Find(req, rsp, &x.Composite, ref)
-	siblings := findSiblings(req, rsp, x)
+	// An environment that holds its claims reads its siblings no more
+	// (claims.go).
+	var siblings []*xr.AppEnvironment
+	if !settled(x) {
+		siblings = findSiblings(req, rsp, x)
+	}
 	if !found {
-		return c.Wait(status(req, x, nil, nil), waitingFor(clusterAbsent(x, ref)))
+		st := status(req, x, nil, nil)
+		if kept, ok := keptClaims(x); ok {
+			st["claims"] = kept
+		}
+		return c.Wait(st, waitingFor(clusterAbsent(x, ref)))
 	}
 	c.Errs = append(c.Errs, cluster.Check(&x.Composite, "AppEnvironment", "an environment runs on a Cluster")...)
 	c.Errs = append(c.Errs, checkNamespaceOwner(x, siblings)...)
@@ -68,7 +77,9 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts respo
 	// Cluster's region, which it may not have reported yet: never plan
 	// without it.
 	if why := cluster.AwaitLocation(); why != "" && len(c.Errs) == 0 {
-		return c.Wait(status(req, x, nil, nil), waitingFor("Waiting for the region of the Cluster the environment runs on (spec.parameters.clusterRef): "+why))
+		st := status(req, x, nil, nil)
+		st["claims"] = claimsStatus(x)
+		return c.Wait(st, waitingFor("Waiting for the region of the Cluster the environment runs on (spec.parameters.clusterRef): "+why))
 	}
 	plan, perrs := appenvironment.Build(x, c.Env, cluster, running)
 	c.Errs = append(c.Errs, perrs...)
@@ -81,7 +92,9 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts respo
 		return err
 	}
 	conds := append(st.Conditions(appenvironment.ConditionTypes, notRequested), st.RemovalsCondition())
-	return c.Finish(st, status(req, x, plan, st), conds)
+	out := status(req, x, plan, st)
+	out["claims"] = claimsStatus(x)
+	return c.Finish(st, out, conds)
 }
 
 // status returns the AppEnvironment's own status fields. A field the
@@ -209,16 +222,16 @@ func findSiblings(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, x
 	return out
 }
 
-// checkNamespaceOwner refuses a namespace of the Cluster that an older
+// checkNamespaceOwner refuses a namespace of the Cluster that another
 // AppEnvironment owns: the namespace, and everything in it, belongs to one
-// environment, which deletes it with itself. Among environments created at
-// the same second, the name decides.
+// environment, which deletes it with itself. Which one owns it is ahead's:
+// the one that holds it, else the older, else the name.
 func checkNamespaceOwner(x *xr.AppEnvironment, siblings []*xr.AppEnvironment) field.ErrorList {
 	for _, s := range siblings {
 		if !sameCluster(x, s) || s.AppNamespace() != x.AppNamespace() {
 			continue
 		}
-		if !older(s, x) {
+		if !ahead(s, x, namespaceKey(x)) {
 			continue
 		}
 		p := xr.ParametersPath("namespace")
@@ -230,24 +243,23 @@ func checkNamespaceOwner(x *xr.AppEnvironment, siblings []*xr.AppEnvironment) fi
 	return nil
 }
 
-// checkNameOwners refuses a host or a bucket an older AppEnvironment of
-// the same plane already has: two environments publishing the same host
-// would take over each other's records, certificates and validation
-// tokens, and two naming the same bucket would share it (a provider adopts
-// an existing bucket of its name), opening one's objects to the other's
-// CDN or backend. Among environments created at the same second, the name
-// decides.
+// checkNameOwners refuses a host or a bucket another AppEnvironment of the
+// same plane has (ahead: the one that holds it, else the older, else the
+// name): two environments publishing the same host would take over each
+// other's records, certificates and validation tokens, and two naming the
+// same bucket would share it (a provider adopts an existing bucket of its
+// name), opening one's objects to the other's CDN or backend.
 func checkNameOwners(x *xr.AppEnvironment, siblings []*xr.AppEnvironment, t *names.Tenancy) field.ErrorList {
 	var errs field.ErrorList
 	for _, s := range siblings {
-		if s.Cloud != x.Cloud || s.PlaneID != x.PlaneID || !older(s, x) {
+		if s.Cloud != x.Cloud || s.PlaneID != x.PlaneID {
 			continue
 		}
 		s.CloudName = siblingCloudName(s, t)
 		theirs, mine := claimedNames(s), claimedNames(x)
 		for _, v := range slices.Sorted(maps.Keys(mine)) {
 			n := mine[v]
-			if owner, ok := theirs[v]; ok && owner.kind == n.kind {
+			if owner, ok := theirs[v]; ok && owner.kind == n.kind && ahead(s, x, nameKey(n)) {
 				errs = append(errs, field.Forbidden(n.path, fmt.Sprintf("%s %q is AppEnvironment %q's (%s): an environment's hosts and buckets are its own; choose another", n.kind, n.value, s.Name, owner.path)))
 			}
 		}
