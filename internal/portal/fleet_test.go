@@ -21,7 +21,9 @@ import (
 
 // fleetCluster is a Cluster XR: its wave label ("" for none), cloud, the
 // minor its control plane and pools run, the target it asks for, and
-// whether it is Ready.
+// whether it is Ready. Its releases run the built-in catalog's
+// cert-manager and ingress-nginx (status.charts, which a Cluster writes
+// while the environment has waves).
 func fleetCluster(ns, name, cloud, wave, runs, asks string, ready bool) *unstructured.Unstructured {
 	labels := map[string]any{"cloud": cloud, "planeId": "p"}
 	if wave != "" {
@@ -41,6 +43,7 @@ func fleetCluster(ns, name, cloud, wave, runs, asks string, ready bool) *unstruc
 		"spec":     map[string]any{"parameters": map[string]any{"location": "somewhere"}},
 		"status": map[string]any{
 			"upgrade":   map[string]any{"target": asks, "controlPlane": runs, "phase": phase},
+			"charts":    map[string]any{"cert-manager": "v1.19.1", "ingress-nginx": "4.13.3"},
 			"nodePools": []any{map[string]any{"name": "default", "version": runs + ".4", "ready": ready, "machineType": "m"}},
 			"conditions": []any{
 				map[string]any{"type": "Ready", "status": status, "reason": reason},
