@@ -540,6 +540,21 @@ func reachTarget(t *testing.T, w *world, ns, name string) {
 	}
 }
 
+// raiseChart sets the baseline EnvironmentConfig's catalog version of
+// chart.
+func raiseChart(t *testing.T, w *world, chart, version string) {
+	t.Helper()
+	c := w.dyn.Resource(envConfigGVR)
+	o, err := c.Get(context.Background(), "cluster-platform-baseline", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedField(o.Object, version, "data", "charts", chart, "version")
+	if _, err := c.Update(context.Background(), o, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestFleetStreamRevoked: once the user may list Clusters in no namespace
 // (its access reviews expired and refused), its fleet stream ends at the
 // next change, and what it sees next is the 403.
