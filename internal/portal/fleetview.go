@@ -116,6 +116,15 @@ type PoolView struct {
 // noWaves is the message of an environment without waves.
 const noWaves = "The environment sets no rollout waves (rollout.waves): every Cluster adopts the target at once."
 
+// ViewOf is the fleet view of clusters (Cluster XRs) under the baseline
+// EnvironmentConfigs among configs, as a user who may list Clusters in the
+// namespaces visible admits sees it: what GET /api/v1/fleet answers from
+// the informers' objects, and what a test holds against the function's
+// own status.rollout.
+func ViewOf(configs, clusters []*unstructured.Unstructured, visible func(ns string) bool) FleetView {
+	return buildView(baselineOf(configs), clusters, visible)
+}
+
 // buildView is the fleet as a user sees it: clusters of namespaces that
 // visible refuses are not shown, and a gate counts, not names, those it
 // waits for. Which wave a Cluster is in is rollout.WaveOf's: its label
@@ -241,7 +250,7 @@ func (s *Server) viewFor(ctx context.Context, u *User) (FleetView, error) {
 	if len(vis) > 0 && !slices.Contains(slices.Collect(maps.Values(vis)), true) {
 		return FleetView{}, errNoFleet
 	}
-	return buildView(baselineOf(configs), clusters, func(ns string) bool { return vis[ns] }), nil
+	return ViewOf(configs, clusters, func(ns string) bool { return vis[ns] }), nil
 }
 
 // fleetError answers a view that could not be built.
