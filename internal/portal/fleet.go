@@ -12,13 +12,16 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // The Cluster XRs the fleet view shows (the namespaced Crossplane v2
@@ -187,14 +190,16 @@ func sortedObjects(inf cache.SharedIndexInformer) []*unstructured.Unstructured {
 }
 
 // slimCluster keeps of a Cluster what the fleet view shows: its name,
-// namespace, cloud and wave labels, status.upgrade, its pools' names,
-// versions and readiness, and its conditions.
+// namespace, cloud and wave labels, the version its XR pins
+// (spec.parameters.version: a pinned Cluster is out of the rollout),
+// status.upgrade, status.charts (the chart versions its releases run),
+// its pools' names, versions and readiness, and its conditions.
 func slimCluster(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil
 	}
-	out := slimmed(u, []string{"status", "upgrade"}, []string{"status", "conditions"})
+	out := slimmed(u, []string{"spec", "parameters", "version"}, []string{"status", "upgrade"}, []string{"status", "charts"}, []string{"status", "conditions"})
 	labels := map[string]string{}
 	for _, k := range []string{rollout.Label, rollout.LabelCloud} {
 		if v, ok := u.GetLabels()[k]; ok {
@@ -215,22 +220,25 @@ func slimCluster(obj any) (any, error) {
 	return out, nil
 }
 
-// slimConfig keeps of an EnvironmentConfig its name, labels, and the
-// keys the fleet view reads: data.version and data.rollout.
+// slimConfig keeps of an EnvironmentConfig its name, labels and data:
+// the fleet view reads its Cluster keys as the function does
+// (cluster.BaselineOf), the version, the chart catalog and the rollout
+// keys among them.
 func slimConfig(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil
 	}
-	out := slimmed(u, []string{"data", "version"}, []string{"data", "rollout"})
+	out := slimmed(u, []string{"data"})
 	out.SetLabels(u.GetLabels())
 	return out, nil
 }
 
 // baseline is what the fleet view reads of the environment.
 type baseline struct {
-	// Target is the Kubernetes minor the environment asks every Cluster
-	// to run (version).
+	// Target is what the environment asks every Cluster that pins
+	// nothing to run (cluster.Settings.RolloutTarget): the Kubernetes
+	// minor and the chart catalog's versions.
 	Target rollout.Target
 	// Settings are its rollout keys.
 	Settings rollout.Settings
@@ -241,50 +249,41 @@ type baseline struct {
 	Problems []string
 }
 
-// baselineOf reads the baseline EnvironmentConfigs in name order, a
-// later one's key replacing an earlier one's, as the function's own
-// environment merges them.
+// baselineOf reads the baseline EnvironmentConfigs as preview --fleet
+// does: merged in name order as the function merges its baseline layer
+// (xpsim.MergeEnvironment), the platform's configs alone
+// (envcfg.Selector), their Cluster keys decoded by cluster.BaselineOf.
 func baselineOf(configs []*unstructured.Unstructured) baseline {
 	var b baseline
-	sel := map[string]string{"platform.example.org/environment": "cluster-platform", "baseline": "default"}
+	objs := make([]xpsim.Object, 0, len(configs))
 	for _, c := range configs {
-		labels := c.GetLabels()
-		if !matches(labels, sel) {
+		if c.GetLabels()[envcfg.SelectorLabel] != envcfg.SelectorValue || c.GetLabels()[envcfg.LabelBaseline] != envcfg.BaselineValue {
 			continue
 		}
 		b.Sources = append(b.Sources, c.GetName())
-		if v, ok, _ := unstructured.NestedString(c.Object, "data", "version"); ok {
-			b.Target.Kubernetes = rollout.Minor(v)
-		}
-		r, ok, _ := unstructured.NestedFieldNoCopy(c.Object, "data", "rollout")
-		if !ok {
-			continue
-		}
-		raw, _ := json.Marshal(r)
-		var s rollout.Settings
-		if err := json.Unmarshal(raw, &s); err != nil {
-			b.Problems = append(b.Problems, fmt.Sprintf("EnvironmentConfig %s: environment.rollout: %v", c.GetName(), err))
-			continue
-		}
-		b.Settings = s
+		objs = append(objs, c.Object)
 	}
-	for _, e := range b.Settings.Validate(field.NewPath("environment", "rollout")) {
+	if len(objs) == 0 {
+		return b
+	}
+	env, _ := xpsim.MergeEnvironment(objs, "", "", map[string]string{envcfg.SelectorLabel: envcfg.SelectorValue})[envcfg.ContextKey].(map[string]any)
+	// The function reads the environment as Crossplane hands it over, a
+	// protobuf Struct, whose numbers are float64; the API server's are
+	// int64 here.
+	pb, err := structpb.NewStruct(env)
+	if err != nil {
+		b.Problems = append(b.Problems, fmt.Sprintf("cannot read the baseline EnvironmentConfigs: %v", err))
+		return b
+	}
+	s, errs := cluster.BaselineOf(pb.AsMap())
+	b.Target = s.RolloutTarget()
+	for _, e := range errs {
 		b.Problems = append(b.Problems, e.Error())
 	}
-	if len(b.Problems) > 0 {
-		b.Settings = rollout.Settings{}
+	if len(b.Problems) == 0 {
+		b.Settings = s.Rollout
 	}
 	return b
-}
-
-// matches reports whether labels hold every pair of sel.
-func matches(labels, sel map[string]string) bool {
-	for k, v := range sel {
-		if labels[k] != v {
-			return false
-		}
-	}
-	return true
 }
 
 // eventFleet is the fleet stream's one event type: the user's whole view.

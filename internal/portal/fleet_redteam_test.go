@@ -18,6 +18,9 @@ func redteamFleet() map[string][]any {
 	clusters := []any{fleetCluster("team-c", "carol-prod", "aws", "canary", "1.33", "1.33", true).Object}
 	for _, o := range testFleet() {
 		if c, ok := o.(*unstructured.Unstructured); ok && c.GetKind() == "Cluster" {
+			// Each other tenant's Cluster runs a chart of its own, which
+			// carol must learn nothing of either.
+			_ = unstructured.SetNestedField(c.Object, "v0.0.1-"+c.GetName(), "status", "charts", "private-chart")
 			clusters = append(clusters, c.Object)
 		}
 	}
@@ -28,7 +31,8 @@ func redteamFleet() map[string][]any {
 }
 
 // fleet: a tenant who may list Clusters only in team-c learns no other
-// tenant's Cluster through the fleet view or its stream, whatever path or
+// tenant's Cluster, nor a chart it runs, through the fleet view or its
+// stream, whatever path or
 // query it sends; what production waits for elsewhere is a count; its own
 // Cluster labelled canary stays in the last wave (the environment admits
 // only platform to canary); a user who may list Clusters nowhere is
@@ -36,7 +40,7 @@ func redteamFleet() map[string][]any {
 // viewers cost the API server one watch of Clusters and one of
 // EnvironmentConfigs.
 func (rt *redteam) fleet(t *testing.T) {
-	others := []string{"team-a", "team-b", "stg-eks", "stg-aks", "prod-eks", "prod-aks", "sneaky", "canary-gke"}
+	others := []string{"team-a", "team-b", "stg-eks", "stg-aks", "prod-eks", "prod-aks", "sneaky", "canary-gke", "private-chart", "v0.0.1-"}
 	reviews := rt.api.count("subjectaccessreviews")
 	for _, path := range []string{
 		"/api/v1/fleet", "/api/v1/fleet?namespace=team-a", "/api/v1/fleet?namespace=*&all=true",

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,7 +23,9 @@ import (
 
 // fleetCluster is a Cluster XR: its wave label ("" for none), cloud, the
 // minor its control plane and pools run, the target it asks for, and
-// whether it is Ready.
+// whether it is Ready. Its releases run the built-in catalog's
+// cert-manager and ingress-nginx (status.charts, which a Cluster writes
+// while the environment has waves).
 func fleetCluster(ns, name, cloud, wave, runs, asks string, ready bool) *unstructured.Unstructured {
 	labels := map[string]any{"cloud": cloud, "planeId": "p"}
 	if wave != "" {
@@ -41,6 +45,7 @@ func fleetCluster(ns, name, cloud, wave, runs, asks string, ready bool) *unstruc
 		"spec":     map[string]any{"parameters": map[string]any{"location": "somewhere"}},
 		"status": map[string]any{
 			"upgrade":   map[string]any{"target": asks, "controlPlane": runs, "phase": phase},
+			"charts":    map[string]any{"cert-manager": "v1.19.1", "ingress-nginx": "4.13.3"},
 			"nodePools": []any{map[string]any{"name": "default", "version": runs + ".4", "ready": ready, "machineType": "m"}},
 			"conditions": []any{
 				map[string]any{"type": "Ready", "status": status, "reason": reason},
@@ -269,6 +274,132 @@ func TestFleetView(t *testing.T) {
 	}
 }
 
+// withChart is c with its cert-manager release running version.
+func withChart(c *unstructured.Unstructured, version string) *unstructured.Unstructured {
+	_ = unstructured.SetNestedField(c.Object, version, "status", "charts", "cert-manager")
+	return c
+}
+
+// chartBaseline is the baseline of a chart-only move: version 1.33 as the
+// Clusters run, cert-manager raised to v1.19.2 in the catalog, testWaves
+// with production's approvals.
+func chartBaseline(approved ...any) *unstructured.Unstructured {
+	waves := append([]any{}, testWaves...)
+	prod := map[string]any{"name": "production", "requiresApproval": true, "maxUnavailable": int64(1)}
+	if len(approved) > 0 {
+		prod["approved"] = approved
+	}
+	waves[2] = prod
+	b := baselineConfig("cluster-platform-baseline", waves)
+	_ = unstructured.SetNestedField(b.Object, "1.33", "data", "version")
+	_ = unstructured.SetNestedField(b.Object, "v1.19.2", "data", "charts", "cert-manager", "version")
+	return b
+}
+
+// TestFleetViewCharts gates a move of the chart catalog as the function
+// does: each wave's gate names the chart's move, waits for the earlier
+// waves' Clusters to run the new version, and asks for its approval; each
+// Cluster shows the chart versions it runs.
+func TestFleetViewCharts(t *testing.T) {
+	// chartFleet is testFleet at 1.33 everywhere, cert-manager v1.19.1,
+	// but for the earlier waves' Clusters named in moved, which run
+	// v1.19.2.
+	chartFleet := func(b *unstructured.Unstructured, moved ...string) []runtime.Object {
+		out := []runtime.Object{namespace("platform"), b}
+		for _, c := range []*unstructured.Unstructured{
+			fleetCluster("platform", "canary-gke", "gcp", "canary", "1.33", "1.33", true),
+			fleetCluster("team-a", "stg-eks", "aws", "staging", "1.33", "1.33", true),
+			fleetCluster("team-b", "stg-aks", "azure", "staging", "1.33", "1.33", true),
+			fleetCluster("team-a", "prod-eks", "aws", "production", "1.33", "1.33", true),
+		} {
+			if slices.Contains(moved, c.GetName()) {
+				c = withChart(c, "v1.19.2")
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	type wave struct {
+		Name, Verdict       string
+		Changes, Unapproved []string
+		Approved            bool
+	}
+	type want struct {
+		charts map[string]string
+		waves  []wave
+		runs   map[string]string
+	}
+	all := []string{"canary-gke", "stg-eks", "stg-aks"}
+	cm := []string{"cert-manager=v1.19.2"}
+	cases := map[string]struct {
+		reason string
+		objs   []runtime.Object
+		want   want
+	}{
+		"ChartMoveHolds": {
+			reason: "The catalog moves cert-manager alone: canary moves, staging holds while canary runs v1.19.1, production too, and waits for the chart's approval.",
+			objs:   chartFleet(chartBaseline()),
+			want: want{
+				waves: []wave{
+					{Name: "canary", Verdict: "Adopt", Changes: cm},
+					{Name: "staging", Verdict: "Hold", Changes: cm},
+					{Name: "production", Verdict: "Hold", Changes: cm, Unapproved: cm},
+				},
+				runs: map[string]string{"platform/canary-gke": "v1.19.1", "team-a/prod-eks": "v1.19.1"},
+			},
+		},
+		"ChartNotApproved": {
+			reason: "The earlier waves run v1.19.2 Ready (their gate is what a Cluster that joins them as the fleet asks would meet); approving the minor does not approve the chart: production waits for its approval.",
+			objs:   chartFleet(chartBaseline("1.33"), all...),
+			want: want{
+				waves: []wave{
+					{Name: "canary", Verdict: "Adopt", Changes: cm},
+					{Name: "staging", Verdict: "Adopt", Changes: cm},
+					{Name: "production", Verdict: "Approval", Changes: cm, Unapproved: cm},
+				},
+				runs: map[string]string{"platform/canary-gke": "v1.19.2", "team-a/prod-eks": "v1.19.1"},
+			},
+		},
+		"ChartApproved": {
+			reason: "The chart's move approved by name, and the earlier waves done: production moves.",
+			objs:   chartFleet(chartBaseline("cert-manager=v1.19.2"), all...),
+			want: want{
+				waves: []wave{
+					{Name: "canary", Verdict: "Adopt", Changes: cm},
+					{Name: "staging", Verdict: "Adopt", Changes: cm},
+					{Name: "production", Verdict: "Adopt", Changes: cm, Approved: true},
+				},
+				runs: map[string]string{"platform/canary-gke": "v1.19.2", "team-a/prod-eks": "v1.19.1"},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, tc.objs...)
+			rec := w.do(t, http.MethodGet, "/api/v1/fleet", tokenPat, "")
+			var v FleetView
+			if err := json.Unmarshal(rec.Body.Bytes(), &v); rec.Code != http.StatusOK || err != nil {
+				t.Fatalf("GET /api/v1/fleet: %d %s (%v)", rec.Code, rec.Body, err)
+			}
+			got := want{charts: map[string]string{"cert-manager": v.Charts["cert-manager"]}, runs: map[string]string{}}
+			for _, wv := range v.Waves {
+				got.waves = append(got.waves, wave{Name: wv.Name, Verdict: wv.Gate.Verdict, Changes: wv.Gate.Changes, Unapproved: wv.Gate.Unapproved, Approved: wv.Approved})
+				for _, c := range wv.Clouds {
+					for _, cl := range c.Clusters {
+						if cl.Name == "canary-gke" || cl.Name == "prod-eks" {
+							got.runs[cl.Namespace+"/"+cl.Name] = cl.Charts["cert-manager"]
+						}
+					}
+				}
+			}
+			tc.want.charts = map[string]string{"cert-manager": "v1.19.2"}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nGET /api/v1/fleet: -want, +got:\n%s\n%s", tc.reason, diff, rec.Body.String())
+			}
+		})
+	}
+}
+
 func TestFleetAccessCached(t *testing.T) {
 	w := newWorld(t, append(testFleet(), baselineConfig("cluster-platform-baseline", testWaves))...)
 	counting := &countingAuthz{Authorizer: w.srv.Authz}
@@ -404,6 +535,21 @@ func reachTarget(t *testing.T, w *world, ns, name string) {
 	}
 	fresh := fleetCluster(ns, name, o.GetLabels()["cloud"], o.GetLabels()[rollout.Label], "1.34", "1.34", true)
 	o.Object["status"] = fresh.Object["status"]
+	if _, err := c.Update(context.Background(), o, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// raiseChart sets the baseline EnvironmentConfig's catalog version of
+// chart.
+func raiseChart(t *testing.T, w *world, chart, version string) {
+	t.Helper()
+	c := w.dyn.Resource(envConfigGVR)
+	o, err := c.Get(context.Background(), "cluster-platform-baseline", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedField(o.Object, version, "data", "charts", chart, "version")
 	if _, err := c.Update(context.Background(), o, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}

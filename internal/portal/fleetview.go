@@ -21,6 +21,9 @@ import (
 type FleetView struct {
 	// Target is the Kubernetes minor the environment asks for (version).
 	Target string `json:"target"`
+	// Charts are the chart catalog's versions it asks for, by chart,
+	// gated with the minor (cluster.Settings.RolloutTarget).
+	Charts map[string]string `json:"charts,omitempty"`
 	// Sources are the baseline EnvironmentConfigs read.
 	Sources []string `json:"sources"`
 	// Rollout is whether the environment sets waves (rollout.waves).
@@ -38,7 +41,8 @@ type WaveView struct {
 	Namespaces       []string `json:"namespaces,omitempty"`
 	MaxUnavailable   int      `json:"maxUnavailable"`
 	RequiresApproval bool     `json:"requiresApproval"`
-	// Approved is whether the environment approves the target for it.
+	// Approved is whether the environment approves each change its
+	// Clusters still make (rollout.Wave.Unapproved).
 	Approved bool `json:"approved"`
 	// Gate is what the wave waits for before its Clusters adopt the
 	// target.
@@ -51,14 +55,22 @@ type WaveView struct {
 }
 
 // GateView is rollout.Decide's decision for a Cluster of the wave that
-// does not run the target yet: the verdict, the Clusters of earlier waves
-// it waits for that the user may see, and how many it may not.
+// does not run the target yet and asks for what the wave's Clusters ask
+// for (rollout.AsksOf): the verdict, the changes it makes, the Clusters
+// of earlier waves it waits for that the user may see, and how many it
+// may not.
 type GateView struct {
-	Verdict  string        `json:"verdict"`
-	Message  string        `json:"message"`
-	WaitsFor []ClusterView `json:"waitsFor"`
-	Hidden   int           `json:"hidden"`
-	Failed   *ClusterView  `json:"failed,omitempty"`
+	Verdict string `json:"verdict"`
+	Message string `json:"message"`
+	// Changes are the changes the wave's Clusters still make, as
+	// approvals name them: the minor ("1.34") and each chart's move
+	// ("cert-manager=v1.19.2"); Unapproved those of them that wait for
+	// approval, when the wave requires it.
+	Changes    []string      `json:"changes"`
+	Unapproved []string      `json:"unapproved,omitempty"`
+	WaitsFor   []ClusterView `json:"waitsFor"`
+	Hidden     int           `json:"hidden"`
+	Failed     *ClusterView  `json:"failed,omitempty"`
 }
 
 // CloudView is a wave's Clusters on one cloud.
@@ -78,9 +90,14 @@ type ClusterView struct {
 	// ControlPlane is the control plane's minor; Pools its pools.
 	ControlPlane string     `json:"controlPlane"`
 	Pools        []PoolView `json:"pools"`
-	// Runs and Asks are rollout.Member's.
-	Runs   string `json:"runs"`
-	Asks   string `json:"asks"`
+	// Runs and Asks are rollout.Member's Kubernetes minors.
+	Runs string `json:"runs"`
+	Asks string `json:"asks"`
+	// Charts are the chart versions its releases run (status.charts).
+	Charts map[string]string `json:"charts,omitempty"`
+	// Pinned is set when its XR pins its version
+	// (spec.parameters.version): it is out of the rollout.
+	Pinned bool   `json:"pinned,omitempty"`
 	Ready  bool   `json:"ready"`
 	Failed bool   `json:"failed"`
 	Reason string `json:"reason,omitempty"`
@@ -99,12 +116,21 @@ type PoolView struct {
 // noWaves is the message of an environment without waves.
 const noWaves = "The environment sets no rollout waves (rollout.waves): every Cluster adopts the target at once."
 
+// ViewOf is the fleet view of clusters (Cluster XRs) under the baseline
+// EnvironmentConfigs among configs, as a user who may list Clusters in the
+// namespaces visible admits sees it: what GET /api/v1/fleet answers from
+// the informers' objects, and what a test holds against the function's
+// own status.rollout.
+func ViewOf(configs, clusters []*unstructured.Unstructured, visible func(ns string) bool) FleetView {
+	return buildView(baselineOf(configs), clusters, visible)
+}
+
 // buildView is the fleet as a user sees it: clusters of namespaces that
 // visible refuses are not shown, and a gate counts, not names, those it
 // waits for. Which wave a Cluster is in is rollout.WaveOf's: its label
 // only where the environment admits its namespace.
 func buildView(b baseline, clusters []*unstructured.Unstructured, visible func(ns string) bool) FleetView {
-	view := FleetView{Target: b.Target.Kubernetes, Sources: b.Sources, Rollout: len(b.Settings.Waves) > 0, Waves: []WaveView{}}
+	view := FleetView{Target: b.Target.Kubernetes, Charts: b.Target.Charts, Sources: b.Sources, Rollout: len(b.Settings.Waves) > 0, Waves: []WaveView{}}
 	waves := b.Settings.Waves
 	switch {
 	case len(b.Problems) > 0:
@@ -142,24 +168,36 @@ func buildView(b baseline, clusters []*unstructured.Unstructured, visible func(n
 		byWave[i] = append(byWave[i], cv)
 	}
 	for i, w := range waves {
+		// The portal does not know what the environment asked before, as
+		// preview --fleet does: the gate's Cluster asks for what the
+		// wave's Clusters ask for (rollout.AsksOf), so that the changes
+		// approvals must name are those one of them has still to make.
+		from := rollout.AsksOf(b.Settings.Waves, i, b.Target, members)
 		wv := WaveView{
 			Name: w.Name, Namespaces: w.Namespaces, MaxUnavailable: w.MaxUnavailable, RequiresApproval: w.RequiresApproval,
-			Approved: slices.Contains(w.Approved, b.Target.String()), Total: len(byWave[i]), Clouds: clouds(byWave[i]),
+			Approved: len(w.Approved) > 0 && len(w.Unapproved(b.Target, from)) == 0, Total: len(byWave[i]), Clouds: clouds(byWave[i]),
 		}
 		wv.Done = done[i]
-		wv.Gate = gate(b, i, members, byKey, visible)
+		wv.Gate = gate(b, i, from, members, byKey, visible)
 		view.Waves = append(view.Waves, wv)
 	}
 	return view
 }
 
-// gate is what wave i waits for (rollout.GateOf).
-func gate(b baseline, i int, members []rollout.Member, byKey map[string]*unstructured.Unstructured, visible func(string) bool) GateView {
+// gate is what wave i waits for (rollout.GateOf) for a Cluster that asks
+// for from.
+func gate(b baseline, i int, from rollout.Target, members []rollout.Member, byKey map[string]*unstructured.Unstructured, visible func(string) bool) GateView {
 	if b.Target.Kubernetes == "" {
-		return GateView{Message: "The environment sets no version: there is nothing to roll out.", WaitsFor: []ClusterView{}}
+		return GateView{Message: "The environment sets no version: there is nothing to roll out.", Changes: []string{}, WaitsFor: []ClusterView{}}
 	}
-	d := rollout.GateOf(b.Settings.Waves, i, rollout.Target{}, b.Target, members, visible)
-	g := GateView{Verdict: string(d.Verdict), Message: d.Message, WaitsFor: make([]ClusterView, 0, len(d.WaitsFor)), Hidden: d.Hidden}
+	d := rollout.GateOf(b.Settings.Waves, i, from, b.Target, members, visible)
+	g := GateView{Verdict: string(d.Verdict), Message: d.Message, Changes: b.Target.Changes(from), WaitsFor: make([]ClusterView, 0, len(d.WaitsFor)), Hidden: d.Hidden}
+	if g.Changes == nil {
+		g.Changes = []string{}
+	}
+	if w := b.Settings.Waves; i < len(w) && w[i].RequiresApproval {
+		g.Unapproved = w[i].Unapproved(b.Target, from)
+	}
 	find := func(m rollout.Member) ClusterView { return clusterView(byKey[m.Key()], m) }
 	for _, m := range d.WaitsFor {
 		g.WaitsFor = append(g.WaitsFor, find(m))
@@ -174,8 +212,8 @@ func gate(b baseline, i int, members []rollout.Member, byKey map[string]*unstruc
 // clusterView is a Cluster for the page.
 func clusterView(c *unstructured.Unstructured, m rollout.Member) ClusterView {
 	cv := ClusterView{
-		Name: m.Name, Namespace: m.Namespace, Cloud: m.Cloud, Runs: m.Runs.Kubernetes, Asks: m.Asks.Kubernetes,
-		Ready: m.Ready, Failed: m.Failed, Reason: m.Reason, Pools: []PoolView{},
+		Name: m.Name, Namespace: m.Namespace, Cloud: m.Cloud, Runs: m.Runs.Kubernetes, Asks: m.Asks.Kubernetes, Charts: m.Runs.Charts,
+		Pinned: m.Pinned, Ready: m.Ready, Failed: m.Failed, Reason: m.Reason, Pools: []PoolView{},
 	}
 	cp, _, _ := unstructured.NestedString(c.Object, "status", "upgrade", "controlPlane")
 	cv.ControlPlane = rollout.Minor(cp)
@@ -212,7 +250,7 @@ func (s *Server) viewFor(ctx context.Context, u *User) (FleetView, error) {
 	if len(vis) > 0 && !slices.Contains(slices.Collect(maps.Values(vis)), true) {
 		return FleetView{}, errNoFleet
 	}
-	return buildView(baselineOf(configs), clusters, func(ns string) bool { return vis[ns] }), nil
+	return ViewOf(configs, clusters, func(ns string) bool { return vis[ns] }), nil
 }
 
 // fleetError answers a view that could not be built.

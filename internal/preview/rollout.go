@@ -146,19 +146,7 @@ func (w World) baselineSettings() (*cluster.Settings, field.ErrorList) {
 		also = nil
 	}
 	merged, _ := xpsim.MergeEnvironment(w.Environment, "", "", also)[envcfg.ContextKey].(map[string]any)
-	data := maps.Clone(merged)
-	delete(data, "apiVersion")
-	delete(data, "kind")
-	env := envcfg.New(data)
-	s := cluster.SettingsOf(env)
-	path := field.NewPath("environment", "rollout")
-	var errs field.ErrorList
-	for _, e := range env.Errors() {
-		if e.Field == path.String() || strings.HasPrefix(e.Field, path.String()+".") {
-			errs = append(errs, e)
-		}
-	}
-	return s, append(errs, s.Rollout.Validate(path)...)
+	return cluster.BaselineOf(merged)
 }
 
 // RolloutOf is the rollout of an environment change over the fleet's

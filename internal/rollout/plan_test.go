@@ -74,3 +74,70 @@ func TestGateOf(t *testing.T) {
 		})
 	}
 }
+
+func TestAsksOf(t *testing.T) {
+	cm := func(k, v string) Target { return Target{Kubernetes: k, Charts: map[string]string{"cert-manager": v}} }
+	target := cm("1.31", "v1.19.2")
+	pinned := member("team-a", "pinned", "aws", "production", cm("1.29", "v1.18.0"))
+	pinned.Pinned = true
+	type args struct {
+		wave  int
+		fleet []Member
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   Target
+	}{
+		"KubernetesOnly": {
+			reason: "A Cluster of the wave asks for the old minor and the target's chart: the minor is the one change.",
+			args:   args{wave: 2, fleet: []Member{member("team-a", "prod", "aws", "production", cm("1.30", "v1.19.2"))}},
+			want:   cm("1.30", "v1.19.2"),
+		},
+		"ChartOnly": {
+			reason: "A Cluster of the wave asks for the target's minor and an old chart: the chart is the one change.",
+			args:   args{wave: 2, fleet: []Member{member("team-a", "prod", "aws", "production", cm("1.31", "v1.19.1"))}},
+			want:   cm("1.31", "v1.19.1"),
+		},
+		"EachChangeOfAnyCluster": {
+			reason: "One Cluster has the minor left, another the chart: both are changes of the wave; the first in namespace/name order names each.",
+			args: args{wave: 2, fleet: []Member{
+				member("team-b", "prod", "azure", "production", cm("1.31", "v1.18.0")),
+				member("team-a", "prod", "aws", "production", cm("1.30", "v1.19.2")),
+				member("team-a", "prod2", "aws", "production", cm("1.31", "v1.19.1")),
+			}},
+			want: cm("1.30", "v1.19.1"),
+		},
+		"UnreportedIsNoChange": {
+			reason: "A Cluster that reports no minor and no chart is created at the target: no change.",
+			args:   args{wave: 2, fleet: []Member{member("team-a", "new", "aws", "production", Target{})}},
+			want:   target,
+		},
+		"PinnedLeftOut": {
+			reason: "A Cluster that pins its version follows its owner: its asks are no change of the wave.",
+			args:   args{wave: 2, fleet: []Member{pinned, member("team-a", "prod", "aws", "production", cm("1.31", "v1.19.1"))}},
+			want:   cm("1.31", "v1.19.1"),
+		},
+		"WaveDoneFleetNot": {
+			reason: "Every Cluster of canary adopted the target: its gate is a Cluster's that asks what the rest of the fleet asks.",
+			args: args{wave: 0, fleet: []Member{
+				member("platform", "canary", "gcp", "canary", target),
+				member("team-a", "prod", "aws", "production", cm("1.30", "v1.19.1")),
+			}},
+			want: cm("1.30", "v1.19.1"),
+		},
+		"NothingLeft": {
+			reason: "Every Cluster adopted the target: it is the target, which GateOf keeps.",
+			args:   args{wave: 1, fleet: []Member{member("platform", "canary", "gcp", "canary", target)}},
+			want:   target,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := AsksOf(waves, tc.args.wave, target, tc.args.fleet)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nAsksOf(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

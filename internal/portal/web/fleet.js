@@ -12,7 +12,7 @@
   const BACKOFF_MIN_MS = 1000;
   const BACKOFF_MAX_MS = 10000;
   // The gate's verdicts (rollout.Decide's) as the badge says them.
-  const VERDICTS = { Adopt: 'Open', Hold: 'Holds', Halt: 'Halted', Approval: 'Awaits approval' };
+  const VERDICTS = { Adopt: 'Open', Keep: 'Adopted', Hold: 'Holds', Halt: 'Halted', Approval: 'Awaits approval' };
 
   const state = { token: '', controller: null, timer: 0, delay: BACKOFF_MIN_MS, connected: false };
   const $ = (id) => document.getElementById(id);
@@ -21,11 +21,14 @@
   const el = window.Portal.el;
   const pill = (ok, yes, no) => el('span', { class: 'pill', 'data-status': ok ? 'True' : 'False' }, ok ? yes : no);
   const key = (c) => c.namespace + '/' + c.name;
+  // A chart map as "name version" items, in name order.
+  const chartList = (charts) => Object.keys(charts || {}).sort().map((n) => el('span', { class: 'chart', 'data-chart': n }, n + ' ' + charts[n]));
 
   // ---------- rendering: each event replaces the view ----------
   function render(view) {
     $('fleet').hidden = false;
     $('fleet-target').textContent = view.target || 'none';
+    $('fleet-charts').replaceChildren(...chartList(view.charts));
     $('fleet-sources').textContent = (view.sources || []).join(', ') || 'no baseline EnvironmentConfig';
     $('fleet-note').textContent = view.message || '';
     $('fleet-note').hidden = !view.message;
@@ -41,9 +44,10 @@
       el('span', { class: 'verdict', 'data-verdict': gate.verdict || 'None', title: gate.verdict || '' }, VERDICTS[gate.verdict] || 'No target'));
     const facts = el('dl', { class: 'facts' },
       fact('Earlier waves', i === 0 ? 'none: it goes first' : waitsText(gate)),
-      fact('Approval', !w.requiresApproval ? 'not required' : w.approved ? 'approved for ' + view.target : 'required, not given for ' + (view.target || 'the target')),
+      fact('Moves', (gate.changes || []).length ? gate.changes.join(', ') : 'nothing left to move'),
+      fact('Approval', approvalText(w, gate)),
       fact('Max unavailable', w.maxUnavailable > 0 ? String(w.maxUnavailable) + ' at once' : 'no limit'),
-      fact('Done', w.total ? w.done + ' of ' + w.total + ' run ' + (view.target || 'the target') + ' and are Ready' : 'none you may see'),
+      fact('Done', w.total ? w.done + ' of ' + w.total + ' run ' + targetText(view) + ' and are Ready' : 'none you may see'),
       w.namespaces && w.namespaces.length ? fact('Counts', 'Clusters of ' + w.namespaces.join(', ')) : null);
     const section = el('li', { class: 'card wave', 'data-wave': w.name, 'data-verdict': gate.verdict || '' },
       head, facts, el('p', { class: 'gate-message muted' }, sentence(gate.message)));
@@ -55,8 +59,19 @@
     return section;
   }
 
+  // The target as the Done fact names it: the minor, and the catalog's
+  // charts when it has any (each run at its version or newer).
+  const targetText = (view) => (view.target || 'the target') + (Object.keys(view.charts || {}).length ? ' and the catalog\'s charts' : '');
   const sentence = (s) => (s ? s[0].toUpperCase() + s.slice(1) + (/[.:]$/.test(s) ? '' : '.') : '');
   const fact = (dt, dd) => el('div', null, el('dt', null, dt), el('dd', null, dd));
+
+  // What the wave's approval gate says: each change it waits for by name
+  // (the minor, "cert-manager=v1.19.2"), as approvals list them.
+  function approvalText(w, gate) {
+    if (!w.requiresApproval) return 'not required';
+    if ((gate.unapproved || []).length) return 'required, not given for ' + gate.unapproved.join(', ');
+    return w.approved ? 'approved for ' + (gate.changes || []).join(', ') : 'nothing left to approve';
+  }
 
   function waitsText(gate) {
     const n = (gate.waitsFor || []).length + (gate.hidden || 0);
@@ -73,8 +88,11 @@
   }
 
   function waitsFor(gate) {
+    // The charts the gate moves, as each Cluster waited for runs them.
+    const moved = (gate.changes || []).filter((ch) => ch.includes('=')).map((ch) => ch.split('=')[0]);
+    const runsCharts = (c) => moved.map((n) => ', ' + n + ' ' + ((c.charts || {})[n] || 'unknown')).join('');
     const items = (gate.waitsFor || []).map((c) => el('li', { 'data-key': key(c) },
-      el('strong', null, key(c)), ' (' + (c.cloud || '?') + ') runs ' + (c.runs || 'nothing yet'),
+      el('strong', null, key(c)), ' (' + (c.cloud || '?') + ') runs ' + (c.runs || 'nothing yet') + runsCharts(c),
       c.ready ? '' : ', not Ready', c.failed ? ' — failed: ' + (c.reason || '') : ''));
     if (gate.hidden) items.push(el('li', { class: 'hidden-count', 'data-hidden': gate.hidden }, gate.hidden + ' Cluster(s) of namespaces you may not see'));
     return el('div', { class: 'waits-for' }, el('h3', null, 'Waits for'), el('ul', null, ...items));
@@ -85,7 +103,7 @@
     return el('div', { class: 'cloud', 'data-cloud': c.cloud },
       el('h3', null, c.cloud || 'no cloud label', el('span', { class: 'muted' }, ' · ' + rows.length + ' Cluster(s)')),
       el('div', { class: 'table-wrap' }, el('table', { class: 'clusters' },
-        el('thead', null, el('tr', null, ...['Cluster', 'Runs', 'Control plane', 'Pools', 'Asks', 'State'].map((h) => el('th', { scope: 'col' }, h)))),
+        el('thead', null, el('tr', null, ...['Cluster', 'Runs', 'Control plane', 'Pools', 'Charts', 'Asks', 'State'].map((h) => el('th', { scope: 'col' }, h)))),
         el('tbody', null, ...rows))));
   }
 
@@ -95,9 +113,10 @@
     return el('tr', { 'data-key': key(c), 'data-ready': String(c.ready), 'data-failed': String(c.failed) },
       el('td', { 'data-label': 'Cluster' }, el('span', { class: 'cluster-name' }, c.name), el('span', { class: 'muted' }, c.namespace),
         c.label ? el('span', { class: 'muted', title: 'its label names a wave the environment does not count it in' }, 'label: ' + c.label) : ''),
-      el('td', { 'data-label': 'Runs' }, c.runs || 'nothing yet'),
+      el('td', { 'data-label': 'Runs' }, c.runs || 'nothing yet', c.pinned ? el('span', { class: 'muted' }, 'pinned: out of the rollout') : ''),
       el('td', { 'data-label': 'Control plane' }, c.controlPlane || '—'),
       el('td', { 'data-label': 'Pools' }, ...pools),
+      el('td', { 'data-label': 'Charts', class: 'charts' }, ...(Object.keys(c.charts || {}).length ? chartList(c.charts) : ['—'])),
       el('td', { 'data-label': 'Asks' }, c.asks || '—', c.step ? el('span', { class: 'muted' }, c.step) : ''),
       el('td', { 'data-label': 'State' }, state, c.reason ? el('span', { class: 'muted' }, c.reason) : ''));
   }
