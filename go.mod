@@ -11,6 +11,7 @@ require (
 	github.com/distribution/reference v0.6.0
 	github.com/google/cel-go v0.30.0
 	github.com/google/go-cmp v0.7.0
+	github.com/google/pprof v0.0.0-20250403155104-27863c87afa6
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.0
 	github.com/prometheus/client_golang v1.23.2
 	go.yaml.in/yaml/v3 v3.0.4

@@ -35,9 +35,17 @@ type ServeCmd struct {
 	MaxRecvMessageSize int    `default:"4"     help:"Maximum size of received messages in MB."`
 	MetricsAddress     string `default:":8080" help:"Address at which to serve Prometheus metrics; empty to disable."`
 	MaxConcurrentCalls int    `default:"8"     help:"RunFunction calls read, decoded and rendered at once; the others wait, before their request is read, and are not refused (HTTP/2 streams on each connection, and a gate across connections: internal/serve). 8 is more than a 1-CPU replica renders in parallel and held 100 concurrent callers of the converged AWS request to 60-80 MiB peak RSS (250-412 MiB unbounded; make bench); raise it for replicas with more CPUs. 0 for no bound."`
+	Pprof              string `placeholder:"HOST:PORT" help:"Address at which to serve Go's net/http/pprof under /debug/pprof/ (CPU and heap profiles, goroutines, traces of the running function), for example 127.0.0.1:6060; empty, the default, serves nothing. A loopback address unless --pprof-allow-remote: the endpoint has no authentication (reach it with kubectl port-forward)."`
+	PprofAllowRemote   bool   `help:"Allow --pprof to listen on an address that is not loopback."`
 
 	TTLConverging time.Duration `default:"15s" help:"Response TTL while the XR waits for another XR (the Cluster it runs on, or a value one of its resources reports) or a WorkloadBudget's spend, which Crossplane v2.3 does not watch for it (v2.4 watches them as required resources)."`
 	TTLReady      time.Duration `default:"5m"  help:"Response TTL otherwise: once every composed resource is ready, and while the XR waits only for its own composed resources, whose changes re-run it."`
+}
+
+// Validate refuses, while the flags are parsed, a --pprof address that is
+// not loopback unless --pprof-allow-remote (serve.CheckPprofAddress).
+func (c *ServeCmd) Validate() error {
+	return serve.CheckPprofAddress(c.Pprof, c.PprofAllowRemote)
 }
 
 // Run this function.
@@ -59,6 +67,8 @@ func (c *ServeCmd) Run() error {
 		MetricsAddress:     c.MetricsAddress,
 		MetricsOptions:     []grpcprometheus.ServerMetricsOption{grpcprometheus.WithServerHandlingTimeHistogram()},
 		MaxConcurrentCalls: c.MaxConcurrentCalls,
+		PprofAddress:       c.Pprof,
+		PprofAllowRemote:   c.PprofAllowRemote,
 	})
 }
 

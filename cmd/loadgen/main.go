@@ -16,6 +16,13 @@
 // at once (Crossplane's burst after a restart): throughput, latency and peak
 // RSS with 1, 10 and 100 concurrent callers on the converged AWS request,
 // each on a fresh process.
+//
+// On each converged Cluster, after those figures, it takes a CPU profile of
+// the running function through its --pprof endpoint while a closed loop
+// drives it at full speed, writes it to the output folder
+// (cpu-<cloud>-cluster.pprof) and reports it by phase of the call (package
+// phase). With -profile it only prints a profile taken elsewhere by the
+// same phases, such as go test -cpuprofile's of BenchmarkRunFunction.
 package main
 
 import (
@@ -67,6 +74,9 @@ type config struct {
 	round  time.Duration
 	// kinds are the XR kinds measured, by name; all when empty.
 	kinds []string
+	// profile is how long the CPU profile of the running function on each
+	// converged Cluster lasts (--pprof); none when zero.
+	profile time.Duration
 }
 
 func main() {
@@ -90,7 +100,20 @@ func main() {
 	flag.DurationVar(&c.round, "round", 3*time.Second, "duration of each closed loop of a round")
 	var kinds string
 	flag.StringVar(&kinds, "kinds", "Cluster,AppEnvironment,Database", "the XR kinds to measure on each cloud")
+	flag.DurationVar(&c.profile, "profile-for", 5*time.Second, "CPU profile of the running function (its --pprof endpoint) on each converged Cluster at full speed, after the measurements, for this long in whole seconds; 0 for none")
+	var prof, root string
+	var calls int64
+	flag.StringVar(&prof, "profile", "", "only print this CPU profile by phase, as make bench prints its own, and exit (with -root and -calls for go test -cpuprofile's)")
+	flag.StringVar(&root, "root", "", "with -profile: count only the samples with a function this regular expression matches on their stack (BenchmarkRunFunction\\.func1$ for the function's own loop)")
+	flag.Int64Var(&calls, "calls", 0, "with -profile: the calls profiled, for CPU per call (0: seconds in all)")
 	flag.Parse()
+	if prof != "" {
+		if err := summarize(os.Stdout, prof, root, calls); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	c.kinds = strings.Split(kinds, ",")
 	c.examples = bench.Examples(examples)
 	c.clouds = strings.Split(clouds, ",")
@@ -327,6 +350,11 @@ func (c config) compare(report *strings.Builder, cloud string, k bench.Kind, tar
 	}
 	name := cloud + "-" + strings.ToLower(k.Name)
 	addr, argv := c.functionArgv()
+	var pprofAddr string
+	if k.Name == "Cluster" && c.profile > 0 {
+		pprofAddr = freeAddr()
+		argv = append(argv, "--pprof="+pprofAddr)
+	}
 	fn, err := c.start(argv, addr, req)
 	if err != nil {
 		return row, fmt.Errorf("function: %w", err)
@@ -406,6 +434,12 @@ func (c config) compare(report *strings.Builder, cloud string, k bench.Kind, tar
 	table(report, cloud, len(wire), proto.Size(fn.first), row.observed, res[0], res[1], res[2])
 	if cloud == "gcp" {
 		maps.Copy(targets, check(report, res[0], res[2]))
+	}
+	if pprofAddr != "" {
+		// After every figure above, so that profiling weighs on none.
+		if err := c.profileRunning(report, fn, pprofAddr, name, req); err != nil {
+			return row, err
+		}
 	}
 	return row, nil
 }

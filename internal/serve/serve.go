@@ -85,6 +85,12 @@ type Options struct {
 	// answered at once; the others wait. Zero means no bound, as
 	// function-sdk-go serves.
 	MaxConcurrentCalls int
+
+	// PprofAddress serves net/http/pprof (PprofHandler) over TCP when not
+	// empty: off by default. It must be a loopback address unless
+	// PprofAllowRemote (CheckPprofAddress).
+	PprofAddress     string
+	PprofAllowRemote bool
 }
 
 // Credentials returns the server's transport credentials as function-sdk-go's
@@ -122,6 +128,7 @@ func Credentials(dir string, insecure bool) (credentials.TransportCredentials, e
 type Server struct {
 	grpc    *grpc.Server
 	metrics *http.Server
+	pprof   *http.Server
 }
 
 // New builds the gRPC server of fn as function.Serve of function-sdk-go
@@ -129,8 +136,9 @@ type Server struct {
 // Prometheus server metrics interceptor (registered with the registry) when
 // metrics are served, reflection, fn registered as the v1 and, through
 // function.ServeBeta, the v1beta1 FunctionRunnerService, and the health
-// server. To that it adds the bound of o.MaxConcurrentCalls, and decodes
-// the v1 RunFunctionRequest with package wire.
+// server. To that it adds the bound of o.MaxConcurrentCalls, decodes the
+// v1 RunFunctionRequest with package wire, and, when o.PprofAddress is
+// set, a pprof endpoint that Serve starts.
 func New(fn fnv1.FunctionRunnerServiceServer, o Options) (*Server, error) {
 	creds, err := Credentials(o.TLSCertsDir, o.Insecure)
 	if err != nil {
@@ -138,6 +146,9 @@ func New(fn fnv1.FunctionRunnerServiceServer, o Options) (*Server, error) {
 	}
 	if o.MaxConcurrentCalls < 0 || o.MaxConcurrentCalls > math.MaxInt32 {
 		return nil, fmt.Errorf("cannot bound concurrent calls to %d: want 0 (no bound) to %d", o.MaxConcurrentCalls, math.MaxInt32)
+	}
+	if err := CheckPprofAddress(o.PprofAddress, o.PprofAllowRemote); err != nil {
+		return nil, err
 	}
 	if o.MaxRecvMsgSize == 0 {
 		o.MaxRecvMsgSize = function.DefaultMaxRecvMsgSize
@@ -176,13 +187,23 @@ func New(fn fnv1.FunctionRunnerServiceServer, o Options) (*Server, error) {
 			ReadHeaderTimeout: 30 * time.Second,
 		}
 	}
+	if o.PprofAddress != "" {
+		s.pprof = &http.Server{Addr: o.PprofAddress, Handler: PprofHandler(), ReadHeaderTimeout: 30 * time.Second}
+	}
 	return s, nil
 }
 
-// Serve gRPC on lis, and metrics in the background, until Stop. As
-// function-sdk-go does, a metrics server that cannot listen does not stop
-// the function.
+// Serve gRPC on lis, and metrics and pprof in the background, until Stop.
+// As function-sdk-go does, a metrics server that cannot listen does not
+// stop the function; pprof, asked for explicitly, that cannot listen does.
 func (s *Server) Serve(lis net.Listener) error {
+	if s.pprof != nil {
+		pl, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", s.pprof.Addr)
+		if err != nil {
+			return fmt.Errorf("cannot listen for pprof at address %q: %w", s.pprof.Addr, err)
+		}
+		go func() { _ = s.pprof.Serve(pl) }()
+	}
 	if s.metrics != nil {
 		go func() { _ = s.metrics.ListenAndServe() }()
 	}
@@ -197,6 +218,9 @@ func (s *Server) Stop() {
 	s.grpc.Stop()
 	if s.metrics != nil {
 		_ = s.metrics.Close()
+	}
+	if s.pprof != nil {
+		_ = s.pprof.Close()
 	}
 }
 

@@ -154,6 +154,24 @@ func count(b []byte) int {
 	}
 }
 
+// element reads the first element of b, a message whose only field is
+// the repeated message (or map) field want, as a Struct's fields and a
+// list's values are: the element's content and what follows it. ok is
+// false at the end of b; another field is an error.
+func element(b []byte, want protowire.Number) (c, rest []byte, ok bool, err error) {
+	num, typ, v, rest, ok, err := field(b)
+	if err != nil || !ok {
+		return nil, nil, false, err
+	}
+	if num != want {
+		return nil, nil, false, errFallback
+	}
+	if c, err = bytesOf(typ, v); err != nil {
+		return nil, nil, false, err
+	}
+	return c, rest, true, nil
+}
+
 // entry reads a map entry: its key, and its value as encoded, nil when
 // absent.
 func entry(b []byte) (key string, val []byte, err error) {
@@ -306,18 +324,11 @@ const (
 func (d *decoder) structOf(b []byte, sk skip) (*structpb.Struct, error) {
 	s := d.Struct(count(b))
 	for {
-		num, typ, v, rest, ok, err := field(b)
+		c, rest, ok, err := element(b, structFields)
 		if err != nil || !ok {
 			return s, err
 		}
 		b = rest
-		if num != structFields {
-			return nil, errFallback
-		}
-		c, err := bytesOf(typ, v)
-		if err != nil {
-			return nil, err
-		}
 		key, val, err := entry(c)
 		if err != nil {
 			return nil, err
@@ -408,18 +419,11 @@ func (d *decoder) value(b []byte, sk skip) (*structpb.Value, error) {
 func (d *decoder) list(b []byte) (*structpb.ListValue, error) {
 	l := d.List(count(b))
 	for {
-		num, typ, v, rest, ok, err := field(b)
+		c, rest, ok, err := element(b, listValues)
 		if err != nil || !ok {
 			return l, err
 		}
 		b = rest
-		if num != listValues {
-			return nil, errFallback
-		}
-		c, err := bytesOf(typ, v)
-		if err != nil {
-			return nil, err
-		}
 		e, err := d.value(c, skipNothing)
 		if err != nil {
 			return nil, err
