@@ -56,8 +56,9 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts respo
 	cluster, found := clusterref.ForAppEnvironment.Find(req, rsp, &x.Composite, ref)
 	// An environment that holds its claims reads its siblings no more
 	// (claims.go).
+	keys, held := claimKeys(x), heldClaims(x)
 	var siblings []*xr.AppEnvironment
-	if !settled(x) {
+	if !held.settles(keys) {
 		siblings = findSiblings(req, rsp, x)
 	}
 	if !found {
@@ -78,7 +79,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts respo
 	// without it.
 	if why := cluster.AwaitLocation(); why != "" && len(c.Errs) == 0 {
 		st := status(req, x, nil, nil)
-		st["claims"] = claimsStatus(x)
+		st["claims"] = claimsStatus(keys, held)
 		return c.Wait(st, waitingFor("Waiting for the region of the Cluster the environment runs on (spec.parameters.clusterRef): "+why))
 	}
 	plan, perrs := appenvironment.Build(x, c.Env, cluster, running)
@@ -93,7 +94,7 @@ func Run(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, opts respo
 	}
 	conds := append(st.Conditions(appenvironment.ConditionTypes, notRequested), st.RemovalsCondition())
 	out := status(req, x, plan, st)
-	out["claims"] = claimsStatus(x)
+	out["claims"] = claimsStatus(keys, held)
 	return c.Finish(st, out, conds)
 }
 

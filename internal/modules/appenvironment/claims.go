@@ -85,12 +85,9 @@ func claimKeys(x *xr.AppEnvironment) []string {
 	return out
 }
 
-// settled reports whether x holds every claim of its spec, confirmed: it
-// needs its siblings no more.
-func settled(x *xr.AppEnvironment) bool {
-	h := heldClaims(x)
-	return h.confirmed && h.holdsAll(claimKeys(x))
-}
+// settles reports whether the environment holds every one of keys,
+// confirmed: it needs its siblings no more.
+func (c claims) settles(keys []string) bool { return c.confirmed && c.holdsAll(keys) }
 
 // ahead reports whether sibling s, not x, has key: the one that holds it,
 // or, where both or neither do, the older.
@@ -103,14 +100,14 @@ func ahead(s, x *xr.AppEnvironment, key string) bool {
 }
 
 // claimsStatus is status.claims after a run whose ownership checks passed:
-// x's claims, confirmed once a run before this one held them all.
-func claimsStatus(x *xr.AppEnvironment) map[string]any {
-	keys := claimKeys(x)
+// the environment's claims, keys, confirmed once a run before this one
+// (held) held them all.
+func claimsStatus(keys []string, held claims) map[string]any {
 	names := make([]any, len(keys))
 	for i, k := range keys {
 		names[i] = k
 	}
-	return map[string]any{"names": names, "confirmed": heldClaims(x).holdsAll(keys)}
+	return map[string]any{"names": names, "confirmed": held.holdsAll(keys)}
 }
 
 // keptClaims is status.claims of a run that did not check ownership (its
