@@ -45,6 +45,10 @@ func (s *scenarios) deleteXR(example, apiVersion, kind, ns, name string, compose
 		}
 		return "", "", fmt.Errorf("%s: left in the cloud by earlier deletes, in the way of this one, which the cloud would refuse for good: %s", example, strings.Join(what, ", "))
 	}
+	inPlace, err := s.usagesInPlace(snap, composed, ns)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %w", example, err)
+	}
 	before := s.c.del.tally()
 	if err := s.k.delete(apiVersion, kind, ns, name); err != nil {
 		return "", "", err
@@ -97,11 +101,59 @@ func (s *scenarios) deleteXR(example, apiVersion, kind, ns, name string, compose
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %w", example, err)
 	}
-	line = fmt.Sprintf("deleted, all %d composed resources gone in %.1f s (bound %s); %s", len(composed), took.Seconds(), deleteBound, t)
+	line = fmt.Sprintf("deleted, all %d composed resources gone in %.1f s (bound %s); %s%s", len(composed), took.Seconds(), deleteBound, inPlace, t)
 	if order != "" {
 		line += "; " + order
 	}
 	return line, fmt.Sprintf("deleted in %5.1f s; %s", took.Seconds(), t), nil
+}
+
+// usagesInPlace waits until every Usage among the XR's composed resources
+// is Ready and what it protects carries the label crossplane.io/in-use,
+// without which Crossplane's webhook is not asked about its deletion; and
+// says how long that took when it was not so at once (a Usage composed a
+// moment ago, or one whose predecessor's removal took the label). It
+// updates snap with what it read.
+func (s *scenarios) usagesInPlace(snap map[string]object, composed map[string]composedRef, ns string) (string, error) {
+	var missing, first []string
+	took, err := s.waitFor("every Usage in place before the delete", func() (bool, error) {
+		missing = missing[:0]
+		for _, uName := range slices.Sorted(maps.Keys(snap)) {
+			u := snap[uName]
+			if u["kind"] != "Usage" && u["kind"] != "ClusterUsage" {
+				continue
+			}
+			ofEnd, _ := at(u, "spec", "of").(map[string]any)
+			of := usageEnd(snap, ofEnd)
+			if of == "" {
+				continue
+			}
+			ur, or := composed[uName], composed[of]
+			lu, err := s.k.get(ur.apiVersion, ur.kind, ns, ur.name)
+			if err != nil {
+				return false, err
+			}
+			lo, err := s.k.get(or.apiVersion, or.kind, ns, or.name)
+			if err != nil {
+				return false, err
+			}
+			snap[uName], snap[of] = lu, lo
+			if st, _, _ := condition(lu, "Ready"); st != "True" || str(lo, "metadata", "labels", "crossplane.io/in-use") != "true" {
+				missing = append(missing, fmt.Sprintf("%s (Ready %s, %s in use %q)", uName, st, of, str(lo, "metadata", "labels", "crossplane.io/in-use")))
+			}
+		}
+		if first == nil && len(missing) > 0 {
+			first = slices.Clone(missing)
+		}
+		return len(missing) == 0, errors.New(strings.Join(missing, "; "))
+	})
+	if err != nil {
+		return "", err
+	}
+	if first == nil {
+		return "", nil
+	}
+	return fmt.Sprintf("Usages in place only %.1f s after the last change (at first: %s); ", took.Seconds(), strings.Join(first, "; ")), nil
 }
 
 // othersUsed checks that what the XR's Usages held of other XRs (a
@@ -322,7 +374,7 @@ func deletionOrder(cloudName string, snap map[string]object, goneAt map[string]t
 			return "", fmt.Errorf("usage %s: cannot find its user (%q) or what it uses (%q) among the composed resources", uName, by, of)
 		}
 		if goneAt[by] > goneAt[of] {
-			return "", fmt.Errorf("usage %s did not hold: %s went at %.1f s, after %s it uses at %.1f s", uName, by, goneAt[by].Seconds(), of, goneAt[of].Seconds())
+			return "", fmt.Errorf("usage %s did not hold: %s went at %.1f s, after %s it uses at %.1f s (before the delete the Usage was Ready and %s labelled in use)", uName, by, goneAt[by].Seconds(), of, goneAt[of].Seconds(), of)
 		}
 		rule := usageRule(cloudName, snap[by], snap[of])
 		gap := goneAt[of] - goneAt[by]
