@@ -16,7 +16,7 @@ XPV=${XP_VERSION:-v2.4.0}
 # (2026-11-28: v1.3.1 needs github.com/nebius/gosdk v0.2.28, v1.4.x a
 # crossplane-runtime/v2 v2.5.0-rc pseudo-version; both refused, 403; v1.4.1
 # with that runtime replaced still needs crossplane/apis/v2 v2.4.1 and
-# nebius/gosdk, of which no version is served).
+# nebius/gosdk, of which no version is served; the same on 2026-11-29).
 PKV=${PK_VERSION:-v1.2.1}
 B=${BUILD_DIR:-$OUT/build}
 # The control plane's parts are test infrastructure, not what ships: they
