@@ -3,15 +3,18 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -236,24 +239,13 @@ func runFunctionLatency(metrics string) (count float64, p50, p99 time.Duration, 
 
 // fleet applies n XRs at once, waits until all are Ready, measures, then
 // injects the faults unless faults is false.
-func (s *scenarios) fleet(c *cloud, n int, work, metrics string, faults bool) error {
+func (s *scenarios) fleet(c *cloud, n int, work, metrics string, idle time.Duration, faults bool) error {
 	xrs := fleetXRs(s.examples, n)
-	before := map[string]usage{}
-	for _, p := range stackProcs {
-		u, err := readUsage(work, p)
-		if err != nil {
-			return fmt.Errorf("%s: %w", p.name, err)
-		}
-		before[p.name] = u
-	}
-	calls0, _, _, err := runFunctionLatency(metrics)
+	r0, err := s.readStack(work, metrics)
 	if err != nil {
 		return err
 	}
-	work0, err := s.k.apiserverWork()
-	if err != nil {
-		return err
-	}
+	before, calls0, work0 := r0.procs, r0.calls, r0.work
 	s.dumpMetrics(work, "before")
 	busy0, cores, err := machineBusy()
 	if err != nil {
@@ -280,28 +272,23 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string, faults bool) er
 		return err
 	}
 	fmt.Printf("fleet: %d XRs applied in %.1f s\n", len(xrs), time.Since(start).Seconds())
+	s.changes = &xrChanges{}
 	allReady, err := s.waitFleet(xrs, start, "Ready")
+	changes := s.changes
+	s.changes = nil
 	if err != nil {
 		return err
 	}
 	// Everything measured is read at once, from the apply until all are
 	// Ready; counting what was composed comes after.
 	elapsed := time.Since(start)
-	calls, p50, p99, err := runFunctionLatency(metrics)
+	r1, err := s.readStack(work, metrics)
 	if err != nil {
 		return err
 	}
-	after := map[string]usage{}
-	for _, p := range stackProcs {
-		if after[p.name], err = readUsage(work, p); err != nil {
-			return err
-		}
-	}
+	after, calls, work1 := r1.procs, r1.calls, r1.work
+	p50, p99 := r1.p50, r1.p99
 	busy1, _, err := machineBusy()
-	if err != nil {
-		return err
-	}
-	work1, err := s.k.apiserverWork()
 	if err != nil {
 		return err
 	}
@@ -339,6 +326,16 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string, faults bool) er
 	fmt.Printf("  %-24s %10.1f %6.1f%% of %d cores' %.0f s (the stack's processes are part of it)\n", "machine busy", busy1-busy0,
 		100*(busy1-busy0)/capacity, cores, capacity)
 	topRequests(work0, work1, 10)
+	changes.print()
+	if idle > 0 {
+		var waited float64
+		for _, r := range readies {
+			waited += elapsed.Seconds() - r
+		}
+		if err := s.atRest(work, metrics, n, idle, apiserver/float64(n), waited/float64(len(readies))); err != nil {
+			return err
+		}
+	}
 	if !faults {
 		fmt.Println("fleet: no faults injected (-faults=false)")
 		return nil
@@ -386,6 +383,63 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string, faults bool) er
 	}
 	fmt.Println("FLEET PASSED")
 	return nil
+}
+
+// atRest measures the fleet once all are Ready, for d: what a Ready XR
+// costs per minute when nothing converges (provider-kubernetes's polls of
+// its Objects, the function's ready TTL re-running every XR and
+// Crossplane re-applying what it composes). An XR Ready before the last
+// pays that while it waits for the others, waited seconds on average, so
+// of perXR, the API server's CPU per XR until all were Ready, about
+// rate × waited is that cost; the rest is the convergence's own.
+func (s *scenarios) atRest(work, metrics string, n int, d time.Duration, perXR, waited float64) error {
+	r0, err := s.readStack(work, metrics)
+	if err != nil {
+		return err
+	}
+	time.Sleep(d)
+	r1, err := s.readStack(work, metrics)
+	if err != nil {
+		return err
+	}
+	before, after, calls0, calls1 := r0.procs, r1.procs, r0.calls, r1.calls
+	perMin := func(v float64) float64 { return v / float64(n) / d.Minutes() }
+	api := perMin(after["kube-apiserver"].cpu - before["kube-apiserver"].cpu)
+	fmt.Printf("  at rest, all Ready, for %s: per XR per minute kube-apiserver %.3f CPU s, Crossplane core %.3f CPU s, provider-kubernetes %.3f CPU s, %.2f RunFunction calls\n",
+		d, api, perMin(after["crossplane"].cpu-before["crossplane"].cpu), perMin(after["provider-kubernetes"].cpu-before["provider-kubernetes"].cpu), perMin(calls1-calls0))
+	paid := api * waited / 60
+	fmt.Printf("  of the API server's %.2f CPU s per XR until all were Ready, about %.2f were paid at rest (an XR waited %.0f s Ready for the last, on average); converging: %.2f\n",
+		perXR, paid, waited, perXR-paid)
+	topRequests(r0.work, r1.work, 5)
+	return nil
+}
+
+// stackReading is the stack at one moment: each process's CPU seconds and
+// peak RSS, the function's RunFunction calls and their p50 and p99, and
+// the API server's work by request.
+type stackReading struct {
+	procs    map[string]usage
+	calls    float64
+	p50, p99 time.Duration
+	work     map[string]requestWork
+}
+
+// readStack reads the stack as it is now.
+func (s *scenarios) readStack(work, metrics string) (stackReading, error) {
+	r := stackReading{procs: map[string]usage{}}
+	for _, p := range stackProcs {
+		u, err := readUsage(work, p)
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", p.name, err)
+		}
+		r.procs[p.name] = u
+	}
+	var err error
+	if r.calls, r.p50, r.p99, err = runFunctionLatency(metrics); err != nil {
+		return r, err
+	}
+	r.work, err = s.k.apiserverWork()
+	return r, err
 }
 
 // crossplaneMetrics is Crossplane core's metrics endpoint (run.sh's
@@ -519,6 +573,9 @@ func (s *scenarios) waitFleet(xrs []*fleetXR, start time.Time, conds ...string) 
 			mu.Lock()
 			met[key{x.apiVersion, x.kind, str(o, "metadata", "namespace"), str(o, "metadata", "name")}] = all
 			mu.Unlock()
+			if s.changes != nil {
+				s.changes.observe(typ, o)
+			}
 		})
 	}
 	last := time.Now()
@@ -609,4 +666,124 @@ func (s *scenarios) composedOnce(c *cloud) (composedSet, error) {
 		out.xrs += len(items)
 	}
 	return out, nil
+}
+
+// xrChanges counts, from the watch events of the fleet's top-level XRs,
+// how often each was written while converging and which of its fields
+// each write changed (two levels deep: status.conditions,
+// metadata.annotations, spec.crossplane, ...): a write re-runs the XR
+// and every XR that requires it.
+type xrChanges struct {
+	mu     sync.Mutex
+	last   map[string]object
+	writes map[string]int
+	fields map[string]map[string]int
+}
+
+// observe records one watch event of an XR.
+func (c *xrChanges) observe(typ string, o object) {
+	kind, _ := o["kind"].(string)
+	key := kind + "/" + str(o, "metadata", "namespace") + "/" + str(o, "metadata", "name")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil {
+		c.last, c.writes, c.fields = map[string]object{}, map[string]int{}, map[string]map[string]int{}
+	}
+	prev, seen := c.last[key]
+	c.last[key] = o
+	if typ != "MODIFIED" || !seen {
+		return
+	}
+	c.writes[kind]++
+	if c.fields[kind] == nil {
+		c.fields[kind] = map[string]int{}
+	}
+	for _, f := range changedFields(prev, o) {
+		c.fields[kind][f]++
+	}
+}
+
+// changedFields lists the fields two levels deep in which b differs from
+// a, leaving out what every write changes (resourceVersion, managedFields),
+// and the conditions by type.
+func changedFields(a, b object) []string {
+	var out []string
+	for _, top := range []string{"metadata", "spec", "status"} {
+		am, _ := a[top].(map[string]any)
+		bm, _ := b[top].(map[string]any)
+		keys := map[string]bool{}
+		for k := range am {
+			keys[k] = true
+		}
+		for k := range bm {
+			keys[k] = true
+		}
+		for k := range keys {
+			if top == "metadata" && (k == "resourceVersion" || k == "managedFields") {
+				continue
+			}
+			if reflect.DeepEqual(am[k], bm[k]) {
+				continue
+			}
+			if top == "status" && k == "conditions" {
+				out = append(out, changedConditions(am[k], bm[k])...)
+				continue
+			}
+			out = append(out, top+"."+k)
+		}
+	}
+	return out
+}
+
+// changedConditions lists the types of the conditions that differ
+// between a and b other than in their lastTransitionTime, each as
+// status.conditions[Type].
+func changedConditions(a, b any) []string {
+	byType := func(v any) map[string]map[string]any {
+		out := map[string]map[string]any{}
+		l, _ := v.([]any)
+		for _, c := range l {
+			m, _ := c.(map[string]any)
+			t, _ := m["type"].(string)
+			m = maps.Clone(m)
+			delete(m, "lastTransitionTime")
+			out[t] = m
+		}
+		return out
+	}
+	am, bm := byType(a), byType(b)
+	var out []string
+	for t := range bm {
+		if !reflect.DeepEqual(am[t], bm[t]) {
+			out = append(out, "status.conditions["+t+"]")
+		}
+	}
+	for t := range am {
+		if _, ok := bm[t]; !ok {
+			out = append(out, "status.conditions["+t+"]")
+		}
+	}
+	return out
+}
+
+// print says, per kind, the writes per XR applied of that kind and the
+// fields they changed most often.
+func (c *xrChanges) print() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	perKind := map[string]int{}
+	for key := range c.last {
+		kind, _, _ := strings.Cut(key, "/")
+		perKind[kind]++
+	}
+	for _, kind := range slices.Sorted(maps.Keys(c.writes)) {
+		xrs := float64(perKind[kind])
+		fields := c.fields[kind]
+		names := slices.SortedFunc(maps.Keys(fields), func(a, b string) int { return cmp.Or(cmp.Compare(fields[b], fields[a]), cmp.Compare(a, b)) })
+		var top []string
+		for _, f := range names[:min(8, len(names))] {
+			top = append(top, fmt.Sprintf("%s %.1f", f, float64(fields[f])/xrs))
+		}
+		fmt.Printf("  writes per %s until all Ready: %.1f; fields they changed, per XR: %s\n", kind, float64(c.writes[kind])/xrs, strings.Join(top, ", "))
+	}
 }

@@ -28,6 +28,7 @@ func main() {
 	prepare := flag.String("prepare-crds", "", "copy the provider CRDs of this folder for installing without providers into -out, and exit")
 	out := flag.String("out", "", "where -prepare-crds writes")
 	faults := flag.Bool("faults", true, "with -fleet, inject the faults once the fleet is Ready")
+	idle := flag.Duration("idle", 0, "with -fleet, once all are Ready, measure the fleet at rest for this long (0: not at all)")
 	fleet := flag.Int("fleet", 0, "instead of the scenarios, apply this many mixed XRs at once, measure, and inject faults (make fleet)")
 	work := flag.String("work", "", "run.sh's work folder (pid files, start scripts), for -fleet")
 	metrics := flag.String("metrics", "http://127.0.0.1:18090/metrics", "the function's metrics, for -fleet")
@@ -59,7 +60,7 @@ func main() {
 		return
 	}
 	if *fleet > 0 {
-		if err := runFleet(*kubeconfig, *examples, *fleet, *work, *metrics, *timeout, *faults); err != nil {
+		if err := runFleet(*kubeconfig, *examples, *fleet, *work, *metrics, *timeout, *idle, *faults); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: FLEET FAILED:", err)
 			os.Exit(1)
 		}
@@ -97,16 +98,16 @@ var maxPath = map[string][]string{
 	"azure": {"spec", "forProvider", "maxCount"},
 }
 
-// runFleet starts the simulator and runs the fleet, with its faults when
-// faults is true.
-func runFleet(kubeconfig, examples string, n int, work, metrics string, timeout time.Duration, faults bool) error {
+// runFleet starts the simulator and runs the fleet, measured at rest for
+// idle once all are Ready, with its faults when faults is true.
+func runFleet(kubeconfig, examples string, n int, work, metrics string, timeout, idle time.Duration, faults bool) error {
 	k, c, stop, err := simulator(kubeconfig)
 	if err != nil {
 		return err
 	}
 	defer stop()
 	s := &scenarios{k: k, c: c, examples: examples, timeout: timeout, refused: map[string]int{}}
-	return s.fleet(c, n, work, metrics, faults)
+	return s.fleet(c, n, work, metrics, idle, faults)
 }
 
 // simulator connects to the API server and starts the cloud simulator,

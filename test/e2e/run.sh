@@ -11,6 +11,7 @@
 # FLEET=N to run the fleet of N XRs and its faults instead of the scenarios
 # (make fleet), FLEET_TIMEOUT (30m) how long the fleet may take to be Ready,
 # FLEET_FAULTS=0 to measure the fleet without injecting its faults after,
+# FLEET_IDLE (e.g. 3m) to measure the fleet at rest once all are Ready,
 # XP_POLL and PK_POLL Crossplane's and provider-kubernetes's poll intervals,
 # APISERVER_PROFILING=true to serve the API server's /debug/pprof (off by default),
 # FN_ARGS more flags for the function (e.g. --ttl-converging=1m),
@@ -305,6 +306,6 @@ if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
 fi
 if [ -n "${FLEET:-}" ]; then
   log "the fleet: $FLEET XRs"
-  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -fleet="$FLEET" -work="$WORK" -timeout="${FLEET_TIMEOUT:-30m}" -faults="${FLEET_FAULTS:-1}" 2>&1 | tee -a "$WORK/driver.log"
+  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -fleet="$FLEET" -work="$WORK" -timeout="${FLEET_TIMEOUT:-30m}" -idle="${FLEET_IDLE:-0}" -faults="${FLEET_FAULTS:-1}" 2>&1 | tee -a "$WORK/driver.log"
 fi
 log "done"

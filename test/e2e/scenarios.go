@@ -34,6 +34,9 @@ type scenarios struct {
 	// refused counts the deletes the simulated cloud refused during the
 	// XR deletes, by cloud.
 	refused map[string]int
+	// changes, when set, counts what changed in the fleet's XRs while
+	// waitFleet follows them.
+	changes *xrChanges
 }
 
 // waitFor polls cond until it holds or the timeout passes.
