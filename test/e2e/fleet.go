@@ -272,7 +272,7 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string, idle time.Durat
 		return err
 	}
 	fmt.Printf("fleet: %d XRs applied in %.1f s\n", len(xrs), time.Since(start).Seconds())
-	s.changes = &xrChanges{}
+	s.changes = &xrChanges{start: start}
 	allReady, err := s.waitFleet(xrs, start, "Ready")
 	changes := s.changes
 	s.changes = nil
@@ -327,6 +327,9 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string, idle time.Durat
 		100*(busy1-busy0)/capacity, cores, capacity)
 	topRequests(work0, work1, 10)
 	changes.print()
+	if err := changes.writeTrace(filepath.Join(work, "fleet-conditions.txt")); err != nil {
+		return err
+	}
 	if idle > 0 {
 		var waited float64
 		for _, r := range readies {
@@ -675,10 +678,23 @@ func (s *scenarios) composedOnce(c *cloud) (composedSet, error) {
 // and every XR that requires it.
 type xrChanges struct {
 	mu     sync.Mutex
+	start  time.Time
 	last   map[string]object
 	writes map[string]int
 	fields map[string]map[string]int
+	// back counts, by kind, the writes that took Synced back to an older
+	// observedGeneration than the write before: Crossplane applied the
+	// conditions of a copy of the XR older than the last it wrote.
+	back map[string]int
+	// traced are the first tracedPerKind XRs of each kind seen, whose
+	// every change of a condition or of the generation goes to trace.
+	traced map[string]bool
+	kinds  map[string]int
+	trace  []string
 }
+
+// tracedPerKind is how many XRs of each kind the fleet's trace follows.
+const tracedPerKind = 3
 
 // observe records one watch event of an XR.
 func (c *xrChanges) observe(typ string, o object) {
@@ -688,9 +704,14 @@ func (c *xrChanges) observe(typ string, o object) {
 	defer c.mu.Unlock()
 	if c.last == nil {
 		c.last, c.writes, c.fields = map[string]object{}, map[string]int{}, map[string]map[string]int{}
+		c.back, c.traced, c.kinds = map[string]int{}, map[string]bool{}, map[string]int{}
 	}
 	prev, seen := c.last[key]
 	c.last[key] = o
+	if !seen && c.kinds[kind] < tracedPerKind {
+		c.kinds[kind]++
+		c.traced[key] = true
+	}
 	if typ != "MODIFIED" || !seen {
 		return
 	}
@@ -698,9 +719,65 @@ func (c *xrChanges) observe(typ string, o object) {
 	if c.fields[kind] == nil {
 		c.fields[kind] = map[string]int{}
 	}
-	for _, f := range changedFields(prev, o) {
+	changed := changedFields(prev, o)
+	for _, f := range changed {
 		c.fields[kind][f]++
 	}
+	if observedGeneration(o, "Synced") < observedGeneration(prev, "Synced") {
+		c.back[kind]++
+	}
+	if c.traced[key] {
+		c.trace = append(c.trace, traceLines(time.Since(c.start), key, changed, o)...)
+	}
+}
+
+// observedGeneration is the observedGeneration of o's condition typ, 0
+// without one.
+func observedGeneration(o object, typ string) float64 {
+	l, _ := at(o, "status", "conditions").([]any)
+	for _, c := range l {
+		if m, _ := c.(map[string]any); m["type"] == typ {
+			g, _ := m["observedGeneration"].(float64)
+			return g
+		}
+	}
+	return 0
+}
+
+// traceLines says, for the trace, what a write of the XR o changed: each
+// condition as it now is, and the generation.
+func traceLines(since time.Duration, key string, changed []string, o object) []string {
+	conds := map[string]map[string]any{}
+	l, _ := at(o, "status", "conditions").([]any)
+	for _, c := range l {
+		m, _ := c.(map[string]any)
+		t, _ := m["type"].(string)
+		conds[t] = m
+	}
+	var out []string
+	for _, f := range changed {
+		what := f
+		if t, ok := strings.CutPrefix(f, "status.conditions["); ok {
+			t = strings.TrimSuffix(t, "]")
+			m := conds[t]
+			what = fmt.Sprintf("[%s] %v %v (generation %v/%v): %v", t, m["status"], m["reason"], m["observedGeneration"], at(o, "metadata", "generation"), m["message"])
+		}
+		out = append(out, fmt.Sprintf("%7.1f s %s %s", since.Seconds(), key, what))
+	}
+	return out
+}
+
+// writeTrace writes the trace to path, grouped by XR.
+func (c *xrChanges) writeTrace(path string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	lines := slices.Clone(c.trace)
+	slices.SortStableFunc(lines, func(a, b string) int { return cmp.Compare(strings.Fields(a)[2], strings.Fields(b)[2]) })
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		return fmt.Errorf("cannot write the fleet's trace: %w", err)
+	}
+	fmt.Printf("  the conditions of %d XRs as they changed: %s\n", len(c.traced), path)
+	return nil
 }
 
 // changedFields lists the fields two levels deep in which b differs from
@@ -784,6 +861,7 @@ func (c *xrChanges) print() {
 		for _, f := range names[:min(8, len(names))] {
 			top = append(top, fmt.Sprintf("%s %.1f", f, float64(fields[f])/xrs))
 		}
-		fmt.Printf("  writes per %s until all Ready: %.1f; fields they changed, per XR: %s\n", kind, float64(c.writes[kind])/xrs, strings.Join(top, ", "))
+		fmt.Printf("  writes per %s until all Ready: %.1f (%.1f of them took Synced back to an older generation); fields they changed, per XR: %s\n",
+			kind, float64(c.writes[kind])/xrs, float64(c.back[kind])/xrs, strings.Join(top, ", "))
 	}
 }
