@@ -287,6 +287,8 @@ var OtherFlags = []OtherFlag{
 	{Flag: "--circuit-breaker-cooldown", Tool: "Crossplane"},
 	// Crossplane core: how often a Usage (and anything without a TTL) is checked again.
 	{Flag: "--poll-interval", Tool: "Crossplane"},
+	// Crossplane core: how many reconciles of one XR kind run at once.
+	{Flag: "--max-reconcile-rate", Tool: "Crossplane"},
 	// ingress-nginx: the certificate it serves by default.
 	{Flag: "--default-ssl-certificate", Tool: "ingress-nginx"},
 	// external-dns: the one hosted zone it may change.

@@ -14,7 +14,9 @@
 # FLEET_IDLE (e.g. 3m) to measure the fleet at rest once all are Ready,
 # XP_POLL and PK_POLL Crossplane's and provider-kubernetes's poll intervals,
 # APISERVER_PROFILING=true to serve the API server's /debug/pprof (off by default),
-# FN_ARGS more flags for the function (e.g. --ttl-converging=1m),
+# FN_ARGS more flags for the function (e.g. --ttl-converging=1m), XP_ARGS
+# more flags for Crossplane core (default --max-reconcile-rate=10; set it
+# empty for Crossplane's own default of 100),
 # PORTAL_BROWSER=required to fail, not skip, the portal's page test when no
 # Chromium is found (installed from Debian then, as root), E2E_ONLY to run
 # only some scenarios (comma-separated: budget, gcp, aws, azure, legacy,
@@ -179,12 +181,17 @@ mkdir -p "$WORK/xpkg-cache" "$WORK/xfn-cache"
 # which with realtime compositions takes the poll interval's place.)
 # Started by a script of its own, which the fleet's faults run again.
 XP_POLL=${XP_POLL:-$([ -n "${FLEET:-}" ] && [ -z "${SCENARIOS:-}" ] && echo 1m || echo 10s)}
+# At most 10 reconciles at once per XR kind, not Crossplane's 100: more
+# than this API server on two cores serves, whose watches then lag, so that
+# Crossplane reconciles XRs from stale copies and writes their old
+# conditions back (docs/e2e.md, "Reconciles of stale copies").
+XP_ARGS=${XP_ARGS---max-reconcile-rate=10}
 cat > "$WORK/start-crossplane.sh" <<SH
 #!/usr/bin/env bash
 PATH=$CACHE:\$PATH crossplane core start --enable-webhooks --webhook-port=$XP_WEBHOOK_PORT --tls-server-certs-dir="$P/xpw" --package-runtime=External \\
   --tls-client-certs-dir="$P/xp" --xpkg-cache-dir="$WORK/xpkg-cache" --xfn-cache-dir="$WORK/xfn-cache" \\
   --metrics-port=18080 --health-probe-port=18081 --poll-interval=$XP_POLL \\
-  --circuit-breaker-burst=2000 --circuit-breaker-refill-rate=50 --circuit-breaker-cooldown=5s \\
+  --circuit-breaker-burst=2000 --circuit-breaker-refill-rate=50 --circuit-breaker-cooldown=5s $XP_ARGS \\
   >>"$WORK/crossplane.log" 2>&1 </dev/null &
 echo \$! > "$WORK/crossplane.pid"
 SH
