@@ -276,8 +276,10 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string, idle time.Durat
 	allReady, err := s.waitFleet(xrs, start, "Ready")
 	changes := s.changes
 	s.changes = nil
+	trace := filepath.Join(work, "fleet-conditions.txt")
 	if err != nil {
-		return err
+		// The trace says most about a fleet that did not get Ready.
+		return errors.Join(err, changes.writeTrace(trace))
 	}
 	// Everything measured is read at once, from the apply until all are
 	// Ready; counting what was composed comes after.
@@ -327,7 +329,7 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string, idle time.Durat
 		100*(busy1-busy0)/capacity, cores, capacity)
 	topRequests(work0, work1, 10)
 	changes.print()
-	if err := changes.writeTrace(filepath.Join(work, "fleet-conditions.txt")); err != nil {
+	if err := changes.writeTrace(trace); err != nil {
 		return err
 	}
 	if idle > 0 {
@@ -560,6 +562,8 @@ func (s *scenarios) waitFleet(xrs []*fleetXR, start time.Time, conds ...string) 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kinds := map[[2]string]bool{}
+	// Read once, here: the watches outlive this call by an instant.
+	changes := s.changes
 	for _, x := range xrs {
 		x.readyAt = 0
 		k := [2]string{x.apiVersion, x.kind}
@@ -576,8 +580,8 @@ func (s *scenarios) waitFleet(xrs []*fleetXR, start time.Time, conds ...string) 
 			mu.Lock()
 			met[key{x.apiVersion, x.kind, str(o, "metadata", "namespace"), str(o, "metadata", "name")}] = all
 			mu.Unlock()
-			if s.changes != nil {
-				s.changes.observe(typ, o)
+			if changes != nil {
+				changes.observe(typ, o)
 			}
 		})
 	}
@@ -682,10 +686,13 @@ type xrChanges struct {
 	last   map[string]object
 	writes map[string]int
 	fields map[string]map[string]int
-	// back counts, by kind, the writes that took Synced back to an older
-	// observedGeneration than the write before: Crossplane applied the
-	// conditions of a copy of the XR older than the last it wrote.
-	back map[string]int
+	// back counts, by kind, the writes that put a condition back to what
+	// it was before the write before (A, B, A): Crossplane applied the
+	// conditions of a copy of the XR older than the last it wrote, or the
+	// write after that undid it. earlier holds, by XR and condition type,
+	// the value the last change replaced.
+	back    map[string]int
+	earlier map[string]map[string]string
 	// traced are the first tracedPerKind XRs of each kind seen, whose
 	// every change of a condition or of the generation goes to trace.
 	traced map[string]bool
@@ -704,7 +711,7 @@ func (c *xrChanges) observe(typ string, o object) {
 	defer c.mu.Unlock()
 	if c.last == nil {
 		c.last, c.writes, c.fields = map[string]object{}, map[string]int{}, map[string]map[string]int{}
-		c.back, c.traced, c.kinds = map[string]int{}, map[string]bool{}, map[string]int{}
+		c.back, c.earlier, c.traced, c.kinds = map[string]int{}, map[string]map[string]string{}, map[string]bool{}, map[string]int{}
 	}
 	prev, seen := c.last[key]
 	c.last[key] = o
@@ -723,7 +730,7 @@ func (c *xrChanges) observe(typ string, o object) {
 	for _, f := range changed {
 		c.fields[kind][f]++
 	}
-	if observedGeneration(o, "Synced") < observedGeneration(prev, "Synced") {
+	if c.putBack(key, prev, o) {
 		c.back[kind]++
 	}
 	if c.traced[key] {
@@ -731,17 +738,39 @@ func (c *xrChanges) observe(typ string, o object) {
 	}
 }
 
-// observedGeneration is the observedGeneration of o's condition typ, 0
-// without one.
-func observedGeneration(o object, typ string) float64 {
+// putBack reports whether the write from prev to o put one of the XR's
+// conditions back to the value it had before prev, and records what this
+// write replaced. A condition's value is all of it but its
+// lastTransitionTime.
+func (c *xrChanges) putBack(key string, prev, o object) bool {
+	a, b := conditionValues(prev), conditionValues(o)
+	if c.earlier[key] == nil {
+		c.earlier[key] = map[string]string{}
+	}
+	back := false
+	for t, v := range b {
+		if v == a[t] {
+			continue
+		}
+		if e, ok := c.earlier[key][t]; ok && e == v {
+			back = true
+		}
+		c.earlier[key][t] = a[t]
+	}
+	return back
+}
+
+// conditionValues are o's conditions by type, each as its fields but
+// lastTransitionTime.
+func conditionValues(o object) map[string]string {
+	out := map[string]string{}
 	l, _ := at(o, "status", "conditions").([]any)
 	for _, c := range l {
-		if m, _ := c.(map[string]any); m["type"] == typ {
-			g, _ := m["observedGeneration"].(float64)
-			return g
-		}
+		m, _ := c.(map[string]any)
+		t, _ := m["type"].(string)
+		out[t] = fmt.Sprint(m["status"], "|", m["reason"], "|", m["message"], "|", m["observedGeneration"])
 	}
-	return 0
+	return out
 }
 
 // traceLines says, for the trace, what a write of the XR o changed: each
@@ -861,7 +890,7 @@ func (c *xrChanges) print() {
 		for _, f := range names[:min(8, len(names))] {
 			top = append(top, fmt.Sprintf("%s %.1f", f, float64(fields[f])/xrs))
 		}
-		fmt.Printf("  writes per %s until all Ready: %.1f (%.1f of them took Synced back to an older generation); fields they changed, per XR: %s\n",
+		fmt.Printf("  writes per %s until all Ready: %.1f (%.1f of them put a condition back to its value before the last); fields they changed, per XR: %s\n",
 			kind, float64(c.writes[kind])/xrs, float64(c.back[kind])/xrs, strings.Join(top, ", "))
 	}
 }

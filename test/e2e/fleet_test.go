@@ -85,7 +85,7 @@ func TestXRChanges(t *testing.T) {
 		want   want
 	}{
 		"Progress": {
-			reason: "Writes whose conditions move forward count as writes, none of them back; the first event of an XR is no write.",
+			reason: "Writes whose conditions move forward count as writes, none of them putting one back; the first event of an XR is no write.",
 			events: []event{
 				{"ADDED", xr("a", 3, 3, "Not ready yet: cluster")},
 				{"MODIFIED", xr("a", 4, 4, "Not ready yet: cluster")},
@@ -98,7 +98,7 @@ func TestXRChanges(t *testing.T) {
 			}},
 		},
 		"StaleCopy": {
-			reason: "A write that takes Synced back to an older generation is counted, with the older message it brought back.",
+			reason: "A write that takes Synced back to an older generation is traced with the older message it brought back; the write that undoes it puts Synced back to its value before, and counts.",
 			events: []event{
 				{"ADDED", xr("a", 5, 5, "Not ready yet: nodepool")},
 				{"MODIFIED", xr("a", 5, 4, "Not ready yet: cluster")},
@@ -108,6 +108,20 @@ func TestXRChanges(t *testing.T) {
 				"0.0 s Cluster/platform/a [Synced] True ReconcileSuccess (generation 4/5): <nil>",
 				"0.0 s Cluster/platform/a [ClusterReady] False Creating (generation <nil>/5): Not ready yet: cluster",
 				"0.0 s Cluster/platform/a [Synced] True ReconcileSuccess (generation 5/5): <nil>",
+				"0.0 s Cluster/platform/a [ClusterReady] False Creating (generation <nil>/5): Not ready yet: nodepool",
+			}},
+		},
+		"StaleMessageSameGeneration": {
+			reason: "A stale copy of the same generation still shows, as a message put back, and so does the write that undoes it.",
+			events: []event{
+				{"ADDED", xr("a", 5, 5, "Not ready yet: cluster")},
+				{"MODIFIED", xr("a", 5, 5, "Not ready yet: nodepool")},
+				{"MODIFIED", xr("a", 5, 5, "Not ready yet: cluster")},
+				{"MODIFIED", xr("a", 5, 5, "Not ready yet: nodepool")},
+			},
+			want: want{writes: 3, back: 2, trace: []string{
+				"0.0 s Cluster/platform/a [ClusterReady] False Creating (generation <nil>/5): Not ready yet: cluster",
+				"0.0 s Cluster/platform/a [ClusterReady] False Creating (generation <nil>/5): Not ready yet: nodepool",
 				"0.0 s Cluster/platform/a [ClusterReady] False Creating (generation <nil>/5): Not ready yet: nodepool",
 			}},
 		},
