@@ -22,6 +22,7 @@ type CLI struct {
 	Serve   ServeCmd   `cmd:"" default:"withargs" help:"Serve the function over gRPC (the default command)."`
 	Preview PreviewCmd `cmd:"" help:"Show the stack an XR converges to, its plan against observed resources, or the fleet impact of an environment change, in process."`
 	Portal  PortalCmd  `cmd:"" help:"Serve the self-service portal: a JSON API and a page that create AppEnvironments from a namespace's policy, with live status, as the caller (Kubernetes RBAC decides)."`
+	Fleet   FleetCmd   `cmd:"" help:"The fleet controller of rollout waves: decide every gated Cluster (a wave's soak needs a clock, its gate the whole fleet) and write each one's ruling, a ConfigMap the Cluster requires by name."`
 }
 
 // ServeCmd serves the function.
@@ -40,6 +41,7 @@ type ServeCmd struct {
 
 	TTLConverging time.Duration `default:"15s" help:"Response TTL while the XR waits for another XR (the Cluster it runs on, or a value one of its resources reports) or a WorkloadBudget's spend, which Crossplane v2.3 does not watch for it (v2.4 watches them as required resources)."`
 	TTLReady      time.Duration `default:"5m"  help:"Response TTL otherwise: once every composed resource is ready, and while the XR waits only for its own composed resources, whose changes re-run it."`
+	TTLGated      time.Duration `default:"5m"  help:"Response TTL while a rollout wave holds a Cluster: Crossplane v2.4 re-runs it when the fleet controller's ruling on it changes, so time alone changes nothing; on v2.3, which does not watch the ruling, it is how late the Cluster sees a new one."`
 }
 
 // Validate refuses, while the flags are parsed, a --pprof address that is
@@ -57,7 +59,7 @@ func (c *ServeCmd) Run() error {
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthgrpc.HealthCheckResponse_SERVING)
 
-	return serve.Serve(NewFunction(log, response.Options{TTLConverging: c.TTLConverging, TTLReady: c.TTLReady}), serve.Options{
+	return serve.Serve(NewFunction(log, response.Options{TTLConverging: c.TTLConverging, TTLReady: c.TTLReady, TTLGated: c.TTLGated}), serve.Options{
 		Network:            c.Network,
 		Address:            c.Address,
 		TLSCertsDir:        c.TLSCertsDir,

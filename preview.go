@@ -27,6 +27,7 @@ type PreviewCmd struct {
 	Fleet      string   `help:"A folder of XRs (observed resources, when known, in <folder>/observed/<file>): plan each under --env and under --env-new; when the change moves the Kubernetes version or a chart's version, or --env-new sets rollout.waves, also show the rollout's waves, their gates and their Clusters per cloud." placeholder:"DIR"`
 	EnvNew     []string `help:"With --fleet: the changed EnvironmentConfigs." placeholder:"PATH"`
 	JSON       bool     `help:"With --fleet: print the report as JSON (the rollout's waves under rollout.waves)."`
+	Now        string   `help:"With --fleet: the time the fleet controller's rulings are made at (RFC 3339), which the waves' soaks are measured against; empty: the current time. 0001-01-01T00:00:00Z is no clock: no soak has passed." placeholder:"TIME"`
 	EnvContext bool     `help:"Deliver the EnvironmentConfigs merged into the pipeline context, as function-environment-configs does for the two-step and compat Compositions (selected by the labels baseline, cloud and planeType alone)."`
 
 	// out is where the preview goes; progress, the progress bar and the
@@ -167,10 +168,17 @@ func (c *PreviewCmd) fleet(run preview.Runner, old preview.World) error {
 			xrs = append(xrs, preview.FleetXR{File: filepath.Base(f), XR: x, Observed: observed})
 		}
 	}
-	// Each XR is planned twice: under the old environment, then under
-	// the new one with the fleet as it stands.
+	now := time.Now()
+	if c.Now != "" {
+		if now, err = time.Parse(time.RFC3339, c.Now); err != nil {
+			return fmt.Errorf("cannot read --now: %w", err)
+		}
+	}
+	// Each XR is planned under the old environment, then under the new
+	// one with the fleet as it stands and, for a Cluster the rollout
+	// gates, again with the fleet controller's ruling on it at now.
 	bar, n := newProgress(c.progress, 2*len(xrs)), 0
-	impacts, err := preview.Fleet(run, old, updated, xrs, func() { n++; bar.set(n) })
+	impacts, err := preview.Fleet(run, old, updated, xrs, now, func() { n++; bar.set(n) })
 	if err != nil {
 		return err
 	}
@@ -179,7 +187,7 @@ func (c *PreviewCmd) fleet(run preview.Runner, old preview.World) error {
 	for _, im := range impacts {
 		report.Add(im)
 	}
-	report.Rollout = preview.RolloutOf(old, updated, report.XRs)
+	report.Rollout = preview.RolloutOf(old, updated, report.XRs, now)
 	return preview.PrintFleet(c.out, &report, c.JSON)
 }
 

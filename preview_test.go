@@ -165,8 +165,16 @@ func fleetDir(t *testing.T) (dir, fleet string) {
 // example environment to updated, and returns the report and the output.
 func previewFleet(t *testing.T, fleet, updated string) (preview.FleetReport, string) {
 	t.Helper()
+	return previewFleetAt(t, fleet, "examples/envconfigs", updated, "")
+}
+
+// previewFleetAt runs preview --fleet --json --now now over the XRs of
+// fleet, from the environment old to updated, and returns the report and
+// the output.
+func previewFleetAt(t *testing.T, fleet, old, updated, now string) (preview.FleetReport, string) {
+	t.Helper()
 	var out bytes.Buffer
-	cmd := &PreviewCmd{Fleet: fleet, Env: []string{"examples/envconfigs"}, EnvNew: []string{updated}, Required: []string{"examples/spend"}, JSON: true, out: &out, progress: &bytes.Buffer{}}
+	cmd := &PreviewCmd{Fleet: fleet, Env: []string{old}, EnvNew: []string{updated}, Required: []string{"examples/spend"}, JSON: true, Now: now, out: &out, progress: &bytes.Buffer{}}
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}
@@ -208,73 +216,164 @@ func changedEnvironment(t *testing.T, dir string, change map[string]func(data ma
 
 // TestPreviewFleetRollout previews a fleet of Clusters on the three clouds
 // under an environment that moves the Kubernetes version and sets three
-// waves: preview --fleet --json places each Cluster in its wave as
-// rollout.WaveOf does (an unlabelled Cluster, and one labelled with a
-// wave that does not admit its namespace, in the last), with what it runs
-// under the old environment (the stack it converges to), and each wave's
-// gate.
+// waves, preview standing in for the fleet controller as a control plane
+// would: it plans each XR under the new environment, rules on the fleet as
+// the API server then holds it (fleet.Rule, at --now), and plans each
+// Cluster again with its ruling, delivered as the function requires it.
+// preview --fleet --json places each Cluster in its wave as rollout.WaveOf
+// does (an unlabelled legacy XCluster, and one labelled with a wave that
+// does not admit its namespace, in the last), with what it runs and the
+// controller's ruling on it; each wave's gate is rollout.GateOf's on the
+// same fleet; and each XR's counts are what its ruling lets through: a
+// control plane changes only where the ruling is Adopt.
 func TestPreviewFleetRollout(t *testing.T) {
-	dir, fleet := fleetDir(t)
 	wave := func(w string) func(xpsim.Object) {
 		return func(o xpsim.Object) { o["metadata"].(map[string]any)["labels"].(map[string]any)[rollout.Label] = w }
 	}
+	// readySince is the status of a Cluster as kubectl prints it: Ready
+	// since 10:00.
+	readySince := fntest.Set("status", map[string]any{"conditions": []any{
+		map[string]any{"type": "Ready", "status": "True", "reason": "Available", "lastTransitionTime": "2026-11-30T10:00:00Z"},
+	}})
 	noDomain := fntest.Set("spec.parameters.domain", nil)
-	for file, x := range map[string]xpsim.Object{
-		"canary.yaml":       fntest.GCPXR(wave("canary")),
+	fleetXRs := map[string]xpsim.Object{
+		"canary.yaml":       fntest.GCPXR(wave("canary"), readySince),
 		"staging.yaml":      fntest.AzureXR(fntest.Set("metadata.namespace", "team-a"), fntest.Set("metadata.name", "web"), noDomain, wave("staging")),
 		"not-admitted.yaml": fntest.AWSXR(fntest.Set("metadata.name", "api"), wave("staging")),
 		"unlabelled.yaml":   fntest.AWSXR(fntest.Set("metadata.name", "legacy"), fntest.Legacy),
-	} {
-		writeYAML(t, filepath.Join(fleet, file), x)
 	}
-	updated := changedEnvironment(t, filepath.Join(dir, "env-new"), map[string]func(data map[string]any){
-		"cluster-platform-baseline": func(data map[string]any) {
-			data["version"] = "1.34"
-			data["rollout"] = map[string]any{"waves": []any{
-				map[string]any{"name": "canary", "namespaces": []any{"team-edge"}},
-				map[string]any{"name": "staging", "namespaces": []any{"team-a"}, "maxUnavailable": 1.0},
-				map[string]any{"name": "production", "requiresApproval": true},
-			}}
-		},
-	})
-	report, out := previewFleet(t, fleet, updated)
-	if report.Total.Fatals != 0 || report.Rollout == nil {
-		t.Fatalf("want no Fatal and a rollout, got:\n%s", out)
-	}
-	type cluster struct{ Wave, Cloud, Key, Runs, Verdict string }
-	var got []cluster
-	for _, w := range report.Rollout.Waves {
-		for _, c := range w.Clouds {
-			for _, m := range c.Clusters {
-				if !m.Ready {
-					t.Errorf("%s/%s: not Ready under the old environment: %s", m.Namespace, m.Name, m.Reason)
-				}
-				got = append(got, cluster{w.Name, c.Cloud, m.Namespace + "/" + m.Name, m.Runs, w.Verdict})
-			}
+	// waves are the new environment's: canary soaks for soak.
+	waves := func(soak string) []any {
+		return []any{
+			map[string]any{"name": "canary", "namespaces": []any{"team-edge"}, "soak": soak},
+			map[string]any{"name": "staging", "namespaces": []any{"team-a"}, "maxUnavailable": 1.0},
+			map[string]any{"name": "production", "requiresApproval": true},
 		}
 	}
-	want := []cluster{
-		{"canary", "gcp", "team-edge/edge", "1.33", "Adopt"},
-		{"staging", "azure", "team-a/web", "1.33", "Hold"},
-		{"production", "aws", "/legacy", "1.33", "Hold"},
-		{"production", "aws", "team-edge/api", "1.33", "Hold"},
+	type args struct {
+		// canaryAhead makes the GCP layer ask for 1.34 in both
+		// environments: the canary runs it before the change.
+		canaryAhead bool
+		soak, now   string
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("waves: -want, +got:\n%s\n%s", diff, out)
+	type cluster struct{ Wave, Cloud, Key, Runs, Verdict string }
+	// clusters are the fleet's Clusters in wave order: the canary running
+	// canaryRuns and ruled canary, staging's ruled staging, and
+	// production's two, which hold.
+	clusters := func(canaryRuns, canary, staging string) []cluster {
+		return []cluster{
+			{"canary", "gcp", "team-edge/edge", canaryRuns, canary},
+			{"staging", "azure", "team-a/web", "1.33", staging},
+			{"production", "aws", "/legacy", "1.33", "Hold"},
+			{"production", "aws", "team-edge/api", "1.33", "Hold"},
+		}
 	}
-	if r := report.Rollout; r.From != "1.33" || r.Target != "1.34" || !r.Waves[2].RequiresApproval || r.Waves[2].Approved {
-		t.Errorf("rollout from %s to %s, production requires approval %t, approved %t: want 1.33 to 1.34, approval required, not given", r.From, r.Target, r.Waves[2].RequiresApproval, r.Waves[2].Approved)
+	// moved says whose control plane moves: the canary's or staging's.
+	moved := func(canary, staging bool) map[string]bool {
+		return map[string]bool{"Cluster team-edge/edge": canary, "Cluster team-a/web": staging, "Cluster team-edge/api": false, "XCluster legacy": false}
 	}
-	// Each XR is planned under the new environment with the fleet as it
-	// stands delivered as required resources, as Crossplane would: only
-	// the canary's control plane changes; the Clusters its gate holds
-	// change none.
-	moved := map[string]bool{}
-	for _, im := range report.XRs {
-		moved[im.XR] = slices.Contains(im.Changed, "cluster")
+	type want struct {
+		gates    []string
+		clusters []cluster
+		// moved are the XRs whose control plane the change moves now.
+		moved map[string]bool
 	}
-	if want := map[string]bool{"Cluster team-edge/edge": true, "Cluster team-a/web": false, "Cluster team-edge/api": false, "XCluster legacy": false}; !cmp.Equal(want, moved) {
-		t.Errorf("control planes changed: -want, +got:\n%s\n%s", cmp.Diff(want, moved), out)
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"CanaryFirst": {
+			reason: "Every Cluster runs 1.33: the canary adopts 1.34 and its control plane moves; staging holds for it; production holds too, the unlabelled legacy XCluster and the Cluster labelled staging from a namespace staging does not admit with it.",
+			args:   args{},
+			want: want{
+				gates:    []string{"Adopt", "Hold", "Hold"},
+				clusters: clusters("1.33", "Adopt", "Hold"),
+				moved:    moved(true, false),
+			},
+		},
+		"CanaryDone": {
+			reason: "The canary runs 1.34 Ready already (its cloud's layer asks for it): it keeps it, staging adopts 1.34 and its control plane moves; production holds for staging.",
+			args:   args{canaryAhead: true},
+			want: want{
+				gates:    []string{"Keep", "Adopt", "Hold"},
+				clusters: clusters("1.34", "Keep", "Adopt"),
+				moved:    moved(false, true),
+			},
+		},
+		"CanarySoaking": {
+			reason: "The canary runs 1.34, Ready since 10:00, and soaks for an hour: at 10:30 (--now) staging holds until 11:00, and nothing moves.",
+			args:   args{canaryAhead: true, soak: "1h", now: "2026-11-30T10:30:00Z"},
+			want: want{
+				gates:    []string{"Keep", "Hold", "Hold"},
+				clusters: clusters("1.34", "Keep", "Hold until 2026-11-30T11:00:00Z"),
+				moved:    moved(false, false),
+			},
+		},
+		"CanarySoaked": {
+			reason: "At noon (--now) the canary's hour has passed: staging adopts 1.34.",
+			args:   args{canaryAhead: true, soak: "1h", now: "2026-11-30T12:00:00Z"},
+			want: want{
+				gates:    []string{"Keep", "Adopt", "Hold"},
+				clusters: clusters("1.34", "Keep", "Adopt"),
+				moved:    moved(false, true),
+			},
+		},
+		"NoClock": {
+			reason: "Without a clock (--now 0001-01-01T00:00:00Z) no soak has passed: staging holds.",
+			args:   args{canaryAhead: true, soak: "1h", now: "0001-01-01T00:00:00Z"},
+			want: want{
+				gates:    []string{"Keep", "Hold", "Hold"},
+				clusters: clusters("1.34", "Keep", "Hold until 2026-11-30T11:00:00Z"),
+				moved:    moved(false, false),
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir, fleet := fleetDir(t)
+			for file, x := range fleetXRs {
+				writeYAML(t, filepath.Join(fleet, file), x)
+			}
+			ahead := func(data map[string]any) {
+				if tc.args.canaryAhead {
+					data["version"] = "1.34"
+				}
+			}
+			old := changedEnvironment(t, filepath.Join(dir, "env-old"), map[string]func(data map[string]any){"cluster-platform-cloud-gcp": ahead})
+			updated := changedEnvironment(t, filepath.Join(dir, "env-new"), map[string]func(data map[string]any){
+				"cluster-platform-cloud-gcp": ahead,
+				"cluster-platform-baseline": func(data map[string]any) {
+					data["version"] = "1.34"
+					data["rollout"] = map[string]any{"waves": waves(tc.args.soak)}
+				},
+			})
+			report, out := previewFleetAt(t, fleet, old, updated, tc.args.now)
+			if report.Total.Fatals != 0 || report.Rollout == nil {
+				t.Fatalf("want no Fatal and a rollout, got:\n%s", out)
+			}
+			got := want{moved: map[string]bool{}}
+			for _, w := range report.Rollout.Waves {
+				got.gates = append(got.gates, w.Verdict)
+				for _, c := range w.Clouds {
+					for _, m := range c.Clusters {
+						if !m.Ready {
+							t.Errorf("%s/%s: not Ready: %s", m.Namespace, m.Name, m.Reason)
+						}
+						got.clusters = append(got.clusters, cluster{w.Name, c.Cloud, m.Namespace + "/" + m.Name, m.Runs, strings.TrimSuffix(m.Verdict+" until "+m.Until, " until ")})
+					}
+				}
+			}
+			for _, im := range report.XRs {
+				got.moved[im.XR] = slices.Contains(im.Changed, "cluster")
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s\n%s", tc.reason, diff, out)
+			}
+			if r := report.Rollout; r.From != "1.33" || r.Target != "1.34" || !r.Waves[2].RequiresApproval || r.Waves[2].Approved {
+				t.Errorf("rollout from %s to %s, production requires approval %t, approved %t: want 1.33 to 1.34, approval required, not given", r.From, r.Target, r.Waves[2].RequiresApproval, r.Waves[2].Approved)
+			}
+		})
 	}
 }
 

@@ -162,8 +162,8 @@ func chartEnv(e map[string]xpsim.Object) {
 }
 
 // stagingCluster is a Cluster of wave staging on another cloud than the
-// example's, in another namespace, as Crossplane delivers it to a Cluster
-// of a later wave: its control plane and pool run runs, its releases the
+// example's, in another namespace, as the API server holds it for the
+// fleet controller: its control plane and pool run runs, its releases the
 // charts' versions (status.charts; none when nil), and it is Ready.
 func stagingCluster(cloud, runs string, charts map[string]any) xpsim.Object {
 	if charts == nil {
@@ -226,15 +226,15 @@ func dayTwoCases() []dayTwo {
 			// example Cluster, of wave production, keeps 1.33 while a
 			// staging Cluster of another cloud runs 1.33, and moves once
 			// it runs 1.34 Ready.
-			dayTwo{attack: attack{name: cloud + "-rollout-held", example: ex, xr: inProduction, env: rolloutEnv, required: []xpsim.Object{stagingCluster(cloud, "1.33", nil)}},
+			dayTwo{attack: attack{name: cloud + "-rollout-held", example: ex, xr: inProduction, env: rolloutEnv, fleet: []xpsim.Object{stagingCluster(cloud, "1.33", nil)}},
 				check: all(wants("cluster", vf.cluster, "1.33"), pools)},
-			dayTwo{attack: attack{name: cloud + "-rollout-moves", example: ex, xr: inProduction, env: rolloutEnv, required: []xpsim.Object{stagingCluster(cloud, "1.34", nil)}},
+			dayTwo{attack: attack{name: cloud + "-rollout-moves", example: ex, xr: inProduction, env: rolloutEnv, fleet: []xpsim.Object{stagingCluster(cloud, "1.34", nil)}},
 				check: all(wants("cluster", vf.cluster, "1.34"), pools)},
 			// A new cert-manager in the catalog: production's release
 			// keeps v1.19.1 while staging runs it, and moves after.
-			dayTwo{attack: attack{name: cloud + "-rollout-chart-held", example: ex, xr: inProduction, env: chartEnv, required: []xpsim.Object{stagingCluster(cloud, "1.33", map[string]any{"cert-manager": "v1.19.1"})}},
+			dayTwo{attack: attack{name: cloud + "-rollout-chart-held", example: ex, xr: inProduction, env: chartEnv, fleet: []xpsim.Object{stagingCluster(cloud, "1.33", map[string]any{"cert-manager": "v1.19.1"})}},
 				check: all(wants("cluster", vf.cluster, "1.33"), wants("release-cert-manager", "spec.forProvider.chart.version", "v1.19.1"))},
-			dayTwo{attack: attack{name: cloud + "-rollout-chart-moves", example: ex, xr: inProduction, env: chartEnv, required: []xpsim.Object{stagingCluster(cloud, "1.33", map[string]any{"cert-manager": "v1.19.2"})}},
+			dayTwo{attack: attack{name: cloud + "-rollout-chart-moves", example: ex, xr: inProduction, env: chartEnv, fleet: []xpsim.Object{stagingCluster(cloud, "1.33", map[string]any{"cert-manager": "v1.19.2"})}},
 				check: all(wants("cluster", vf.cluster, "1.33"), wants("release-cert-manager", "spec.forProvider.chart.version", "v1.19.2"))},
 			dayTwo{attack: attack{name: cloud + "-maintenance", example: ex, xr: set("spec.parameters.maintenance", map[string]any{"day": "Sunday", "startTime": "01:00", "durationHours": 12})},
 				check: map[string]func(map[string]xpsim.Object) error{

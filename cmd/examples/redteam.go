@@ -3,15 +3,20 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/fleet"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
@@ -40,9 +45,16 @@ type attack struct {
 	// observedEdit, when set, changes what the providers report before
 	// the render.
 	observedEdit func(map[string]xpsim.Object)
-	// required are more required resources Crossplane would deliver, such
-	// as the Clusters of a rollout's earlier waves.
+	// required are more required resources Crossplane would deliver.
 	required []xpsim.Object
+	// fleet, when set, are the other Clusters of a rollout as the API
+	// server holds them: the replay stands in for the fleet controller
+	// (package fleet), as a control plane running it would. It renders
+	// the XR once with no ruling (the gate holds), reads the target the
+	// render reports (status.rollout), rules on the fleet and the XR with
+	// the controller's code (fleet.Rule, at rulingTime), and renders again
+	// with the XR's ruling among the required resources.
+	fleet []xpsim.Object
 	// tenant, when set, is another namespace the example is copied into,
 	// with the Cluster it runs on: a new XR there, rendered without
 	// observed resources, that tries to take the example's names.
@@ -50,6 +62,36 @@ type attack struct {
 }
 
 func set(path string, v any) func(xpsim.Object) { return fntest.Set(path, v) }
+
+// rulingTime is the fleet controller's clock when a replay rules.
+var rulingTime = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+// rule rules on the fleet and the XR of a render (its first object, as
+// --include-full-xr prints it, with the status.rollout it reports), as the
+// fleet controller does, and writes the XR's ruling, if there is one, to
+// file.
+func rule(render []byte, env map[string]xpsim.Object, others []xpsim.Object, file string) error {
+	objs, err := xpsim.Parse(render)
+	if err != nil || len(objs) == 0 {
+		return fmt.Errorf("cannot read the XR of the first render: %v", err)
+	}
+	self := objs[0]
+	configs := make([]map[string]any, 0, len(env))
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		configs = append(configs, env[k])
+	}
+	b := fleet.BaselineOf(configs)
+	rulings, err := fleet.Rule(b, append(slices.Clone(others), self), rulingTime)
+	if err != nil {
+		return err
+	}
+	for _, r := range rulings {
+		if r.Cluster == rollout.RefOf(self) {
+			return writeYAML(file, r.Object(b.Settings.RulingNamespace()))
+		}
+	}
+	return nil
+}
 
 func overrides(name string, ov map[string]any) func(xpsim.Object) {
 	return set("spec.parameters.overrides", map[string]any{name: ov})
@@ -284,7 +326,6 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 			return "", err
 		}
 	}
-	var stdout, stderr bytes.Buffer
 	args := []string{"render", xrFile, comp, functionsFile, "--required-resources=" + req, "--include-full-xr"}
 	if a.tenant == "" {
 		args = append(args, "--observed-resources="+observed)
@@ -292,9 +333,22 @@ func (a attack) replay(crossplane string, comps map[typeRef]string, envs map[str
 		// A new XR: nothing observed, nothing to withdraw.
 		observed = ""
 	}
-	cmd := exec.Command(crossplane, args...) //nolint:gosec // our own CLI and files
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
+	render := func() (bytes.Buffer, bytes.Buffer, error) {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(crossplane, args...) //nolint:gosec // our own CLI and files
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		return stdout, stderr, cmd.Run()
+	}
+	if a.fleet != nil {
+		stdout, stderr, err := render()
+		if err != nil {
+			return "", fmt.Errorf("cannot render before the fleet controller rules: %s", stderr.String())
+		}
+		if err := rule(stdout.Bytes(), env, a.fleet, filepath.Join(req, "ruling.yaml")); err != nil {
+			return "", err
+		}
+	}
+	stdout, stderr, runErr := render()
 	if err := os.WriteFile(filepath.Join(dir, "render.yaml"), stdout.Bytes(), 0o600); err != nil {
 		return "", err
 	}

@@ -57,10 +57,10 @@ type Call struct {
 	// Warnings are the call's warnings so far, in the order they are
 	// reported.
 	Warnings []string
-	// Gated is set by a module whose XR holds a change until other XRs,
-	// delivered as required resources, move: Crossplane v2.4 re-runs it
-	// when they change, v2.3 only on the converging TTL, which Finish
-	// then gives.
+	// Gated is set by a module whose XR holds a change until a ruling
+	// on the fleet, delivered as a required resource, lets it move:
+	// Crossplane v2.4 re-runs it when the ruling changes, v2.3 only on
+	// the gated TTL (Options.Gated), which Finish then gives.
 	Gated bool
 
 	layers map[string][]string
@@ -237,7 +237,11 @@ func (c *Call) Finish(st *State, status map[string]any, conds []response.Conditi
 		return err
 	}
 	response.SetConditions(c.Rsp, c.XR.Conditions, conds)
-	c.Rsp.Meta.Ttl = durationpb.New(c.Opts.TTL(st.WaitsOnOtherXR() || c.Gated))
+	ttl := c.Opts.TTL(st.WaitsOnOtherXR())
+	if c.Gated && !st.WaitsOnOtherXR() {
+		ttl = c.Opts.Gated()
+	}
+	c.Rsp.Meta.Ttl = durationpb.New(ttl)
 	return nil
 }
 

@@ -46,7 +46,9 @@ const (
 
 var tenants = map[string][]string{
 	"alice": {"team-a"}, "bob": {"team-b"}, "carol": {"team-a", "team-c"},
-	"pat": {"platform", "team-a", "team-b", "team-c"}, "eve": {"team-z"},
+	// pat may list Clusters everywhere, and the cluster-scoped XClusters
+	// ("", the namespace of an XCluster of no claim).
+	"pat": {"platform", "team-a", "team-b", "team-c", ""}, "eve": {"team-z"},
 }
 
 // world is an API server in memory: a fake dynamic client, users by
@@ -62,7 +64,7 @@ func newWorld(t testing.TB, objs ...runtime.Object) *world {
 	objs = append(objs, namespace("team-a"), namespace("team-b"))
 	dyn := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		envGVR: "AppEnvironmentList", bucketGVR: "BucketList", objectGVR: "ObjectList", namespaces: "NamespaceList",
-		clusterGVR: "ClusterList", envConfigGVR: "EnvironmentConfigList",
+		clusterGVR: "ClusterList", xclusterGVR: "XClusterList", envConfigGVR: "EnvironmentConfigList",
 	}, objs...)
 	w := &world{dyn: dyn, log: &bytes.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: w.log}, nil))

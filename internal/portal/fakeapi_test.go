@@ -27,12 +27,16 @@ type fakeAPI struct {
 	reviews atomic.Int64
 	mu      sync.Mutex
 	envs    map[string]map[string]map[string]any
-	// fleet are the Clusters of every namespace and the
-	// EnvironmentConfigs, by resource.
-	fleet   map[string][]any
-	watches map[string]int
-	seen    map[string]int
-	rv      int
+	// fleet are the Clusters of every namespace, the XClusters and the
+	// EnvironmentConfigs, by resource; a resource it has no entry for
+	// is not served (404), as XClusters without the legacy XRD.
+	fleet map[string][]any
+	// forbidden are the resources of fleet the portal may not list, each
+	// with the API server's reason.
+	forbidden map[string]string
+	watches   map[string]int
+	seen      map[string]int
+	rv        int
 }
 
 func (f *fakeAPI) activeWatches() int {
@@ -125,7 +129,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeObject(w, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": p[5], "namespace": "crossplane-system"}, "data": map[string]any{PolicyKey: pol}})
-	case len(p) == 4 && p[0] == "apis" && (p[3] == clusterGVR.Resource || p[3] == envConfigGVR.Resource):
+	case len(p) == 4 && p[0] == "apis" && (p[3] == clusterGVR.Resource || p[3] == xclusterGVR.Resource || p[3] == envConfigGVR.Resource):
 		f.clusterWide(w, r, as, p[1]+"/"+p[2], p[3], watching)
 	case len(p) == 3 && p[0] == "apis":
 		f.discovery(w, p[1], p[2])
@@ -250,11 +254,18 @@ func (f *fakeAPI) hold(w http.ResponseWriter, r *http.Request, key string) {
 	<-r.Context().Done()
 }
 
-// clusterWide serves the lists and watches of every namespace's Clusters
-// and of the EnvironmentConfigs, which only the portal's own identity
-// makes.
+// clusterWide serves the lists and watches of every namespace's Clusters,
+// of the XClusters and of the EnvironmentConfigs, which only the portal's
+// own identity makes.
 func (f *fakeAPI) clusterWide(w http.ResponseWriter, r *http.Request, as, gv, resource string, watching bool) {
+	f.mu.Lock()
+	_, served := f.fleet[resource]
+	f.mu.Unlock()
 	switch {
+	case f.forbidden[resource] != "":
+		status(w, http.StatusForbidden, "Forbidden", resource+"."+strings.Split(gv, "/")[0]+" is forbidden: "+f.forbidden[resource])
+	case !served:
+		status(w, http.StatusNotFound, "NotFound", "the server could not find the requested resource")
 	case as != "":
 		status(w, http.StatusForbidden, "Forbidden", resource+" is forbidden: User \""+as+"\" cannot list them in every namespace")
 	case watching && r.URL.Query().Get("sendInitialEvents") == "true":

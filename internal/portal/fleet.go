@@ -12,22 +12,26 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/protobuf/types/known/structpb"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
-	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
 	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
-	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
-// The Cluster XRs the fleet view shows (the namespaced Crossplane v2
-// kind), and the EnvironmentConfigs its waves and target come from.
+// The Cluster XRs the fleet view shows, of both kinds (the namespaced
+// Crossplane v2 Cluster, and the legacy cluster-scoped XCluster, which
+// counts in its claim's namespace), and the EnvironmentConfigs its waves
+// and target come from.
 var (
 	clusterGVR   = schema.GroupVersionResource{Group: envGroup, Version: envVersion, Resource: "clusters"}
+	xclusterGVR  = schema.GroupVersionResource{Group: xr.LegacyGroup, Version: envVersion, Resource: "xclusters"}
 	envConfigGVR = schema.GroupVersionResource{Group: "apiextensions.crossplane.io", Version: "v1beta1", Resource: "environmentconfigs"}
 )
 
@@ -40,27 +44,35 @@ const BaselineSelector = "platform.example.org/environment=cluster-platform,base
 // review of a namespace, as the token cache remembers a token.
 const FleetAccessTTL = 30 * time.Second
 
-// Fleet is what the fleet view reads: every namespace's Cluster XRs and
-// the baseline EnvironmentConfigs, each from one shared informer that
-// starts with the first viewer and runs until Close, so that a thousand
-// viewers cost the API server two watches. Nothing is polled.
+// Fleet is what the fleet view reads: every namespace's Cluster XRs, the
+// legacy XClusters, and the baseline EnvironmentConfigs, each from one
+// shared informer that starts with the first viewer and runs until Close,
+// so that a thousand viewers cost the API server three watches. Nothing is
+// polled. It reads them as the fleet controller does (package fleet), so
+// that each Cluster's verdict is the controller's ruling on it.
 type Fleet struct {
 	dyn   dynamic.Interface
 	epoch string
 	log   *slog.Logger
-	// now tells the access cache the time.
+	// now is the portal's clock: the access cache's, and the time the
+	// rulings measure the waves' soaks against.
 	now func() time.Time
 
-	once     sync.Once
-	stop     chan struct{}
-	clusters cache.SharedIndexInformer
-	configs  cache.SharedIndexInformer
+	once      sync.Once
+	stop      chan struct{}
+	clusters  cache.SharedIndexInformer
+	xclusters cache.SharedIndexInformer
+	configs   cache.SharedIndexInformer
 
 	mu      sync.Mutex
 	version uint64
 	changed chan struct{}
 	closed  bool
 	access  map[[sha256.Size]byte]accessAnswer
+	// unread says why the XClusters could not be listed when the API
+	// server refuses the portal (RBAC); "" when they were, or when the
+	// API server serves no XClusters (then there are none).
+	unread string
 }
 
 // accessAnswer is an access review's answer and when it expires.
@@ -79,12 +91,74 @@ func NewFleet(dyn dynamic.Interface, epoch string, log *slog.Logger) *Fleet {
 func (f *Fleet) start() {
 	f.once.Do(func() {
 		f.clusters = newInformer(f.dyn, clusterGVR, "", "", slimCluster)
+		f.xclusters = f.optionalInformer(xclusterGVR)
 		f.configs = newInformer(f.dyn, envConfigGVR, "", BaselineSelector, slimConfig)
-		for _, inf := range []cache.SharedIndexInformer{f.clusters, f.configs} {
+		for _, inf := range []cache.SharedIndexInformer{f.clusters, f.xclusters, f.configs} {
 			_, _ = inf.AddEventHandler(handler(func(*unstructured.Unstructured) { f.touch() })) // before Run, so it cannot fail
 			go inf.Run(f.stop)
 		}
 	})
+}
+
+// optionalInformer is an informer of cluster-scoped XRs of gvr (slimmed
+// as slimCluster) that the API server may not serve: a Crossplane without
+// the legacy XRD serves no XClusters, and then there are none. A list
+// refused as not found (the resource is not served) or forbidden (the
+// portal's RBAC does not grant it, which unread says) is an empty list;
+// a watch refused so is one that sends nothing and ends when the API
+// server would have ended it (the reflector's timeout), so that the
+// informer syncs, and finds the resource once it is served or granted.
+func (f *Fleet) optionalInformer(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
+	c := f.dyn.Resource(gvr)
+	refused := func(err error) bool { return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) }
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			l, err := c.List(ctx, o)
+			f.mu.Lock()
+			f.unread = ""
+			if apierrors.IsForbidden(err) {
+				f.unread = err.Error()
+			}
+			f.mu.Unlock()
+			if refused(err) {
+				return &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": gvr.GroupVersion().String(), "kind": "List"}}, nil
+			}
+			return l, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			w, err := c.Watch(ctx, o)
+			if !refused(err) || (o.SendInitialEvents != nil && *o.SendInitialEvents) {
+				// A watch list refused falls back to a list.
+				return w, err
+			}
+			return silentWatch(ctx, o.TimeoutSeconds), nil
+		},
+	}
+	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, f.dyn), &unstructured.Unstructured{}, 0, cache.Indexers{})
+	_ = inf.SetTransform(slimCluster) // set before the informer runs, so it cannot fail
+	return inf
+}
+
+// silentWatch is a watch that sends no event and ends after timeout
+// seconds (a minute when nil), or with ctx.
+func silentWatch(ctx context.Context, timeout *int64) watch.Interface {
+	d := time.Minute
+	if timeout != nil && *timeout > 0 {
+		d = time.Duration(*timeout) * time.Second
+	}
+	ch := make(chan watch.Event)
+	w := watch.NewProxyWatcher(ch)
+	go func() {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-w.StopChan():
+		case <-t.C:
+		}
+		close(ch)
+	}()
+	return w
 }
 
 // touch wakes every viewer: something of the fleet changed.
@@ -114,11 +188,11 @@ func (f *Fleet) Close() {
 	}
 }
 
-// synced starts the informers and waits until both have listed.
+// synced starts the informers and waits until all have listed.
 func (f *Fleet) synced(ctx context.Context) error {
 	f.start()
-	if !cache.WaitForCacheSync(ctx.Done(), f.clusters.HasSynced, f.configs.HasSynced) {
-		return fmt.Errorf("cannot list the Clusters and the baseline EnvironmentConfigs: %w", context.Cause(ctx))
+	if !cache.WaitForCacheSync(ctx.Done(), f.clusters.HasSynced, f.xclusters.HasSynced, f.configs.HasSynced) {
+		return fmt.Errorf("cannot list the Clusters, the XClusters and the baseline EnvironmentConfigs: %w", context.Cause(ctx))
 	}
 	return nil
 }
@@ -151,16 +225,22 @@ func (f *Fleet) allowed(ctx context.Context, authz Authorizer, u *User, a Access
 	return allowed, nil
 }
 
-// visible reviews, per namespace that holds Clusters, whether u may list
-// Clusters there.
+// visible reviews, per namespace that holds Clusters (a legacy XCluster
+// counts in its claim's, rollout.MemberOf), whether u may list Clusters
+// there. An XCluster of no claim has no namespace: u sees it when it may
+// list XClusters, which are cluster-scoped.
 func (f *Fleet) visible(ctx context.Context, authz Authorizer, u *User, clusters []*unstructured.Unstructured) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, c := range clusters {
-		ns := c.GetNamespace()
+		ns := rollout.MemberOf(c.Object).Namespace
 		if _, ok := out[ns]; ok {
 			continue
 		}
-		ok, err := f.allowed(ctx, authz, u, Access{Namespace: ns, Verb: "list", Group: clusterGVR.Group, Resource: clusterGVR.Resource})
+		a := Access{Namespace: ns, Verb: "list", Group: clusterGVR.Group, Resource: clusterGVR.Resource}
+		if ns == "" {
+			a.Group, a.Resource = xclusterGVR.Group, xclusterGVR.Resource
+		}
+		ok, err := f.allowed(ctx, authz, u, a)
 		if err != nil {
 			return nil, err
 		}
@@ -169,10 +249,14 @@ func (f *Fleet) visible(ctx context.Context, authz Authorizer, u *User, clusters
 	return out, nil
 }
 
-// state is what the informers hold: the Clusters, in namespace/name
-// order, and the baseline EnvironmentConfigs, in name order.
-func (f *Fleet) state() ([]*unstructured.Unstructured, []*unstructured.Unstructured) {
-	return sortedObjects(f.clusters), sortedObjects(f.configs)
+// state is what the informers hold: the Clusters, then the XClusters,
+// each in namespace/name order; the baseline EnvironmentConfigs, in name
+// order; and why the XClusters could not be read, if they could not.
+func (f *Fleet) state() (clusters, configs []*unstructured.Unstructured, unread string) {
+	clusters = append(sortedObjects(f.clusters), sortedObjects(f.xclusters)...)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return clusters, sortedObjects(f.configs), f.unread
 }
 
 // sortedObjects are an informer's objects, in namespace/name order.
@@ -189,19 +273,26 @@ func sortedObjects(inf cache.SharedIndexInformer) []*unstructured.Unstructured {
 	return out
 }
 
-// slimCluster keeps of a Cluster what the fleet view shows: its name,
-// namespace, cloud and wave labels, the version its XR pins
-// (spec.parameters.version: a pinned Cluster is out of the rollout),
-// status.upgrade, status.charts (the chart versions its releases run),
-// its pools' names, versions and readiness, and its conditions.
+// slimCluster keeps of a Cluster or XCluster what the fleet view shows
+// and what the fleet controller's ruling reads of it (rollout.MemberOf,
+// rollout.WantsOf, rollout.RefOf): its kind, name, namespace, generation
+// and deletion timestamp; its cloud and wave labels and, for an XCluster,
+// its claim's namespace; the version its XR pins (spec.parameters.version:
+// a pinned Cluster is out of the rollout); status.upgrade; status.charts
+// (the chart versions its releases run); status.rollout (the target it
+// reports it is asked for); its pools' names, versions and readiness; and
+// its conditions.
 func slimCluster(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil
 	}
-	out := slimmed(u, []string{"spec", "parameters", "version"}, []string{"status", "upgrade"}, []string{"status", "charts"}, []string{"status", "conditions"})
+	out := slimmed(u, []string{"spec", "parameters", "version"}, []string{"status", "upgrade"}, []string{"status", "charts"},
+		[]string{"status", "rollout"}, []string{"status", "conditions"})
+	out.SetGeneration(u.GetGeneration())
+	out.SetDeletionTimestamp(u.GetDeletionTimestamp())
 	labels := map[string]string{}
-	for _, k := range []string{rollout.Label, rollout.LabelCloud} {
+	for _, k := range []string{rollout.Label, rollout.LabelCloud, rollout.LabelClaimNamespace} {
 		if v, ok := u.GetLabels()[k]; ok {
 			labels[k] = v
 		}
@@ -221,8 +312,8 @@ func slimCluster(obj any) (any, error) {
 }
 
 // slimConfig keeps of an EnvironmentConfig its name, labels and data:
-// the fleet view reads its Cluster keys as the function does
-// (cluster.BaselineOf), the version, the chart catalog and the rollout
+// the fleet view reads its Cluster keys as the fleet controller does
+// (fleet.BaselineOf), the version, the chart catalog and the rollout
 // keys among them.
 func slimConfig(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
@@ -232,58 +323,6 @@ func slimConfig(obj any) (any, error) {
 	out := slimmed(u, []string{"data"})
 	out.SetLabels(u.GetLabels())
 	return out, nil
-}
-
-// baseline is what the fleet view reads of the environment.
-type baseline struct {
-	// Target is what the environment asks every Cluster that pins
-	// nothing to run (cluster.Settings.RolloutTarget): the Kubernetes
-	// minor and the chart catalog's versions.
-	Target rollout.Target
-	// Settings are its rollout keys.
-	Settings rollout.Settings
-	// Sources are the EnvironmentConfigs read, in order.
-	Sources []string
-	// Problems are what is wrong with the rollout keys: a view with
-	// problems shows no waves.
-	Problems []string
-}
-
-// baselineOf reads the baseline EnvironmentConfigs as preview --fleet
-// does: merged in name order as the function merges its baseline layer
-// (xpsim.MergeEnvironment), the platform's configs alone
-// (envcfg.Selector), their Cluster keys decoded by cluster.BaselineOf.
-func baselineOf(configs []*unstructured.Unstructured) baseline {
-	var b baseline
-	objs := make([]xpsim.Object, 0, len(configs))
-	for _, c := range configs {
-		if c.GetLabels()[envcfg.SelectorLabel] != envcfg.SelectorValue || c.GetLabels()[envcfg.LabelBaseline] != envcfg.BaselineValue {
-			continue
-		}
-		b.Sources = append(b.Sources, c.GetName())
-		objs = append(objs, c.Object)
-	}
-	if len(objs) == 0 {
-		return b
-	}
-	env, _ := xpsim.MergeEnvironment(objs, "", "", map[string]string{envcfg.SelectorLabel: envcfg.SelectorValue})[envcfg.ContextKey].(map[string]any)
-	// The function reads the environment as Crossplane hands it over, a
-	// protobuf Struct, whose numbers are float64; the API server's are
-	// int64 here.
-	pb, err := structpb.NewStruct(env)
-	if err != nil {
-		b.Problems = append(b.Problems, fmt.Sprintf("cannot read the baseline EnvironmentConfigs: %v", err))
-		return b
-	}
-	s, errs := cluster.BaselineOf(pb.AsMap())
-	b.Target = s.RolloutTarget()
-	for _, e := range errs {
-		b.Problems = append(b.Problems, e.Error())
-	}
-	if len(b.Problems) == 0 {
-		b.Settings = s.Rollout
-	}
-	return b
 }
 
 // eventFleet is the fleet stream's one event type: the user's whole view.

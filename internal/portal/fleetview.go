@@ -2,24 +2,28 @@ package portal
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/fleet"
 	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 )
 
 // FleetView is what GET /api/v1/fleet answers, and each event of its
 // stream carries: the environment's target and, per wave in order, its
-// gate and the Clusters the user may see, per cloud.
+// gate and the Clusters the user may see, per cloud, each with the fleet
+// controller's ruling on it.
 type FleetView struct {
-	// Target is the Kubernetes minor the environment asks for (version).
+	// Target is the Kubernetes minor the baseline asks for (version).
 	Target string `json:"target"`
 	// Charts are the chart catalog's versions it asks for, by chart,
 	// gated with the minor (cluster.Settings.RolloutTarget).
@@ -28,11 +32,16 @@ type FleetView struct {
 	Sources []string `json:"sources"`
 	// Rollout is whether the environment sets waves (rollout.waves).
 	Rollout bool `json:"rollout"`
-	// Message says, without waves, that every Cluster moves at once, and
-	// what is wrong with the rollout keys.
+	// Message says, without waves, that every Cluster moves at once,
+	// what is wrong with the rollout keys, and that the XClusters could
+	// not be read.
 	Message string `json:"message,omitempty"`
 	// Waves are the waves in order; without waves, one of every Cluster.
 	Waves []WaveView `json:"waves"`
+
+	// wake is the earliest time a soak that holds a Cluster or a gate
+	// ends: the view changes then, though nothing of the fleet does.
+	wake time.Time
 }
 
 // WaveView is one wave: its settings, its gate, its Clusters per cloud.
@@ -44,24 +53,33 @@ type WaveView struct {
 	// Approved is whether the environment approves each change its
 	// Clusters still make (rollout.Wave.Unapproved).
 	Approved bool `json:"approved"`
+	// Soak is how long the later waves wait once the wave runs the
+	// target Ready (rollout.waves[].soak).
+	Soak string `json:"soak,omitempty"`
 	// Gate is what the wave waits for before its Clusters adopt the
 	// target.
 	Gate GateView `json:"gate"`
 	// Done and Total count the wave's Clusters the user may see: those
-	// that run the target and are Ready, and all.
+	// that run their target (the one each reports, else the baseline's)
+	// and are Ready, and all.
 	Done   int         `json:"done"`
 	Total  int         `json:"total"`
 	Clouds []CloudView `json:"clouds"`
 }
 
-// GateView is rollout.Decide's decision for a Cluster of the wave that
-// does not run the target yet and asks for what the wave's Clusters ask
-// for (rollout.AsksOf): the verdict, the changes it makes, the Clusters
-// of earlier waves it waits for that the user may see, and how many it
-// may not.
+// GateView is rollout.GateOf's decision, on the rollout package's Fleet
+// of every Cluster of both kinds at the portal's clock, for a Cluster of
+// the wave that does not run the target yet: the target the wave's
+// Clusters the user may see report (rollout.WantsOf; the first in
+// namespace/name order that has not adopted it, else the baseline's),
+// asked for from what the wave's Clusters ask for (rollout.AsksOf). It
+// says the verdict, the changes it makes, the Clusters of earlier waves
+// it waits for that the user may see, and how many it may not.
 type GateView struct {
 	Verdict string `json:"verdict"`
 	Message string `json:"message"`
+	// Target is the target the gate is for (rollout.Target.String).
+	Target string `json:"target,omitempty"`
 	// Changes are the changes the wave's Clusters still make, as
 	// approvals name them: the minor ("1.34") and each chart's move
 	// ("cert-manager=v1.19.2"); Unapproved those of them that wait for
@@ -71,6 +89,9 @@ type GateView struct {
 	WaitsFor   []ClusterView `json:"waitsFor"`
 	Hidden     int           `json:"hidden"`
 	Failed     *ClusterView  `json:"failed,omitempty"`
+	// Until is when the soak that holds the wave ends (RFC 3339), when
+	// one does and its end is known.
+	Until string `json:"until,omitempty"`
 }
 
 // CloudView is a wave's Clusters on one cloud.
@@ -79,8 +100,12 @@ type CloudView struct {
 	Clusters []ClusterView `json:"clusters"`
 }
 
-// ClusterView is one Cluster as its status reports it (rollout.MemberOf).
+// ClusterView is one Cluster as its status reports it (rollout.MemberOf),
+// with the fleet controller's ruling on it (fleet.Rule).
 type ClusterView struct {
+	// Kind is Cluster, or XCluster for a legacy one; Namespace is, for
+	// an XCluster, its claim's ("" for one of no claim).
+	Kind      string `json:"kind"`
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`
 	Cloud     string `json:"cloud"`
@@ -97,13 +122,26 @@ type ClusterView struct {
 	Charts map[string]string `json:"charts,omitempty"`
 	// Pinned is set when its XR pins its version
 	// (spec.parameters.version): it is out of the rollout.
-	Pinned bool   `json:"pinned,omitempty"`
-	Ready  bool   `json:"ready"`
-	Failed bool   `json:"failed"`
-	Reason string `json:"reason,omitempty"`
+	Pinned   bool   `json:"pinned,omitempty"`
+	Ready    bool   `json:"ready"`
+	Failed   bool   `json:"failed"`
+	Stale    bool   `json:"stale,omitempty"`
+	Deleting bool   `json:"deleting,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 	// Phase and Step are status.upgrade's.
 	Phase string `json:"phase,omitempty"`
 	Step  string `json:"step,omitempty"`
+	// Target is the target it reports it is asked for
+	// (status.rollout: rollout.WantsOf), "" when it reports none.
+	Target string `json:"target,omitempty"`
+	// Verdict, Message and Until are the fleet controller's ruling on it
+	// (fleet.Rule: the same decision, from the same Clusters and
+	// baseline, at the portal's clock): Adopt, Keep, Hold, Halt or
+	// Approval. A Cluster that pins its version says Pinned; one that
+	// reports no target is ruled on by no one, and says nothing.
+	Verdict string `json:"verdict,omitempty"`
+	Message string `json:"message,omitempty"`
+	Until   string `json:"until,omitempty"`
 }
 
 // PoolView is a node pool as status.nodePools reports it.
@@ -116,20 +154,35 @@ type PoolView struct {
 // noWaves is the message of an environment without waves.
 const noWaves = "The environment sets no rollout waves (rollout.waves): every Cluster adopts the target at once."
 
-// ViewOf is the fleet view of clusters (Cluster XRs) under the baseline
-// EnvironmentConfigs among configs, as a user who may list Clusters in the
-// namespaces visible admits sees it: what GET /api/v1/fleet answers from
-// the informers' objects, and what a test holds against the function's
-// own status.rollout.
-func ViewOf(configs, clusters []*unstructured.Unstructured, visible func(ns string) bool) FleetView {
-	return buildView(baselineOf(configs), clusters, visible)
+// ViewOf is the fleet view of clusters (Cluster and XCluster XRs, in any
+// order) under the baseline EnvironmentConfigs among configs, at now, as
+// a user who may list Clusters in the namespaces visible admits sees it:
+// what GET /api/v1/fleet answers from the informers' objects, and what a
+// test holds against the function's own status.rollout.
+func ViewOf(configs, clusters []*unstructured.Unstructured, visible func(ns string) bool, now time.Time) FleetView {
+	objs := make([]map[string]any, 0, len(configs))
+	for _, c := range configs {
+		objs = append(objs, c.Object)
+	}
+	return buildView(fleet.BaselineOf(objs), clusters, visible, now)
 }
 
-// buildView is the fleet as a user sees it: clusters of namespaces that
-// visible refuses are not shown, and a gate counts, not names, those it
-// waits for. Which wave a Cluster is in is rollout.WaveOf's: its label
-// only where the environment admits its namespace.
-func buildView(b baseline, clusters []*unstructured.Unstructured, visible func(ns string) bool) FleetView {
+// entry is a Cluster of the view: its object, what its status says
+// (rollout.MemberOf), and the target it reports (rollout.WantsOf).
+type entry struct {
+	obj     *unstructured.Unstructured
+	m       rollout.Member
+	wants   rollout.Target
+	reports bool
+}
+
+// buildView is the fleet as a user sees it at now: clusters of namespaces
+// that visible refuses are not shown, and a gate counts, not names, those
+// it waits for. Which wave a Cluster is in is rollout.WaveOf's: its label
+// only where the environment admits its namespace. Each Cluster's verdict
+// is fleet.Rule's, decided on every Cluster, seen or not, as the fleet
+// controller decides it.
+func buildView(b fleet.Baseline, clusters []*unstructured.Unstructured, visible func(ns string) bool, now time.Time) FleetView {
 	view := FleetView{Target: b.Target.Kubernetes, Charts: b.Target.Charts, Sources: b.Sources, Rollout: len(b.Settings.Waves) > 0, Waves: []WaveView{}}
 	waves := b.Settings.Waves
 	switch {
@@ -144,59 +197,124 @@ func buildView(b baseline, clusters []*unstructured.Unstructured, visible func(n
 	if len(waves) == 0 {
 		waves = []rollout.Wave{{}}
 	}
-	members := make([]rollout.Member, 0, len(clusters))
-	byKey := make(map[string]*unstructured.Unstructured, len(clusters))
+	entries := make([]entry, 0, len(clusters))
+	objs := make([]map[string]any, 0, len(clusters))
+	for _, c := range clusters {
+		e := entry{obj: c, m: rollout.MemberOf(c.Object)}
+		e.wants, e.reports = rollout.WantsOf(c.Object)
+		entries = append(entries, e)
+		objs = append(objs, c.Object)
+	}
+	slices.SortStableFunc(entries, func(a, b entry) int { return cmp.Compare(a.m.Key(), b.m.Key()) })
+	members := make([]rollout.Member, 0, len(entries))
+	for _, e := range entries {
+		members = append(members, e.m)
+	}
+	rulings := map[rollout.Ref]rollout.Ruling{}
+	rs, _ := fleet.Rule(b, objs, now) // a baseline with problems rules on nothing, and Message says why
+	for _, r := range rs {
+		rulings[r.Cluster] = r
+		view.wake = earlier(view.wake, r.Until)
+	}
+
 	byWave := make([][]ClusterView, len(waves))
 	done := make([]int, len(waves))
-	for _, c := range clusters {
-		m := rollout.MemberOf(c.Object)
-		members = append(members, m)
-		byKey[m.Key()] = c
-		if !visible(m.Namespace) {
+	// gateTarget is, per wave, the target its gate is for: the first
+	// Cluster the user may see that reports one it has not adopted, else
+	// the first that reports one.
+	gateTarget := make([]*rollout.Target, len(waves))
+	adopted := make([]bool, len(waves))
+	byKey := make(map[string]*unstructured.Unstructured, len(entries))
+	for _, e := range entries {
+		byKey[e.m.Key()] = e.obj
+		if !visible(e.m.Namespace) {
 			continue
 		}
-		i := rollout.WaveOf(waves, m)
-		if m.Done(b.Target) {
+		i := rollout.WaveOf(waves, e.m)
+		own := b.Target
+		if e.reports {
+			own = e.wants
+			if moving := !e.m.Pinned && !e.m.Deleting && !e.m.Asks.Equal(own) && !e.m.Runs.Holds(own); gateTarget[i] == nil || (adopted[i] && moving) {
+				gateTarget[i], adopted[i] = &own, !moving
+			}
+		}
+		if e.m.Done(own) {
 			// What the gate counts done (rollout.Member.Done): a newer
 			// minor proves the target too.
 			done[i]++
 		}
-		cv := clusterView(c, m)
-		if m.Wave != waves[i].Name {
-			cv.Label = m.Wave
+		cv := clusterView(e.obj, e.m)
+		if e.m.Wave != waves[i].Name {
+			cv.Label = e.m.Wave
+		}
+		if e.reports {
+			cv.Target = e.wants.String()
+		}
+		switch r, ok := rulings[rollout.RefOf(e.obj.Object)]; {
+		case ok:
+			cv.Verdict, cv.Message, cv.Until = string(r.Verdict), r.Message, timeString(r.Until)
+		case e.m.Pinned:
+			cv.Verdict = string(rollout.Pinned)
+			cv.Message, _, _ = unstructured.NestedString(e.obj.Object, "status", "rollout", "message")
 		}
 		byWave[i] = append(byWave[i], cv)
 	}
 	for i, w := range waves {
+		target := b.Target
+		if t := gateTarget[i]; t != nil {
+			target = *t
+		}
 		// The portal does not know what the environment asked before, as
 		// preview --fleet does: the gate's Cluster asks for what the
 		// wave's Clusters ask for (rollout.AsksOf), so that the changes
 		// approvals must name are those one of them has still to make.
-		from := rollout.AsksOf(b.Settings.Waves, i, b.Target, members)
+		from := rollout.AsksOf(b.Settings.Waves, i, target, members)
 		wv := WaveView{
-			Name: w.Name, Namespaces: w.Namespaces, MaxUnavailable: w.MaxUnavailable, RequiresApproval: w.RequiresApproval,
-			Approved: len(w.Approved) > 0 && len(w.Unapproved(b.Target, from)) == 0, Total: len(byWave[i]), Clouds: clouds(byWave[i]),
+			Name: w.Name, Namespaces: w.Namespaces, MaxUnavailable: w.MaxUnavailable, RequiresApproval: w.RequiresApproval, Soak: w.Soak,
+			Approved: len(w.Approved) > 0 && len(w.Unapproved(target, from)) == 0, Total: len(byWave[i]), Clouds: clouds(byWave[i]),
 		}
 		wv.Done = done[i]
-		wv.Gate = gate(b, i, from, members, byKey, visible)
+		var until time.Time
+		wv.Gate, until = gate(b, i, from, target, members, byKey, visible, now)
+		view.wake = earlier(view.wake, until)
 		view.Waves = append(view.Waves, wv)
 	}
 	return view
 }
 
-// gate is what wave i waits for (rollout.GateOf) for a Cluster that asks
-// for from.
-func gate(b baseline, i int, from rollout.Target, members []rollout.Member, byKey map[string]*unstructured.Unstructured, visible func(string) bool) GateView {
-	if b.Target.Kubernetes == "" {
-		return GateView{Message: "The environment sets no version: there is nothing to roll out.", Changes: []string{}, WaitsFor: []ClusterView{}}
+// earlier is the earlier of two times, zero meaning none.
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
 	}
-	d := rollout.GateOf(b.Settings.Waves, i, from, b.Target, members, visible)
-	g := GateView{Verdict: string(d.Verdict), Message: d.Message, Changes: b.Target.Changes(from), WaitsFor: make([]ClusterView, 0, len(d.WaitsFor)), Hidden: d.Hidden}
+	return a
+}
+
+// timeString is t in RFC 3339, "" when zero.
+func timeString(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// gate is what wave i waits for (rollout.GateOf) at now, for a Cluster
+// that asks for from and is asked for target, and when the soak that
+// holds it ends (zero when none does).
+func gate(b fleet.Baseline, i int, from, target rollout.Target, members []rollout.Member, byKey map[string]*unstructured.Unstructured, visible func(string) bool, now time.Time) (GateView, time.Time) {
+	if target.Kubernetes == "" {
+		return GateView{Message: "The environment sets no version: there is nothing to roll out.", Changes: []string{}, WaitsFor: []ClusterView{}}, time.Time{}
+	}
+	d := rollout.GateOf(b.Settings.Waves, i, from, target, members, visible, now)
+	g := GateView{
+		Verdict: string(d.Verdict), Message: d.Message, Target: target.String(), Changes: target.Changes(from),
+		WaitsFor: make([]ClusterView, 0, len(d.WaitsFor)), Hidden: d.Hidden, Until: timeString(d.Until),
+	}
 	if g.Changes == nil {
 		g.Changes = []string{}
 	}
 	if w := b.Settings.Waves; i < len(w) && w[i].RequiresApproval {
-		g.Unapproved = w[i].Unapproved(b.Target, from)
+		g.Unapproved = w[i].Unapproved(target, from)
 	}
 	find := func(m rollout.Member) ClusterView { return clusterView(byKey[m.Key()], m) }
 	for _, m := range d.WaitsFor {
@@ -206,14 +324,14 @@ func gate(b baseline, i int, from rollout.Target, members []rollout.Member, byKe
 		f := find(*d.Failed)
 		g.Failed = &f
 	}
-	return g
+	return g, d.Until
 }
 
 // clusterView is a Cluster for the page.
 func clusterView(c *unstructured.Unstructured, m rollout.Member) ClusterView {
 	cv := ClusterView{
-		Name: m.Name, Namespace: m.Namespace, Cloud: m.Cloud, Runs: m.Runs.Kubernetes, Asks: m.Asks.Kubernetes, Charts: m.Runs.Charts,
-		Pinned: m.Pinned, Ready: m.Ready, Failed: m.Failed, Reason: m.Reason, Pools: []PoolView{},
+		Kind: c.GetKind(), Name: m.Name, Namespace: m.Namespace, Cloud: m.Cloud, Runs: m.Runs.Kubernetes, Asks: m.Asks.Kubernetes, Charts: m.Runs.Charts,
+		Pinned: m.Pinned, Ready: m.Ready, Failed: m.Failed, Stale: m.Stale, Deleting: m.Deleting, Reason: m.Reason, Pools: []PoolView{},
 	}
 	cp, _, _ := unstructured.NestedString(c.Object, "status", "upgrade", "controlPlane")
 	cv.ControlPlane = rollout.Minor(cp)
@@ -242,7 +360,7 @@ func (s *Server) viewFor(ctx context.Context, u *User) (FleetView, error) {
 	if err := s.Fleet.synced(ctx); err != nil {
 		return FleetView{}, err
 	}
-	clusters, configs := s.Fleet.state()
+	clusters, configs, unread := s.Fleet.state()
 	vis, err := s.Fleet.visible(ctx, s.Authz, u, clusters)
 	if err != nil {
 		return FleetView{}, err
@@ -250,7 +368,14 @@ func (s *Server) viewFor(ctx context.Context, u *User) (FleetView, error) {
 	if len(vis) > 0 && !slices.Contains(slices.Collect(maps.Values(vis)), true) {
 		return FleetView{}, errNoFleet
 	}
-	return ViewOf(configs, clusters, func(ns string) bool { return vis[ns] }), nil
+	view := ViewOf(configs, clusters, func(ns string) bool { return vis[ns] }, s.Fleet.now())
+	if unread != "" {
+		// Fail loudly, not closed: the Clusters are shown, and the page
+		// says that the legacy XClusters, which the controller reads, are
+		// missing from them and from the verdicts.
+		view.Message = strings.TrimSpace(view.Message + " The portal cannot list the legacy XClusters, so they are not shown and the gates and verdicts here leave them out (the fleet controller's own rulings do not): " + unread)
+	}
+	return view, nil
 }
 
 // fleetError answers a view that could not be built.
@@ -291,9 +416,11 @@ func (s *Server) fleetEvents(w http.ResponseWriter, r *http.Request, u *User) {
 	defer release()
 	v, more := s.Fleet.Changed()
 	last := s.Fleet.frameOf(v, view)
+	more = s.Fleet.wakeAt(r.Context(), more, view.wake)
 	next := func() ([][]byte, <-chan struct{}) {
 		v, more := s.Fleet.Changed()
 		view, err := s.viewFor(r.Context(), u)
+		more = s.Fleet.wakeAt(r.Context(), more, view.wake)
 		switch {
 		case errors.Is(err, errNoFleet):
 			// The user may no longer list any namespace's Clusters: the
@@ -312,6 +439,29 @@ func (s *Server) fleetEvents(w http.ResponseWriter, r *http.Request, u *User) {
 		return [][]byte{f}, more
 	}
 	s.pump(w, r, rc, [][]byte{last}, more, next)
+}
+
+// wakeAt is a channel closed when changed is, or at t by the portal's
+// clock (a soak ends then, and with it a hold, though nothing of the
+// fleet changes), or with ctx. Without t it is changed.
+func (f *Fleet) wakeAt(ctx context.Context, changed <-chan struct{}, t time.Time) <-chan struct{} {
+	if t.IsZero() {
+		return changed
+	}
+	// At least a second: the soak has ended when the view is next built.
+	d := max(t.Sub(f.now()), time.Second)
+	out := make(chan struct{})
+	go func() {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-changed:
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		close(out)
+	}()
+	return out
 }
 
 // stripID is an event without its id line, to tell a change of what the

@@ -187,6 +187,18 @@ func TestInstallRBAC(t *testing.T) {
 			reason: "The fleet view only reads Clusters.",
 			rules:  portal, group: clusterGVR.Group, resource: clusterGVR.Resource, verb: "update",
 		},
+		"ReadXClusters": {
+			reason: "The fleet view watches the legacy XClusters too: one fleet, one rollout, whichever API made a Cluster.",
+			rules:  portal, group: xclusterGVR.Group, resource: xclusterGVR.Resource, verb: "watch", want: true,
+		},
+		"ListXClusters": {
+			reason: "The fleet view's XCluster informer lists them first.",
+			rules:  portal, group: xclusterGVR.Group, resource: xclusterGVR.Resource, verb: "list", want: true,
+		},
+		"NoWriteXClusters": {
+			reason: "The fleet view only reads XClusters.",
+			rules:  portal, group: xclusterGVR.Group, resource: xclusterGVR.Resource, verb: "patch",
+		},
 		"ReadEnvironmentConfigs": {
 			reason: "The fleet view watches the baseline EnvironmentConfigs: the target and the rollout waves.",
 			rules:  portal, group: envConfigGVR.Group, resource: envConfigGVR.Resource, verb: "watch", want: true,

@@ -15,13 +15,16 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/fleet"
 	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 	"github.com/seed-6471616d/function-cluster-platform/internal/simulate"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
@@ -505,8 +508,9 @@ type Impact struct {
 	Fatal   string   `json:"fatal,omitempty"`
 	// CostDelta is the change of the monthly estimate, new minus old.
 	CostDelta *Cost `json:"costDelta,omitempty"`
-	// Cluster is, for a Cluster XR, what it runs before the change: what
-	// the rollout report (RolloutOf) places in its wave.
+	// Cluster is, for a Cluster XR, what it runs as the change reaches
+	// it, and the fleet controller's ruling on it: what the rollout
+	// report (RolloutOf) places in its wave.
 	Cluster *FleetCluster `json:"-"`
 }
 
@@ -521,12 +525,28 @@ type FleetXR struct {
 // Fleet plans every XR of a fleet under the new environment, against its
 // observed resources or, without them, against the stack it converges to
 // under the old environment: what the environment change would do to it.
-// Crossplane delivers other XRs as required resources (a Cluster's
-// rollout reads the earlier waves' Clusters), so every plan under the new
-// environment sees the fleet as it stands before the change: each XR with
-// the status its reconcile under the old environment leaves, itself too.
-// planned, when not nil, is called after each of the 2×len(xrs) plans.
-func Fleet(run Runner, old, updated World, xrs []FleetXR, planned func()) ([]Impact, error) {
+// Crossplane delivers other XRs as required resources (the Cluster a
+// Database joins), so every plan under the new environment sees the fleet
+// as it stands before the change: each XR with the status its reconcile
+// under the old environment leaves, itself too.
+//
+// A Cluster the rollout gates adopts the new environment's target only on
+// the fleet controller's ruling on it (package fleet), a ConfigMap it
+// requires by name; preview stands in for the controller as a control
+// plane would. It plans each XR once under the new environment, as
+// Crossplane's first reconcile after the change, which the controller has
+// not ruled on yet (so a gated Cluster holds); takes every Cluster into
+// the fleet as the API server then holds it (reported: the status.rollout
+// that reconcile reports, with the target each Cluster is asked for);
+// rules on the whole fleet with the controller's own code
+// (fleet.ConfigMaps: the new environment's baseline, at now; zero means
+// no clock, so that no wave's soak has passed); puts the rulings'
+// ConfigMaps among the new environment's objects; and plans each Cluster
+// ruled on again. So its counts are what the gate lets through, and each
+// Impact's Cluster carries its ruling. planned, when not nil, is called
+// after each of the 2×len(xrs) plans it counts (the old environment's,
+// then the new one's, ruled on or not).
+func Fleet(run Runner, old, updated World, xrs []FleetXR, now time.Time, planned func()) ([]Impact, error) {
 	if planned == nil {
 		planned = func() {}
 	}
@@ -545,6 +565,42 @@ func Fleet(run Runner, old, updated World, xrs []FleetXR, planned func()) ([]Imp
 		all = append(all, p)
 	}
 	updated.Objects = append(slices.Clone(updated.Objects), peers...)
+
+	// Crossplane's first reconcile under the new environment, and the
+	// fleet as the API server holds it then.
+	var clusters []map[string]any
+	for i := range all {
+		p := &all[i]
+		fatal := p.im.Fatal
+		if p.before != nil {
+			after, err := PlanOne(run, updated, p.x, p.observed)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", p.im.File, err)
+			}
+			p.after, fatal = after, after.Fatal
+		}
+		if !fleet.IsCluster(p.x) {
+			continue
+		}
+		var first xpsim.Object
+		if fatal == "" {
+			first = p.after.XR
+		}
+		p.reported = reported(p.file, p.x, first, fatal)
+		p.im.Cluster = clusterOf(p.reported, fatal)
+		clusters = append(clusters, p.reported)
+	}
+	// The fleet controller's rulings. Rollout keys it refuses rule on
+	// nothing: the function refuses every Cluster with a Fatal then.
+	rulings, _ := fleet.ConfigMaps(updated.Environment, clusters, now)
+	byName := map[string]rollout.Ruling{}
+	for _, cm := range rulings {
+		if r, err := rollout.ReadRuling(cm); err == nil {
+			byName[rollout.RulingName(r.Cluster)] = r
+		}
+	}
+	updated.Objects = append(updated.Objects, rulings...)
+
 	out := make([]Impact, 0, len(all))
 	for _, p := range all {
 		planned()
@@ -552,9 +608,15 @@ func Fleet(run Runner, old, updated World, xrs []FleetXR, planned func()) ([]Imp
 			out = append(out, p.im)
 			continue
 		}
-		after, err := PlanOne(run, updated, p.x, p.observed)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.im.File, err)
+		after := p.after
+		if c := p.im.Cluster; c != nil {
+			if r, ok := byName[rollout.RulingName(rollout.RefOf(p.reported))]; ok {
+				c.Ruling = &r
+				var err error
+				if after, err = PlanOne(run, updated, p.x, p.observed); err != nil {
+					return nil, fmt.Errorf("%s: %w", p.im.File, err)
+				}
+			}
 		}
 		im := p.im
 		im.Added, im.Held, im.Removed, im.Fatal = after.Added, after.Held, after.Removed, after.Fatal
@@ -575,12 +637,20 @@ func Fleet(run Runner, old, updated World, xrs []FleetXR, planned func()) ([]Imp
 
 // fleetPlan is an XR of a fleet planned under the old environment.
 type fleetPlan struct {
-	im       Impact
-	x        xpsim.Object
+	im Impact
+	// file is the XR as its file has it; x as it stands before the
+	// change: the XR the old environment's reconcile leaves, when it
+	// leaves one.
+	file, x  xpsim.Object
 	observed map[string]xpsim.Object
 	// before is its plan under the old environment; nil when the old
 	// environment refuses it outright (im says so).
 	before *Plan
+	// after is its first plan under the new environment, before the
+	// fleet controller has ruled; reported, for a Cluster, the XR as the
+	// API server holds it then.
+	after    *Plan
+	reported xpsim.Object
 }
 
 // fleetBefore plans an XR under the old environment, against its observed
@@ -592,7 +662,7 @@ func fleetBefore(run Runner, old World, f FleetXR) (fleetPlan, error) {
 	if ns, _ := meta["namespace"].(string); ns != "" {
 		name = ns + "/" + name
 	}
-	p := fleetPlan{im: Impact{File: f.File, XR: fmt.Sprintf("%v %s", x["kind"], name)}, x: x, observed: f.Observed}
+	p := fleetPlan{im: Impact{File: f.File, XR: fmt.Sprintf("%v %s", x["kind"], name)}, file: x, x: x, observed: f.Observed}
 	if len(p.observed) == 0 {
 		st, err := Converge(run, old, x, nil)
 		if err != nil {
@@ -600,7 +670,6 @@ func fleetBefore(run Runner, old World, f FleetXR) (fleetPlan, error) {
 		}
 		if st.Fatal != "" {
 			p.im.Fatal = "under the old environment: " + st.Fatal
-			p.im.Cluster = clusterOf(x, nil, p.im.Fatal)
 			return p, nil
 		}
 		p.observed = map[string]xpsim.Object{}
@@ -613,11 +682,6 @@ func fleetBefore(run Runner, old World, f FleetXR) (fleetPlan, error) {
 		return p, err
 	}
 	p.before = before
-	if before.Fatal != "" {
-		p.im.Cluster = clusterOf(x, nil, "under the old environment: "+before.Fatal)
-	} else {
-		p.im.Cluster = clusterOf(x, before.XR, "")
-	}
 	return p, nil
 }
 

@@ -6,50 +6,99 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
+	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
 	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
-	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
-// FleetCluster is a Cluster of the fleet as it stands before the
-// environment changes: what the rollout report places in its wave.
+// FleetCluster is a Cluster of the fleet as the environment's change
+// reaches it (reported): what the rollout report places in its wave, and
+// the fleet controller's ruling on it.
 type FleetCluster struct {
 	rollout.Member
 	// Pins is the XR's own spec.parameters.version, which wins over the
 	// environment's version: the environment's change does not move it.
 	Pins string
+	// Wants is the target it reports its environment asks it for
+	// (rollout.WantsOf), when Reports says it reports one.
+	Wants   rollout.Target
+	Reports bool
+	// Refused is the Fatal that refused it, under the old environment or
+	// the new one.
+	Refused string
+	// Ruling is the fleet controller's ruling on it (fleet.Rule); nil
+	// when the controller rules on nothing for it (it pins its version,
+	// reports no target, or the rollout keys are invalid).
+	Ruling *rollout.Ruling
 }
 
-// clusterOf is the Cluster x before the change (rollout.MemberOf): as its
-// file's status reports it when the file has conditions (kubectl get -o
-// yaml), otherwise as the old environment's reconcile leaves it (before,
-// the XR with the status that reconcile desires); failed with fatal's
-// words when the old environment refuses it. It is nil for an XR that is
-// not a Cluster.
-func clusterOf(x, before xpsim.Object, fatal string) *FleetCluster {
-	if x["kind"] != xr.ClusterKind && x["kind"] != xr.LegacyClusterKind {
-		return nil
-	}
-	from := before
-	if status, _ := x["status"].(map[string]any); status["conditions"] != nil || before == nil {
-		from = x
-	}
-	c := &FleetCluster{Member: rollout.MemberOf(from)}
-	if fatal != "" {
-		c.Failed, c.Ready, c.Reason = true, false, fatal
-	}
-	spec, _ := x["spec"].(map[string]any)
+// clusterOf is the Cluster obj (rollout.MemberOf), as the API server
+// holds it (reported), which fatal refused unless empty.
+func clusterOf(obj xpsim.Object, fatal string) *FleetCluster {
+	c := &FleetCluster{Member: rollout.MemberOf(obj), Refused: fatal}
+	c.Wants, c.Reports = rollout.WantsOf(obj)
+	spec, _ := obj["spec"].(map[string]any)
 	params, _ := spec["parameters"].(map[string]any)
 	if v, ok := params["version"]; ok && v != nil {
 		c.Pins = fmt.Sprint(v)
 	}
-	c.Pinned = c.Pins != ""
 	return c
+}
+
+// reported is a Cluster XR as the API server holds it once Crossplane's
+// first reconcile under the new environment has run: first, the XR that
+// reconcile renders (the status the function desires, with the
+// conditions Crossplane derives), Synced True; or, when that reconcile is
+// refused (fatal, under the old environment or the new one), stands, the
+// XR as it stood, with Synced False for the Fatal, as Crossplane writes no
+// other status then. Each condition is observed at the object's
+// generation, as Crossplane observes them, and keeps the
+// lastTransitionTime of file's condition of its type while its status is
+// the same (when the file has one, as kubectl prints it); every other
+// time is unknown, since crossplane render's fixed time is no time a
+// Cluster turned Ready, so that no wave's soak counts from it.
+func reported(file, stands, first xpsim.Object, fatal string) xpsim.Object {
+	out := overlay.DeepCopy(first)
+	synced := condition("Synced", "True", "ReconcileSuccess", "")
+	if fatal != "" || first == nil {
+		out, synced = overlay.DeepCopy(stands), condition("Synced", "False", "ReconcileError", fatal)
+	}
+	status, _ := out["status"].(map[string]any)
+	if status == nil {
+		status = map[string]any{}
+		out["status"] = status
+	}
+	own := map[string]map[string]any{}
+	fileStatus, _ := file["status"].(map[string]any)
+	list, _ := fileStatus["conditions"].([]any)
+	for _, c := range list {
+		if m, ok := c.(map[string]any); ok {
+			own[fmt.Sprint(m["type"])] = m
+		}
+	}
+	old, _ := status["conditions"].([]any)
+	conds := setCondition(slices.Clone(old), synced)
+	meta, _ := out["metadata"].(map[string]any)
+	for i, c := range conds {
+		m, _ := c.(map[string]any)
+		m = maps.Clone(m)
+		delete(m, "lastTransitionTime")
+		if o := own[fmt.Sprint(m["type"])]; o != nil && o["status"] == m["status"] && o["lastTransitionTime"] != nil {
+			m["lastTransitionTime"] = o["lastTransitionTime"]
+		}
+		if g, ok := meta["generation"]; ok {
+			m["observedGeneration"] = g
+		}
+		conds[i] = m
+	}
+	status["conditions"] = conds
+	return out
 }
 
 // Rollout is how the updated environment's rollout waves (package
@@ -113,7 +162,8 @@ type WaveCloud struct {
 	Clusters []WaveCluster `json:"clusters"`
 }
 
-// WaveCluster is one Cluster of a wave, as it stands before the change.
+// WaveCluster is one Cluster of a wave, as the change reaches it, with
+// the fleet controller's ruling on it.
 type WaveCluster struct {
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`
@@ -131,8 +181,17 @@ type WaveCluster struct {
 	ByDefault bool `json:"byDefault"`
 	// Pins is its own spec.parameters.version, when it names one.
 	Pins string `json:"pins,omitempty"`
+	// Target is the target it reports it is asked for (status.rollout,
+	// rollout.Target.String), "" when it reports none.
+	Target string `json:"target,omitempty"`
+	// Verdict, Message and Until are the fleet controller's ruling on it
+	// (fleet.Rule): what the function then does. Verdict is Pinned for a
+	// Cluster that pins its version, "" for one ruled on by no one.
+	Verdict string `json:"verdict,omitempty"`
+	Message string `json:"message,omitempty"`
+	Until   string `json:"until,omitempty"`
 	// Note says, in words, why it is in this wave when by default, that
-	// it pins its version, and that it failed.
+	// it pins its version, that it failed, and its ruling.
 	Note string `json:"note,omitempty"`
 }
 
@@ -150,10 +209,17 @@ func (w World) baselineSettings() (*cluster.Settings, field.ErrorList) {
 }
 
 // RolloutOf is the rollout of an environment change over the fleet's
-// Clusters (the impacts' FleetCluster), or nil when the change moves no
-// Kubernetes version and the updated environment sets no rollout waves.
-// Which wave a Cluster is in is rollout.WaveOf's.
-func RolloutOf(old, updated World, xrs []Impact) *Rollout {
+// Clusters (the impacts' FleetCluster, each with the fleet controller's
+// ruling on it), or nil when the change moves no Kubernetes version and
+// the updated environment sets no rollout waves. Which wave a Cluster is
+// in is rollout.WaveOf's. Each wave's gate is rollout.GateOf's at now, on
+// the same fleet the controller ruled on: for a Cluster of the wave that
+// asks for the target the wave's Clusters report (the first in
+// namespace/name order that has not adopted it, else the first), from
+// what that Cluster has adopted; when none of them reports one, for the
+// updated environment's Kubernetes minor and the chart versions it moves,
+// from what the old environment asked.
+func RolloutOf(old, updated World, xrs []Impact, now time.Time) *Rollout {
 	before, _ := old.baselineSettings()
 	after, problems := updated.baselineSettings()
 	r := &Rollout{
@@ -187,24 +253,22 @@ func RolloutOf(old, updated World, xrs []Impact) *Rollout {
 		r.Message = "the environment sets no rollout waves (rollout.waves): every Cluster adopts " + r.Target + " at once"
 		shown = []rollout.Wave{{}}
 	}
-	target := rollout.Target{Kubernetes: r.Target, Charts: r.Charts}
-	// What a Cluster asked for before: the changes approvals must name
-	// are the target's differences from it. When nothing moves, the gate
-	// shown is a Cluster's that runs nothing of the target yet.
-	from := rollout.Target{Kubernetes: r.From, Charts: r.FromCharts}
-	if from.Equal(target) {
-		from = rollout.Target{}
-	}
 	byWave := make([]map[string][]WaveCluster, len(shown))
+	// gates are, per wave, the Cluster whose target its gate is for.
+	gates := make([]*FleetCluster, len(shown))
 	for _, c := range clusters {
 		i := rollout.WaveOf(shown, c.Member)
 		if byWave[i] == nil {
 			byWave[i] = map[string][]WaveCluster{}
 		}
 		byWave[i][c.Cloud] = append(byWave[i][c.Cloud], waveCluster(waves, i, c))
+		if c.Reports && (gates[i] == nil || gates[i].adopted() && !c.adopted()) {
+			gates[i] = &c
+		}
 	}
 	for i, w := range shown {
-		d := rollout.GateOf(waves, i, from, target, members, func(string) bool { return true })
+		target, from := gateOf(r, gates[i])
+		d := rollout.GateOf(waves, i, from, target, members, func(string) bool { return true }, now)
 		wv := Wave{
 			Name: w.Name, Index: i, Namespaces: slices.Clone(w.Namespaces), Last: i == len(shown)-1, After: []string{},
 			MaxUnavailable: w.MaxUnavailable, RequiresApproval: w.RequiresApproval,
@@ -223,6 +287,30 @@ func RolloutOf(old, updated World, xrs []Impact) *Rollout {
 		r.Waves = append(r.Waves, wv)
 	}
 	return r
+}
+
+// adopted reports whether the Cluster follows no target of the rollout's
+// now: it pins its version, is being deleted, or asks for or runs the
+// target it reports (rollout.Fleet.Decide's Keep).
+func (c *FleetCluster) adopted() bool {
+	return c.Pinned || c.Deleting || c.Asks.Equal(c.Wants) || c.Runs.Holds(c.Wants)
+}
+
+// gateOf is the target a wave's gate is for and what its Cluster asks for
+// now: the target c reports and what c has adopted; without c, the
+// updated environment's minor and the chart versions it moves, and what
+// the old environment asked for them (nothing, when it asked for the
+// same: the gate is then a Cluster's that runs nothing of the target).
+func gateOf(r *Rollout, c *FleetCluster) (target, from rollout.Target) {
+	if c != nil {
+		return c.Wants, c.Asks
+	}
+	target = rollout.Target{Kubernetes: r.Target, Charts: r.Charts}
+	from = rollout.Target{Kubernetes: r.From, Charts: r.FromCharts}
+	if from.Equal(target) {
+		from = rollout.Target{}
+	}
+	return target, from
 }
 
 // movedCharts are the chart versions the updated catalog moves (of the
@@ -249,6 +337,9 @@ func waveCluster(waves []rollout.Wave, i int, c FleetCluster) WaveCluster {
 		Name: c.Name, Namespace: c.Namespace, Runs: c.Runs.Kubernetes, Ready: c.Ready, Failed: c.Failed, Reason: c.Reason,
 		Label: c.Wave, Pins: c.Pins,
 	}
+	if c.Reports {
+		wc.Target = c.Wants.String()
+	}
 	var notes []string
 	if len(waves) > 0 && c.Wave != waves[i].Name {
 		wc.ByDefault = true
@@ -268,10 +359,24 @@ func waveCluster(waves []rollout.Wave, i int, c FleetCluster) WaveCluster {
 		notes = append(notes, "pins "+c.Pins+" (spec.parameters.version): the environment's version does not move it")
 	}
 	switch {
+	case c.Refused != "":
+		notes = append(notes, "refused: "+c.Refused)
 	case c.Failed:
 		notes = append(notes, "failed: "+c.Reason)
 	case !c.Ready && c.Reason != "":
 		notes = append(notes, "not Ready: "+c.Reason)
+	}
+	switch r := c.Ruling; {
+	case r != nil:
+		wc.Verdict, wc.Message = string(r.Verdict), r.Message
+		note := "ruled " + wc.Verdict
+		if !r.Until.IsZero() {
+			wc.Until = r.Until.UTC().Format(time.RFC3339)
+			note += " until " + wc.Until
+		}
+		notes = append(notes, note)
+	case c.Pinned:
+		wc.Verdict = string(rollout.Pinned)
 	}
 	wc.Note = strings.Join(notes, "; ")
 	return wc

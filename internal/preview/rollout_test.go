@@ -2,8 +2,10 @@ package preview
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -29,7 +31,8 @@ func baseline(data map[string]any) World {
 	}}
 }
 
-// fleetCluster is an Impact of a Ready Cluster that runs runs.
+// fleetCluster is an Impact of a Ready Cluster that runs runs, and
+// reports no target.
 func fleetCluster(cloud, ns, name, wave, runs string) Impact {
 	m := rollout.Member{Name: name, Namespace: ns, Cloud: cloud, Wave: wave, Ready: true,
 		Runs: rollout.Target{Kubernetes: runs}, Asks: rollout.Target{Kubernetes: runs}}
@@ -38,7 +41,22 @@ func fleetCluster(cloud, ns, name, wave, runs string) Impact {
 
 // pinned is im with spec.parameters.version v.
 func pinned(im Impact, v string) Impact {
-	im.Cluster.Pins = v
+	im.Cluster.Pins, im.Cluster.Pinned = v, true
+	return im
+}
+
+// reporting is im reporting that it is asked for kube and the chart
+// versions charts (name, version, ...), and ruled on with verdict (none
+// when ""), until the time until when not zero.
+func reporting(im Impact, kube, verdict string, until time.Time, charts ...string) Impact {
+	t := rollout.Target{Kubernetes: kube, Charts: map[string]string{}}
+	for i := 0; i+1 < len(charts); i += 2 {
+		t.Charts[charts[i]] = charts[i+1]
+	}
+	im.Cluster.Wants, im.Cluster.Reports = t, true
+	if verdict != "" {
+		im.Cluster.Ruling = &rollout.Ruling{Verdict: rollout.Verdict(verdict), Message: "ruled " + verdict, Target: t.String(), Until: until}
+	}
 	return im
 }
 
@@ -95,7 +113,7 @@ func threeWavesWant(runsEarly string, gates [3][2]string) []Wave {
 					{Name: "edge", Namespace: "team-x", Runs: "1.33", Ready: true, Label: "qa", ByDefault: true, Note: "labelled qa, which is no wave: counts in the last wave"},
 				}},
 				{Cloud: "gcp", Clusters: []WaveCluster{{
-					Name: "prod", Namespace: "platform", Runs: "1.33", Ready: true, Label: "staging", ByDefault: true, Pins: "1.33",
+					Name: "prod", Namespace: "platform", Runs: "1.33", Ready: true, Label: "staging", ByDefault: true, Pins: "1.33", Verdict: "Pinned",
 					Note: "labelled staging, whose namespaces (rollout.waves[1].namespaces) do not admit platform: counts in the last wave; " +
 						"pins 1.33 (spec.parameters.version): the environment's version does not move it",
 				}}},
@@ -108,6 +126,7 @@ func TestRolloutOf(t *testing.T) {
 	type args struct {
 		old, updated World
 		xrs          []Impact
+		now          time.Time
 	}
 	// threeWavesArgs move threeClouds(runsEarly) from 1.33 to 1.34 over
 	// threeWaves.
@@ -129,8 +148,8 @@ func TestRolloutOf(t *testing.T) {
 			args: threeWavesArgs("1.33"),
 			want: &Rollout{From: "1.33", Target: "1.34", Waves: threeWavesWant("1.33", [3][2]string{
 				{"Adopt", "wave canary adopts 1.34: the earlier waves run it and are Ready"},
-				{"Hold", "wave staging holds 1.34 until the earlier waves run it and are Ready: team-pay/payments (gcp) runs 1.33"},
-				{"Hold", "wave production holds 1.34 until the earlier waves run it and are Ready: team-pay/payments (gcp) runs 1.33, team-ml/ml (azure) runs 1.33, team-web/shop (aws) runs 1.33"},
+				{"Hold", "wave staging holds 1.34 until wave canary runs it and is Ready"},
+				{"Hold", "wave production holds 1.34 until wave canary runs it and is Ready"},
 			})},
 		},
 		"ApprovalGate": {
@@ -208,7 +227,122 @@ func TestRolloutOf(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := RolloutOf(tc.args.old, tc.args.updated, tc.args.xrs)
+			got := RolloutOf(tc.args.old, tc.args.updated, tc.args.xrs, tc.args.now)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nRolloutOf(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestRolloutOfRulings shows each Cluster with the fleet controller's
+// ruling on it and the target it reports, and gates each wave for the
+// target its Clusters report (the first that has not adopted it, else the
+// first), from what that Cluster has adopted, at the given time.
+func TestRolloutOfRulings(t *testing.T) {
+	at := func(h, m int) time.Time { return time.Date(2026, 11, 30, h, m, 0, 0, time.UTC) }
+	// ready is im Ready on what it runs since 10:00.
+	ready := func(im Impact) Impact {
+		im.Cluster.ReadySince = at(10, 0)
+		return im
+	}
+	withCharts := func(im Impact, runs string, charts ...string) Impact {
+		im.Cluster.Runs.Charts, im.Cluster.Asks.Charts = map[string]string{}, map[string]string{}
+		for i := 0; i+1 < len(charts); i += 2 {
+			im.Cluster.Runs.Charts[charts[i]], im.Cluster.Asks.Charts[charts[i]] = charts[i+1], charts[i+1]
+		}
+		return im
+	}
+	soaking := []any{
+		map[string]any{"name": "canary", "namespaces": []any{"team-pay"}, "soak": "1h"},
+		threeWaves[1], threeWaves[2],
+	}
+	type args struct {
+		waves []any
+		xrs   []Impact
+		now   time.Time
+	}
+	type wave struct {
+		Verdict, Message string
+		Approved         bool
+		// Clusters are name: target, verdict, until, note.
+		Clusters []string
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   []wave
+	}{
+		"OwnTargets": {
+			reason: "The canary runs its target Ready and keeps it; staging is gated for the target ml reports (with its charts), from what ml adopted: approved, it adopts; production holds for staging. Each Cluster says its ruling.",
+			args: args{waves: threeWaves, xrs: []Impact{
+				reporting(withCharts(fleetCluster("gcp", "team-pay", "payments", "canary", "1.34"), "", "cert-manager", "v1.19.1"), "1.34", "Keep", time.Time{}, "cert-manager", "v1.19.1"),
+				reporting(withCharts(fleetCluster("azure", "team-ml", "ml", "staging", "1.33"), "", "cert-manager", "v1.19.1"), "1.34", "Adopt", time.Time{}, "cert-manager", "v1.19.1"),
+				reporting(withCharts(fleetCluster("aws", "team-s", "search", "", "1.33"), "", "cert-manager", "v1.19.1"), "1.34", "Hold", time.Time{}, "cert-manager", "v1.19.1"),
+				pinned(fleetCluster("gcp", "platform", "prod", "", "1.33"), "1.33"),
+			}},
+			want: []wave{
+				{Verdict: "Keep", Message: "wave canary: runs or moves to 1.34+cert-manager=v1.19.1",
+					Clusters: []string{"payments: 1.34+cert-manager=v1.19.1, Keep, , ruled Keep"}},
+				{Verdict: "Adopt", Message: "wave staging adopts 1.34+cert-manager=v1.19.1: the earlier waves run it and are Ready", Approved: true,
+					Clusters: []string{"ml: 1.34+cert-manager=v1.19.1, Adopt, , ruled Adopt"}},
+				{Verdict: "Hold", Message: "wave production holds 1.34+cert-manager=v1.19.1 until wave staging runs it and is Ready",
+					Clusters: []string{"search: 1.34+cert-manager=v1.19.1, Hold, , no wave label: counts in the last wave; ruled Hold",
+						"prod: , Pinned, , no wave label: counts in the last wave; pins 1.33 (spec.parameters.version): the environment's version does not move it"}},
+			},
+		},
+		"Soaking": {
+			reason: "The canary runs 1.34 Ready since 10:00 and soaks for an hour: at 10:30 staging holds until 11:00, as its ruling says.",
+			args: args{waves: soaking, now: at(10, 30), xrs: []Impact{
+				ready(fleetCluster("gcp", "team-pay", "payments", "canary", "1.34")),
+				reporting(fleetCluster("azure", "team-ml", "ml", "staging", "1.33"), "1.34", "Hold", at(11, 0)),
+			}},
+			want: []wave{
+				{Verdict: "Adopt", Message: "wave canary adopts 1.34: the earlier waves run it and are Ready", Clusters: []string{"payments: , , , "}},
+				{Verdict: "Hold", Message: "wave staging holds 1.34 until wave canary has run it Ready for 1h0m0s (rollout.waves[0].soak): until 2026-11-30T11:00:00Z", Approved: true,
+					Clusters: []string{"ml: 1.34, Hold, 2026-11-30T11:00:00Z, ruled Hold until 2026-11-30T11:00:00Z"}},
+				{Verdict: "Hold", Message: "wave production holds 1.34 until wave staging runs it and is Ready"},
+			},
+		},
+		"Soaked": {
+			reason: "At noon the canary's hour has passed: staging adopts.",
+			args: args{waves: soaking, now: at(12, 0), xrs: []Impact{
+				ready(fleetCluster("gcp", "team-pay", "payments", "canary", "1.34")),
+				reporting(fleetCluster("azure", "team-ml", "ml", "staging", "1.33"), "1.34", "Adopt", time.Time{}),
+			}},
+			want: []wave{
+				{Verdict: "Adopt", Message: "wave canary adopts 1.34: the earlier waves run it and are Ready", Clusters: []string{"payments: , , , "}},
+				{Verdict: "Adopt", Message: "wave staging adopts 1.34: the earlier waves run it and are Ready", Approved: true,
+					Clusters: []string{"ml: 1.34, Adopt, , ruled Adopt"}},
+				{Verdict: "Hold", Message: "wave production holds 1.34 until wave staging runs it and is Ready"},
+			},
+		},
+		"NoClock": {
+			reason: "Without a clock no soak has passed: staging holds for the canary's; production, for staging, which has no Cluster: an empty wave proves nothing.",
+			args: args{waves: soaking, xrs: []Impact{
+				ready(fleetCluster("gcp", "team-pay", "payments", "canary", "1.34")),
+			}},
+			want: []wave{
+				{Verdict: "Adopt", Message: "wave canary adopts 1.34: the earlier waves run it and are Ready", Clusters: []string{"payments: , , , "}},
+				{Verdict: "Hold", Message: "wave staging holds 1.34 until wave canary has run it Ready for 1h0m0s (rollout.waves[0].soak): until 2026-11-30T11:00:00Z", Approved: true},
+				{Verdict: "Hold", Message: "wave production holds 1.34: wave staging has no Cluster that follows the environment (rollout.waves[1]: " +
+					"none labelled platform.example.org/wave=staging in its namespaces team-ml, team-web, or each pins its version), and an empty wave proves nothing"},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := RolloutOf(baseline(map[string]any{"version": "1.33"}), baseline(map[string]any{"version": "1.34", "rollout": map[string]any{"waves": tc.args.waves}}), tc.args.xrs, tc.args.now)
+			var got []wave
+			for _, w := range r.Waves {
+				wv := wave{Verdict: w.Verdict, Message: w.Message, Approved: w.Approved}
+				for _, c := range w.Clouds {
+					for _, m := range c.Clusters {
+						wv.Clusters = append(wv.Clusters, fmt.Sprintf("%s: %s, %s, %s, %s", m.Name, m.Target, m.Verdict, m.Until, m.Note))
+					}
+				}
+				got = append(got, wv)
+			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nRolloutOf(...): -want, +got:\n%s", tc.reason, diff)
 			}
@@ -217,58 +351,153 @@ func TestRolloutOf(t *testing.T) {
 }
 
 func TestClusterOf(t *testing.T) {
-	xr := func(status map[string]any) xpsim.Object {
+	xr := func(pin string, status map[string]any) xpsim.Object {
 		x := xpsim.Object{
 			"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster",
 			"metadata": map[string]any{"name": "ml", "namespace": "team-ml", "labels": map[string]any{"cloud": "azure", rollout.Label: "staging"}},
-			"spec":     map[string]any{"parameters": map[string]any{"version": "1.33"}},
+			"spec":     map[string]any{"parameters": map[string]any{"version": pin}},
+			"status":   status,
 		}
-		if status != nil {
-			x["status"] = status
+		if pin == "" {
+			x["spec"] = map[string]any{}
 		}
 		return x
 	}
-	status := func(cp string, ready string) map[string]any {
-		return map[string]any{"upgrade": map[string]any{"controlPlane": cp, "target": cp}, "conditions": []any{map[string]any{"type": "Ready", "status": ready}}}
+	status := func(cp, ready string, report map[string]any) map[string]any {
+		st := map[string]any{"upgrade": map[string]any{"controlPlane": cp, "target": cp}, "conditions": []any{map[string]any{"type": "Ready", "status": ready}}}
+		if report != nil {
+			st["rollout"] = report
+		}
+		return st
 	}
 	member := func(runs string, ready bool) rollout.Member {
 		return rollout.Member{Name: "ml", Namespace: "team-ml", Cloud: "azure", Wave: "staging", Ready: ready,
-			Runs: rollout.Target{Kubernetes: runs}, Asks: rollout.Target{Kubernetes: runs}, Pinned: true}
+			Runs: rollout.Target{Kubernetes: runs}, Asks: rollout.Target{Kubernetes: runs}}
 	}
 	type args struct {
-		x, before xpsim.Object
-		fatal     string
+		x     xpsim.Object
+		fatal string
 	}
 	cases := map[string]struct {
 		reason string
 		args   args
 		want   *FleetCluster
 	}{
-		"FromTheOldEnvironment": {
-			reason: "An XR file without status is what the old environment's reconcile leaves: its desired status and Ready condition.",
-			args:   args{x: xr(nil), before: xr(status("1.32", "True"))},
-			want:   &FleetCluster{Member: member("1.32", true), Pins: "1.33"},
+		"Reports": {
+			reason: "A Cluster is what its status says (rollout.MemberOf), and reports the target in status.rollout (rollout.WantsOf).",
+			args:   args{x: xr("", status("1.33", "True", map[string]any{"target": "1.34", "charts": map[string]any{"cert-manager": "v1.19.1"}, "verdict": "Hold"}))},
+			want: &FleetCluster{Member: member("1.33", true), Reports: true,
+				Wants: rollout.Target{Kubernetes: "1.34", Charts: map[string]string{"cert-manager": "v1.19.1"}}},
 		},
-		"FromTheFile": {
-			reason: "An XR file with conditions (kubectl get -o yaml) is what the Cluster reports: its status wins over the simulation.",
-			args:   args{x: xr(status("1.31", "False")), before: xr(status("1.32", "True"))},
-			want:   &FleetCluster{Member: member("1.31", false), Pins: "1.33"},
+		"Pins": {
+			reason: "A Cluster whose XR pins its version says so, and reports no target of the rollout's.",
+			args:   args{x: xr("1.33", status("1.33", "True", map[string]any{"target": "1.34", "verdict": "Pinned"}))},
+			want: func() *FleetCluster {
+				m := member("1.33", true)
+				m.Pinned = true
+				return &FleetCluster{Member: m, Pins: "1.33"}
+			}(),
 		},
 		"Refused": {
-			reason: "A Cluster the old environment refuses has failed, in the Fatal's words.",
-			args:   args{x: xr(nil), fatal: "under the old environment: invalid"},
-			want:   &FleetCluster{Member: rollout.Member{Name: "ml", Namespace: "team-ml", Cloud: "azure", Wave: "staging", Failed: true, Reason: "under the old environment: invalid", Pinned: true}, Pins: "1.33"},
-		},
-		"NotACluster": {
-			reason: "Only Clusters have waves.",
-			args:   args{x: xpsim.Object{"kind": "Database"}},
+			reason: "A Cluster a Fatal refused carries the Fatal's words.",
+			args:   args{x: xr("", status("1.32", "False", nil)), fatal: "under the old environment: invalid"},
+			want: &FleetCluster{Member: func() rollout.Member {
+				m := member("1.32", false)
+				return m
+			}(), Refused: "under the old environment: invalid"},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := clusterOf(tc.args.x, tc.args.before, tc.args.fatal)
+			got := clusterOf(tc.args.x, tc.args.fatal)
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\nclusterOf(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestReported(t *testing.T) {
+	xr := func(generation any, status map[string]any) xpsim.Object {
+		meta := map[string]any{"name": "ml", "namespace": "team-ml"}
+		if generation != nil {
+			meta["generation"] = generation
+		}
+		x := xpsim.Object{"apiVersion": "platform.example.org/v1alpha1", "kind": "Cluster", "metadata": meta}
+		if status != nil {
+			x["status"] = status
+		}
+		return x
+	}
+	conds := func(cs ...map[string]any) map[string]any {
+		out := []any{}
+		for _, c := range cs {
+			out = append(out, c)
+		}
+		return map[string]any{"conditions": out}
+	}
+	cond := func(typ, status, reason, message string, more ...any) map[string]any {
+		c := map[string]any{"type": typ, "status": status, "reason": reason}
+		if message != "" {
+			c["message"] = message
+		}
+		for i := 0; i+1 < len(more); i += 2 {
+			c[more[i].(string)] = more[i+1] //nolint:forcetypeassert // the test's own keys.
+		}
+		return c
+	}
+	// rendered is what crossplane render gives the XR: its Ready at the
+	// render's fixed time, the function's status.
+	rendered := func(generation any) xpsim.Object {
+		x := xr(generation, conds(cond("Ready", "True", "Available", "", "lastTransitionTime", conditionTime)))
+		x["status"].(map[string]any)["rollout"] = map[string]any{"target": "1.34"}
+		return x
+	}
+	type args struct {
+		file, stands, first xpsim.Object
+		fatal               string
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   xpsim.Object
+	}{
+		"FirstReconcile": {
+			reason: "What the first reconcile renders, Synced True, with no time crossplane render made up.",
+			args:   args{file: xr(nil, nil), stands: xr(nil, nil), first: rendered(nil)},
+			want: func() xpsim.Object {
+				x := xr(nil, conds(cond("Ready", "True", "Available", ""), cond("Synced", "True", "ReconcileSuccess", "")))
+				x["status"].(map[string]any)["rollout"] = map[string]any{"target": "1.34"}
+				return x
+			}(),
+		},
+		"KubectlFile": {
+			reason: "A file as kubectl prints it: the conditions are observed at its generation, and Ready keeps the time it turned Ready, its status unchanged.",
+			args: args{
+				file:   xr(int64(4), conds(cond("Ready", "True", "Available", "", "lastTransitionTime", "2026-11-30T10:00:00Z", "observedGeneration", int64(3)))),
+				stands: xr(int64(4), nil), first: rendered(int64(4)),
+			},
+			want: func() xpsim.Object {
+				x := xr(int64(4), conds(cond("Ready", "True", "Available", "", "lastTransitionTime", "2026-11-30T10:00:00Z", "observedGeneration", int64(4)),
+					cond("Synced", "True", "ReconcileSuccess", "", "observedGeneration", int64(4))))
+				x["status"].(map[string]any)["rollout"] = map[string]any{"target": "1.34"}
+				return x
+			}(),
+		},
+		"Refused": {
+			reason: "A reconcile refused writes no status but Synced False, with the Fatal's words: the XR as it stood.",
+			args: args{
+				file:   xr(nil, nil),
+				stands: xr(nil, conds(cond("Ready", "True", "Available", "", "lastTransitionTime", conditionTime))), fatal: "invalid",
+			},
+			want: xr(nil, conds(cond("Ready", "True", "Available", ""), cond("Synced", "False", "ReconcileError", "invalid"))),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := reported(tc.args.file, tc.args.stands, tc.args.first, tc.args.fatal)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nreported(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
@@ -283,7 +512,7 @@ func TestPrintRollout(t *testing.T) {
 	}{
 		"ThreeWavesThreeClouds": {
 			reason: "After the fleet's table, each wave in order: what admits a Cluster, what gates it, what its gate answers now, and its Clusters per cloud with what they run.",
-			report: FleetReport{Rollout: RolloutOf(baseline(map[string]any{"version": "1.33"}), updated, threeClouds("1.33"))},
+			report: FleetReport{Rollout: RolloutOf(baseline(map[string]any{"version": "1.33"}), updated, threeClouds("1.33"), time.Time{})},
 			want: `XR             ADDED  CHANGED  HELD  REMOVED  COST-DELTA    FATAL
 TOTAL (0 XRs)  0      0        0     0        +0.00..+0.00  0
 
@@ -301,7 +530,7 @@ Wave 2 of 3: staging (namespaces team-ml, team-web)
   after:     every Cluster of canary runs 1.34 and is Ready
   at once:   at most 1 of its Clusters (maxUnavailable)
   approval:  requires approval of 1.34: approved (rollout.waves[1].approved)
-  now:       Hold: wave staging holds 1.34 until the earlier waves run it and are Ready: team-pay/payments (gcp) runs 1.33
+  now:       Hold: wave staging holds 1.34 until wave canary runs it and is Ready
   CLOUD  NAMESPACE  NAME  RUNS  READY  NOTE
   aws    team-web   shop  1.33  yes    -
   azure  team-ml    ml    1.33  yes    -
@@ -310,7 +539,7 @@ Wave 3 of 3: production (every namespace; the last wave: also every Cluster whos
   after:     every Cluster of canary, staging runs 1.34 and is Ready
   at once:   at most 2 of its Clusters (maxUnavailable)
   approval:  requires approval of 1.34: not approved yet (rollout.waves[2].approved)
-  now:       Hold: wave production holds 1.34 until the earlier waves run it and are Ready: team-pay/payments (gcp) runs 1.33, team-ml/ml (azure) runs 1.33, team-web/shop (aws) runs 1.33
+  now:       Hold: wave production holds 1.34 until wave canary runs it and is Ready
   CLOUD  NAMESPACE  NAME    RUNS  READY  NOTE
   aws    team-s     search  1.33  yes    no wave label: counts in the last wave
   azure  team-b     web     1.33  yes    -
@@ -367,7 +596,7 @@ Wave 1 of 1: all (every namespace; the last wave: also every Cluster whose label
 
 func TestPrintRolloutJSON(t *testing.T) {
 	updated := baseline(map[string]any{"version": "1.34", "rollout": map[string]any{"waves": threeWaves}})
-	three := RolloutOf(baseline(map[string]any{"version": "1.33"}), updated, threeClouds("1.33"))
+	three := RolloutOf(baseline(map[string]any{"version": "1.33"}), updated, threeClouds("1.33"), time.Time{})
 	cases := map[string]struct {
 		reason string
 		report FleetReport
@@ -379,7 +608,10 @@ func TestPrintRolloutJSON(t *testing.T) {
 			report: FleetReport{Rollout: &Rollout{From: "1.33", Target: "1.34", Waves: []Wave{{
 				Name: "canary", Namespaces: []string{"team-pay"}, After: []string{}, RequiresApproval: true, Approved: true,
 				Verdict: "Adopt", Message: "wave canary adopts 1.34: the earlier waves run it and are Ready",
-				Clouds: []WaveCloud{{Cloud: "gcp", Clusters: []WaveCluster{{Name: "payments", Namespace: "team-pay", Runs: "1.33", Ready: true, Label: "staging", ByDefault: true, Pins: "1.33", Note: "n"}}}},
+				Clouds: []WaveCloud{{Cloud: "gcp", Clusters: []WaveCluster{{
+					Name: "payments", Namespace: "team-pay", Runs: "1.33", Ready: true, Label: "staging", ByDefault: true, Pins: "1.33",
+					Target: "1.34", Verdict: "Hold", Message: "m", Until: "2026-11-30T11:00:00Z", Note: "n",
+				}}}},
 			}}}},
 			want: `{
     "from": "1.33",
@@ -411,6 +643,10 @@ func TestPrintRolloutJSON(t *testing.T) {
                 "label": "staging",
                 "byDefault": true,
                 "pins": "1.33",
+                "target": "1.34",
+                "verdict": "Hold",
+                "message": "m",
+                "until": "2026-11-30T11:00:00Z",
                 "note": "n"
               }
             ]
@@ -503,7 +739,7 @@ func TestRolloutOfCharts(t *testing.T) {
 				[]Impact{
 					withCharts(fleetCluster("gcp", "team-pay", "payments", "canary", "1.33"), tc.canary),
 					withCharts(fleetCluster("azure", "team-ml", "ml", "staging", "1.33"), "v1.19.1"),
-				})
+				}, time.Time{})
 			if r == nil {
 				t.Fatalf("%s\nno rollout for a chart change", tc.reason)
 			}

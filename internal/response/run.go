@@ -6,6 +6,7 @@
 package response
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -31,6 +32,12 @@ type Options struct {
 	// and while the XR waits only for its own composed resources, whose
 	// every change re-runs it (Crossplane's realtime compositions).
 	TTLReady time.Duration
+	// TTLGated is the response TTL while a rollout holds the XR (a
+	// Cluster waiting for the fleet controller's ruling): Crossplane v2.4
+	// re-runs it when the ruling changes, so time alone changes nothing;
+	// on v2.3, which does not watch it, it is how late the XR sees a new
+	// ruling. 0 means TTLReady.
+	TTLGated time.Duration
 }
 
 // Func renders one kind of XR into a response that already carries the
@@ -105,6 +112,9 @@ func (o Options) TTL(unwatched bool) time.Duration {
 	}
 	return o.TTLReady
 }
+
+// Gated is the TTL while a rollout holds the XR: TTLGated, else TTLReady.
+func (o Options) Gated() time.Duration { return cmp.Or(o.TTLGated, o.TTLReady) }
 
 // Size limits of a response.
 const (

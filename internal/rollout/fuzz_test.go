@@ -6,10 +6,12 @@ import (
 )
 
 // FuzzRollout walks random fleets through random events (a Cluster
-// renders, a change finishes, Ready flips, a step fails) and checks, apart
-// from Decide's own code, that no Cluster ever adopts the target while a
-// Cluster of an earlier wave that does not pin its version does not run
-// it Ready, nor in a wave that
+// renders, a change finishes, Ready flips, a step fails, a Cluster's spec
+// changes so that its conditions are stale, a Cluster is deleted) and
+// checks, apart from Decide's own code, that no Cluster ever adopts the
+// target while a Cluster of an earlier wave that does not pin its version
+// and is not being deleted does not run it Ready at its generation, nor
+// while an earlier wave has no such Cluster at all, nor in a wave that
 // requires an approval not given, nor past its wave's maxUnavailable
 // (Clusters under way to the target).
 func FuzzRollout(f *testing.F) {
@@ -57,7 +59,7 @@ func FuzzRollout(f *testing.F) {
 		}
 		for step := 0; step < 64 && len(data) > 0; step++ {
 			i := next() % n
-			switch next() % 5 {
+			switch next() % 7 {
 			case 0, 1: // the Cluster renders
 				self := fleet[i]
 				others := append(append([]Member{}, fleet[:i]...), fleet[i+1:]...)
@@ -65,11 +67,21 @@ func FuzzRollout(f *testing.F) {
 				if d.Verdict != Adopt {
 					continue
 				}
+				proven := map[int]bool{}
 				for _, o := range others {
-					// A pinned Cluster follows its owner: it proves and
-					// holds nothing.
-					if wave(o) < wave(self) && !o.Pinned && (!o.Ready || !o.Runs.Equal(target)) {
-						t.Fatalf("%s (wave %d) adopted %s while %s (wave %d) runs %s, Ready %t", self.Key(), wave(self), target, o.Key(), wave(o), o.Runs, o.Ready)
+					// A pinned Cluster follows its owner, and one being
+					// deleted is going: neither proves nor holds.
+					if o.Pinned || o.Deleting || wave(o) >= wave(self) {
+						continue
+					}
+					if !o.Ready || o.Stale || !o.Runs.Equal(target) {
+						t.Fatalf("%s (wave %d) adopted %s while %s (wave %d) runs %s, Ready %t, stale %t", self.Key(), wave(self), target, o.Key(), wave(o), o.Runs, o.Ready, o.Stale)
+					}
+					proven[wave(o)] = true
+				}
+				for j := range wave(self) {
+					if !proven[j] {
+						t.Fatalf("%s (wave %d) adopted %s while wave %d has no Cluster that proves it", self.Key(), wave(self), target, j)
 					}
 				}
 				w := ws[wave(self)]
@@ -82,7 +94,7 @@ func FuzzRollout(f *testing.F) {
 					// place, so that a tenant cannot fill a wave).
 					busy := 0
 					for _, o := range others {
-						if wave(o) == wave(self) && o.Asks.Equal(target) && !o.Runs.Equal(target) && !o.Failed && !o.Pinned {
+						if wave(o) == wave(self) && o.Asks.Equal(target) && !o.Runs.Equal(target) && !o.Failed && !o.Pinned && !o.Deleting {
 							busy++
 						}
 					}
@@ -97,6 +109,13 @@ func FuzzRollout(f *testing.F) {
 				fleet[i].Ready = !fleet[i].Ready
 			case 4: // a step fails, or recovers
 				fleet[i].Failed = !fleet[i].Failed && !fleet[i].Runs.Equal(fleet[i].Asks)
+			case 5: // its spec changes (stale), or Crossplane reconciles it
+				fleet[i].Stale = !fleet[i].Stale
+				if fleet[i].Stale {
+					fleet[i].Ready, fleet[i].Failed = false, false
+				}
+			case 6: // it is deleted
+				fleet[i].Deleting = true
 			}
 		}
 	})

@@ -3,8 +3,10 @@ package rollout
 import (
 	"cmp"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -36,6 +38,18 @@ const LabelCloud = "cloud"
 //   - Asks.Kubernetes is status.upgrade.target: what it has adopted.
 //
 //   - Ready is the condition Ready being True.
+//
+//   - Stale is set when Ready or Synced was observed at another generation
+//     than metadata.generation (a condition counts only at the object's
+//     generation: a Ready of an older spec proves nothing, a Synced False
+//     of an older spec fails nothing), or when there is no Ready condition
+//     yet (Crossplane has not reconciled it); Ready is then false.
+//
+//   - Deleting is metadata.deletionTimestamp being set.
+//
+//   - ReadySince is the latest lastTransitionTime of the Ready condition
+//     and of the Upgrading condition while it is False (an upgrade that
+//     ended), when Ready is True; zero otherwise.
 //
 //   - Failed is the condition Synced being False: the function refused the
 //     change with a Fatal (or could not render), so the Cluster is stuck
@@ -86,6 +100,7 @@ func MemberOf(obj map[string]any) Member {
 	target, _, _ := unstructured.NestedString(obj, "status", "upgrade", "target")
 	m.Asks.Kubernetes = Minor(target)
 
+	m.Deleting = u.GetDeletionTimestamp() != nil
 	conds := map[string]map[string]any{}
 	var refused map[string]any
 	list, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
@@ -100,9 +115,30 @@ func MemberOf(obj map[string]any) Member {
 		}
 	}
 	is := func(typ, status string) bool { s, _ := conds[typ]["status"].(string); return s == status }
-	m.Ready = is("Ready", "True")
-	m.Failed = is("Synced", "False") || refused != nil
+	// metadata.generation as a number of either encoding: GetGeneration
+	// reads only an int64, and a required resource's is a float64.
+	meta, _ := obj["metadata"].(map[string]any)
+	gen := number(meta["generation"])
+	_, seen := conds["Ready"]
+	m.Stale = !seen
+	for _, typ := range []string{"Ready", "Synced"} {
+		if c, ok := conds[typ]; ok && number(c["observedGeneration"]) != gen {
+			m.Stale = true
+		}
+	}
+	m.Ready = is("Ready", "True") && !m.Stale
+	m.Failed = !m.Stale && (is("Synced", "False") || refused != nil)
+	if m.Ready {
+		m.ReadySince = since(conds["Ready"])
+		if is("Upgrading", "False") {
+			if t := since(conds["Upgrading"]); t.After(m.ReadySince) {
+				m.ReadySince = t
+			}
+		}
+	}
 	switch {
+	case m.Stale:
+		m.Reason = "Crossplane has not reconciled its current spec yet (no Ready condition, or one of an older generation)"
 	case is("Synced", "False"):
 		m.Reason = words(conds["Synced"])
 	case m.Failed:
@@ -114,6 +150,31 @@ func MemberOf(obj map[string]any) Member {
 		m.Reason = words(conds["Upgrading"])
 	}
 	return m
+}
+
+// number is a JSON number as an int64: an int64 in an object decoded by
+// apimachinery, a float64 in one read from a protobuf Struct; 0 when it is
+// neither.
+func number(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case int:
+		return int64(n)
+	}
+	return 0
+}
+
+// since is a condition's lastTransitionTime, zero when it has none.
+func since(c map[string]any) time.Time {
+	s, _ := c["lastTransitionTime"].(string)
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
 }
 
 // words is a condition's reason and message, as one line.
@@ -157,9 +218,76 @@ func parseMinor(v string) (int, int, bool) {
 	return major, minor, true
 }
 
+// NewerMinor is the newer of two Kubernetes minors ("1.33"), either of
+// which may be "" (then the other).
+func NewerMinor(a, b string) string {
+	if a == "" || (b != "" && lessMinor(a, b)) {
+		return b
+	}
+	return a
+}
+
 // lessMinor reports whether minor a is older than minor b; both parse.
 func lessMinor(a, b string) bool {
 	amaj, amin, _ := parseMinor(a)
 	bmaj, bmin, _ := parseMinor(b)
 	return amaj < bmaj || amaj == bmaj && amin < bmin
+}
+
+// RefOf is the Ref of a Cluster XR, as a map: its kind, namespace and name.
+func RefOf(obj map[string]any) Ref {
+	u := unstructured.Unstructured{Object: obj}
+	return Ref{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// WantsOf is what a Cluster XR reports the environment asks it for, as
+// the function wrote it to status.rollout (target, the Kubernetes minor,
+// and charts, the catalog's versions of the charts that follow the
+// environment), and whether it reports one it is gated on: false when
+// status.rollout is missing (no waves), names no target, or says Pinned
+// (its owner's version, not the environment's).
+func WantsOf(obj map[string]any) (Target, bool) {
+	st, ok, _ := unstructured.NestedMap(obj, "status", "rollout")
+	if !ok {
+		return Target{}, false
+	}
+	t := Target{}
+	t.Kubernetes, _ = st["target"].(string)
+	if v, _ := st["verdict"].(string); t.Kubernetes == "" || v == string(Pinned) {
+		return Target{}, false
+	}
+	if charts, ok, _ := unstructured.NestedStringMap(st, "charts"); ok && len(charts) > 0 {
+		t.Charts = charts
+	}
+	return t, true
+}
+
+// Rulings are the fleet controller's rulings on every Cluster of clusters
+// (XRs of both kinds, as maps) that reports a target it is gated on
+// (WantsOf), decided against all of them (Fleet) at now, each naming only
+// what its owner may see (its own namespace), in namespace/name order of
+// their Refs. One Fleet serves them all, so that the cost grows with the
+// fleet, not with its square.
+func Rulings(waves []Wave, clusters []map[string]any, now time.Time) []Ruling {
+	type asker struct {
+		ref    Ref
+		self   Member
+		target Target
+	}
+	members := make([]Member, 0, len(clusters))
+	var askers []asker
+	for _, obj := range clusters {
+		m := MemberOf(obj)
+		members = append(members, m)
+		if t, ok := WantsOf(obj); ok && !m.Pinned && !m.Deleting {
+			askers = append(askers, asker{ref: RefOf(obj), self: m, target: t})
+		}
+	}
+	slices.SortFunc(askers, func(a, b asker) int { return cmp.Compare(a.ref.String(), b.ref.String()) })
+	f := NewFleet(waves, members, now)
+	out := make([]Ruling, 0, len(askers))
+	for _, a := range askers {
+		out = append(out, RulingOf(a.ref, f.Decide(a.self, a.target, nil)))
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -26,6 +27,19 @@ func cluster(labels map[string]any, upgrade map[string]any, pools []string, cond
 		"metadata": map[string]any{"name": "c", "namespace": "team-a", "labels": labels},
 		"status":   map[string]any{"upgrade": upgrade, "nodePools": np, "conditions": cs},
 	}
+}
+
+// staleReason is a Stale member's Reason.
+const staleReason = "Crossplane has not reconciled its current spec yet (no Ready condition, or one of an older generation)"
+
+// generation sets o's metadata.generation to gen and every condition's
+// observedGeneration to observed.
+func generation(o map[string]any, gen, observed int64) map[string]any {
+	o["metadata"].(map[string]any)["generation"] = gen
+	for _, c := range o["status"].(map[string]any)["conditions"].([]any) {
+		c.(map[string]any)["observedGeneration"] = float64(observed)
+	}
+	return o
 }
 
 func TestMemberOf(t *testing.T) {
@@ -110,12 +124,62 @@ func TestMemberOf(t *testing.T) {
 			reason: "A legacy XCluster of a claim counts in its claim's namespace.",
 			obj: map[string]any{"metadata": map[string]any{"name": "legacy-aws-5mqlz",
 				"labels": map[string]any{"crossplane.io/claim-namespace": "team-b", Label: "staging"}}},
-			want: Member{Name: "legacy-aws-5mqlz", Namespace: "team-b", Wave: "staging"},
+			want: Member{Name: "legacy-aws-5mqlz", Namespace: "team-b", Wave: "staging", Stale: true, Reason: staleReason},
 		},
 		"NoStatus": {
-			reason: "A Cluster without status runs and asks for nothing, and is neither Ready nor failed.",
+			reason: "A Cluster without status runs and asks for nothing, and is neither Ready nor failed: Crossplane has not reconciled it yet.",
 			obj:    map[string]any{"metadata": map[string]any{"name": "new", "namespace": "team-b"}},
-			want:   Member{Name: "new", Namespace: "team-b"},
+			want:   Member{Name: "new", Namespace: "team-b", Stale: true, Reason: staleReason},
+		},
+		"ReadyOfAnOlderGeneration": {
+			reason: "A Ready condition observed at an older generation than the object's proves nothing: the Cluster is Stale, not Ready.",
+			obj:    generation(cluster(labels, up, nil, [2]string{"Ready", "True"}, [2]string{"Synced", "True"}), 3, 2),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging", Stale: true, Reason: staleReason,
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}},
+		},
+		"RefusedAtAnOlderGeneration": {
+			reason: "Synced False of an older generation fails nothing: the new spec may have fixed it.",
+			obj:    generation(cluster(labels, up, nil, [2]string{"Ready", "True"}, [2]string{"Synced", "False"}), 5, 4),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging", Stale: true, Reason: staleReason,
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}},
+		},
+		"CurrentGenerationAsFloat": {
+			reason: "A required resource's numbers are float64 (a protobuf Struct): its generation is read all the same, and conditions at it count.",
+			obj: func() map[string]any {
+				o := generation(cluster(labels, up, nil, [2]string{"Ready", "True"}, [2]string{"Synced", "True"}), 7, 7)
+				o["metadata"].(map[string]any)["generation"] = 7.0
+				return o
+			}(),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging", Ready: true,
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}},
+		},
+		"CurrentGeneration": {
+			reason: "Conditions observed at the object's generation count.",
+			obj:    generation(cluster(labels, up, nil, [2]string{"Ready", "True"}, [2]string{"Synced", "True"}), 7, 7),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging", Ready: true,
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}},
+		},
+		"Deleting": {
+			reason: "A Cluster with a deletionTimestamp is Deleting.",
+			obj: func() map[string]any {
+				o := cluster(labels, up, nil, [2]string{"Ready", "True"})
+				o["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T10:00:00Z"
+				return o
+			}(),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging", Ready: true, Deleting: true,
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}},
+		},
+		"ReadySince": {
+			reason: "ReadySince is the later of Ready's transition and the end of the last upgrade (Upgrading turning False).",
+			obj: func() map[string]any {
+				o := cluster(labels, up, nil, [2]string{"Ready", "True"}, [2]string{"Upgrading", "False"})
+				cs := o["status"].(map[string]any)["conditions"].([]any)
+				cs[0].(map[string]any)["lastTransitionTime"] = "2026-12-01T09:00:00Z"
+				cs[1].(map[string]any)["lastTransitionTime"] = "2026-12-01T10:30:00Z"
+				return o
+			}(),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging", Ready: true,
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}, ReadySince: time.Date(2026, 12, 1, 10, 30, 0, 0, time.UTC)},
 		},
 	}
 	for name, tc := range cases {

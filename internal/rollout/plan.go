@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"maps"
 	"slices"
+	"time"
 )
 
 // GateOf is what wave i of waves waits for before its Clusters adopt
@@ -14,11 +15,11 @@ import (
 // shows as full.
 // It lives in the first of the wave's namespaces, so that the wave admits
 // it. Without waves, every Cluster adopts the target at once, whatever i.
-// visible is Request.Visible.
+// visible is Request.Visible, now Request.Now.
 //
 // It is the gate the portal's fleet view and preview --fleet show for a
 // wave, one answer for both.
-func GateOf(waves []Wave, i int, from, target Target, fleet []Member, visible func(ns string) bool) Decision {
+func GateOf(waves []Wave, i int, from, target Target, fleet []Member, visible func(ns string) bool, now time.Time) Decision {
 	self := Member{Ready: true, Asks: from}
 	if i >= 0 && i < len(waves) {
 		self.Wave = waves[i].Name
@@ -26,7 +27,7 @@ func GateOf(waves []Wave, i int, from, target Target, fleet []Member, visible fu
 			self.Namespace = waves[i].Namespaces[0]
 		}
 	}
-	return Decide(Request{Waves: waves, Self: self, Target: target, Fleet: fleet, Visible: visible})
+	return Decide(Request{Waves: waves, Self: self, Target: target, Fleet: fleet, Visible: visible, Now: now})
 }
 
 // AsksOf is what wave i's Clusters ask for, as one target to gate the wave

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -63,7 +64,7 @@ func TestGateOf(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			d := GateOf(tc.waves, tc.wave, v30, v31, tc.fleet, everywhere)
+			d := GateOf(tc.waves, tc.wave, v30, v31, tc.fleet, everywhere, time.Time{})
 			got := want{verdict: d.Verdict, wave: d.Wave}
 			for _, m := range d.WaitsFor {
 				got.waitsFor = append(got.waitsFor, m.Key())

@@ -16,10 +16,10 @@ package rollout
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/mod/semver"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -48,6 +48,21 @@ type Wave struct {
 	// status.rollout's message names what waits for approval. A change in
 	// Git, reviewed like any other.
 	Approved []string `json:"approved"`
+	// Soak is how long the next waves wait after the wave's last Cluster
+	// turned Ready on the target, as a Go duration ("30m", "24h"); empty
+	// or "0s" means no wait. Only a clock can tell it has passed, so only
+	// the fleet controller decides it (package fleet).
+	Soak string `json:"soak"`
+}
+
+// SoakDuration is Soak parsed; 0 when it is empty or does not parse
+// (Validate names it then).
+func (w Wave) SoakDuration() time.Duration {
+	d, err := time.ParseDuration(w.Soak)
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
 }
 
 // Settings are the environment's rollout keys (environment.rollout).
@@ -56,12 +71,27 @@ type Settings struct {
 	// wave label is in the last. Without waves every Cluster adopts a
 	// new version at once.
 	Waves []Wave `json:"waves"`
+	// Namespace is where the fleet controller writes each gated Cluster's
+	// Ruling (a ConfigMap the Cluster reads by name): a namespace of the
+	// platform team's, which no tenant may write. Empty means
+	// DefaultNamespace.
+	Namespace string `json:"namespace"`
 }
+
+// DefaultNamespace is where Rulings live when the environment names no
+// rollout.namespace: Crossplane's own namespace.
+const DefaultNamespace = "crossplane-system"
+
+// RulingNamespace is Namespace, else DefaultNamespace.
+func (s Settings) RulingNamespace() string { return cmp.Or(s.Namespace, DefaultNamespace) }
 
 // Validate returns what is wrong with the waves, each error naming its
 // environment key under path (environment.rollout).
 func (s Settings) Validate(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
+	if msgs := validation.IsDNS1123Label(s.Namespace); s.Namespace != "" && len(msgs) > 0 {
+		errs = append(errs, field.Invalid(path.Child("namespace"), s.Namespace, strings.Join(msgs, "; ")))
+	}
 	seen := map[string]bool{}
 	for i, w := range s.Waves {
 		p := path.Child("waves").Index(i)
@@ -81,6 +111,9 @@ func (s Settings) Validate(path *field.Path) field.ErrorList {
 		}
 		if w.MaxUnavailable < 0 {
 			errs = append(errs, field.Invalid(p.Child("maxUnavailable"), w.MaxUnavailable, "must be 0 (no limit) or more"))
+		}
+		if d, err := time.ParseDuration(w.Soak); w.Soak != "" && (err != nil || d < 0) {
+			errs = append(errs, field.Invalid(p.Child("soak"), w.Soak, "must be a duration of 0 or more, such as 30m or 24h"))
 		}
 		if len(w.Approved) > 0 && !w.RequiresApproval {
 			errs = append(errs, field.Invalid(p.Child("approved"), w.Approved, "approvals of a wave that requires none: set requiresApproval, or remove them"))
@@ -169,6 +202,19 @@ type Member struct {
 	// (spec.parameters.version): it follows its owner, not the
 	// environment, so it neither proves nor holds a later wave.
 	Pinned bool
+	// Stale is set when its Ready or Synced condition was observed at an
+	// older generation than the object's: what it says is about a spec
+	// that is no longer asked for, so the Cluster neither proves the
+	// target nor counts as failed until Crossplane reconciles it again.
+	Stale bool
+	// Deleting is set when the Cluster is being deleted: it neither holds
+	// nor proves anything, and is left out of every wave.
+	Deleting bool
+	// ReadySince is when the Cluster last turned Ready on what it runs:
+	// the latest transition of its Ready condition and of its Upgrading
+	// condition (an upgrade that ended), zero when unknown. A wave's soak
+	// counts from its last Cluster's.
+	ReadySince time.Time
 }
 
 // Key is the member's namespace/name, its place in every deterministic
@@ -246,15 +292,20 @@ func chartAtLeast(runs, want string) bool {
 // Done reports whether the member has proven target: it runs it (or a
 // newer minor), is Ready, and has not failed (a Cluster whose provider
 // cannot reconcile something proves nothing, whatever it runs).
-func (m Member) Done(target Target) bool { return m.Ready && !m.Failed && m.Runs.Covers(target) }
+func (m Member) Done(target Target) bool {
+	return m.Ready && !m.Failed && !m.Stale && m.Runs.Covers(target)
+}
 
 // Unavailable reports whether the member is mid-change or not Ready: what
 // a wave's maxUnavailable counts.
 func (m Member) Unavailable() bool { return !m.Ready || !m.Runs.Equal(m.Asks) }
 
 // Broken reports whether the member failed: a step stuck, or not Ready
-// while no change is under way.
-func (m Member) Broken() bool { return m.Failed || (!m.Ready && m.Runs.Equal(m.Asks)) }
+// while no change is under way, each observed at the object's generation
+// (a Stale member has not failed: Crossplane has yet to reconcile it).
+func (m Member) Broken() bool {
+	return !m.Stale && (m.Failed || (!m.Ready && m.Runs.Equal(m.Asks)))
+}
 
 // A Verdict is what a Cluster does with the environment's target.
 type Verdict string
@@ -278,195 +329,3 @@ const (
 
 // Gated reports whether the verdict holds the Cluster where it is.
 func (v Verdict) Gated() bool { return v == Hold || v == Halt || v == Approval }
-
-// A Decision is the verdict and everything status says about it.
-type Decision struct {
-	// Verdict is what the Cluster does.
-	Verdict Verdict
-	// Wave is the Cluster's wave as the environment counts it (the last
-	// wave when its label names none, or a wave that does not admit its
-	// namespace).
-	Wave string
-	// Target is the environment's target.
-	Target Target
-	// WaitsFor are the Clusters it waits for, that its owner may see.
-	WaitsFor []Member
-	// Hidden counts the Clusters it waits for that its owner may not see.
-	Hidden int
-	// Failed is the Cluster of an earlier wave that halts it, when Verdict
-	// is Halt and its owner may see it.
-	Failed *Member
-	// Pinned counts the Clusters of the earlier waves that pin their own
-	// version: they are not waited for, and prove nothing.
-	Pinned int
-	// Message says it in a sentence.
-	Message string
-}
-
-// A Request is everything Decide reads.
-type Request struct {
-	// Waves are the environment's waves, in order.
-	Waves []Wave
-	// Self is the Cluster being rendered.
-	Self Member
-	// Target is what the environment asks for.
-	Target Target
-	// Fleet are the other Clusters of the earlier waves and of Self's own
-	// wave, as required resources brought them (Self among them or not).
-	Fleet []Member
-	// Visible reports whether Self's owner may see a Cluster of namespace
-	// ns; nil means only Self's own namespace.
-	Visible func(ns string) bool
-}
-
-// WaveOf is the index of the wave m counts for: its label's wave when
-// that wave admits its namespace, otherwise the last wave.
-func WaveOf(waves []Wave, m Member) int {
-	for i, w := range waves {
-		if w.Name == m.Wave && w.Admits(m.Namespace) {
-			return i
-		}
-	}
-	return len(waves) - 1
-}
-
-// Decide says whether Self adopts the target now. A Cluster already asking
-// for the target keeps it: a step under way is never taken back.
-func Decide(r Request) Decision {
-	d := Decision{Target: r.Target}
-	if len(r.Waves) == 0 {
-		d.Verdict, d.Message = Adopt, "no rollout waves: every Cluster adopts the target at once"
-		return d
-	}
-	visible := r.Visible
-	if visible == nil {
-		visible = func(ns string) bool { return ns == r.Self.Namespace }
-	}
-	wi := WaveOf(r.Waves, r.Self)
-	d.Wave = r.Waves[wi].Name
-	if r.Self.Asks.Equal(r.Target) || r.Self.Runs.Holds(r.Target) {
-		d.Verdict, d.Message = Keep, fmt.Sprintf("wave %s: runs or moves to %s", d.Wave, r.Target)
-		return d
-	}
-
-	// The fleet by wave, Self left out, each member once, in a stable
-	// order.
-	byWave := make([][]Member, len(r.Waves))
-	seen := map[string]bool{r.Self.Key(): true}
-	for _, m := range slices.SortedFunc(slices.Values(r.Fleet), func(a, b Member) int { return cmp.Compare(a.Key(), b.Key()) }) {
-		if seen[m.Key()] {
-			continue
-		}
-		seen[m.Key()] = true
-		i := WaveOf(r.Waves, m)
-		byWave[i] = append(byWave[i], m)
-	}
-
-	// Every earlier wave done: each member runs the target and is Ready.
-	// A failed one halts; the first failure in wave order is named.
-	var failed *Member
-	for i := range wi {
-		for _, m := range byWave[i] {
-			if m.Pinned {
-				d.Pinned++
-				continue
-			}
-			if m.Done(r.Target) {
-				continue
-			}
-			if m.Broken() && failed == nil {
-				failed = &m
-			}
-			if visible(m.Namespace) {
-				d.WaitsFor = append(d.WaitsFor, m)
-			} else {
-				d.Hidden++
-			}
-		}
-	}
-	if failed != nil {
-		d.Verdict = Halt
-		who := "a Cluster its owner may not see"
-		if visible(failed.Namespace) {
-			d.Failed = failed
-			who = fmt.Sprintf("Cluster %s (%s, wave %s): %s", failed.Key(), failed.Cloud, r.Waves[WaveOf(r.Waves, *failed)].Name, failed.Reason)
-		}
-		d.Message = fmt.Sprintf("wave %s halted: %s failed on its way to %s", d.Wave, who, r.Target)
-		return d
-	}
-	if len(d.WaitsFor)+d.Hidden > 0 {
-		d.Verdict = Hold
-		d.Message = fmt.Sprintf("wave %s holds %s until the earlier waves run it and are Ready: %s", d.Wave, r.Target, waiting(d))
-		return d
-	}
-
-	w := r.Waves[wi]
-	if missing := w.Unapproved(r.Target, r.Self.Asks); w.RequiresApproval && len(missing) > 0 {
-		d.Verdict = Approval
-		d.Message = fmt.Sprintf("wave %s waits for the environment to approve %s (rollout.waves[%d].approved)", d.Wave, strings.Join(missing, ", "), wi)
-		return d
-	}
-
-	// Within the wave: at most MaxUnavailable move at once. Those under
-	// way to the target (they adopted it and do not run it yet) take the
-	// places; of the others, those that would adopt it now (Ready, not
-	// failed) queue in namespace/name order. A Cluster that is pinned,
-	// failed or broken takes no place and queues for none: a tenant
-	// cannot fill a wave with a Cluster that never moves.
-	if w.MaxUnavailable > 0 {
-		var first []Member
-		for _, m := range byWave[wi] {
-			switch {
-			case m.Pinned, m.Failed, m.Done(r.Target):
-			case m.Asks.Covers(r.Target):
-				first = append(first, m)
-			case m.Ready && m.Key() < r.Self.Key():
-				first = append(first, m)
-			}
-		}
-		if len(first) >= w.MaxUnavailable {
-			d.Verdict = Hold
-			for _, m := range first {
-				if visible(m.Namespace) {
-					d.WaitsFor = append(d.WaitsFor, m)
-				} else {
-					d.Hidden++
-				}
-			}
-			d.Message = fmt.Sprintf("wave %s moves at most %d Cluster(s) at once, and %d of its Clusters move or come first: %s", d.Wave, w.MaxUnavailable, len(first), waiting(d))
-			return d
-		}
-	}
-	d.Verdict = Adopt
-	d.Message = fmt.Sprintf("wave %s adopts %s: the earlier waves run it and are Ready", d.Wave, r.Target)
-	return d
-}
-
-// waiting names up to three of the Clusters d waits for and counts the
-// rest.
-func waiting(d Decision) string {
-	var parts []string
-	for i, m := range d.WaitsFor {
-		if i == 3 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(d.WaitsFor)-3))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s (%s) runs %s", m.Key(), m.Cloud, runs(m)))
-	}
-	if d.Hidden > 0 {
-		parts = append(parts, fmt.Sprintf("%d Cluster(s) of other namespaces", d.Hidden))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// runs says what a member runs, and that it is not Ready when it is not.
-func runs(m Member) string {
-	s := m.Runs.Kubernetes
-	if s == "" {
-		s = "nothing yet"
-	}
-	if !m.Ready {
-		s += ", not Ready"
-	}
-	return s
-}

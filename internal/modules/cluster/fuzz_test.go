@@ -9,12 +9,15 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
+	"github.com/seed-6471616d/function-cluster-platform/internal/fleet"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 )
 
 // Sentinels the fuzzer plants through forbidden inputs. None may ever reach
@@ -82,7 +85,7 @@ func FuzzRun(f *testing.F) {
 // call runs one reconcile of the world and checks the invariants.
 func call(t testing.TB, w *fntest.World) *fnv1.RunFunctionResponse {
 	t.Helper()
-	legacyFleet(w)
+	ruled(t, w)
 	req, err := w.Request().Proto()
 	if err != nil {
 		t.Skip("not a valid request:", err)
@@ -283,16 +286,68 @@ func policiesOf(o fntest.Object) []string {
 	return out
 }
 
-// legacyFleet delivers, for each rollout requirement of namespaced
-// Clusters the world delivers, its twin of legacy XClusters (xrollout-...)
-// as empty when the world does not deliver it: the fleets of the tests are
-// of namespaced Clusters.
-func legacyFleet(w *fntest.World) {
-	for k := range w.Extra {
-		if strings.HasPrefix(k, "rollout-") {
-			if _, ok := w.Extra["x"+k]; !ok {
-				w.Extra["x"+k] = nil
-			}
+// rulingTime is the fleet controller's clock in these tests.
+var rulingTime = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+
+// requirementRuling is the requirement of the fleet controller's ruling,
+// written out here apart from the function's constant.
+const requirementRuling = "rollout-ruling"
+
+// ruled stands in for the fleet controller and for Crossplane, as a
+// control plane running both would deliver the ruling to the function.
+// A test puts the fleet a control plane holds in w.Extra under names
+// starting with "rollout-" or "xrollout-" (Clusters and XClusters, any
+// grouping); ruled takes them out, renders the XR once as Crossplane's
+// first call of a reconcile would (no ruling delivered) to read the
+// status.rollout it reports, writes that to the XR as the API server
+// would hold it, rules on the whole fleet and the XR with fleet.Rule (the
+// controller's own code) at rulingTime, and delivers the XR's ruling under
+// the function's requirement: none when the controller has none for it,
+// as Crossplane delivers a ConfigMap that does not exist. A world with
+// no fleet in w.Extra is left alone.
+func ruled(t testing.TB, w *fntest.World) {
+	t.Helper()
+	var fleetObjs []map[string]any
+	for _, k := range slices.Sorted(maps.Keys(w.Extra)) {
+		if k == requirementRuling || !strings.HasPrefix(strings.TrimPrefix(k, "x"), "rollout-") {
+			continue
+		}
+		for _, o := range w.Extra[k] {
+			fleetObjs = append(fleetObjs, o)
+		}
+		delete(w.Extra, k)
+	}
+	if fleetObjs == nil {
+		return
+	}
+	delete(w.Extra, requirementRuling)
+	req, err := w.Request().Proto()
+	if err != nil {
+		t.Skip("not a valid request:", err)
+	}
+	first := run(req)
+	self := overlay.DeepCopy(w.XR)
+	if r := rolloutStatus(first); r != nil {
+		st, _ := self["status"].(map[string]any)
+		if st == nil {
+			st = map[string]any{}
+			self["status"] = st
+		}
+		st["rollout"] = r
+	}
+	configs := make([]map[string]any, 0, len(w.Envs))
+	for _, e := range w.Envs {
+		configs = append(configs, e)
+	}
+	rulings, err := fleet.Rule(fleet.BaselineOf(configs), append(fleetObjs, self), rulingTime)
+	if err != nil {
+		t.Fatalf("the fleet controller rules on nothing: %v", err)
+	}
+	ref := rollout.RefOf(self)
+	w.Extra[requirementRuling] = []fntest.Object{}
+	for _, r := range rulings {
+		if r.Cluster == ref {
+			w.Extra[requirementRuling] = []fntest.Object{r.Object(fleet.BaselineOf(configs).Settings.RulingNamespace())}
 		}
 	}
 }

@@ -21,6 +21,7 @@ const (
 	examples      = "../../../examples"
 	ttlConverging = 15 * time.Second
 	ttlReady      = 5 * time.Minute
+	ttlGated      = 10 * time.Minute
 )
 
 // envs are the example EnvironmentConfigs, spend the example spend objects.
@@ -34,7 +35,7 @@ var (
 // run is what fn.go does for the cluster module.
 func run(req *fnv1.RunFunctionRequest) *fnv1.RunFunctionResponse {
 	rsp := response.New(req, ttlConverging)
-	if err := cluster.Run(req, rsp, response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady}); err != nil {
+	if err := cluster.Run(req, rsp, response.Options{TTLConverging: ttlConverging, TTLReady: ttlReady, TTLGated: ttlGated}); err != nil {
 		response.Fatal(rsp, err)
 	}
 	return rsp

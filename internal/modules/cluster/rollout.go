@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"cmp"
+	"fmt"
+	"strings"
+	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -26,24 +29,9 @@ const (
 	reasonPinned  = string(rollout.Pinned)
 )
 
-// Requirement names of the fleet a gated Cluster reads.
-const (
-	// requirementWave prefixes the requirement of one wave's Clusters,
-	// selected by their wave label in every namespace.
-	requirementWave = "rollout-wave-"
-	// requirementFleet is every Cluster of the XR's kind: what the last
-	// wave's maxUnavailable counts, since a Cluster without a wave label
-	// is in it.
-	requirementFleet = "rollout-fleet"
-)
-
-// fleetKinds are the kinds of Cluster a rollout reads, each under its
-// requirement names' prefix: "" for namespaced Clusters, "x" for legacy
-// XClusters (rollout-wave-staging, xrollout-wave-staging).
-var fleetKinds = []struct{ apiVersion, kind, prefix string }{
-	{xr.ClusterAPIVersion, xr.ClusterKind, ""},
-	{xr.LegacyClusterAPIVersion, xr.LegacyClusterKind, "x"},
-}
+// requirementRuling is the requirement of the fleet controller's Ruling on
+// the Cluster (rollout.Ruling): one ConfigMap, required by name.
+const requirementRuling = "rollout-ruling"
 
 // gated is what the rollout decided for the Cluster.
 type gated struct {
@@ -60,18 +48,27 @@ type gated struct {
 // rollout.waves. A Cluster whose XR pins spec.parameters.version is left
 // out of the rollout, as is one whose control plane does not exist yet
 // (it is created at the target); one that already asks for the target
-// keeps moving to it. Any other reads the Clusters of the earlier waves,
-// and of its own when the wave has a maxUnavailable, as required resources
-// in every namespace; while they are not delivered yet, or while the
-// verdict holds it, the Cluster keeps what it has adopted: the Kubernetes
-// version of status.upgrade.target, which gate sets on the plan for
-// upgrade to walk on, and each release's chart version as observed. A
-// release that does not exist yet is created at the target: nothing runs
-// it to protect.
+// keeps moving to it: what it asks for is the newer of status.upgrade.target
+// and what its observed control plane asks for, so that a stale copy of its
+// own status never takes an adoption back.
+//
+// Any other Cluster reads the fleet controller's Ruling on it (one
+// ConfigMap, required by name: rollout.Ruling), never the fleet itself, so
+// that its request stays small whatever the fleet's size and whatever a
+// tenant labels. It adopts only on a Ruling of Adopt (or Keep) for the
+// very target it asks for, in the wave it counts in, with the wave's
+// approvals (read again here, from the environment as it is now); with no
+// Ruling, an unreadable one, or one on another target, it holds and says
+// why: the gate fails closed when the controller is not there. While it is
+// gated the Cluster keeps what it has adopted: the Kubernetes version of
+// status.upgrade.target, which gate sets on the plan for upgrade to walk
+// on, and each release's chart version as observed. A release that does
+// not exist yet is created at the target: nothing runs it to protect.
 //
 // Every other key of the environment reaches every Cluster at once.
 func gate(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) *gated {
-	waves := cluster.SettingsOf(c.Env).Rollout.Waves
+	settings := cluster.SettingsOf(c.Env).Rollout
+	waves := settings.Waves
 	target := rollout.Target{Kubernetes: rollout.Minor(plan.Cluster.Version)}
 	if len(waves) == 0 || target.Kubernetes == "" {
 		// Without waves there is nothing to gate; a version that names no
@@ -79,9 +76,11 @@ func gate(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) *gated {
 		return nil
 	}
 	self := rollout.Member{Name: x.Name, Namespace: cmp.Or(x.Namespace, x.Labels[rollout.LabelClaimNamespace]), Cloud: x.Cloud, Wave: x.Labels[rollout.Label]}
-	g := &gated{Decision: rollout.Decision{Wave: waves[rollout.WaveOf(waves, self)].Name}}
+	wi := rollout.WaveOf(waves, self)
+	g := &gated{Decision: rollout.Decision{Wave: waves[wi].Name}}
 	releases := followers(x, plan)
-	asks := rollout.Target{Kubernetes: rollout.Minor(object.String(x.Status, "upgrade", "target"))}
+	cp := c.Observed[registry.ClusterResource]
+	asks := rollout.Target{Kubernetes: rollout.NewerMinor(rollout.Minor(object.String(x.Status, "upgrade", "target")), rollout.Minor(c.Cloud.Versions.ControlPlane.Asked(cp)))}
 	g.runs = reportedCharts(c, x, releases)
 	if len(releases) > 0 {
 		target.Charts, asks.Charts = map[string]string{}, map[string]string{}
@@ -96,7 +95,7 @@ func gate(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) *gated {
 	case x.Parameters.Version != "":
 		g.Verdict, g.Message = rollout.Pinned, "spec.parameters.version pins "+x.Parameters.Version+": the owner's pin leaves the Cluster out of the rollout's waves"
 		return g
-	case c.Observed[registry.ClusterResource] == nil:
+	case cp == nil:
 		g.Verdict, g.Message = rollout.Adopt, "wave "+g.Wave+": the control plane does not exist yet, so it is created at "+target.String()
 		return g
 	case asks.Equal(target):
@@ -106,19 +105,17 @@ func gate(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) *gated {
 
 	self = rollout.MemberOf(c.Req.GetObserved().GetComposite().GetResource().AsMap())
 	self.Asks, self.Runs.Charts = asks, runningCharts(c, releases)
-	fleet, delivered := readFleet(c, waves, self)
-	if delivered {
-		g.Decision = rollout.Decide(rollout.Request{Waves: waves, Self: self, Target: target, Fleet: fleet})
-	} else {
-		g.Verdict, g.Message = rollout.Hold, "wave "+g.Wave+": reading the earlier waves' Clusters before adopting "+target.String()
+	if self.Runs.Holds(target) {
+		g.Verdict, g.Message = rollout.Keep, "wave "+g.Wave+": runs or moves to "+target.String()
+		return g
 	}
+	g.rule(c, x, settings, wi, self)
 	if !g.Verdict.Gated() {
 		return g
 	}
 	// Keep what it adopted: a walk under way goes on to its own target,
 	// and each release keeps the version it asks for.
-	cp := c.Observed[registry.ClusterResource]
-	if keep := cmp.Or(asks.Kubernetes, rollout.Minor(c.Cloud.Versions.ControlPlane.Asked(cp)), self.Runs.Kubernetes); keep != "" {
+	if keep := cmp.Or(asks.Kubernetes, self.Runs.Kubernetes); keep != "" {
 		cl := plan.Cluster
 		cl.Version = keep
 		plan.Replace(cl)
@@ -131,6 +128,64 @@ func gate(c *engine.Call, x *xr.Cluster, plan *cluster.Plan) *gated {
 	}
 	c.Gated = true
 	return g
+}
+
+// rule reads the fleet controller's Ruling on the Cluster (requiring it by
+// name in the environment's rollout.namespace) and decides from it: Adopt
+// only on a Ruling of Adopt or Keep for g's target, in the wave wi the
+// Cluster counts in, with wave wi's approvals as the environment has them
+// now; Hold, with why, in every other case.
+func (g *gated) rule(c *engine.Call, x *xr.Cluster, settings rollout.Settings, wi int, self rollout.Member) {
+	ref := rollout.Ref{Kind: cmp.Or(x.Kind, xr.ClusterKind), Namespace: x.Namespace, Name: x.Name}
+	ns, name := settings.RulingNamespace(), rollout.RulingName(ref)
+	where := "ConfigMap " + ns + "/" + name
+	response.Require(c.Rsp, requirementRuling, &fnv1.ResourceSelector{
+		ApiVersion: rollout.RulingAPIVersion, Kind: rollout.RulingKind, Namespace: &ns,
+		Match: &fnv1.ResourceSelector_MatchName{MatchName: name},
+	})
+	target := g.Target.String()
+	hold := func(why string) {
+		g.Verdict, g.Message = rollout.Hold, fmt.Sprintf("wave %s holds %s: %s", g.Wave, target, why)
+	}
+	got, delivered := c.Req.GetRequiredResources()[requirementRuling]
+	items := got.GetItems()
+	switch {
+	case !delivered:
+		hold("reading the fleet controller's ruling (" + where + ")")
+		return
+	case len(items) == 0:
+		hold("the fleet controller has not ruled on this Cluster (no " + where + "): the waves hold while it is not running (function-cluster-platform fleet, docs/rollouts.md)")
+		return
+	}
+	r, err := rollout.ReadRuling(items[0].GetResource().AsMap())
+	switch {
+	case err != nil:
+		hold(fmt.Sprintf("cannot read the fleet controller's ruling (%s): %v", where, err))
+		return
+	case r.Cluster != ref:
+		hold(fmt.Sprintf("the ruling in %s is on %s, not on this Cluster", where, r.Cluster))
+		return
+	case r.Target != target:
+		hold(fmt.Sprintf("the fleet controller's ruling (%s) is on %s; it has not ruled on %s yet", where, r.Target, target))
+		return
+	case r.Wave != g.Wave:
+		hold(fmt.Sprintf("the fleet controller counts this Cluster in wave %s, this Cluster's environment in wave %s: rollout.waves must be the same for every Cluster (set them in the baseline EnvironmentConfigs only)", r.Wave, g.Wave))
+		return
+	}
+	g.Verdict, g.Message, g.Failed, g.Until = r.Verdict, r.Message, r.Failed, r.Until
+	if g.Verdict == rollout.Keep {
+		// The controller saw the Cluster ask for the target already: a
+		// step under way is never taken back.
+		g.Verdict = rollout.Adopt
+	}
+	if g.Verdict != rollout.Adopt {
+		return
+	}
+	w := settings.Waves[wi]
+	if missing := w.Unapproved(g.Target, self.Asks); w.RequiresApproval && len(missing) > 0 {
+		g.Verdict = rollout.Approval
+		g.Message = fmt.Sprintf("wave %s waits for the environment to approve %s (rollout.waves[%d].approved)", g.Wave, strings.Join(missing, ", "), wi)
+	}
 }
 
 // followers are the plan's add-on releases whose chart version follows
@@ -174,49 +229,6 @@ func reportedCharts(c *engine.Call, x *xr.Cluster, releases []cluster.Release) m
 	return out
 }
 
-// readFleet asks Crossplane for the Clusters the decision reads and
-// returns them, and whether every requirement was delivered. Both kinds
-// of Cluster count, namespaced Clusters and legacy XClusters: one fleet,
-// one rollout, whichever API a Cluster was made with.
-func readFleet(c *engine.Call, waves []rollout.Wave, self rollout.Member) ([]rollout.Member, bool) {
-	wi := rollout.WaveOf(waves, self)
-	sels := map[string]*fnv1.ResourceSelector{}
-	add := func(name string, labels map[string]string) {
-		for _, k := range fleetKinds {
-			s := &fnv1.ResourceSelector{ApiVersion: k.apiVersion, Kind: k.kind}
-			if labels != nil {
-				s.Match = &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}}
-			}
-			sels[k.prefix+name] = s
-		}
-	}
-	own := waves[wi]
-	if wi == len(waves)-1 && own.MaxUnavailable > 0 {
-		add(requirementFleet, nil)
-	} else {
-		for _, w := range waves[:wi] {
-			add(requirementWave+w.Name, map[string]string{rollout.Label: w.Name})
-		}
-		if own.MaxUnavailable > 0 {
-			add(requirementWave+own.Name, map[string]string{rollout.Label: own.Name})
-		}
-	}
-	var fleet []rollout.Member
-	delivered := true
-	for name, sel := range sels {
-		response.Require(c.Rsp, name, sel)
-		got, ok := c.Req.GetRequiredResources()[name]
-		if !ok {
-			delivered = false
-			continue
-		}
-		for _, it := range got.GetItems() {
-			fleet = append(fleet, rollout.MemberOf(it.GetResource().AsMap()))
-		}
-	}
-	return fleet, delivered
-}
-
 // condition is the RolloutGated condition.
 func (g *gated) condition() response.Condition {
 	c := response.Condition{Type: ConditionRolloutGated, Status: response.StatusFalse, Reason: reasonAdopted, Message: g.Message}
@@ -230,9 +242,10 @@ func (g *gated) condition() response.Condition {
 }
 
 // status is status.rollout: the wave, the environment's target, the
-// verdict and its message, the Clusters it waits for that the owner may
-// see (and how many others), the earlier waves' Clusters not counted
-// because they pin their own version, and the one that halted it.
+// verdict and its message, the Cluster that halted it (when its owner may
+// see it) and when the soak that holds it ends. Nothing in it follows the
+// fleet Cluster by Cluster, so that it is rewritten only when the
+// Cluster's own decision changes.
 func (g *gated) status() map[string]any {
 	out := map[string]any{
 		"wave":    g.Wave,
@@ -240,24 +253,11 @@ func (g *gated) status() map[string]any {
 		"verdict": string(g.Verdict),
 		"message": g.Message,
 	}
-	if len(g.WaitsFor) > 0 {
-		waits := make([]any, 0, len(g.WaitsFor))
-		for _, m := range g.WaitsFor {
-			waits = append(waits, map[string]any{
-				"name": m.Name, "namespace": m.Namespace, "cloud": m.Cloud,
-				"runs": m.Runs.Kubernetes, "ready": m.Ready,
-			})
-		}
-		out["waitsFor"] = waits
-	}
-	if g.Hidden > 0 {
-		out["hidden"] = int64(g.Hidden)
-	}
 	if len(g.Target.Charts) > 0 {
 		out["charts"] = object.FromStringMap(g.Target.Charts)
 	}
-	if g.Pinned > 0 {
-		out["pinnedEarlier"] = int64(g.Pinned)
+	if !g.Until.IsZero() {
+		out["until"] = g.Until.UTC().Format(time.RFC3339)
 	}
 	if f := g.Failed; f != nil {
 		out["failed"] = map[string]any{"name": f.Name, "namespace": f.Namespace, "cloud": f.Cloud, "reason": f.Reason}

@@ -1,7 +1,10 @@
 package cluster_test
 
 import (
+	"fmt"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/fntest"
 	"github.com/seed-6471616d/function-cluster-platform/internal/overlay"
@@ -111,5 +114,75 @@ func TestRolloutHeldBehindRunning(t *testing.T) {
 	}
 	if got := get(fntest.Desired(rsp)["cluster"], "spec.forProvider.version"); got != "1.34" || rolloutStatus(rsp)["verdict"] != "Hold" {
 		t.Errorf("the held control plane runs 1.34 and is asked for %s (verdict %v), want 1.34 (Hold)", got, rolloutStatus(rsp)["verdict"])
+	}
+}
+
+// maxGatedRequest is the largest RunFunctionRequest a gated Cluster may
+// get, whatever the fleet's size: a sixteenth of Crossplane's 4 MiB.
+const maxGatedRequest = 256 << 10
+
+// The rollout at the size of a real fleet, and a hostile tenant's
+// thousand Clusters labelled with an earlier wave: before the fleet
+// controller, every gated Cluster was delivered every Cluster of the
+// earlier waves' labels in every namespace (a thousand such Clusters made
+// a production Cluster's request 10.3 MB, which Crossplane refused, so
+// production could not reconcile at all). Now it is delivered one ruling.
+// Checked: the request of the production Cluster stays under
+// maxGatedRequest, and its verdict is the same with and without the
+// tenant's Clusters.
+func TestRolloutAttackThousandLabelled(t *testing.T) {
+	waves := []any{
+		map[string]any{"name": "canary", "namespaces": []any{"platform-canary"}},
+		map[string]any{"name": "staging", "namespaces": []any{"team-edge", "team-stg"}},
+		map[string]any{"name": "production", "requiresApproval": true, "approved": []any{"1.34"}},
+	}
+	// A whole fleet of a thousand staging Clusters that run 1.34 Ready,
+	// and a tenant's thousand broken ones labelled staging in namespaces
+	// the staging wave does not admit.
+	staging := func(n int) []fntest.Object {
+		out := []fntest.Object{fleetCluster("platform-canary", "c1", "gcp", "canary", "1.34", true)}
+		for i := range n {
+			out = append(out, fleetCluster("team-stg", fmt.Sprintf("s%04d", i), []string{"gcp", "aws", "azure"}[i%3], "staging", "1.34", true))
+		}
+		return out
+	}
+	hostile := func(n int) []fntest.Object {
+		var out []fntest.Object
+		for i := range n {
+			out = append(out, fleetCluster(fmt.Sprintf("tenant-%04d", i), "evil", "aws", "staging", "1.33", false, [3]string{"ClusterReady", "False", "ReconcileError"}))
+		}
+		return out
+	}
+	cases := map[string]struct {
+		reason string
+		fleet  []fntest.Object
+		want   string
+	}{
+		"Small":            {reason: "One staging Cluster done: production moves.", fleet: staging(1), want: "Adopt"},
+		"ThousandStaging":  {reason: "A thousand staging Clusters done: production moves, on a request the size of one ruling.", fleet: staging(1000), want: "Adopt"},
+		"ThousandHostile":  {reason: "A tenant's thousand broken Clusters labelled staging, in namespaces staging does not admit: production's verdict is unchanged.", fleet: append(staging(1), hostile(1000)...), want: "Adopt"},
+		"ThousandBehind":   {reason: "A thousand staging Clusters, the last one behind: production holds.", fleet: append(staging(999), fleetCluster("team-stg", "s9999", "gcp", "staging", "1.33", true)), want: "Hold"},
+		"HostileAndBehind": {reason: "Both: production holds, as it would without the tenant.", fleet: append(append(staging(500), fleetCluster("team-stg", "s9999", "gcp", "staging", "1.33", true)), hostile(1000)...), want: "Hold"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := rolloutWorld(t, "production", map[string]any{"approved": []any{"1.34"}})
+			fntest.EnvEdit("cluster-platform-baseline", "rollout.waves", waves)(w)
+			w.Extra = map[string][]fntest.Object{"rollout-fleet": tc.fleet}
+			ruled(t, w)
+			req, err := w.Request().Proto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := proto.Size(req)
+			t.Logf("the gated Cluster's request: %d bytes", n)
+			if n > maxGatedRequest {
+				t.Errorf("%s\nthe gated Cluster's request is %d bytes, want at most %d", tc.reason, n, maxGatedRequest)
+			}
+			rsp := run(req)
+			if got := rolloutStatus(rsp)["verdict"]; got != tc.want {
+				t.Errorf("%s\nverdict %v, want %s: %v", tc.reason, got, tc.want, rolloutStatus(rsp)["message"])
+			}
+		})
 	}
 }

@@ -13,12 +13,16 @@ import (
 // v1.19.1 to v1.19.2), against random fleets delivered as required
 // resources: Clusters of random namespaces and wave labels that run either
 // version, Ready or not, failed or not, pinned or not, reporting their
-// charts or not; and random approvals. It checks, from the render alone
-// and a reference of its own for who counts in which wave, that the
-// control plane is asked for 1.34, or the cert-manager release for
-// v1.19.2, only when every Cluster of canary (namespace platform-canary
-// only) and staging that pins nothing runs it and is Ready, and only when
-// production's approvals list the change.
+// charts or not, Ready at an older generation or not, being deleted or
+// not; and random approvals. The fleet controller's ruling is what
+// ruled computes with the controller's own code. It checks, from the
+// render alone and a reference of its own for who counts in which wave,
+// that the control plane is asked for 1.34, or the cert-manager release
+// for v1.19.2, only when every Cluster of canary (namespace
+// platform-canary only) and staging that pins nothing and is not being
+// deleted runs it and is Ready at its generation, when each of the two
+// waves has at least one such Cluster, and only when production's
+// approvals list the change.
 func FuzzRolloutGate(f *testing.F) {
 	f.Add([]byte{3, 1, 0, 2, 5, 9, 200, 17, 4, 4, 4, 4, 1, 2, 3, 0, 0, 0, 9, 8, 7})
 	f.Add([]byte{0, 0, 6, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 0})
@@ -64,12 +68,14 @@ func FuzzRolloutGate(f *testing.F) {
 			ns, label             string
 			moved, ready, failed  bool
 			pinned, reportsCharts bool
+			stale, deleting       bool
 		}
 		var fleet []member
-		w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {}, "rollout-wave-staging": {}}
+		w.Extra = map[string][]fntest.Object{"rollout-fleet": {}}
 		for i := range 1 + next()%6 {
 			m := member{ns: namespaces[next()%len(namespaces)], label: labels[next()%len(labels)],
-				moved: next()%2 == 0, ready: next()%4 != 0, failed: next()%5 == 0, pinned: next()%6 == 0, reportsCharts: next()%4 != 0}
+				moved: next()%2 == 0, ready: next()%4 != 0, failed: next()%5 == 0, pinned: next()%6 == 0, reportsCharts: next()%4 != 0,
+				stale: next()%7 == 0, deleting: next()%9 == 0}
 			runs, charts := "1.33", map[string]any{"cert-manager": "v1.19.1"}
 			if m.moved && !chart {
 				runs = "1.34"
@@ -91,9 +97,16 @@ func FuzzRolloutGate(f *testing.F) {
 			if m.pinned {
 				o["spec"] = map[string]any{"parameters": map[string]any{"version": runs}}
 			}
-			if key := "rollout-wave-" + m.label; m.label == "canary" || m.label == "staging" {
-				w.Extra[key] = append(w.Extra[key], o)
+			if m.stale {
+				o["metadata"].(map[string]any)["generation"] = 2.0
+				for _, c := range st["conditions"].([]any) {
+					c.(map[string]any)["observedGeneration"] = 1.0
+				}
 			}
+			if m.deleting {
+				o["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T11:00:00Z"
+			}
+			w.Extra["rollout-fleet"] = append(w.Extra["rollout-fleet"], o)
 			fleet = append(fleet, m)
 		}
 		rsp := call(t, w)
@@ -111,12 +124,20 @@ func FuzzRolloutGate(f *testing.F) {
 		t.Logf("moved: %s", change)
 		// The reference: canary counts only in platform-canary, staging
 		// everywhere; anything else is production's own wave or later.
+		counted := map[string]bool{}
 		for i, m := range fleet {
 			earlier := (m.label == "canary" && m.ns == "platform-canary") || m.label == "staging"
-			proven := m.moved && m.ready && !m.failed && (!chart || m.reportsCharts)
-			if earlier && !m.pinned && !proven {
+			if !earlier || m.pinned || m.deleting {
+				continue
+			}
+			proven := m.moved && m.ready && !m.failed && !m.stale && (!chart || m.reportsCharts)
+			if !proven {
 				t.Fatalf("production moved (%s) while c%d (%s, label %q) %+v has not run it Ready", change, i, m.ns, m.label, m)
 			}
+			counted[m.label] = true
+		}
+		if !counted["canary"] || !counted["staging"] {
+			t.Fatalf("production moved (%s) while an earlier wave had no Cluster to prove it: %v", change, counted)
 		}
 		if len(approved) != 1 || approved[0] != change {
 			t.Fatalf("production moved (%s) with approvals %v", change, approved)

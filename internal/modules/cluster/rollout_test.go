@@ -86,6 +86,10 @@ func rolloutWorld(t testing.TB, wave string, production map[string]any) *fntest.
 	return w
 }
 
+// target134 is what the environment of rolloutWorld asks its Cluster for,
+// as a ruling names it: Kubernetes 1.34 and the catalog's chart versions.
+const target134 = "1.34+cert-manager=v1.19.1,external-dns=1.19.0,ingress-nginx=4.13.3,kube-prometheus-stack=79.5.0"
+
 // rolloutStatus is status.rollout of a response.
 func rolloutStatus(rsp *fnv1.RunFunctionResponse) map[string]any {
 	st, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
@@ -105,7 +109,8 @@ func TestRolloutGate(t *testing.T) {
 		condition string // RolloutGated, "" for none
 		rollout   map[string]any
 		requires  []string
-		converge  bool // the converging TTL
+		gated     bool   // the gated TTL
+		message   string // a part of status.rollout.message, "" for any
 	}
 	canaryDone := fleetCluster("platform-canary", "c1", "gcp", "canary", "1.34", true)
 	stagingDone := []fntest.Object{
@@ -113,13 +118,9 @@ func TestRolloutGate(t *testing.T) {
 		fleetCluster("team-other", "s2", "gcp", "staging", "1.34", true),
 	}
 	approved := map[string]any{"approved": []any{"1.34"}}
-	// earlier are the requirements of production's earlier waves.
-	earlier := []string{"rollout-wave-canary", "rollout-wave-staging"}
-	// waitsForS1 is status.rollout.waitsFor naming the staging Cluster s1
-	// of the XR's own namespace.
-	waitsForS1 := func(runs string, ready bool) []any {
-		return []any{map[string]any{"name": "s1", "namespace": "team-edge", "cloud": "azure", "runs": runs, "ready": ready}}
-	}
+	// ruling is the one requirement of a gated Cluster: the fleet
+	// controller's ruling on it.
+	ruling := []string{requirementRuling}
 	cases := map[string]struct {
 		reason     string
 		wave       string
@@ -139,10 +140,9 @@ func TestRolloutGate(t *testing.T) {
 					},
 				}
 			},
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
-				requires: earlier,
-				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold", "hidden": 1.0,
-					"waitsFor": waitsForS1("1.33", true)}},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true,
+				requires: ruling,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
 		},
 		"StagingNotReady": {
 			reason: "A staging Cluster runs 1.34 but is not Ready while no change is under way: it failed, and production halts.",
@@ -153,11 +153,10 @@ func TestRolloutGate(t *testing.T) {
 					"rollout-wave-staging": {fleetCluster("team-edge", "s1", "azure", "staging", "1.34", false), stagingDone[1]},
 				}
 			},
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Halt", converge: true,
-				requires: earlier,
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Halt", gated: true,
+				requires: ruling,
 				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Halt",
-					"waitsFor": waitsForS1("1.34", false),
-					"failed":   map[string]any{"name": "s1", "namespace": "team-edge", "cloud": "azure", "reason": "Unavailable"}}},
+					"failed": map[string]any{"name": "s1", "namespace": "team-edge", "cloud": "azure", "reason": "Unavailable"}}},
 		},
 		"StagingMidUpgrade": {
 			reason: "A staging Cluster that adopted 1.34 and still runs 1.33 is under way, not failed: production holds.",
@@ -167,10 +166,9 @@ func TestRolloutGate(t *testing.T) {
 				moving["status"].(map[string]any)["upgrade"].(map[string]any)["target"] = "1.34"
 				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {moving, stagingDone[1]}}
 			},
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
-				requires: earlier,
-				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold",
-					"waitsFor": waitsForS1("1.33", true)}},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true,
+				requires: ruling,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
 		},
 		"EarlierWavesDone": {
 			reason: "Every earlier Cluster runs 1.34 and is Ready, and 1.34 is approved for production: it moves.",
@@ -179,7 +177,7 @@ func TestRolloutGate(t *testing.T) {
 				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": stagingDone}
 			},
 			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
-				requires: earlier,
+				requires: ruling,
 				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt"}},
 		},
 		"NotApproved": {
@@ -188,8 +186,8 @@ func TestRolloutGate(t *testing.T) {
 			world: func(w *fntest.World) {
 				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": stagingDone}
 			},
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Approval", converge: true,
-				requires: earlier,
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Approval", gated: true,
+				requires: ruling,
 				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Approval"}},
 		},
 		"ApprovedAnotherTarget": {
@@ -198,8 +196,8 @@ func TestRolloutGate(t *testing.T) {
 			world: func(w *fntest.World) {
 				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": stagingDone}
 			},
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Approval", converge: true,
-				requires: earlier,
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Approval", gated: true,
+				requires: ruling,
 				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Approval"}},
 		},
 		"StagingFailed": {
@@ -210,11 +208,10 @@ func TestRolloutGate(t *testing.T) {
 				failed["status"].(map[string]any)["upgrade"].(map[string]any)["target"] = "1.34"
 				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {failed, stagingDone[1]}}
 			},
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Halt", converge: true,
-				requires: earlier,
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Halt", gated: true,
+				requires: ruling,
 				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Halt",
-					"waitsFor": waitsForS1("1.33", true),
-					"failed":   map[string]any{"name": "s1", "namespace": "team-edge", "cloud": "azure", "reason": "ClusterReady ReconcileError: ClusterReady says ReconcileError"}}},
+					"failed": map[string]any{"name": "s1", "namespace": "team-edge", "cloud": "azure", "reason": "ClusterReady ReconcileError: ClusterReady says ReconcileError"}}},
 		},
 		"OtherTenantFailed": {
 			reason: "A failed staging Cluster of another namespace halts production too, but is not named.",
@@ -223,16 +220,110 @@ func TestRolloutGate(t *testing.T) {
 				failed := fleetCluster("team-other", "s2", "gcp", "staging", "1.33", false)
 				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {stagingDone[0], failed}}
 			},
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Halt", converge: true,
-				requires: earlier,
-				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Halt", "hidden": 1.0}},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Halt", gated: true,
+				requires: ruling,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Halt"}},
 		},
 		"FleetNotDelivered": {
 			reason: "Until Crossplane delivers the earlier waves' Clusters, the Cluster keeps its version and asks for them.",
 			wave:   "production", production: approved,
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
-				requires: earlier,
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true,
+				requires: ruling,
 				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
+		},
+		"NoRuling": {
+			reason: "The fleet controller is not running (Crossplane delivers no ConfigMap): the Cluster keeps 1.33 and says the controller has not ruled. The gate fails closed.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				w.Extra = map[string][]fntest.Object{requirementRuling: {}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true, requires: ruling,
+				message: "the fleet controller has not ruled on this Cluster",
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
+		},
+		"RulingOnAnotherTarget": {
+			reason: "The controller's ruling says Adopt, but for 1.33: it has not seen the Cluster ask for 1.34 yet, so the Cluster holds.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				r := rollout.Ruling{Cluster: rollout.RefOf(w.XR), Wave: "production", Target: "1.33", Verdict: rollout.Adopt, Message: "adopt"}
+				w.Extra = map[string][]fntest.Object{requirementRuling: {r.Object("crossplane-system")}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true, requires: ruling,
+				message: "ruling (ConfigMap crossplane-system/cluster.team-edge.edge) is on 1.33;",
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
+		},
+		"ForgedRuling": {
+			reason: "A ConfigMap at the ruling's name that the controller did not write (no ruling label) is not read: the Cluster holds.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				r := rollout.Ruling{Cluster: rollout.RefOf(w.XR), Wave: "production", Target: target134, Verdict: rollout.Adopt}.Object("crossplane-system")
+				delete(r["metadata"].(map[string]any), "labels")
+				w.Extra = map[string][]fntest.Object{requirementRuling: {r}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true, requires: ruling,
+				message: "the fleet controller did not write it",
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
+		},
+		"RulingOfAnotherWave": {
+			reason: "The controller counts the Cluster in another wave than its own environment does (waves set in a cloud layer): it holds rather than trust either.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				r := rollout.Ruling{Cluster: rollout.RefOf(w.XR), Wave: "staging", Target: target134, Verdict: rollout.Adopt}
+				w.Extra = map[string][]fntest.Object{requirementRuling: {r.Object("crossplane-system")}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true, requires: ruling,
+				message: "counts this Cluster in wave staging",
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
+		},
+		"EmptyEarlierWave": {
+			reason: "The canary wave admits a namespace no Cluster is in (a typo): it proves nothing and production holds, naming the wave.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {fleetCluster("platfrom-canary", "c1", "gcp", "canary", "1.34", true)}, "rollout-wave-staging": stagingDone}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true, requires: ruling,
+				message: "wave canary has no Cluster that follows the environment",
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
+		},
+		"StagingReadyAtOlderGeneration": {
+			reason: "A staging Cluster Ready on 1.34 at an older generation than its own proves nothing: production holds (and does not halt).",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				stale := fleetCluster("team-edge", "s1", "azure", "staging", "1.34", true)
+				stale["metadata"].(map[string]any)["generation"] = 4.0
+				for _, c := range stale["status"].(map[string]any)["conditions"].([]any) {
+					c.(map[string]any)["observedGeneration"] = 3.0
+				}
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {stale, stagingDone[1]}}
+			},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true, requires: ruling,
+				message: "until wave staging runs it and is Ready",
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
+		},
+		"StagingBeingDeleted": {
+			reason: "A broken staging Cluster being deleted neither holds nor halts production while another staging Cluster runs 1.34 Ready.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				going := fleetCluster("team-edge", "s1", "azure", "staging", "1.33", false, [3]string{"ClusterReady", "False", "ReconcileError"})
+				going["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T11:00:00Z"
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {going, stagingDone[1]}}
+			},
+			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted", requires: ruling,
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt"}},
+		},
+		"StaleOwnStatusAfterAdopting": {
+			reason: "The Cluster adopted 1.34 (its control plane asks for it) but reads a stale copy of its own status (target 1.33) while staging has since failed: it keeps 1.34, never walks back to 1.33, and reads no ruling.",
+			wave:   "production", production: approved,
+			world: func(w *fntest.World) {
+				w.Observed = maps.Clone(w.Observed)
+				cp := overlay.DeepCopy(w.Observed["cluster"])
+				fntest.Set("spec.forProvider.version", "1.34")(cp)
+				w.Observed["cluster"] = cp
+				failed := fleetCluster("team-edge", "s1", "azure", "staging", "1.33", false)
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {failed}}
+			},
+			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
+				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Keep"}},
 		},
 		"UnlabelledIsLastWave": {
 			reason: "A Cluster without a wave label is in the last wave.",
@@ -240,10 +331,9 @@ func TestRolloutGate(t *testing.T) {
 			world: func(w *fntest.World) {
 				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {fleetCluster("team-edge", "s1", "azure", "staging", "1.33", true)}}
 			},
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
-				requires: earlier,
-				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold",
-					"waitsFor": waitsForS1("1.33", true)}},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true,
+				requires: ruling,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
 		},
 		"RushingTenant": {
 			reason: "A tenant that labels its Cluster canary in a namespace the canary wave does not admit is in the last wave: it cannot rush.",
@@ -251,10 +341,9 @@ func TestRolloutGate(t *testing.T) {
 			world: func(w *fntest.World) {
 				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {fleetCluster("team-edge", "s1", "azure", "staging", "1.33", true)}}
 			},
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
-				requires: earlier,
-				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold",
-					"waitsFor": waitsForS1("1.33", true)}},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true,
+				requires: ruling,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
 		},
 		"HoldingBackOtherTenant": {
 			reason: "A broken Cluster labelled staging in a namespace the staging wave does not admit counts in production: it cannot halt another tenant's production.",
@@ -269,7 +358,7 @@ func TestRolloutGate(t *testing.T) {
 				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {stagingDone[0], broken}}
 			},
 			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
-				requires: earlier,
+				requires: ruling,
 				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt"}},
 		},
 		"PinnedStagingNotCounted": {
@@ -281,8 +370,8 @@ func TestRolloutGate(t *testing.T) {
 				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": {pinned, stagingDone[1]}}
 			},
 			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
-				requires: earlier,
-				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt", "pinnedEarlier": 1.0}},
+				requires: ruling,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt"}},
 		},
 		"WaveFull": {
 			reason: "Production moves one Cluster at a time (maxUnavailable 1) and another production Cluster is mid-upgrade: this one holds, reading every Cluster of the kind.",
@@ -292,9 +381,9 @@ func TestRolloutGate(t *testing.T) {
 				moving["status"].(map[string]any)["upgrade"].(map[string]any)["target"] = "1.34"
 				w.Extra = map[string][]fntest.Object{"rollout-fleet": {canaryDone, stagingDone[0], stagingDone[1], moving}}
 			},
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
-				requires: []string{"rollout-fleet"},
-				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold", "hidden": 1.0}},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true,
+				requires: ruling,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
 		},
 		"WaveHasRoom": {
 			reason: "The other production Cluster already runs 1.34 Ready: there is room, and this one moves.",
@@ -303,7 +392,7 @@ func TestRolloutGate(t *testing.T) {
 				w.Extra = map[string][]fntest.Object{"rollout-fleet": {canaryDone, stagingDone[0], stagingDone[1], fleetCluster("team-a", "p1", "gcp", "production", "1.34", true)}}
 			},
 			want: want{asks: "1.34", adopted: "1.34", condition: "FALSE/Adopted",
-				requires: []string{"rollout-fleet"},
+				requires: ruling,
 				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Adopt"}},
 		},
 		"LegacyStagingBehind": {
@@ -315,9 +404,9 @@ func TestRolloutGate(t *testing.T) {
 				legacy["metadata"].(map[string]any)["labels"].(map[string]any)["crossplane.io/claim-namespace"] = "team-b"
 				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {canaryDone}, "rollout-wave-staging": stagingDone, "xrollout-wave-staging": {legacy}}
 			},
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
-				requires: earlier,
-				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold", "hidden": 1.0}},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true,
+				requires: ruling,
+				rollout:  map[string]any{"wave": "production", "target": "1.34", "verdict": "Hold"}},
 		},
 		"Pinned": {
 			reason: "The owner's pin is not gated: the Cluster moves to it while staging is behind, and status says so.",
@@ -360,9 +449,9 @@ func TestRolloutGate(t *testing.T) {
 			world: func(w *fntest.World) {
 				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {fleetCluster("platform-canary", "c1", "gcp", "canary", "1.33", true)}}
 			},
-			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", converge: true,
-				requires: []string{"rollout-wave-canary"},
-				rollout:  map[string]any{"wave": "staging", "target": "1.34", "verdict": "Hold", "hidden": 1.0}},
+			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true,
+				requires: ruling,
+				rollout:  map[string]any{"wave": "staging", "target": "1.34", "verdict": "Hold"}},
 		},
 	}
 	base := map[string]*fntest.World{}
@@ -386,12 +475,17 @@ func TestRolloutGate(t *testing.T) {
 				adopted:   get(rsp.GetDesired().GetComposite().GetResource().AsMap(), "status.upgrade.target"),
 				condition: condition(rsp, "RolloutGated"),
 				rollout:   rolloutStatus(rsp),
-				converge:  rsp.GetMeta().GetTtl().AsDuration() == ttlConverging,
+				gated:     rsp.GetMeta().GetTtl().AsDuration() == ttlGated,
 			}
 			for name := range rsp.GetRequirements().GetResources() {
 				if strings.HasPrefix(name, "rollout-") {
 					got.requires = append(got.requires, name)
 				}
+			}
+			if msg, _ := got.rollout["message"].(string); tc.want.message != "" && strings.Contains(msg, tc.want.message) {
+				got.message = tc.want.message
+			} else if tc.want.message != "" {
+				got.message = msg
 			}
 			if got.rollout != nil {
 				delete(got.rollout, "message")
@@ -409,54 +503,51 @@ func TestRolloutGate(t *testing.T) {
 	}
 }
 
-// TestRolloutSelectors holds the requirements to what Crossplane can serve:
-// every wave's Clusters by label in every namespace (no namespace set), of
-// the XR's own kind; every Cluster when the last wave limits how many move
-// at once, since an unlabelled Cluster is in it.
+// TestRolloutSelectors holds the one requirement of a gated Cluster to
+// what Crossplane can serve and what no tenant can forge: the fleet
+// controller's ruling, a ConfigMap selected by name in the platform's
+// namespace (rollout.namespace), whatever the fleet's size; no list of
+// Clusters by label.
 func TestRolloutSelectors(t *testing.T) {
 	cases := map[string]struct {
-		reason     string
-		wave       string
-		production map[string]any
-		want       map[string]map[string]string
+		reason    string
+		world     func(w *fntest.World)
+		namespace string
+		name      string
 	}{
-		"EarlierWaves": {
-			reason:     "Production reads canary and staging, each by its label, in every namespace.",
-			wave:       "production",
-			production: map[string]any{"approved": []any{"1.34"}},
-			want: map[string]map[string]string{
-				"rollout-wave-canary":   {waveLabel: "canary"},
-				"rollout-wave-staging":  {waveLabel: "staging"},
-				"xrollout-wave-canary":  {waveLabel: "canary"},
-				"xrollout-wave-staging": {waveLabel: "staging"},
-			},
+		"Default": {
+			reason:    "The ruling of Cluster team-edge/edge, in crossplane-system.",
+			namespace: "crossplane-system", name: "cluster.team-edge.edge",
 		},
-		"LastWaveLimited": {
-			reason:     "A limited last wave counts every Cluster, labelled or not: one requirement of the whole kind.",
-			wave:       "production",
-			production: map[string]any{"approved": []any{"1.34"}, "maxUnavailable": 1.0},
-			want:       map[string]map[string]string{"rollout-fleet": nil, "xrollout-fleet": nil},
+		"Namespace": {
+			reason:    "The environment's rollout.namespace names where rulings live.",
+			world:     fntest.EnvEdit("cluster-platform-baseline", "rollout.namespace", "platform-rollout"),
+			namespace: "platform-rollout", name: "cluster.team-edge.edge",
+		},
+		"LimitedLastWave": {
+			reason:    "A last wave with maxUnavailable reads no more than one object either.",
+			world:     fntest.EnvEdit("cluster-platform-baseline", "rollout.waves", rolloutWaves(map[string]any{"approved": []any{"1.34"}, "maxUnavailable": 1.0})),
+			namespace: "crossplane-system", name: "cluster.team-edge.edge",
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			w := rolloutWorld(t, tc.wave, tc.production)
-			rsp := call(t, w)
-			got := map[string]map[string]string{}
-			for name, sel := range rsp.GetRequirements().GetResources() {
-				// Both kinds of Cluster count: namespaced Clusters
-				// (rollout-...) and legacy XClusters (xrollout-...), each
-				// selected alike.
-				kind := map[bool]string{true: "platform.example.org/v1alpha1 Cluster", false: "legacy.platform.example.org/v1alpha1 XCluster"}[strings.HasPrefix(name, "rollout-")]
-				if !strings.HasPrefix(strings.TrimPrefix(name, "x"), "rollout-") {
-					continue
-				}
-				if sel.GetApiVersion()+" "+sel.GetKind() != kind || sel.Namespace != nil {
-					t.Errorf("%s\n%s selects %s %s in namespace %v, want %ss of every namespace", tc.reason, name, sel.GetApiVersion(), sel.GetKind(), sel.Namespace, kind)
-				}
-				got[name] = sel.GetMatchLabels().GetLabels()
+			w := rolloutWorld(t, "production", map[string]any{"approved": []any{"1.34"}})
+			if tc.world != nil {
+				tc.world(w)
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			rsp := call(t, w)
+			if msg := fntest.Fatal(rsp); msg != "" {
+				t.Fatalf("%s\nFatal: %s", tc.reason, msg)
+			}
+			want := map[string]string{requirementRuling: "v1 ConfigMap " + tc.namespace + "/" + tc.name}
+			got := map[string]string{}
+			for name, sel := range rsp.GetRequirements().GetResources() {
+				if strings.Contains(name, "rollout") {
+					got[name] = sel.GetApiVersion() + " " + sel.GetKind() + " " + sel.GetNamespace() + "/" + sel.GetMatchName()
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
 			}
 		})
@@ -616,7 +707,7 @@ func TestRolloutCharts(t *testing.T) {
 				condition: condition(rsp, "RolloutGated"),
 				verdict:   get(st, "status.rollout.verdict"),
 				charts:    map[string]string{},
-				requires:  len(rsp.GetRequirements().GetResources()["rollout-wave-staging"].GetApiVersion()) > 0,
+				requires:  len(rsp.GetRequirements().GetResources()[requirementRuling].GetApiVersion()) > 0,
 			}
 			charts, _ := st["status"].(map[string]any)["charts"].(map[string]any)
 			for k, v := range charts {

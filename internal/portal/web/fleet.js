@@ -13,6 +13,9 @@
   const BACKOFF_MAX_MS = 10000;
   // The gate's verdicts (rollout.Decide's) as the badge says them.
   const VERDICTS = { Adopt: 'Open', Keep: 'Adopted', Hold: 'Holds', Halt: 'Halted', Approval: 'Awaits approval' };
+  // A Cluster's verdict (the fleet controller's ruling on it, or Pinned)
+  // as its row says it.
+  const RULINGS = { Adopt: 'Adopts', Keep: 'Keeps its target', Hold: 'Held', Halt: 'Halted', Approval: 'Awaits approval', Pinned: 'Pinned' };
 
   const state = { token: '', controller: null, timer: 0, delay: BACKOFF_MIN_MS, connected: false };
   const $ = (id) => document.getElementById(id);
@@ -21,6 +24,8 @@
   const el = window.Portal.el;
   const pill = (ok, yes, no) => el('span', { class: 'pill', 'data-status': ok ? 'True' : 'False' }, ok ? yes : no);
   const key = (c) => c.namespace + '/' + c.name;
+  // A legacy XCluster counts in its claim's namespace; one of no claim in none.
+  const where = (c) => c.kind === 'XCluster' ? 'XCluster · ' + (c.namespace ? 'claim in ' + c.namespace : 'cluster-scoped, no claim') : c.namespace;
   // A chart map as "name version" items, in name order.
   const chartList = (charts) => Object.keys(charts || {}).sort().map((n) => el('span', { class: 'chart', 'data-chart': n }, n + ' ' + charts[n]));
 
@@ -47,7 +52,8 @@
       fact('Moves', (gate.changes || []).length ? gate.changes.join(', ') : 'nothing left to move'),
       fact('Approval', approvalText(w, gate)),
       fact('Max unavailable', w.maxUnavailable > 0 ? String(w.maxUnavailable) + ' at once' : 'no limit'),
-      fact('Done', w.total ? w.done + ' of ' + w.total + ' run ' + targetText(view) + ' and are Ready' : 'none you may see'),
+      w.soak ? fact('Soak', w.soak + ' Ready before the next wave') : null,
+      fact('Done', w.total ? w.done + ' of ' + w.total + ' run their target and are Ready' : 'none you may see'),
       w.namespaces && w.namespaces.length ? fact('Counts', 'Clusters of ' + w.namespaces.join(', ')) : null);
     const section = el('li', { class: 'card wave', 'data-wave': w.name, 'data-verdict': gate.verdict || '' },
       head, facts, el('p', { class: 'gate-message muted' }, sentence(gate.message)));
@@ -59,9 +65,6 @@
     return section;
   }
 
-  // The target as the Done fact names it: the minor, and the catalog's
-  // charts when it has any (each run at its version or newer).
-  const targetText = (view) => (view.target || 'the target') + (Object.keys(view.charts || {}).length ? ' and the catalog\'s charts' : '');
   const sentence = (s) => (s ? s[0].toUpperCase() + s.slice(1) + (/[.:]$/.test(s) ? '' : '.') : '');
   const fact = (dt, dd) => el('div', null, el('dt', null, dt), el('dd', null, dd));
 
@@ -103,22 +106,27 @@
     return el('div', { class: 'cloud', 'data-cloud': c.cloud },
       el('h3', null, c.cloud || 'no cloud label', el('span', { class: 'muted' }, ' · ' + rows.length + ' Cluster(s)')),
       el('div', { class: 'table-wrap' }, el('table', { class: 'clusters' },
-        el('thead', null, el('tr', null, ...['Cluster', 'Runs', 'Control plane', 'Pools', 'Charts', 'Asks', 'State'].map((h) => el('th', { scope: 'col' }, h)))),
+        el('thead', null, el('tr', null, ...['Cluster', 'Runs', 'Control plane', 'Pools', 'Charts', 'Asks', 'State', 'Verdict'].map((h) => el('th', { scope: 'col' }, h)))),
         el('tbody', null, ...rows))));
   }
 
   function clusterRow(c) {
     const pools = (c.pools || []).map((p) => el('span', { class: 'pool' }, p.name + ' ' + (p.version || '—'), p.ready ? '' : ' (not ready)'));
     const state = c.failed ? el('span', { class: 'tag' }, 'failed') : pill(c.ready, 'Ready', 'Not Ready');
-    return el('tr', { 'data-key': key(c), 'data-ready': String(c.ready), 'data-failed': String(c.failed) },
-      el('td', { 'data-label': 'Cluster' }, el('span', { class: 'cluster-name' }, c.name), el('span', { class: 'muted' }, c.namespace),
+    const verdict = c.verdict || '';
+    return el('tr', { 'data-key': key(c), 'data-kind': c.kind || 'Cluster', 'data-ready': String(c.ready), 'data-failed': String(c.failed), 'data-verdict': verdict },
+      el('td', { 'data-label': 'Cluster' }, el('span', { class: 'cluster-name' }, c.name), el('span', { class: 'muted' }, where(c)),
         c.label ? el('span', { class: 'muted', title: 'its label names a wave the environment does not count it in' }, 'label: ' + c.label) : ''),
       el('td', { 'data-label': 'Runs' }, c.runs || 'nothing yet', c.pinned ? el('span', { class: 'muted' }, 'pinned: out of the rollout') : ''),
       el('td', { 'data-label': 'Control plane' }, c.controlPlane || '—'),
       el('td', { 'data-label': 'Pools' }, ...pools),
       el('td', { 'data-label': 'Charts', class: 'charts' }, ...(Object.keys(c.charts || {}).length ? chartList(c.charts) : ['—'])),
       el('td', { 'data-label': 'Asks' }, c.asks || '—', c.step ? el('span', { class: 'muted' }, c.step) : ''),
-      el('td', { 'data-label': 'State' }, state, c.reason ? el('span', { class: 'muted' }, c.reason) : ''));
+      el('td', { 'data-label': 'State' }, state, c.deleting ? el('span', { class: 'tag' }, 'deleting') : '', c.reason ? el('span', { class: 'muted' }, c.reason) : ''),
+      el('td', { 'data-label': 'Verdict', class: 'ruling' },
+        el('span', { class: 'verdict', 'data-verdict': verdict || 'None' }, RULINGS[verdict] || 'Not reported'),
+        el('span', { class: 'muted ruling-message' }, verdict ? sentence(c.message) : 'It reports no target (status.rollout): no ruling yet.'),
+        c.until ? el('span', { class: 'muted ruling-until' }, 'until ' + c.until) : ''));
   }
 
   // ---------- the stream ----------
