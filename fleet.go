@@ -15,7 +15,6 @@ import (
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
@@ -51,17 +50,10 @@ func (c *FleetRunCmd) Run() error {
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	klog.SetSlogLogger(log)
-	var cfg *rest.Config
-	var err error
-	if c.Kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+	cfg, err := restConfig(c.Kubeconfig, c.QPS, c.Burst, fleet.FieldManager)
 	if err != nil {
-		return fmt.Errorf("cannot load the control plane's config: %w", err)
+		return err
 	}
-	cfg.QPS, cfg.Burst, cfg.UserAgent = c.QPS, c.Burst, fleet.FieldManager
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("cannot build the dynamic client: %w", err)

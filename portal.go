@@ -16,6 +16,24 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 )
 
+// restConfig is the control plane's client config: from kubeconfig, else
+// the in-cluster service account's, with the client's rate limits and user
+// agent.
+func restConfig(kubeconfig string, qps float32, burst int, agent string) (*rest.Config, error) {
+	var cfg *rest.Config
+	var err error
+	if kubeconfig != "" {
+		cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		cfg, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot load the control plane's config: %w", err)
+	}
+	cfg.QPS, cfg.Burst, cfg.UserAgent = qps, burst, agent
+	return cfg, nil
+}
+
 // PortalCmd serves the self-service portal (package portal).
 type PortalCmd struct {
 	Address         string        `default:":8000" help:"Address at which to serve the page and the API."`
@@ -51,17 +69,10 @@ func (c *PortalCmd) Run() error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	var cfg *rest.Config
-	var err error
-	if c.Kubeconfig != "" {
-		cfg, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
-	} else {
-		cfg, err = rest.InClusterConfig()
-	}
+	cfg, err := restConfig(c.Kubeconfig, c.QPS, c.Burst, "function-cluster-platform-portal")
 	if err != nil {
-		return fmt.Errorf("cannot load the control plane's config: %w", err)
+		return err
 	}
-	cfg.QPS, cfg.Burst, cfg.UserAgent = c.QPS, c.Burst, "function-cluster-platform-portal"
 	s, err := portal.New(cfg, portal.Options{
 		PolicyNamespace: c.PolicyNamespace, PolicyPrefix: c.PolicyPrefix, TokenTTL: c.TokenCacheTTL, Audiences: c.Audiences,
 		NegativeTTL: c.NegativeTTL, ReviewQPS: c.ReviewQPS, ReviewBurst: c.ReviewBurst, ReviewsInFlight: c.ReviewsInFlight, Grace: c.StreamGrace,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -72,8 +73,11 @@ var rulingTime = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 // file.
 func rule(render []byte, env map[string]xpsim.Object, others []xpsim.Object, file string) error {
 	objs, err := xpsim.Parse(render)
-	if err != nil || len(objs) == 0 {
-		return fmt.Errorf("cannot read the XR of the first render: %v", err)
+	if err != nil {
+		return fmt.Errorf("cannot read the XR of the first render: %w", err)
+	}
+	if len(objs) == 0 {
+		return errors.New("cannot read the XR of the first render: it printed nothing")
 	}
 	self := objs[0]
 	configs := make([]map[string]any, 0, len(env))

@@ -120,7 +120,7 @@ func New(dyn dynamic.Interface, o Options) *Controller {
 	if o.XClusters {
 		c.clusters = append(c.clusters, c.informer(XClusterResource, "", "", slimCluster(xr.LegacyClusterAPIVersion, xr.LegacyClusterKind)))
 	}
-	c.configs = c.informer(EnvironmentConfigResource, "", EnvironmentSelector, slimConfig)
+	c.configs = c.informer(EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig)
 	return c
 }
 
@@ -437,7 +437,7 @@ func slimCluster(apiVersion, kind string) cache.TransformFunc {
 		if !ok {
 			return obj, nil
 		}
-		out := slimmed(u, []string{"spec", "parameters", "version"}, []string{"status"})
+		out := Slimmed(u, []string{"spec", "parameters", "version"}, []string{"status"})
 		out.SetAPIVersion(apiVersion)
 		out.SetKind(kind)
 		out.SetLabels(u.GetLabels())
@@ -449,14 +449,15 @@ func slimCluster(apiVersion, kind string) cache.TransformFunc {
 	}
 }
 
-// slimConfig keeps of an EnvironmentConfig its name, labels and data:
-// BaselineOf reads its Cluster keys as the function does.
-func slimConfig(obj any) (any, error) {
+// SlimConfig keeps of an EnvironmentConfig its name, labels and data:
+// BaselineOf reads its Cluster keys as the function does. It is an
+// informer's transform (the controller's, and the portal's fleet view's).
+func SlimConfig(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil
 	}
-	out := slimmed(u, []string{"data"})
+	out := Slimmed(u, []string{"data"})
 	out.SetLabels(u.GetLabels())
 	return out, nil
 }
@@ -468,7 +469,7 @@ func slimConfigMap(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	out := slimmed(u, []string{"data"})
+	out := Slimmed(u, []string{"data"})
 	out.SetLabels(u.GetLabels())
 	if uid := u.GetUID(); uid != "" {
 		out.SetUID(uid)
@@ -476,9 +477,11 @@ func slimConfigMap(obj any) (any, error) {
 	return out, nil
 }
 
-// slimmed is u's apiVersion, kind, name, namespace and resource version,
-// and copies of its fields at paths.
-func slimmed(u *unstructured.Unstructured, paths ...[]string) *unstructured.Unstructured {
+// Slimmed is u's apiVersion, kind, name, namespace and resource version,
+// and its fields at paths, shared with u: what an informer keeps of an
+// object it needs only part of, so that a fleet of thousands stays small
+// in memory.
+func Slimmed(u *unstructured.Unstructured, paths ...[]string) *unstructured.Unstructured {
 	out := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}}
 	out.SetName(u.GetName())
 	out.SetNamespace(u.GetNamespace())

@@ -242,7 +242,7 @@ func settled(c *Controller, dyn *fake) bool {
 		return cmp.Equal(want, got)
 	}
 	ok := check(c.clusters[0], ClusterResource, "", "", slimCluster(xr.ClusterAPIVersion, xr.ClusterKind)) &&
-		check(c.configs, EnvironmentConfigResource, "", EnvironmentSelector, slimConfig)
+		check(c.configs, EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig)
 	if len(c.clusters) > 1 {
 		ok = ok && check(c.clusters[1], XClusterResource, "", "", slimCluster(xr.LegacyClusterAPIVersion, xr.LegacyClusterKind))
 	}

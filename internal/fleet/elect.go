@@ -205,7 +205,7 @@ func (el *elector) run(ctx context.Context, lead func(bool)) (led bool, err erro
 func (el *elector) try(ctx context.Context, now time.Time, leading bool) (held bool, holder string, err error) {
 	for attempt := 0; ; attempt++ {
 		held, holder, err = el.tryOnce(ctx, now, leading)
-		if attempt > 0 || !(kerrors.IsConflict(err) || kerrors.IsAlreadyExists(err)) {
+		if attempt > 0 || (!kerrors.IsConflict(err) && !kerrors.IsAlreadyExists(err)) {
 			return held, holder, err
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/fleet"
 	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -92,7 +93,7 @@ func (f *Fleet) start() {
 	f.once.Do(func() {
 		f.clusters = newInformer(f.dyn, clusterGVR, "", "", slimCluster)
 		f.xclusters = f.optionalInformer(xclusterGVR)
-		f.configs = newInformer(f.dyn, envConfigGVR, "", BaselineSelector, slimConfig)
+		f.configs = newInformer(f.dyn, envConfigGVR, "", BaselineSelector, fleet.SlimConfig)
 		for _, inf := range []cache.SharedIndexInformer{f.clusters, f.xclusters, f.configs} {
 			_, _ = inf.AddEventHandler(handler(func(*unstructured.Unstructured) { f.touch() })) // before Run, so it cannot fail
 			go inf.Run(f.stop)
@@ -287,7 +288,7 @@ func slimCluster(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	out := slimmed(u, []string{"spec", "parameters", "version"}, []string{"status", "upgrade"}, []string{"status", "charts"},
+	out := fleet.Slimmed(u, []string{"spec", "parameters", "version"}, []string{"status", "upgrade"}, []string{"status", "charts"},
 		[]string{"status", "rollout"}, []string{"status", "conditions"})
 	out.SetGeneration(u.GetGeneration())
 	out.SetDeletionTimestamp(u.GetDeletionTimestamp())
@@ -308,20 +309,6 @@ func slimCluster(obj any) (any, error) {
 	if len(slim) > 0 {
 		_ = unstructured.SetNestedSlice(out.Object, slim, "status", "nodePools")
 	}
-	return out, nil
-}
-
-// slimConfig keeps of an EnvironmentConfig its name, labels and data:
-// the fleet view reads its Cluster keys as the fleet controller does
-// (fleet.BaselineOf), the version, the chart catalog and the rollout
-// keys among them.
-func slimConfig(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil
-	}
-	out := slimmed(u, []string{"data"})
-	out.SetLabels(u.GetLabels())
 	return out, nil
 }
 

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/fleet"
 )
 
 // Labels and annotations Crossplane puts on composed resources.
@@ -456,7 +458,7 @@ func slim(obj any) (any, error) {
 	if !ok {
 		return obj, nil
 	}
-	out := slimmed(u, []string{"spec", "crossplane", "resourceRefs"}, []string{"spec", "resourceRefs"}, []string{"status", "conditions"}, []string{"status", "url"}, []string{"status", "frontendUrl"})
+	out := fleet.Slimmed(u, []string{"spec", "crossplane", "resourceRefs"}, []string{"spec", "resourceRefs"}, []string{"status", "conditions"}, []string{"status", "url"}, []string{"status", "frontendUrl"})
 	out.SetCreationTimestamp(u.GetCreationTimestamp())
 	out.SetDeletionTimestamp(u.GetDeletionTimestamp())
 	if v := u.GetLabels()[labelComposite]; v != "" {
@@ -466,19 +468,4 @@ func slim(obj any) (any, error) {
 		out.SetAnnotations(map[string]string{annotationComponent: v})
 	}
 	return out, nil
-}
-
-// slimmed is u's kind, name, namespace and resource version, and its
-// fields at paths, shared with u.
-func slimmed(u *unstructured.Unstructured, paths ...[]string) *unstructured.Unstructured {
-	out := &unstructured.Unstructured{Object: map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()}}
-	out.SetName(u.GetName())
-	out.SetNamespace(u.GetNamespace())
-	out.SetResourceVersion(u.GetResourceVersion())
-	for _, path := range paths {
-		if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, path...); ok {
-			_ = unstructured.SetNestedField(out.Object, v, path...)
-		}
-	}
-	return out
 }

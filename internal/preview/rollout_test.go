@@ -45,11 +45,11 @@ func pinned(im Impact, v string) Impact {
 	return im
 }
 
-// reporting is im reporting that it is asked for kube and the chart
-// versions charts (name, version, ...), and ruled on with verdict (none
-// when ""), until the time until when not zero.
-func reporting(im Impact, kube, verdict string, until time.Time, charts ...string) Impact {
-	t := rollout.Target{Kubernetes: kube, Charts: map[string]string{}}
+// reporting is im reporting that it is asked for Kubernetes 1.34 and the
+// chart versions charts (name, version, ...), and ruled on with verdict
+// (none when ""), until the time until when not zero.
+func reporting(im Impact, verdict string, until time.Time, charts ...string) Impact {
+	t := rollout.Target{Kubernetes: "1.34", Charts: map[string]string{}}
 	for i := 0; i+1 < len(charts); i += 2 {
 		t.Charts[charts[i]] = charts[i+1]
 	}
@@ -246,7 +246,7 @@ func TestRolloutOfRulings(t *testing.T) {
 		im.Cluster.ReadySince = at(10, 0)
 		return im
 	}
-	withCharts := func(im Impact, runs string, charts ...string) Impact {
+	withCharts := func(im Impact, charts ...string) Impact {
 		im.Cluster.Runs.Charts, im.Cluster.Asks.Charts = map[string]string{}, map[string]string{}
 		for i := 0; i+1 < len(charts); i += 2 {
 			im.Cluster.Runs.Charts[charts[i]], im.Cluster.Asks.Charts[charts[i]] = charts[i+1], charts[i+1]
@@ -276,9 +276,9 @@ func TestRolloutOfRulings(t *testing.T) {
 		"OwnTargets": {
 			reason: "The canary runs its target Ready and keeps it; staging is gated for the target ml reports (with its charts), from what ml adopted: approved, it adopts; production holds for staging. Each Cluster says its ruling.",
 			args: args{waves: threeWaves, xrs: []Impact{
-				reporting(withCharts(fleetCluster("gcp", "team-pay", "payments", "canary", "1.34"), "", "cert-manager", "v1.19.1"), "1.34", "Keep", time.Time{}, "cert-manager", "v1.19.1"),
-				reporting(withCharts(fleetCluster("azure", "team-ml", "ml", "staging", "1.33"), "", "cert-manager", "v1.19.1"), "1.34", "Adopt", time.Time{}, "cert-manager", "v1.19.1"),
-				reporting(withCharts(fleetCluster("aws", "team-s", "search", "", "1.33"), "", "cert-manager", "v1.19.1"), "1.34", "Hold", time.Time{}, "cert-manager", "v1.19.1"),
+				reporting(withCharts(fleetCluster("gcp", "team-pay", "payments", "canary", "1.34"), "cert-manager", "v1.19.1"), "Keep", time.Time{}, "cert-manager", "v1.19.1"),
+				reporting(withCharts(fleetCluster("azure", "team-ml", "ml", "staging", "1.33"), "cert-manager", "v1.19.1"), "Adopt", time.Time{}, "cert-manager", "v1.19.1"),
+				reporting(withCharts(fleetCluster("aws", "team-s", "search", "", "1.33"), "cert-manager", "v1.19.1"), "Hold", time.Time{}, "cert-manager", "v1.19.1"),
 				pinned(fleetCluster("gcp", "platform", "prod", "", "1.33"), "1.33"),
 			}},
 			want: []wave{
@@ -295,7 +295,7 @@ func TestRolloutOfRulings(t *testing.T) {
 			reason: "The canary runs 1.34 Ready since 10:00 and soaks for an hour: at 10:30 staging holds until 11:00, as its ruling says.",
 			args: args{waves: soaking, now: at(10, 30), xrs: []Impact{
 				ready(fleetCluster("gcp", "team-pay", "payments", "canary", "1.34")),
-				reporting(fleetCluster("azure", "team-ml", "ml", "staging", "1.33"), "1.34", "Hold", at(11, 0)),
+				reporting(fleetCluster("azure", "team-ml", "ml", "staging", "1.33"), "Hold", at(11, 0)),
 			}},
 			want: []wave{
 				{Verdict: "Adopt", Message: "wave canary adopts 1.34: the earlier waves run it and are Ready", Clusters: []string{"payments: , , , "}},
@@ -308,7 +308,7 @@ func TestRolloutOfRulings(t *testing.T) {
 			reason: "At noon the canary's hour has passed: staging adopts.",
 			args: args{waves: soaking, now: at(12, 0), xrs: []Impact{
 				ready(fleetCluster("gcp", "team-pay", "payments", "canary", "1.34")),
-				reporting(fleetCluster("azure", "team-ml", "ml", "staging", "1.33"), "1.34", "Adopt", time.Time{}),
+				reporting(fleetCluster("azure", "team-ml", "ml", "staging", "1.33"), "Adopt", time.Time{}),
 			}},
 			want: []wave{
 				{Verdict: "Adopt", Message: "wave canary adopts 1.34: the earlier waves run it and are Ready", Clusters: []string{"payments: , , , "}},

@@ -223,7 +223,7 @@ func TestDecide(t *testing.T) {
 		"EmptyEarlierWaveHolds": {
 			reason: "A canary wave whose namespaces match no Cluster (a typo) proves nothing: staging holds and the message names the empty wave.",
 			args: Request{Waves: waves, Self: member("team-a", "stg", "aws", "staging", v30), Target: v31,
-				Fleet: []Member{member("platfrom", "canary-gke", "gcp", "canary", v31)}},
+				Fleet: []Member{member("platform-canry", "canary-gke", "gcp", "canary", v31)}},
 			want: want{verdict: Hold, wave: "staging", blocking: "canary"},
 		},
 		"StaleReadyDoesNotProve": {

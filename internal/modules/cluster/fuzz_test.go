@@ -312,9 +312,7 @@ func ruled(t testing.TB, w *fntest.World) {
 		if k == requirementRuling || !strings.HasPrefix(strings.TrimPrefix(k, "x"), "rollout-") {
 			continue
 		}
-		for _, o := range w.Extra[k] {
-			fleetObjs = append(fleetObjs, o)
-		}
+		fleetObjs = append(fleetObjs, w.Extra[k]...)
 		delete(w.Extra, k)
 	}
 	if fleetObjs == nil {
@@ -335,10 +333,7 @@ func ruled(t testing.TB, w *fntest.World) {
 		}
 		st["rollout"] = r
 	}
-	configs := make([]map[string]any, 0, len(w.Envs))
-	for _, e := range w.Envs {
-		configs = append(configs, e)
-	}
+	configs := append(make([]map[string]any, 0, len(w.Envs)), w.Envs...)
 	rulings, err := fleet.Rule(fleet.BaselineOf(configs), append(fleetObjs, self), rulingTime)
 	if err != nil {
 		t.Fatalf("the fleet controller rules on nothing: %v", err)

@@ -279,7 +279,7 @@ func TestRolloutGate(t *testing.T) {
 			reason: "The canary wave admits a namespace no Cluster is in (a typo): it proves nothing and production holds, naming the wave.",
 			wave:   "production", production: approved,
 			world: func(w *fntest.World) {
-				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {fleetCluster("platfrom-canary", "c1", "gcp", "canary", "1.34", true)}, "rollout-wave-staging": stagingDone}
+				w.Extra = map[string][]fntest.Object{"rollout-wave-canary": {fleetCluster("platform-canry", "c1", "gcp", "canary", "1.34", true)}, "rollout-wave-staging": stagingDone}
 			},
 			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Hold", gated: true, requires: ruling,
 				message: "wave canary has no Cluster that follows the environment",
