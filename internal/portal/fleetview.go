@@ -253,8 +253,13 @@ func buildView(b fleet.Baseline, clusters []*unstructured.Unstructured, visible 
 		switch r, ok := rulings[rollout.RefOf(e.obj.Object)]; {
 		case ok:
 			cv.Verdict, cv.Message, cv.Until = string(r.Verdict), r.Message, timeString(r.Until)
-		case e.m.Pinned:
-			cv.Verdict = string(rollout.Pinned)
+		default:
+			// Not gated (Adopt, Keep) or pinned: no ruling, and the
+			// Cluster's own status.rollout says what it does.
+			cv.Verdict, _, _ = unstructured.NestedString(e.obj.Object, "status", "rollout", "verdict")
+			if e.m.Pinned {
+				cv.Verdict = string(rollout.Pinned)
+			}
 			cv.Message, _, _ = unstructured.NestedString(e.obj.Object, "status", "rollout", "message")
 		}
 		byWave[i] = append(byWave[i], cv)

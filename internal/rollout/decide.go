@@ -180,7 +180,7 @@ func (f *Fleet) Decide(self Member, target Target, visible func(ns string) bool)
 		who := "a Cluster its owner may not see"
 		if visible(p.failed.Namespace) {
 			d.Failed = p.failed
-			who = fmt.Sprintf("Cluster %s (%s, wave %s): %s", p.failed.Key(), p.failed.Cloud, f.waves[WaveOf(f.waves, *p.failed)].Name, p.failed.Reason)
+			who = fmt.Sprintf("Cluster %s (%s, wave %s): %s", p.failed.Key(), p.failed.Cloud, f.waves[WaveOf(f.waves, *p.failed)].Name, p.failed.Why())
 		}
 		d.Message = fmt.Sprintf("wave %s halted: %s failed on its way to %s", d.Wave, who, target)
 		return d

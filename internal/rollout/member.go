@@ -234,6 +234,15 @@ func lessMinor(a, b string) bool {
 	return amaj < bmaj || amaj == bmaj && amin < bmin
 }
 
+// Why is the member's Reason without its message: the condition's type
+// and reason ("ClusterReady ReconcileError", "Unavailable"), which stay
+// the same while the member stays in one state, where a provider's message
+// may change at every reconcile.
+func (m Member) Why() string {
+	why, _, _ := strings.Cut(m.Reason, ": ")
+	return why
+}
+
 // RefOf is the Ref of a Cluster XR, as a map: its kind, namespace and name.
 func RefOf(obj map[string]any) Ref {
 	u := unstructured.Unstructured{Object: obj}
@@ -262,9 +271,21 @@ func WantsOf(obj map[string]any) (Target, bool) {
 	return t, true
 }
 
+// gated reports whether a Cluster XR says the rollout holds it
+// (status.rollout.verdict Hold, Halt or Approval): the function holds a
+// Cluster that asks for a target it has not adopted until a ruling lets
+// it move, so only such a Cluster needs one. One that adopts or keeps its
+// target, or that Crossplane is still creating, is not ruled on: its
+// ruling would change at every step of its convergence, and nothing reads
+// it.
+func gated(obj map[string]any) bool {
+	v, _, _ := unstructured.NestedString(obj, "status", "rollout", "verdict")
+	return Verdict(v).Gated()
+}
+
 // Rulings are the fleet controller's rulings on every Cluster of clusters
 // (XRs of both kinds, as maps) that reports a target it is gated on
-// (WantsOf), decided against all of them (Fleet) at now, each naming only
+// (WantsOf, and a verdict that holds it), decided against all of them (Fleet) at now, each naming only
 // what its owner may see (its own namespace), in namespace/name order of
 // their Refs. One Fleet serves them all, so that the cost grows with the
 // fleet, not with its square.
@@ -279,7 +300,7 @@ func Rulings(waves []Wave, clusters []map[string]any, now time.Time) []Ruling {
 	for _, obj := range clusters {
 		m := MemberOf(obj)
 		members = append(members, m)
-		if t, ok := WantsOf(obj); ok && !m.Pinned && !m.Deleting {
+		if t, ok := WantsOf(obj); ok && !m.Pinned && !m.Deleting && gated(obj) {
 			askers = append(askers, asker{ref: RefOf(obj), self: m, target: t})
 		}
 	}

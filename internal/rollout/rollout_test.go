@@ -392,6 +392,28 @@ func TestMessageStable(t *testing.T) {
 	}
 }
 
+// TestRulingStable: the ruling on a halted Cluster, the message and the
+// failed Cluster's reason, does not change while the failed Cluster's
+// provider rewrites its message at every reconcile.
+func TestRulingStable(t *testing.T) {
+	self := member("team-a", "stg", "aws", "staging", v30)
+	failing := func(msg string) Member {
+		return Member{Name: "canary-gke", Namespace: "team-a", Cloud: "gcp", Wave: "staging", Runs: v30, Asks: v31, Ready: true, Failed: true,
+			Reason: "ClusterReady ReconcileError: " + msg}
+	}
+	ws := []Wave{{Name: "staging"}, {Name: "production"}}
+	prod := member("team-a", "prod", "aws", "production", v30)
+	ref := Ref{Kind: "Cluster", Namespace: "team-a", Name: "prod"}
+	a := RulingOf(ref, Decide(Request{Waves: ws, Self: prod, Target: v31, Fleet: []Member{self, failing("retry 1: quota exceeded")}}))
+	b := RulingOf(ref, Decide(Request{Waves: ws, Self: prod, Target: v31, Fleet: []Member{self, failing("retry 2: quota exceeded at 10:02")}}))
+	if a.Verdict != Halt {
+		t.Fatalf("verdict %s, want Halt: %s", a.Verdict, a.Message)
+	}
+	if diff := cmp.Diff(a.Data(), b.Data()); diff != "" {
+		t.Errorf("the ruling changes with the failed Cluster's message: -first, +second:\n%s", diff)
+	}
+}
+
 func TestCovers(t *testing.T) {
 	cases := map[string]struct {
 		reason string

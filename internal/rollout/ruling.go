@@ -86,8 +86,17 @@ func RulingName(ref Ref) string {
 
 // RulingOf is the Ruling of decision d for the Cluster ref asking for
 // target.
+// The failed Cluster's reason is its Why, which does not change while it
+// stays failed for the same cause: the ruling is rewritten when the
+// decision changes, not when a failed Cluster's message does.
 func RulingOf(ref Ref, d Decision) Ruling {
-	return Ruling{Cluster: ref, Wave: d.Wave, Target: d.Target.String(), Verdict: d.Verdict, Message: d.Message, Failed: d.Failed, Until: d.Until}
+	r := Ruling{Cluster: ref, Wave: d.Wave, Target: d.Target.String(), Verdict: d.Verdict, Message: d.Message, Until: d.Until}
+	if d.Failed != nil {
+		f := *d.Failed
+		f.Reason = f.Why()
+		r.Failed = &f
+	}
+	return r
 }
 
 // Keys of a Ruling's ConfigMap data.

@@ -211,7 +211,7 @@ func TestRolloutGate(t *testing.T) {
 			want: want{asks: "1.33", adopted: "1.33", condition: "TRUE/Halt", gated: true,
 				requires: ruling,
 				rollout: map[string]any{"wave": "production", "target": "1.34", "verdict": "Halt",
-					"failed": map[string]any{"name": "s1", "namespace": "team-edge", "cloud": "azure", "reason": "ClusterReady ReconcileError: ClusterReady says ReconcileError"}}},
+					"failed": map[string]any{"name": "s1", "namespace": "team-edge", "cloud": "azure", "reason": "ClusterReady ReconcileError"}}},
 		},
 		"OtherTenantFailed": {
 			reason: "A failed staging Cluster of another namespace halts production too, but is not named.",
