@@ -122,6 +122,7 @@ type proc struct{ name, pidFile string }
 var stackProcs = []proc{
 	{"function", "function.pid"}, {"crossplane", "crossplane.pid"}, {"kube-apiserver", "kube-apiserver.pid"},
 	{"etcd", "etcd.pid"}, {"provider-kubernetes", "provider-kubernetes.pid"}, {"kube-controller-manager", "kcm.pid"},
+	{"fleet-controller", "fleet.pid"},
 }
 
 // usage is a process's CPU seconds and peak RSS.
@@ -238,9 +239,22 @@ func runFunctionLatency(metrics string) (count float64, p50, p99 time.Duration, 
 }
 
 // fleet applies n XRs at once, waits until all are Ready, measures, then
-// injects the faults unless faults is false.
-func (s *scenarios) fleet(c *cloud, n int, work, metrics string, idle time.Duration, faults bool) error {
+// (as o says) measures the fleet at rest, runs a rollout across its waves
+// and injects the faults.
+func (s *scenarios) fleet(c *cloud, n int, o fleetOpts) error {
+	work, metrics, idle, faults := o.work, o.metrics, o.idle, o.faults
 	xrs := fleetXRs(s.examples, n)
+	var waves map[string]string
+	if o.rollout {
+		// The environment has the waves before the fleet exists, as a
+		// platform would: each Cluster is created at its version, and
+		// the rollout later moves them wave by wave.
+		waves = withWaves(xrs)
+		if err := s.applyFleetBaseline(fleetBaseline(s.examples, "", nil)); err != nil {
+			return err
+		}
+		fmt.Printf("fleet: rollout waves in the baseline EnvironmentConfig; the Clusters follow the environment's version, %s\n", waveCounts(waves))
+	}
 	r0, err := s.readStack(work, metrics)
 	if err != nil {
 		return err
@@ -338,6 +352,16 @@ func (s *scenarios) fleet(c *cloud, n int, work, metrics string, idle time.Durat
 			waited += elapsed.Seconds() - r
 		}
 		if err := s.atRest(work, metrics, n, idle, apiserver/float64(n), waited/float64(len(readies))); err != nil {
+			return err
+		}
+	}
+	if o.rollout {
+		if err := s.fleetRollout(xrs, waves, n, apiserver/float64(n), o); err != nil {
+			return fmt.Errorf("the rollout across the waves: %w", err)
+		}
+		// The rollout moved what the fleet composes (node groups of a
+		// new version, say): the faults count from what it is now.
+		if composed, err = s.composedUIDs(c); err != nil {
 			return err
 		}
 	}
@@ -528,9 +552,15 @@ func (s *scenarios) notSynced(xrs []*fleetXR) (int, error) {
 }
 
 // dropEnvironment deletes the example EnvironmentConfigs, waits, and
-// applies them again.
+// applies them again: each as the fleet last applied it (s.env), or as
+// the examples have it.
 func (s *scenarios) dropEnvironment(d time.Duration, xrs []*fleetXR) (int, error) {
 	configs := fntest.MustLoad(filepath.Join(s.examples, "envconfigs"))
+	for i, o := range configs {
+		if e, ok := s.env[str(o, "metadata", "name")]; ok {
+			configs[i] = e
+		}
+	}
 	for _, o := range configs {
 		if err := s.k.delete(o["apiVersion"].(string), o["kind"].(string), "", str(o, "metadata", "name")); err != nil {
 			return 0, err

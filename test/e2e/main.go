@@ -30,8 +30,10 @@ func main() {
 	faults := flag.Bool("faults", true, "with -fleet, inject the faults once the fleet is Ready")
 	idle := flag.Duration("idle", 0, "with -fleet, once all are Ready, measure the fleet at rest for this long (0: not at all)")
 	fleet := flag.Int("fleet", 0, "instead of the scenarios, apply this many mixed XRs at once, measure, and inject faults (make fleet)")
-	work := flag.String("work", "", "run.sh's work folder (pid files, start scripts), for -fleet")
-	metrics := flag.String("metrics", "http://127.0.0.1:18090/metrics", "the function's metrics, for -fleet")
+	work := flag.String("work", "", "run.sh's work folder (pid files, start scripts): for -fleet, and for the rollout scenario, which stops and starts the fleet controller")
+	metrics := flag.String("metrics", "http://127.0.0.1:18090/metrics", "the function's metrics, for -fleet and the rollout scenario's count of RunFunction calls")
+	rolloutOn := flag.Bool("rollout", true, "with -fleet, once the fleet is Ready, raise the environment's minor and follow it across the fleet's rollout waves (before the faults)")
+	rolloutTimeout := flag.Duration("rollout-timeout", 20*time.Minute, "with -fleet, how long the rollout across the waves may take")
 	flag.StringVar(&crossplaneMetrics, "crossplane-metrics", crossplaneMetrics, "Crossplane core's metrics, which -fleet keeps in -work")
 	providers := flag.String("providers", "gcp,aws,azure,helm,kubernetes,sql", "the folders of -prepare-crds")
 	flag.DurationVar(&cpDelay, "cp-delay", cpDelay, "how long the simulated control plane takes to report a new version")
@@ -60,7 +62,8 @@ func main() {
 		return
 	}
 	if *fleet > 0 {
-		if err := runFleet(*kubeconfig, *examples, *fleet, *work, *metrics, *timeout, *idle, *faults); err != nil {
+		opts := fleetOpts{work: *work, metrics: *metrics, idle: *idle, faults: *faults, rollout: *rolloutOn, rolloutTimeout: *rolloutTimeout}
+		if err := runFleet(*kubeconfig, *examples, *fleet, *timeout, opts); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: FLEET FAILED:", err)
 			os.Exit(1)
 		}
@@ -71,7 +74,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(2)
 	}
-	if err := run(*kubeconfig, *examples, strings.Split(*clouds, ","), *timeout, want); err != nil {
+	if err := run(*kubeconfig, *examples, strings.Split(*clouds, ","), *timeout, want, *work, *metrics); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: FAILED:", err)
 		os.Exit(1)
 	}
@@ -98,16 +101,15 @@ var maxPath = map[string][]string{
 	"azure": {"spec", "forProvider", "maxCount"},
 }
 
-// runFleet starts the simulator and runs the fleet, measured at rest for
-// idle once all are Ready, with its faults when faults is true.
-func runFleet(kubeconfig, examples string, n int, work, metrics string, timeout, idle time.Duration, faults bool) error {
+// runFleet starts the simulator and runs the fleet of n XRs as opts say.
+func runFleet(kubeconfig, examples string, n int, timeout time.Duration, opts fleetOpts) error {
 	k, c, stop, err := simulator(kubeconfig)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	s := &scenarios{k: k, c: c, examples: examples, timeout: timeout, refused: map[string]int{}}
-	return s.fleet(c, n, work, metrics, idle, faults)
+	s := &scenarios{k: k, c: c, examples: examples, timeout: timeout, refused: map[string]int{}, work: opts.work, metrics: opts.metrics}
+	return s.fleet(c, n, opts)
 }
 
 // simulator connects to the API server and starts the cloud simulator,
@@ -152,7 +154,9 @@ func selected(only string) (func(string) bool, error) {
 }
 
 // run runs the scenarios want selects, in order, and prints the summary.
-func run(kubeconfig, examples string, clouds []string, timeout time.Duration, want func(string) bool) error {
+// work is run.sh's work folder and metrics the function's metrics, which
+// the rollout scenario reads.
+func run(kubeconfig, examples string, clouds []string, timeout time.Duration, want func(string) bool, work, metrics string) error {
 	k, c, stop, err := simulator(kubeconfig)
 	if err != nil {
 		return err
@@ -160,7 +164,7 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration, wa
 	defer stop()
 	fmt.Printf("cloud simulator: standing in for the providers of %d managed resource kinds\n", len(c.kinds))
 
-	s := &scenarios{k: k, c: c, examples: examples, timeout: timeout, refused: map[string]int{}}
+	s := &scenarios{k: k, c: c, examples: examples, timeout: timeout, refused: map[string]int{}, work: work, metrics: metrics}
 	start := time.Now()
 	count := 0
 	// scenario announces one, with the time since the first began, so that
@@ -228,7 +232,7 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration, wa
 		count++
 	}
 	if want("rollout") {
-		scenario("rollout waves: %d Clusters on gcp, aws and azure in waves canary, staging, production (approval required), the environment's version raised twice, a staging upgrade failed and healed", len(rolloutFleet))
+		scenario("rollout waves: %d Clusters on gcp, aws and azure in waves canary, staging, production (approval required), ruled by the fleet controller; the environment's version raised twice: with the controller stopped, then started; production waiting for its approval (its RunFunction calls counted); with staging's namespaces misspelt, then fixed, and a staging upgrade failed and healed", len(rolloutFleet))
 		if err := s.rollout(); err != nil {
 			return fmt.Errorf("rollout: %w", err)
 		}

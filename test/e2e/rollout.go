@@ -45,8 +45,17 @@ var rolloutBroken = rolloutFleet[2]
 const rolloutCPDelay = 5 * time.Second
 
 // rolloutEnvName is the EnvironmentConfig of the plane type the rollout's
-// Clusters select (planeType: rollout): the version and the waves.
+// Clusters select (planeType: rollout): the version they are asked for.
 const rolloutEnvName = "cluster-platform-planetype-rollout"
+
+// rolloutWavesName is the EnvironmentConfig of the rollout's waves: a
+// baseline one, since the fleet controller reads the waves of the
+// baseline EnvironmentConfigs only (one set of waves for the whole fleet).
+const rolloutWavesName = "cluster-platform-rollout-waves"
+
+// rolloutEnvLabel marks the rollout scenario's EnvironmentConfigs, which
+// its record watches.
+const rolloutEnvLabel = "e2e.platform.example.org/rollout"
 
 // clusterXR is the Cluster XR's kind.
 var clusterXR = kindRef{"platform.example.org/v1alpha1", "Cluster"}
@@ -66,36 +75,78 @@ var rolloutCP = map[string]struct {
 		[]string{"spec", "forProvider", "kubernetesVersion"}, []string{"status", "atProvider", "currentKubernetesVersion"}},
 }
 
-// rolloutEnv is the rollout's EnvironmentConfig: version, and the waves,
-// each admitting its Clusters' namespaces only, production approved for
-// the targets listed; GKE's versions pinned.
-func rolloutEnv(version string, approved []string) object {
+// rolloutEnv is what the rollout's environment says: the version the
+// Clusters are asked for, production's approvals, and whether staging's
+// namespaces are misspelt.
+type rolloutEnv struct {
+	version  string
+	approved []string
+	// typo misspells each of staging's namespaces ("rolout-c" for
+	// "rollout-c"): a wave that admits none of its Clusters, which then
+	// count in the last wave, so that staging has no Cluster at all.
+	typo bool
+}
+
+// typoOf is a namespace as the typo misspells it.
+func typoOf(ns string) string { return strings.Replace(ns, "rollout-", "rolout-", 1) }
+
+// objects are the rollout's EnvironmentConfigs, in the order they are
+// applied: the waves, each admitting its Clusters' namespaces only,
+// production approved for the targets listed (a baseline
+// EnvironmentConfig: the fleet controller reads the waves there); then the
+// version, in the plane type's layer, with GKE's pools walked by the
+// function. Approvals go first, so that a version approved ahead is never
+// seen unapproved.
+func (e rolloutEnv) objects() []object {
 	waves := make([]any, 0, len(rolloutWaves))
 	for i, w := range rolloutWaves {
 		var ns []any
 		for _, c := range rolloutFleet {
-			if c.wave == w {
-				ns = append(ns, c.namespace)
+			if c.wave != w {
+				continue
 			}
+			if e.typo && w == "staging" {
+				ns = append(ns, typoOf(c.namespace))
+				continue
+			}
+			ns = append(ns, c.namespace)
 		}
 		wave := map[string]any{"name": w, "namespaces": ns}
 		if i == len(rolloutWaves)-1 {
 			wave["requiresApproval"] = true
-			if len(approved) > 0 {
-				wave["approved"] = anyList(approved)
+			if len(e.approved) > 0 {
+				wave["approved"] = anyList(e.approved)
 			}
 		}
 		waves = append(waves, wave)
 	}
-	return object{
-		"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
-		"metadata": map[string]any{"name": rolloutEnvName, "labels": map[string]any{"platform.example.org/environment": "cluster-platform", "planeType": "rollout"}},
+	env := func(name string, labels, data map[string]any) object {
+		labels["platform.example.org/environment"] = "cluster-platform"
+		labels[rolloutEnvLabel] = "true"
+		return object{
+			"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
+			"metadata": map[string]any{"name": name, "labels": labels},
+			"data":     data,
+		}
+	}
+	return []object{
+		env(rolloutWavesName, map[string]any{"baseline": "default"}, map[string]any{"rollout": map[string]any{"waves": waves}}),
 		// GKE on a release channel upgrades the pools itself, so they ask
 		// for no version and the simulated provider reports none: off a
 		// channel the function walks them, and every pool of every cloud
 		// reports the version it runs.
-		"data": map[string]any{"version": version, "rollout": map[string]any{"waves": waves}, "gcp": map[string]any{"releaseChannel": "UNSPECIFIED"}},
+		env(rolloutEnvName, map[string]any{"planeType": "rollout"}, map[string]any{"version": e.version, "gcp": map[string]any{"releaseChannel": "UNSPECIFIED"}}),
 	}
+}
+
+// applyRolloutEnv applies the rollout's EnvironmentConfigs.
+func (s *scenarios) applyRolloutEnv(e rolloutEnv) error {
+	for _, o := range e.objects() {
+		if err := s.k.apply(o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // anyList is a list of strings as an object holds it.
@@ -141,15 +192,15 @@ type rolloutState struct {
 	ready                bool
 	// gated, reason and message are the condition RolloutGated's.
 	gated, reason, message string
-	// verdict, hidden and waitsFor are status.rollout's verdict, hidden
-	// and how many waitsFor lists; failed its failed, as
-	// "namespace/name (cloud): reason".
-	verdict          string
-	hidden, waitsFor int
-	failed           string
-	// wave is status.rollout.wave; foreign names the rollout's Clusters of
-	// other namespaces that its status names (waitsFor, failed, the
-	// messages), which its owner may not see.
+	// verdict is status.rollout's verdict, said its message, wants its
+	// target (what the environment asks for), until when the soak that
+	// holds it ends; failed its failed, as "namespace/name (cloud):
+	// reason".
+	verdict, said, wants, until string
+	failed                      string
+	// wave is status.rollout.wave; foreign names the rollout's Clusters
+	// other than itself that its status names (failed, the messages):
+	// a gated Cluster's status names waves, never other Clusters.
 	wave    string
 	foreign []string
 }
@@ -160,15 +211,15 @@ func rolloutStateOf(o object) rolloutState {
 		target:       rollout.Minor(str(o, "status", "upgrade", "target")),
 		controlPlane: rollout.Minor(str(o, "status", "upgrade", "controlPlane")),
 		verdict:      str(o, "status", "rollout", "verdict"),
-		hidden:       int(num(o, "status", "rollout", "hidden")),
+		said:         str(o, "status", "rollout", "message"),
+		wants:        str(o, "status", "rollout", "target"),
+		until:        str(o, "status", "rollout", "until"),
 	}
 	pools, _ := at(o, "status", "nodePools").([]any)
 	for _, p := range pools {
 		v, _ := p.(map[string]any)["version"].(string)
 		st.pools = append(st.pools, rollout.Minor(v))
 	}
-	waits, _ := at(o, "status", "rollout", "waitsFor").([]any)
-	st.waitsFor = len(waits)
 	if f, ok := at(o, "status", "rollout", "failed").(map[string]any); ok {
 		st.failed = fmt.Sprintf("%s/%s (%s): %s", str(f, "namespace"), str(f, "name"), str(f, "cloud"), str(f, "reason"))
 	}
@@ -176,13 +227,10 @@ func rolloutStateOf(o object) rolloutState {
 	st.ready = ready == "True"
 	st.gated, st.reason, st.message = condition(o, "RolloutGated")
 	st.wave = str(o, "status", "rollout", "wave")
-	ns := str(o, "metadata", "namespace")
-	named := []string{st.message, str(o, "status", "rollout", "message"), str(o, "status", "rollout", "failed", "namespace")}
-	for _, w := range waits {
-		named = append(named, str(w.(map[string]any), "namespace"))
-	}
+	self := str(o, "metadata", "namespace") + "/" + str(o, "metadata", "name")
+	named := []string{st.message, st.said, str(o, "status", "rollout", "failed", "namespace") + "/" + str(o, "status", "rollout", "failed", "name")}
 	for _, c := range rolloutFleet {
-		if c.namespace != ns && slices.ContainsFunc(named, func(s string) bool { return s == c.namespace || strings.Contains(s, c.key()) }) {
+		if c.key() != self && slices.ContainsFunc(named, func(s string) bool { return strings.Contains(s, c.key()) || strings.Contains(s, c.name) }) {
 			st.foreign = append(st.foreign, c.key())
 		}
 	}
@@ -209,9 +257,16 @@ func (st rolloutState) gatedBy(reason string) bool {
 	return st.gated == "True" && st.reason == reason && st.verdict == reason
 }
 
+// holds reports whether the Cluster is held (RolloutGated True for Hold)
+// on to, with status.rollout's message the condition's and containing
+// says.
+func (st rolloutState) holds(to, says string) bool {
+	return st.gatedBy("Hold") && st.wants == to && st.said == st.message && strings.Contains(st.message, says)
+}
+
 func (st rolloutState) String() string {
-	return fmt.Sprintf("target %q, control plane %q, pools %q, Ready %t, RolloutGated %s/%s (%s), verdict %q, waits for %d (+%d hidden), failed %q",
-		st.target, st.controlPlane, st.pools, st.ready, st.gated, st.reason, st.message, st.verdict, st.waitsFor, st.hidden, st.failed)
+	return fmt.Sprintf("target %q, control plane %q, pools %q, Ready %t, RolloutGated %s/%s (%s), status.rollout wave %q verdict %q target %q until %q, failed %q",
+		st.target, st.controlPlane, st.pools, st.ready, st.gated, st.reason, st.message, st.wave, st.verdict, st.wants, st.until, st.failed)
 }
 
 // rolloutStates lists the rollout's Clusters, by namespace/name.
@@ -272,7 +327,7 @@ func (s *scenarios) rollout() error {
 			return err
 		}
 	}
-	if err := s.k.apply(rolloutEnv(from, nil)); err != nil {
+	if err := s.applyRolloutEnv(rolloutEnv{version: from}); err != nil {
 		return err
 	}
 	for _, c := range rolloutFleet {
@@ -303,13 +358,17 @@ func (s *scenarios) rollout() error {
 	}
 	fmt.Printf("  %d Clusters (%s) Ready on %s in %.1f s, each RolloutGated False/Adopted in the wave its label names\n", len(rolloutFleet), rolloutNames(), from, readyIn.Seconds())
 
+	// The first round: raised while the fleet controller is stopped,
+	// production waiting for its approval.
 	to := nextMinor(from)
-	first, err := s.rolloutRound(from, to, nil)
+	first, err := s.rolloutRound(from, to, roundOpts{stopped: true})
 	if err != nil {
 		return fmt.Errorf("%s -> %s: %w", from, to, err)
 	}
+	// The second: approved with the raise, staging's namespaces misspelt,
+	// then fixed, and a staging control plane failing its upgrade.
 	from, to = to, nextMinor(to)
-	second, err := s.rolloutRound(from, to, &rolloutBroken)
+	second, err := s.rolloutRound(from, to, roundOpts{broken: &rolloutBroken, typo: true})
 	if err != nil {
 		return fmt.Errorf("%s -> %s: %w", from, to, err)
 	}
@@ -340,51 +399,91 @@ func nextMinor(v string) string {
 	return fmt.Sprintf("%d.%d", major, minor+1)
 }
 
+// roundOpts are what a round of the rollout scenario does besides raising
+// the environment's version.
+type roundOpts struct {
+	// stopped stops the fleet controller before the raise and starts it
+	// again once every Cluster holds, saying that it has not ruled: the
+	// gate fails closed.
+	stopped bool
+	// typo raises the version with staging's namespaces misspelt, and
+	// fixes them once canary runs the target and everything else holds
+	// on the empty staging wave.
+	typo bool
+	// broken, when set, approves the target with the raise and fails
+	// broken's control plane's upgrade until production halts on it;
+	// when nil, production waits for its approval, given once its RunFunction
+	// calls and writes were counted for rolloutQuietFor.
+	broken *rolloutCluster
+}
+
 // rolloutRound raises the environment's version from one minor to the
-// next and follows the fleet there. With broken nil, production waits for
-// its approval, which is given once both its Clusters report
-// RolloutGated True for Approval. With broken set, the target is approved
-// with the raise, broken's control plane fails its upgrade, and
-// production must halt naming the failure (or counting it, when its
-// owner may not see broken's namespace) until the failure is healed. It
-// returns the round's summary: the time each wave took.
-func (s *scenarios) rolloutRound(from, to string, broken *rolloutCluster) (string, error) {
+// next and follows the fleet there, as o says. It returns the round's
+// summary: the time each wave took, and what the round asserted besides.
+func (s *scenarios) rolloutRound(from, to string, o roundOpts) (string, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rec, err := s.recordRollout(ctx)
 	if err != nil {
 		return "", err
 	}
+	env := rolloutEnv{version: to, typo: o.typo}
 	// Production's approval comes once it waits for it; with broken, with
 	// the raise, so that only the failure holds production.
-	var approved []string
-	if broken != nil {
-		approved = []string{from, to}
-		s.c.failing.Store(broken.key(), true)
+	if o.broken != nil {
+		env.approved = []string{from, to}
+		s.c.failing.Store(o.broken.key(), true)
 	}
-	if err := s.k.apply(rolloutEnv(to, approved)); err != nil {
+	var notes []string
+	if o.stopped {
+		if err := s.stopFleetController(); err != nil {
+			return "", err
+		}
+	}
+	if err := s.applyRolloutEnv(env); err != nil {
 		return "", err
+	}
+	if o.stopped {
+		note, err := s.rolloutFailClosed(from, to)
+		if err != nil {
+			return "", err
+		}
+		notes = append(notes, note)
 	}
 	if err := s.waitWave("canary on "+to, "canary", func(st rolloutState) bool { return st.done(to) }); err != nil {
 		return "", err
 	}
+	if o.typo {
+		env.typo = false
+		note, err := s.rolloutTypo(to, env)
+		if err != nil {
+			return "", err
+		}
+		notes = append(notes, note)
+	}
 	var halt string
-	if broken != nil {
+	if o.broken != nil {
 		var err error
-		if halt, err = s.rolloutHalt(from, to, *broken); err != nil {
+		if halt, err = s.rolloutHalt(from, to, *o.broken); err != nil {
 			return "", err
 		}
 	}
 	if err := s.waitWave("staging on "+to, "staging", func(st rolloutState) bool { return st.done(to) }); err != nil {
 		return "", err
 	}
-	if broken == nil {
+	if o.broken == nil {
 		if err := s.waitWave("production gated for approval", "production", func(st rolloutState) bool {
-			return st.gatedBy("Approval") && st.target == from
+			return st.gatedBy("Approval") && st.target == from && st.wants == to
 		}); err != nil {
 			return "", err
 		}
-		if err := s.k.apply(rolloutEnv(to, []string{to})); err != nil {
+		note, err := s.rolloutQuiet(rec, rolloutQuietFor)
+		if err != nil {
+			return "", err
+		}
+		notes = append(notes, note)
+		env.approved = []string{to}
+		if err := s.applyRolloutEnv(env); err != nil {
 			return "", err
 		}
 	}
@@ -398,16 +497,19 @@ func (s *scenarios) rolloutRound(from, to string, broken *rolloutCluster) (strin
 	}); err != nil {
 		return "", err
 	}
-	return rec.verify(from, to, broken, halt)
+	sum, err := rec.verify(from, to, o, halt)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(append([]string{sum}, notes...), "; "), nil
 }
 
 // rolloutHalt waits, while broken's control plane fails its upgrade to
 // to, until broken reports the failure and production halts on it:
-// RolloutGated True for Halt with status.rollout.failed naming broken, or
-// (when production's owner may not see broken's namespace) counting it in
-// status.rollout.hidden with a message that says a Cluster failed; still
-// asking for from. Then it heals the failure. It returns what production
-// said.
+// RolloutGated True for Halt, its message saying that a Cluster its owner
+// may not see failed (broken is in another namespace: status.rollout
+// names no failed Cluster then), still asking for from. Then it heals the
+// failure. It returns what production said.
 func (s *scenarios) rolloutHalt(from, to string, broken rolloutCluster) (string, error) {
 	var reported string
 	if _, err := s.waitFor(broken.key()+" reporting its failed upgrade", func() (bool, error) {
@@ -422,24 +524,17 @@ func (s *scenarios) rolloutHalt(from, to string, broken rolloutCluster) (string,
 	}
 	var said string
 	if err := s.waitWave("production halted", "production", func(st rolloutState) bool {
-		switch {
-		case !st.gatedBy("Halt") || st.target != from:
-			return false
-		case st.failed != "":
-			said = "status.rollout.failed " + st.failed
-			return strings.HasPrefix(st.failed, broken.key()+" ")
-		default:
-			said = fmt.Sprintf("status.rollout.hidden %d, %q", st.hidden, st.message)
-			return st.hidden > 0 && strings.Contains(st.message, "failed")
-		}
+		said = st.message
+		return st.gatedBy("Halt") && st.target == from && st.wants == to && st.failed == "" && st.said == st.message &&
+			strings.Contains(st.message, "wave production halted") && strings.Contains(st.message, "may not see failed")
 	}); err != nil {
 		return "", err
 	}
-	fmt.Printf("  %s -> %s: %s's control plane failed its upgrade (%s); production halted: %s\n", from, to, broken.key(), reported, said)
+	fmt.Printf("  %s -> %s: %s's control plane failed its upgrade (%s); production halted: %q\n", from, to, broken.key(), reported, said)
 	if err := s.c.heal(broken); err != nil {
 		return "", err
 	}
-	return said, nil
+	return fmt.Sprintf("%q", said), nil
 }
 
 // failedCondition is the first condition of an XR that says a step
@@ -458,7 +553,7 @@ func failedCondition(o object) string {
 }
 
 // rolloutDelete deletes the rollout's Clusters, waits until they and
-// everything they composed are gone, and removes their EnvironmentConfig
+// everything they composed are gone, and removes their EnvironmentConfigs
 // and namespaces.
 func (s *scenarios) rolloutDelete() (time.Duration, error) {
 	type placed struct {
@@ -499,8 +594,10 @@ func (s *scenarios) rolloutDelete() (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := s.k.delete("apiextensions.crossplane.io/v1beta1", "EnvironmentConfig", "", rolloutEnvName); err != nil {
-		return 0, err
+	for _, name := range []string{rolloutWavesName, rolloutEnvName} {
+		if err := s.k.delete("apiextensions.crossplane.io/v1beta1", "EnvironmentConfig", "", name); err != nil {
+			return 0, err
+		}
 	}
 	for _, c := range rolloutFleet {
 		if err := s.k.delete("v1", "Namespace", "", c.namespace); err != nil {

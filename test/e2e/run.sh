@@ -20,7 +20,10 @@
 # PORTAL_BROWSER=required to fail, not skip, the portal's page test when no
 # Chromium is found (installed from Debian then, as root), E2E_ONLY to run
 # only some scenarios (comma-separated: budget, gcp, aws, azure, legacy,
-# portal, rollout; all by default).
+# portal, rollout; all by default), FLEET_ROLLOUT=0 to run the fleet
+# without its rollout across waves, FLEET_ROLLOUT_TIMEOUT (20m) how long
+# that rollout may take, FLEET_CONTROLLER_ARGS more flags for the fleet
+# controller (function-cluster-platform fleet run).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/test/e2e
@@ -76,7 +79,7 @@ cleanup() {
     # The components' last lines, without the API server's storage-stats
     # chatter; then the driver's own last lines again, so that the failure
     # is what a log's tail shows.
-    for f in portal function provider-kubernetes crossplane kube-apiserver; do
+    for f in portal fleet function provider-kubernetes crossplane kube-apiserver; do
       # grep finds no line in an empty log (the function's, when it
       # logged nothing): with pipefail that would end the cleanup here,
       # leaving the stack running.
@@ -84,7 +87,7 @@ cleanup() {
     done
     [ -f "$WORK/driver.log" ] && { echo "---- the driver's last lines (e2e FAILED)"; tail -n 15 "$WORK/driver.log"; }
   fi
-  for p in portal function provider-kubernetes crossplane kcm kube-apiserver etcd; do
+  for p in portal fleet function provider-kubernetes crossplane kcm kube-apiserver etcd; do
     [ -f "$WORK/$p.pid" ] || continue
     pid=$(cat "$WORK/$p.pid"); kill "$pid" 2>/dev/null || continue
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -186,9 +189,17 @@ XP_POLL=${XP_POLL:-$([ -n "${FLEET:-}" ] && [ -z "${SCENARIOS:-}" ] && echo 1m |
 # Crossplane reconciles XRs from stale copies and writes their old
 # conditions back (docs/e2e.md, "Reconciles of stale copies").
 XP_ARGS=${XP_ARGS---max-reconcile-rate=10}
+# Crossplane core runs out of cluster as the admin user of $KUBECONFIG
+# (tokens.csv: group system:masters), named here so that the fleet's
+# faults, which run this script again, start it as the same user. A
+# gated Cluster requires its rollout ruling, a ConfigMap in
+# crossplane-system, which Crossplane reads and watches as that user
+# (checked below, once the namespace exists); an install's Crossplane
+# needs a ClusterRole for ConfigMaps aggregated to its own
+# (docs/rollouts.md).
 cat > "$WORK/start-crossplane.sh" <<SH
 #!/usr/bin/env bash
-PATH=$CACHE:\$PATH crossplane core start --enable-webhooks --webhook-port=$XP_WEBHOOK_PORT --tls-server-certs-dir="$P/xpw" --package-runtime=External \\
+KUBECONFIG="$KUBECONFIG" PATH=$CACHE:\$PATH crossplane core start --enable-webhooks --webhook-port=$XP_WEBHOOK_PORT --tls-server-certs-dir="$P/xpw" --package-runtime=External \\
   --tls-client-certs-dir="$P/xp" --xpkg-cache-dir="$WORK/xpkg-cache" --xfn-cache-dir="$WORK/xfn-cache" \\
   --metrics-port=18080 --health-probe-port=18081 --poll-interval=$XP_POLL \\
   --circuit-breaker-burst=2000 --circuit-breaker-refill-rate=50 --circuit-breaker-cooldown=5s $XP_ARGS \\
@@ -218,6 +229,10 @@ webhooks:
   sideEffects: None
 WH
 log "crossplane core ready, with its Usage webhook"
+for verb in get list watch; do
+  [ "$(kubectl auth can-i "$verb" configmaps --namespace=crossplane-system)" = yes ] ||
+    { echo "e2e: Crossplane core's user may not $verb ConfigMaps in crossplane-system: it cannot read the rollout rulings" >&2; exit 1; }
+done
 
 # ---- the function, with mTLS (never --insecure), registered by hand;
 # provider-kubernetes's webhook server holds 9443.
@@ -278,6 +293,24 @@ for ns in platform team-a; do kubectl create namespace "$ns" >/dev/null; done
 kubectl apply -f examples/spend/ >/dev/null
 log "XRDs, Compositions and EnvironmentConfigs installed"
 
+# ---- the fleet controller (internal/fleet): it rules on every Cluster a
+# rollout wave gates, writing each ruling to a ConfigMap in
+# crossplane-system that the Cluster requires by name; without it the
+# gated Clusters hold. As the admin user, one replica without leader
+# election, deciding every second. Started by a script of its own, which
+# the rollout scenario runs again after stopping it (a gate that fails
+# closed).
+cat > "$WORK/start-fleet.sh" <<SH
+#!/usr/bin/env bash
+"$WORK/function" fleet run --kubeconfig="$KUBECONFIG" --namespace=crossplane-system --leader-elect=false --interval=1s ${FLEET_CONTROLLER_ARGS:-} \\
+  >>"$WORK/fleet.log" 2>&1 </dev/null &
+echo \$! > "$WORK/fleet.pid"
+SH
+chmod +x "$WORK/start-fleet.sh"; "$WORK/start-fleet.sh"
+sleep 1
+kill -0 "$(cat "$WORK/fleet.pid")" 2>/dev/null || { echo "e2e: the fleet controller did not start:" >&2; cat "$WORK/fleet.log" >&2; exit 1; }
+log "fleet controller running (function-cluster-platform fleet run)"
+
 # kube-controller-manager garbage-collects composed resources of a deleted
 # XR, and runs the workload clusters' Deployments and ReplicaSets; started
 # after the XRs' kinds exist, so that it watches them at once.
@@ -309,10 +342,11 @@ if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
   curl -sf http://127.0.0.1:18100/healthz >/dev/null
   log "portal serving on 127.0.0.1:18100 as the user portal with the roles of examples/install/portal/portal.yaml"
 
-  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -only="${E2E_ONLY:-}" -tokens="$P/tokens.csv" -portal-screenshot="$WORK/portal.png" 2>&1 | tee "$WORK/driver.log"
+  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -only="${E2E_ONLY:-}" -work="$WORK" -tokens="$P/tokens.csv" -portal-screenshot="$WORK/portal.png" 2>&1 | tee "$WORK/driver.log"
 fi
 if [ -n "${FLEET:-}" ]; then
   log "the fleet: $FLEET XRs"
-  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -fleet="$FLEET" -work="$WORK" -timeout="${FLEET_TIMEOUT:-30m}" -idle="${FLEET_IDLE:-0}" -faults="${FLEET_FAULTS:-1}" 2>&1 | tee -a "$WORK/driver.log"
+  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -fleet="$FLEET" -work="$WORK" -timeout="${FLEET_TIMEOUT:-30m}" -idle="${FLEET_IDLE:-0}" -faults="${FLEET_FAULTS:-1}" \
+    -rollout="${FLEET_ROLLOUT:-1}" -rollout-timeout="${FLEET_ROLLOUT_TIMEOUT:-20m}" 2>&1 | tee -a "$WORK/driver.log"
 fi
 log "done"

@@ -37,6 +37,13 @@ type scenarios struct {
 	// changes, when set, counts what changed in the fleet's XRs while
 	// waitFleet follows them.
 	changes *xrChanges
+	// work is run.sh's work folder (pid files, start scripts) and metrics
+	// the function's metrics endpoint; "" when not given.
+	work, metrics string
+	// env are EnvironmentConfigs, by name, that stand in for the
+	// examples' of the same name when a fault applies the environment
+	// again (dropEnvironment): what the fleet's rollout last applied.
+	env map[string]object
 }
 
 // waitFor polls cond until it holds or the timeout passes.
