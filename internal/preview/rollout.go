@@ -33,9 +33,13 @@ type FleetCluster struct {
 	// the new one.
 	Refused string
 	// Ruling is the fleet controller's ruling on it (fleet.Rule); nil
-	// when the controller rules on nothing for it (it pins its version,
-	// reports no target, or the rollout keys are invalid).
+	// when the controller rules on nothing for it (the rollout does not
+	// hold it, it pins its version, reports no target, or the rollout keys
+	// are invalid).
 	Ruling *rollout.Ruling
+	// Says and Saying are its own status.rollout verdict and message: what
+	// it does when no ruling holds it (Adopt, Keep, Pinned).
+	Says, Saying string
 }
 
 // clusterOf is the Cluster obj (rollout.MemberOf), as the API server
@@ -43,6 +47,11 @@ type FleetCluster struct {
 func clusterOf(obj xpsim.Object, fatal string) *FleetCluster {
 	c := &FleetCluster{Member: rollout.MemberOf(obj), Refused: fatal}
 	c.Wants, c.Reports = rollout.WantsOf(obj)
+	if st, ok := obj["status"].(map[string]any); ok {
+		r, _ := st["rollout"].(map[string]any)
+		c.Says, _ = r["verdict"].(string)
+		c.Saying, _ = r["message"].(string)
+	}
 	spec, _ := obj["spec"].(map[string]any)
 	params, _ := spec["parameters"].(map[string]any)
 	if v, ok := params["version"]; ok && v != nil {
@@ -186,7 +195,9 @@ type WaveCluster struct {
 	Target string `json:"target,omitempty"`
 	// Verdict, Message and Until are the fleet controller's ruling on it
 	// (fleet.Rule): what the function then does. Verdict is Pinned for a
-	// Cluster that pins its version, "" for one ruled on by no one.
+	// Cluster that pins its version; for one the rollout does not hold
+	// (no ruling), its own status.rollout's verdict and message, "" when
+	// it reports none.
 	Verdict string `json:"verdict,omitempty"`
 	Message string `json:"message,omitempty"`
 	Until   string `json:"until,omitempty"`
@@ -377,6 +388,9 @@ func waveCluster(waves []rollout.Wave, i int, c FleetCluster) WaveCluster {
 		notes = append(notes, note)
 	case c.Pinned:
 		wc.Verdict = string(rollout.Pinned)
+	default:
+		// The rollout does not hold it: it says what it does.
+		wc.Verdict, wc.Message = c.Says, c.Saying
 	}
 	wc.Note = strings.Join(notes, "; ")
 	return wc

@@ -386,7 +386,7 @@ func TestClusterOf(t *testing.T) {
 		"Reports": {
 			reason: "A Cluster is what its status says (rollout.MemberOf), and reports the target in status.rollout (rollout.WantsOf).",
 			args:   args{x: xr("", status("1.33", "True", map[string]any{"target": "1.34", "charts": map[string]any{"cert-manager": "v1.19.1"}, "verdict": "Hold"}))},
-			want: &FleetCluster{Member: member("1.33", true), Reports: true,
+			want: &FleetCluster{Member: member("1.33", true), Reports: true, Says: "Hold",
 				Wants: rollout.Target{Kubernetes: "1.34", Charts: map[string]string{"cert-manager": "v1.19.1"}}},
 		},
 		"Pins": {
@@ -395,7 +395,7 @@ func TestClusterOf(t *testing.T) {
 			want: func() *FleetCluster {
 				m := member("1.33", true)
 				m.Pinned = true
-				return &FleetCluster{Member: m, Pins: "1.33"}
+				return &FleetCluster{Member: m, Pins: "1.33", Says: "Pinned"}
 			}(),
 		},
 		"Refused": {
