@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,11 +29,16 @@ type PreviewCmd struct {
 	EnvNew     []string `help:"With --fleet: the changed EnvironmentConfigs." placeholder:"PATH"`
 	JSON       bool     `help:"With --fleet: print the report as JSON (the rollout's waves under rollout.waves)."`
 	Now        string   `help:"With --fleet: the time the fleet controller's rulings are made at (RFC 3339), which the waves' soaks are measured against; empty: the current time. 0001-01-01T00:00:00Z is no clock: no soak has passed." placeholder:"TIME"`
+	Release    string   `help:"With --fleet, instead of --env-new: a new platform release to render every XR with beside the current one, from the same observed state under --env: its function binary (started on a free loopback port) or the address (host:port) of a running function that serves gRPC without TLS. The report says per XR whether the two renders differ (the composed resources, the XR's status and conditions), what the new release adds, changes (field, old -> new), holds and would remove, which changes the cloud could make only by replacement, and which XRs it refuses with a Fatal." placeholder:"BINARY|HOST:PORT"`
+	Current    string   `help:"With --release: the current release, named as --release names it; empty: this binary, in process." placeholder:"BINARY|HOST:PORT"`
 	EnvContext bool     `help:"Deliver the EnvironmentConfigs merged into the pipeline context, as function-environment-configs does for the two-step and compat Compositions (selected by the labels baseline, cloud and planeType alone)."`
 
 	// out is where the preview goes; progress, the progress bar and the
 	// warnings about the files read.
 	out, progress io.Writer
+	// next, when set, is the new release's RunFunction in place of
+	// --release (tests).
+	next preview.Runner
 }
 
 // runner runs RunFunction in process.
@@ -69,6 +75,9 @@ func (c *PreviewCmd) Run() error {
 		return err
 	}
 	run := runner()
+	if c.Fleet != "" && (c.Release != "" || c.next != nil) {
+		return c.release(run, w)
+	}
 	if c.Fleet != "" {
 		return c.fleet(run, w)
 	}
@@ -137,36 +146,15 @@ func (c *PreviewCmd) one(run preview.Runner, w preview.World, x xpsim.Object) er
 // fleet plans every XR of the folder under both environments.
 func (c *PreviewCmd) fleet(run preview.Runner, old preview.World) error {
 	if len(c.EnvNew) == 0 {
-		return fmt.Errorf("--fleet needs --env-new, the changed EnvironmentConfigs")
+		return fmt.Errorf("--fleet needs --env-new (the changed EnvironmentConfigs) or --release (a new platform release)")
 	}
 	updated, err := world(c.EnvNew, c.Required, c.EnvContext, c.progress)
 	if err != nil {
 		return err
 	}
-	files, err := filepath.Glob(filepath.Join(c.Fleet, "*.yaml"))
+	xrs, err := loadFleet(c.Fleet)
 	if err != nil {
 		return err
-	}
-	if len(files) == 0 {
-		return fmt.Errorf("no XR in %s", c.Fleet)
-	}
-	var xrs []preview.FleetXR
-	for _, f := range files {
-		objs, err := xpsim.Load(f)
-		if err != nil {
-			return fmt.Errorf("cannot read %s: %w", f, err)
-		}
-		var observed map[string]xpsim.Object
-		if obs := filepath.Join(c.Fleet, "observed", filepath.Base(f)); exists(obs) {
-			o, err := xpsim.Load(obs)
-			if err != nil {
-				return fmt.Errorf("cannot read %s: %w", obs, err)
-			}
-			observed = observedByName(o)
-		}
-		for _, x := range objs {
-			xrs = append(xrs, preview.FleetXR{File: filepath.Base(f), XR: x, Observed: observed})
-		}
 	}
 	now := time.Now()
 	if c.Now != "" {
@@ -189,6 +177,77 @@ func (c *PreviewCmd) fleet(run preview.Runner, old preview.World) error {
 	}
 	report.Rollout = preview.RolloutOf(old, updated, report.XRs, now)
 	return preview.PrintFleet(c.out, &report, c.JSON)
+}
+
+// loadFleet reads the XRs of a folder, each with its observed resources
+// when <dir>/observed/<file> holds them.
+func loadFleet(dir string) ([]preview.FleetXR, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no XR in %s", dir)
+	}
+	var xrs []preview.FleetXR
+	for _, f := range files {
+		objs, err := xpsim.Load(f)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %s: %w", f, err)
+		}
+		var observed map[string]xpsim.Object
+		if obs := filepath.Join(dir, "observed", filepath.Base(f)); exists(obs) {
+			o, err := xpsim.Load(obs)
+			if err != nil {
+				return nil, fmt.Errorf("cannot read %s: %w", obs, err)
+			}
+			observed = observedByName(o)
+		}
+		for _, x := range objs {
+			xrs = append(xrs, preview.FleetXR{File: filepath.Base(f), XR: x, Observed: observed})
+		}
+	}
+	return xrs, nil
+}
+
+// release renders every XR of the folder with the current release and
+// with the new one (--release), under --env, and reports what differs.
+func (c *PreviewCmd) release(run preview.Runner, w preview.World) (err error) {
+	if len(c.EnvNew) > 0 {
+		return fmt.Errorf("--release previews a new release under the same environment: leave out --env-new (preview one change at a time)")
+	}
+	next := c.next
+	if next == nil {
+		r, err := preview.Open(c.Release)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, r.Close()) }()
+		next = r.Run
+	}
+	if c.Current != "" {
+		r, err := preview.Open(c.Current)
+		if err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, r.Close()) }()
+		run = r.Run
+	}
+	xrs, err := loadFleet(c.Fleet)
+	if err != nil {
+		return err
+	}
+	bar, n := newProgress(c.progress, len(xrs)), 0
+	impacts, err := preview.Release(run, next, w, xrs, func() { n++; bar.set(n) })
+	if err != nil {
+		return err
+	}
+	bar.done()
+	var report preview.ReleaseReport
+	for _, im := range impacts {
+		report.Add(im)
+	}
+	return preview.PrintRelease(c.out, &report, c.JSON)
 }
 
 func observedByName(objs []xpsim.Object) map[string]xpsim.Object {

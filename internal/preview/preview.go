@@ -348,6 +348,9 @@ type Plan struct {
 	// prints it: its spec, the status the function desires and the
 	// conditions Crossplane derives.
 	XR xpsim.Object
+	// Desired are the composed resources the reconcile renders, by name;
+	// nil when a Fatal refused the XR.
+	Desired map[string]xpsim.Object
 }
 
 // Upgrade is a version walk, as the XR's status says it: a Cluster's
@@ -436,6 +439,7 @@ func PlanOne(run Runner, w World, x xpsim.Object, observed map[string]xpsim.Obje
 		return p, nil
 	}
 	desired := st.Resources
+	p.Desired = desired
 	for _, name := range slices.Sorted(maps.Keys(desired)) {
 		obs, ok := observed[name]
 		if !ok {
@@ -651,6 +655,9 @@ type fleetPlan struct {
 	// API server holds it then.
 	after    *Plan
 	reported xpsim.Object
+	// refused is the Fatal with which the old environment's convergence
+	// stopped, when it did (before is nil then).
+	refused string
 }
 
 // fleetBefore plans an XR under the old environment, against its observed
@@ -669,7 +676,7 @@ func fleetBefore(run Runner, old World, f FleetXR) (fleetPlan, error) {
 			return p, err
 		}
 		if st.Fatal != "" {
-			p.im.Fatal = "under the old environment: " + st.Fatal
+			p.im.Fatal, p.refused = "under the old environment: "+st.Fatal, st.Fatal
 			return p, nil
 		}
 		p.observed = map[string]xpsim.Object{}
