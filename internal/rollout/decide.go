@@ -85,6 +85,7 @@ func Decide(r Request) Decision {
 // not with its square (what the earlier waves prove is worked out once per
 // wave and target). A Fleet is not safe for concurrent use.
 type Fleet struct {
+	words  vocabulary
 	waves  []Wave
 	byWave [][]Member
 	now    time.Time
@@ -121,7 +122,7 @@ type proof struct {
 // now is the time a wave's soak is measured against; zero means no clock,
 // so that no soak has passed.
 func NewFleet(waves []Wave, members []Member, now time.Time) *Fleet {
-	f := &Fleet{waves: waves, byWave: make([][]Member, len(waves)), now: now, proofs: map[proofKey]*proof{}}
+	f := &Fleet{words: clusterWords, waves: waves, byWave: make([][]Member, len(waves)), now: now, proofs: map[proofKey]*proof{}}
 	if len(waves) == 0 {
 		return f
 	}
@@ -150,7 +151,7 @@ func (f *Fleet) Members(i int) []Member {
 func (f *Fleet) Decide(self Member, target Target, visible func(ns string) bool) Decision {
 	d := Decision{Target: target}
 	if len(f.waves) == 0 {
-		d.Verdict, d.Message = Adopt, "no rollout waves: every Cluster adopts the target at once"
+		d.Verdict, d.Message = Adopt, fmt.Sprintf("no rollout waves: every %s %s the target at once", f.words.noun, f.words.moves)
 		return d
 	}
 	if visible == nil {
@@ -177,10 +178,10 @@ func (f *Fleet) Decide(self Member, target Target, visible func(ns string) bool)
 	}
 	if p.failed != nil {
 		d.Verdict = Halt
-		who := "a Cluster its owner may not see"
+		who := "a " + f.words.noun + " its owner may not see"
 		if visible(p.failed.Namespace) {
 			d.Failed = p.failed
-			who = fmt.Sprintf("Cluster %s (%s, wave %s): %s", p.failed.Key(), p.failed.Cloud, f.waves[WaveOf(f.waves, *p.failed)].Name, p.failed.Why())
+			who = fmt.Sprintf("%s %s (%s, wave %s): %s", f.words.noun, p.failed.Key(), p.failed.Cloud, f.waves[WaveOf(f.waves, *p.failed)].Name, p.failed.Why())
 		}
 		d.Message = fmt.Sprintf("wave %s halted: %s failed on its way to %s", d.Wave, who, target)
 		return d
@@ -224,12 +225,12 @@ func (f *Fleet) Decide(self Member, target Target, visible func(ns string) bool)
 					d.Hidden++
 				}
 			}
-			d.Message = fmt.Sprintf("wave %s moves at most %d Cluster(s) at once: it holds %s until this Cluster's turn (namespace/name order)", d.Wave, w.MaxUnavailable, target)
+			d.Message = fmt.Sprintf("wave %s moves at most %d %s(s) at once: it holds %s until this %s's turn (namespace/name order)", d.Wave, w.MaxUnavailable, f.words.noun, target, f.words.noun)
 			return d
 		}
 	}
 	d.Verdict = Adopt
-	d.Message = fmt.Sprintf("wave %s adopts %s: the earlier waves run it and are Ready", d.Wave, target)
+	d.Message = fmt.Sprintf("wave %s %s %s: the earlier waves run it and are Ready", d.Wave, f.words.moves, target)
 	return d
 }
 
@@ -317,7 +318,7 @@ func (f *Fleet) holdMessage(wave string, target Target, p *proof) string {
 		if len(w.Namespaces) > 0 {
 			where = "in its namespaces " + strings.Join(w.Namespaces, ", ")
 		}
-		return fmt.Sprintf("wave %s holds %s: wave %s has no Cluster that follows the environment (rollout.waves[%d]: none labelled %s=%s %s, or each pins its version), and an empty wave proves nothing", wave, target, w.Name, j, Label, w.Name, where)
+		return fmt.Sprintf("wave %s holds %s: wave %s has no %s that follows the environment (rollout.waves[%d]: none labelled %s=%s %s, or each %s), and an empty wave proves nothing", wave, target, w.Name, f.words.noun, j, Label, w.Name, where, f.words.pins)
 	case p.soaking && p.until.IsZero():
 		return fmt.Sprintf("wave %s holds %s until wave %s has run it Ready for %s (rollout.waves[%d].soak): when its last Cluster turned Ready is not known yet", wave, target, w.Name, w.SoakDuration(), j)
 	case p.soaking:

@@ -76,6 +76,9 @@ type Settings struct {
 	// platform team's, which no tenant may write. Empty means
 	// DefaultNamespace.
 	Namespace string `json:"namespace"`
+	// Release moves the fleet's XRs, of every kind, to a platform
+	// release over the same waves; nil when no release rolls out.
+	Release *Release `json:"release"`
 }
 
 // DefaultNamespace is where Rulings live when the environment names no
@@ -91,6 +94,9 @@ func (s Settings) Validate(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if msgs := validation.IsDNS1123Label(s.Namespace); s.Namespace != "" && len(msgs) > 0 {
 		errs = append(errs, field.Invalid(path.Child("namespace"), s.Namespace, strings.Join(msgs, "; ")))
+	}
+	if s.Release != nil {
+		errs = append(errs, s.Release.Validate(path.Child("release"))...)
 	}
 	seen := map[string]bool{}
 	for i, w := range s.Waves {
@@ -145,17 +151,24 @@ func (w Wave) Admits(ns string) bool {
 }
 
 // A Target is what the environment asks every Cluster to run: the
-// Kubernetes minor and the chart catalog's versions.
+// Kubernetes minor and the chart catalog's versions; or, for a platform
+// release's rollout, the release every XR is rendered by.
 type Target struct {
 	// Kubernetes is the control plane's and every pool's version.
 	Kubernetes string
 	// Charts are the catalog's chart versions by chart name.
 	Charts map[string]string
+	// Release is a platform release's name (rollout.release.target): a
+	// target that names one asks for nothing else.
+	Release string
 }
 
 // String is the target as approvals name it: "1.31" or
-// "1.31+cert-manager=v1.16.1,ingress-nginx=4.11.3".
+// "1.31+cert-manager=v1.16.1,ingress-nginx=4.11.3", or "release=r2".
 func (t Target) String() string {
+	if t.Release != "" {
+		return "release=" + t.Release
+	}
 	if len(t.Charts) == 0 {
 		return t.Kubernetes
 	}
@@ -168,7 +181,7 @@ func (t Target) String() string {
 
 // Equal reports whether two targets ask for the same.
 func (t Target) Equal(o Target) bool {
-	if t.Kubernetes != o.Kubernetes || len(t.Charts) != len(o.Charts) {
+	if t.Kubernetes != o.Kubernetes || t.Release != o.Release || len(t.Charts) != len(o.Charts) {
 		return false
 	}
 	for k, v := range t.Charts {
@@ -183,6 +196,9 @@ func (t Target) Equal(o Target) bool {
 type Member struct {
 	// Name and Namespace identify the Cluster; Cloud is its cloud.
 	Name, Namespace, Cloud string
+	// Kind is the XR's kind, set only where XRs of several kinds are
+	// members (a platform release's rollout: ReleaseMemberOf).
+	Kind string
 	// Wave is its Label's value, empty when it has none.
 	Wave string
 	// Runs is what it runs: the control plane's version only when every
@@ -217,17 +233,27 @@ type Member struct {
 	ReadySince time.Time
 }
 
-// Key is the member's namespace/name, its place in every deterministic
-// order here.
-func (m Member) Key() string { return m.Namespace + "/" + m.Name }
+// Key is the member's namespace/name, after its kind when it has one: its
+// place in every deterministic order here.
+func (m Member) Key() string {
+	if m.Kind != "" {
+		return m.Kind + " " + m.Namespace + "/" + m.Name
+	}
+	return m.Namespace + "/" + m.Name
+}
 
 // Covers reports whether a Cluster that runs t has proven o: it runs o's
 // Kubernetes minor or a newer one (an earlier wave's environment layer
 // may ask its cloud for a newer minor than this Cluster's asks for), and
 // each chart of o that it runs at o's version or a newer one. A chart it
 // does not run (disabled, or pinned by its XR) proves nothing and holds
-// nothing; a Cluster that reports no charts at all has not proven any.
+// nothing; a Cluster that reports no charts at all has not proven any. A
+// release is covered only by itself: releases have no order, so that a
+// rollback is a rollout like any other.
 func (t Target) Covers(o Target) bool {
+	if o.Release != "" || t.Release != "" {
+		return t.Release == o.Release
+	}
 	if Minor(t.Kubernetes) == "" || Minor(o.Kubernetes) == "" || lessMinor(t.Kubernetes, o.Kubernetes) {
 		return false
 	}
@@ -261,6 +287,12 @@ func (t Target) Holds(o Target) bool {
 // them: the Kubernetes minor ("1.34"), and name=version for each chart
 // ("cert-manager=v1.19.2"), in that order.
 func (t Target) Changes(from Target) []string {
+	if t.Release != "" {
+		if from.Release == t.Release {
+			return nil
+		}
+		return []string{t.String()}
+	}
 	var out []string
 	if from.Kubernetes != t.Kubernetes {
 		out = append(out, t.Kubernetes)

@@ -1,0 +1,269 @@
+package rollout
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// LabelRelease names a platform release: a label of the Compositions of a
+// release (Crossplane copies a Composition's labels to each of its
+// revisions), and the key of an XR's composition revision selector that
+// the fleet controller writes, so that Crossplane renders the XR with the
+// newest revision of its Composition that belongs to the release.
+const LabelRelease = "platform.example.org/release"
+
+// A Release is the environment's platform release keys
+// (environment.rollout.release): which release the fleet moves to, over
+// the rollout's waves.
+type Release struct {
+	// Target is the release every XR moves to: the value of LabelRelease
+	// on its Compositions.
+	Target string `json:"target"`
+	// From is the release the fleet moves from: what an XR that selects
+	// no release yet is given while the waves hold it.
+	From string `json:"from"`
+	// Rollback moves the XRs to Target from the last wave back to the
+	// first: a wave moves once no XR of a later wave runs another
+	// release, with no approval and no soak, so that no later wave ever
+	// runs a release an earlier one does not.
+	Rollback bool `json:"rollback"`
+}
+
+// Validate returns what is wrong with the release keys, each error naming
+// its environment key under path (environment.rollout.release).
+func (r Release) Validate(path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range []struct{ name, value string }{{"target", r.Target}, {"from", r.From}} {
+		if msgs := validation.IsValidLabelValue(k.value); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(path.Child(k.name), k.value, strings.Join(msgs, "; ")))
+		}
+	}
+	if r.Target == "" {
+		errs = append(errs, field.Required(path.Child("target"), "the release the fleet moves to: the value of the label "+LabelRelease+" on its Compositions"))
+	}
+	if r.From != "" && r.From == r.Target {
+		errs = append(errs, field.Invalid(path.Child("from"), r.From, "the release the fleet moves from cannot be the one it moves to"))
+	}
+	return errs
+}
+
+// A vocabulary is how a Fleet's messages name its members and what pins
+// one.
+type vocabulary struct {
+	// noun names a member ("Cluster", "XR"); pins says what a pinned one
+	// pins.
+	noun, pins string
+	// moves is what a member that moves does ("adopts", "moves to").
+	moves string
+}
+
+var (
+	clusterWords = vocabulary{noun: "Cluster", pins: "pins its version", moves: "adopts"}
+	releaseWords = vocabulary{noun: "XR", pins: "pins its release", moves: "moves to"}
+)
+
+// ReleaseSelection is where an XR's composition revision selector is, by
+// its scope: spec.crossplane.compositionRevisionSelector on a Crossplane v2
+// XR, spec.compositionRevisionSelector on a legacy cluster-scoped one.
+func ReleaseSelection(namespaced bool) []string {
+	if namespaced {
+		return []string{"spec", "crossplane", "compositionRevisionSelector", "matchLabels"}
+	}
+	return []string{"spec", "compositionRevisionSelector", "matchLabels"}
+}
+
+// updatePolicy is where an XR's composition update policy is, by scope.
+func updatePolicy(namespaced bool) []string {
+	if namespaced {
+		return []string{"spec", "crossplane", "compositionUpdatePolicy"}
+	}
+	return []string{"spec", "compositionUpdatePolicy"}
+}
+
+// ReleaseMemberOf reads an XR of any kind, as a map, as a member of a
+// platform release's rollout: as MemberOf reads a Cluster (its wave, its
+// conditions at its generation, Failed, Stale, Deleting, ReadySince), with
+//
+//   - Kind its kind, so that XRs of several kinds with one name are apart;
+//
+//   - Runs.Release the release that rendered it last: status.platformRelease,
+//     which the function writes from its step's Input, part of the release's
+//     Composition revision;
+//
+//   - Asks.Release the release its composition revision selector selects
+//     (LabelRelease), written by the fleet controller (owned); what it runs
+//     when it selects none yet;
+//
+//   - Pinned its composition update policy being Manual (Crossplane keeps it
+//     on the revision it names), or a release selection that someone else
+//     wrote (its manifest, its owner): the XR's owner chose its release, so
+//     the rollout neither moves it nor counts it, for or against a wave;
+//
+//   - Ready also requiring Synced True: a release that cannot render the XR
+//     (a Fatal, or no revision of its Composition carries the release)
+//     proves nothing, and fails.
+//
+// Kubernetes versions and charts are not read.
+func ReleaseMemberOf(obj map[string]any, owned func(obj map[string]any) bool) Member {
+	m := MemberOf(obj)
+	m.Runs, m.Asks = Target{}, Target{}
+	u := unstructured.Unstructured{Object: obj}
+	m.Kind = u.GetKind()
+	namespaced := u.GetNamespace() != ""
+	m.Runs.Release, _, _ = unstructured.NestedString(obj, "status", "platformRelease")
+	m.Asks.Release = m.Runs.Release
+	policy, _, _ := unstructured.NestedString(obj, updatePolicy(namespaced)...)
+	m.Pinned = policy == "Manual"
+	if sel, _, _ := unstructured.NestedStringMap(obj, ReleaseSelection(namespaced)...); sel[LabelRelease] != "" {
+		if owned != nil && owned(obj) {
+			m.Asks.Release = sel[LabelRelease]
+		} else {
+			m.Pinned = true
+		}
+	}
+	if m.Ready && !synced(obj) {
+		m.Ready, m.ReadySince = false, time.Time{}
+		m.Reason = cmp.Or(m.Reason, "Synced is not True")
+	}
+	return m
+}
+
+// synced reports whether the XR's Synced condition is True.
+func synced(obj map[string]any) bool {
+	list, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
+	for _, c := range list {
+		if cm, ok := c.(map[string]any); ok && cm["type"] == "Synced" {
+			return cm["status"] == "True"
+		}
+	}
+	return false
+}
+
+// NewReleaseFleet is NewFleet for a platform release's rollout: its
+// members are XRs of every kind, and its messages say so.
+func NewReleaseFleet(waves []Wave, members []Member, now time.Time) *Fleet {
+	f := NewFleet(waves, members, now)
+	f.words = releaseWords
+	return f
+}
+
+// DecideRollback says whether self moves back to target now: once no
+// member of a later wave runs or asks for another release (pinned ones
+// aside), from the last wave back to the first, without approvals, soaks
+// or maxUnavailable, so that a rollback is never held by what it undoes.
+// One already asking for the target keeps it.
+func (f *Fleet) DecideRollback(self Member, target Target, visible func(ns string) bool) Decision {
+	d := Decision{Target: target}
+	if visible == nil {
+		visible = func(ns string) bool { return ns == self.Namespace }
+	}
+	if len(f.waves) == 0 {
+		d.Verdict, d.Message = Adopt, fmt.Sprintf("no rollout waves: every %s moves back to %s at once", f.words.noun, target)
+		return d
+	}
+	wi := WaveOf(f.waves, self)
+	d.Wave = f.waves[wi].Name
+	if self.Asks.Equal(target) {
+		d.Verdict, d.Message = Keep, fmt.Sprintf("wave %s: rolled back to %s", d.Wave, target)
+		return d
+	}
+	for j := len(f.waves) - 1; j > wi; j-- {
+		for _, m := range f.byWave[j] {
+			if m.Pinned || m.Key() == self.Key() || (m.Runs.Equal(target) && m.Asks.Equal(target)) {
+				continue
+			}
+			if visible(m.Namespace) {
+				d.WaitsFor = append(d.WaitsFor, m)
+			} else {
+				d.Hidden++
+			}
+			if d.Blocking == "" {
+				d.Blocking = f.waves[j].Name
+			}
+		}
+		if d.Blocking != "" {
+			d.Verdict = Hold
+			d.Message = fmt.Sprintf("wave %s holds its rollback to %s until wave %s runs it: a rollback moves the last wave first", d.Wave, target, d.Blocking)
+			return d
+		}
+	}
+	d.Verdict = Adopt
+	d.Message = fmt.Sprintf("wave %s moves back to %s: the later waves run it", d.Wave, target)
+	return d
+}
+
+// Selection is the release the fleet controller selects for an XR that
+// runs what m says, given its decision on it: the target once it moves
+// (Adopt, Keep), otherwise what it runs, or rel.From when it runs nothing
+// yet (a new XR, or one no release has rendered); "" for a pinned XR,
+// whose selection is its owner's.
+func Selection(rel Release, m Member, d Decision) string {
+	switch {
+	case m.Pinned:
+		return ""
+	case d.Verdict == Adopt || d.Verdict == Keep:
+		return d.Target.Release
+	case m.Runs.Release != "":
+		return m.Runs.Release
+	}
+	return cmp.Or(rel.From, d.Target.Release)
+}
+
+// A Move is the fleet controller's decision on one XR of a platform
+// release's rollout: the release its selector is to select.
+type Move struct {
+	// Ref is the XR.
+	Ref Ref
+	// Member is the XR as its status reports it.
+	Member Member
+	// Decision is the rollout's decision on it.
+	Decision Decision
+	// Select is the release its selector is to select; "" leaves it
+	// alone (pinned).
+	Select string
+}
+
+// Moves decides every XR of xrs (of every kind, as maps) for the release's
+// rollout over waves, from one Fleet: forward (Fleet.Decide) or, for a
+// rollback, from the last wave back (Fleet.DecideRollback); each naming
+// only what its owner may see, in Ref order. owned reports whether the
+// fleet controller wrote an XR's release selection (ReleaseMemberOf). An
+// XR being deleted is left alone.
+func Moves(waves []Wave, rel Release, xrs []map[string]any, owned func(obj map[string]any) bool, now time.Time) []Move {
+	members := make([]Member, 0, len(xrs))
+	out := make([]Move, 0, len(xrs))
+	for _, obj := range xrs {
+		m := ReleaseMemberOf(obj, owned)
+		members = append(members, m)
+		if !m.Deleting {
+			out = append(out, Move{Ref: RefOf(obj), Member: m})
+		}
+	}
+	slices.SortFunc(out, func(a, b Move) int { return cmp.Compare(a.Ref.String(), b.Ref.String()) })
+	f := NewReleaseFleet(waves, members, now)
+	target := Target{Release: rel.Target}
+	for i := range out {
+		mv := &out[i]
+		switch {
+		case mv.Member.Pinned:
+			mv.Decision = Decision{Verdict: Pinned, Target: target,
+				Message: "its owner pins its release (a composition update policy of Manual, or a release selection the fleet controller did not write): the rollout does not move it"}
+			if len(waves) > 0 {
+				mv.Decision.Wave = waves[WaveOf(waves, mv.Member)].Name
+			}
+		case rel.Rollback:
+			mv.Decision = f.DecideRollback(mv.Member, target, nil)
+		default:
+			mv.Decision = f.Decide(mv.Member, target, nil)
+		}
+		mv.Select = Selection(rel, mv.Member, mv.Decision)
+	}
+	return out
+}
