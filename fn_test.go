@@ -330,6 +330,73 @@ func TestInputTTL(t *testing.T) {
 	}
 }
 
+// TestInputRelease: a step whose Input names its platform release says so
+// in the XR's status.platformRelease and its PlatformRelease condition, for
+// every module; a step that names none, or whose render is refused, says
+// nothing of a release.
+func TestInputRelease(t *testing.T) {
+	type want struct {
+		release   string
+		condition string
+	}
+	cases := map[string]struct {
+		reason  string
+		xr      fntest.Object
+		module  string
+		release string
+		want    want
+	}{
+		"Cluster": {
+			reason: "A Cluster rendered by release r2 says so.",
+			xr:     fntest.MustLoad("examples/gcp/cluster.yaml")[0], module: "cluster", release: "r2",
+			want: want{release: "r2", condition: "True Rendered rendered by platform release r2"},
+		},
+		"Database": {
+			reason: "A Database waiting for its Cluster is rendered by the release too.",
+			xr:     fntest.MustLoad("examples/gcp/database.yaml")[0], module: "database", release: "2026-12-a",
+			want: want{release: "2026-12-a", condition: "True Rendered rendered by platform release 2026-12-a"},
+		},
+		"Budget": {
+			reason: "A WorkloadBudget too.",
+			xr:     fntest.MustLoad("examples/budget/workloads.yaml")[0], module: "budget", release: "r2",
+			want: want{release: "r2", condition: "True Rendered rendered by platform release r2"},
+		},
+		"NoRelease": {
+			reason: "A Composition that names no release: nothing is said of one.",
+			xr:     fntest.MustLoad("examples/gcp/cluster.yaml")[0], module: "cluster",
+		},
+		"Refused": {
+			reason: "A render refused with a Fatal is no release's render.",
+			xr:     fntest.GCPXR(fntest.Set("spec.parameters.location", "nowhere")), module: "cluster", release: "r2",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := fntest.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": tc.module}
+			if tc.release != "" {
+				in["release"] = tc.release
+			}
+			req, err := fntest.Request{XR: tc.xr, EnvironmentConfigs: envs, Input: in}.Proto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rsp := run(req)
+			var got want
+			status, _ := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)
+			got.release, _ = status["platformRelease"].(string)
+			for _, c := range rsp.GetConditions() {
+				if c.GetType() == response.ConditionPlatformRelease {
+					got.condition = strings.TrimPrefix(c.GetStatus().String(), "STATUS_CONDITION_")
+					got.condition = map[string]string{"TRUE": "True"}[got.condition] + " " + c.GetReason() + " " + c.GetMessage()
+				}
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nRunFunction: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
 // TestRunFunctionParallel calls the function from many goroutines at once
 // (run it under -race, as make test does) and checks that every response
 // equals the one a lone call gives.

@@ -43,6 +43,16 @@ type Input struct {
 	// TTL overrides how long Crossplane may cache the step's response.
 	// +optional
 	TTL *TTL `json:"ttl,omitempty"`
+
+	// Release names the platform release this step belongs to: the value
+	// of the label platform.example.org/release on the Composition that
+	// holds it. The function writes it to the XR's status.platformRelease
+	// and its PlatformRelease condition, which the fleet controller reads
+	// to move XRs from release to release in waves.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+	// +optional
+	Release string `json:"release,omitempty"`
 }
 
 // TTL is how long Crossplane may wait before calling the function again.

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 )
 
 // Options tune every module.
@@ -260,4 +261,35 @@ func valueBound(v *structpb.Value) int {
 		n += 1 + 10
 	}
 	return n
+}
+
+// ConditionPlatformRelease is the condition that names the platform release
+// whose Composition revision rendered the XR; it changes (and so its
+// lastTransitionTime) when another release renders it, which is when a
+// release's soak starts counting for it. The fleet controller reads it
+// (package rollout).
+const ConditionPlatformRelease = rollout.ConditionPlatformRelease
+
+// Release says which platform release rendered the XR: status.platformRelease
+// in the desired composite, beside what the module wrote there, and the
+// PlatformRelease condition. The release is the step's Input's, part of the
+// release's Composition revision. Called only once the module rendered.
+func Release(rsp *fnv1.RunFunctionResponse, observed []object.Condition, release string) {
+	if rsp.Desired == nil {
+		rsp.Desired = &fnv1.State{}
+	}
+	if rsp.Desired.Composite == nil {
+		rsp.Desired.Composite = &fnv1.Resource{}
+	}
+	if rsp.Desired.Composite.Resource == nil {
+		rsp.Desired.Composite.Resource = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	}
+	dxr := rsp.Desired.Composite.Resource
+	status := dxr.Fields["status"].GetStructValue()
+	if status == nil {
+		status = &structpb.Struct{Fields: map[string]*structpb.Value{}}
+		dxr.Fields["status"] = structpb.NewStructValue(status)
+	}
+	status.Fields["platformRelease"] = structpb.NewStringValue(release)
+	SetConditions(rsp, observed, []Condition{{Type: ConditionPlatformRelease, Status: StatusTrue, Reason: "Rendered", Message: "rendered by platform release " + release}})
 }

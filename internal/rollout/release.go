@@ -132,19 +132,34 @@ func ReleaseMemberOf(obj map[string]any, owned func(obj map[string]any) bool) Me
 		m.Ready, m.ReadySince = false, time.Time{}
 		m.Reason = cmp.Or(m.Reason, "Synced is not True")
 	}
+	// A release turns Ready when it first renders the XR Ready: the later
+	// of Ready's transition and the PlatformRelease condition's (its
+	// message names the release, so it moves when another renders it).
+	if c := condition(obj, ConditionPlatformRelease); m.Ready && c != nil {
+		if t := since(c); t.After(m.ReadySince) {
+			m.ReadySince = t
+		}
+	}
 	return m
 }
 
-// synced reports whether the XR's Synced condition is True.
-func synced(obj map[string]any) bool {
+// ConditionPlatformRelease is the XR condition that names the release
+// that rendered it (the function's response.ConditionPlatformRelease).
+const ConditionPlatformRelease = "PlatformRelease"
+
+// condition is the XR's condition of type typ, nil when it has none.
+func condition(obj map[string]any, typ string) map[string]any {
 	list, _, _ := unstructured.NestedSlice(obj, "status", "conditions")
 	for _, c := range list {
-		if cm, ok := c.(map[string]any); ok && cm["type"] == "Synced" {
-			return cm["status"] == "True"
+		if cm, ok := c.(map[string]any); ok && cm["type"] == typ {
+			return cm
 		}
 	}
-	return false
+	return nil
 }
+
+// synced reports whether the XR's Synced condition is True.
+func synced(obj map[string]any) bool { return condition(obj, "Synced")["status"] == "True" }
 
 // NewReleaseFleet is NewFleet for a platform release's rollout: its
 // members are XRs of every kind, and its messages say so.
