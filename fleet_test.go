@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/fleet"
 	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
@@ -215,15 +217,13 @@ func TestFleetRunFlags(t *testing.T) {
 
 // TestFleetInstall checks examples/install/fleet/fleet.yaml: the
 // Deployment's arguments are a fleet run the binary accepts, the
-// controller reads the fleet and writes nothing else than ConfigMaps and
-// its Lease.
+// controller reads the fleet (every kind it watches, fleet.ReleaseKinds)
+// and writes nothing else than an XR's release selection (patch),
+// ConfigMaps and its Lease.
 func TestFleetInstall(t *testing.T) {
 	objs, err := xpsim.Load("examples/install/fleet/fleet.yaml")
 	if err != nil {
 		t.Fatalf("cannot read the install manifest: %v", err)
-	}
-	type rule struct {
-		Groups, Resources, Verbs string
 	}
 	rules := func(o xpsim.Object) []rule {
 		var out []rule
@@ -259,11 +259,7 @@ func TestFleetInstall(t *testing.T) {
 	}
 	want := map[string]any{
 		"Deployment": "fleet run",
-		"ClusterRole": []rule{
-			{"[platform.example.org]", "[clusters]", "[get list watch]"},
-			{"[legacy.platform.example.org]", "[xclusters]", "[get list watch]"},
-			{"[apiextensions.crossplane.io]", "[environmentconfigs]", "[get list watch]"},
-		},
+		"ClusterRole": append(xrRules(), rule{"[apiextensions.crossplane.io]", "[environmentconfigs]", "[get list watch]"}),
 		"Role": []rule{
 			{"[]", "[configmaps]", "[get list watch create update delete]"},
 			{"[coordination.k8s.io]", "[leases]", "[get create update]"},
@@ -272,4 +268,29 @@ func TestFleetInstall(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("examples/install/fleet/fleet.yaml: -want, +got:\n%s", diff)
 	}
+}
+
+// A rule is an RBAC rule's groups, resources and verbs, each printed.
+type rule struct {
+	Groups, Resources, Verbs string
+}
+
+// xrRules are the rules of the XR kinds the controller watches, one per
+// API group in the order fleet.ReleaseKinds lists them: read and patch.
+func xrRules() []rule {
+	var groups []string
+	byGroup := map[string][]string{}
+	for _, k := range fleet.ReleaseKinds {
+		g := k.Resource.Group
+		if _, ok := byGroup[g]; !ok {
+			groups = append(groups, g)
+		}
+		byGroup[g] = append(byGroup[g], k.Resource.Resource)
+	}
+	slices.SortStableFunc(groups, func(a, b string) int { return len(a) - len(b) })
+	out := make([]rule, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, rule{fmt.Sprint([]string{g}), fmt.Sprint(byGroup[g]), "[get list watch patch]"})
+	}
+	return out
 }

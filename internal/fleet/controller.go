@@ -87,8 +87,11 @@ type Controller struct {
 	clock    clock.Clock
 	log      *slog.Logger
 
-	// clusters are the informers of both kinds of Cluster, configs that
-	// of the EnvironmentConfigs.
+	// xrs are the informers of the XR kinds (kinds, in the same order),
+	// clusters those of both kinds of Cluster among them, configs that of
+	// the EnvironmentConfigs.
+	xrs      []cache.SharedIndexInformer
+	kinds    []Kind
 	clusters []cache.SharedIndexInformer
 	configs  cache.SharedIndexInformer
 
@@ -116,9 +119,17 @@ func New(dyn dynamic.Interface, o Options) *Controller {
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	c.clusters = []cache.SharedIndexInformer{c.informer(ClusterResource, "", "", slimCluster(xr.ClusterAPIVersion, xr.ClusterKind))}
-	if o.XClusters {
-		c.clusters = append(c.clusters, c.informer(XClusterResource, "", "", slimCluster(xr.LegacyClusterAPIVersion, xr.LegacyClusterKind)))
+	// One informer per XR kind (legacy ones only where they are served);
+	// the Clusters' serve the version rollout too.
+	for _, k := range ReleaseKinds {
+		if !k.Namespaced && !o.XClusters {
+			continue
+		}
+		inf := c.informer(k.Resource, "", "", slimXR(k))
+		c.xrs, c.kinds = append(c.xrs, inf), append(c.kinds, k)
+		if k.Kind == xr.ClusterKind || k.Kind == xr.LegacyClusterKind {
+			c.clusters = append(c.clusters, inf)
+		}
 	}
 	c.configs = c.informer(EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig)
 	return c
@@ -149,7 +160,7 @@ func (c *Controller) Run(ctx context.Context) {
 // start runs the fleet's informers until ctx ends, and asks for a pass
 // once they have all listed.
 func (c *Controller) start(ctx context.Context) {
-	infs := append(slices.Clone(c.clusters), c.configs)
+	infs := append(slices.Clone(c.xrs), c.configs)
 	synced := make([]cache.InformerSynced, 0, len(infs))
 	for _, inf := range infs {
 		go inf.Run(ctx.Done())
@@ -251,12 +262,15 @@ func (c *Controller) pass(ctx context.Context) time.Time {
 			next = retry
 		}
 	}
+	if r := c.releases(ctx, b, now); !r.IsZero() && (next.IsZero() || r.Before(next)) {
+		next = r
+	}
 	return next
 }
 
 // synced reports whether the fleet's informers have listed.
 func (c *Controller) synced() bool {
-	for _, inf := range append(slices.Clone(c.clusters), c.configs) {
+	for _, inf := range append(slices.Clone(c.xrs), c.configs) {
 		if !inf.HasSynced() {
 			return false
 		}

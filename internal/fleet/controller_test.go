@@ -130,8 +130,10 @@ func newFake(xclusters bool, objs ...runtime.Object) *fake {
 	kinds := map[schema.GroupVersionResource]string{
 		ClusterResource: "ClusterList", EnvironmentConfigResource: "EnvironmentConfigList", ConfigMapResource: "ConfigMapList",
 	}
-	if xclusters {
-		kinds[XClusterResource] = "XClusterList"
+	for _, k := range ReleaseKinds {
+		if k.Namespaced || xclusters {
+			kinds[k.Resource] = k.Kind + "List"
+		}
 	}
 	f := &fake{FakeDynamicClient: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, objs...), watched: map[string]bool{}}
 	f.PrependWatchReactor("*", func(a ktesting.Action) (bool, watch.Interface, error) {
@@ -241,10 +243,9 @@ func settled(c *Controller, dyn *fake) bool {
 		}
 		return cmp.Equal(want, got)
 	}
-	ok := check(c.clusters[0], ClusterResource, "", "", slimCluster(xr.ClusterAPIVersion, xr.ClusterKind)) &&
-		check(c.configs, EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig)
-	if len(c.clusters) > 1 {
-		ok = ok && check(c.clusters[1], XClusterResource, "", "", slimCluster(xr.LegacyClusterAPIVersion, xr.LegacyClusterKind))
+	ok := check(c.configs, EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig)
+	for i, k := range c.kinds {
+		ok = ok && check(c.xrs[i], k.Resource, "", "", slimXR(k))
 	}
 	return ok && c.rulings != nil && check(c.rulings, ConfigMapResource, rulingNS, RulingSelector, slimConfigMap)
 }

@@ -1,0 +1,242 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ktesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
+
+// releaseBaseline is a baseline EnvironmentConfig with waves canary (of
+// namespace team-a), staging and production (which requires no approval),
+// and the release keys rel.
+func releaseBaseline(rel map[string]any) *unstructured.Unstructured {
+	b := baseline("", "staging", "production")
+	b.Object["data"].(map[string]any)["rollout"].(map[string]any)["release"] = rel
+	return b
+}
+
+// releaseXR is an XR of k named name (in namespace ns, or of a claim in ns
+// for a legacy one) of wave, that a release rendered (status.platformRelease
+// runs, none when ""), Ready and Synced as synced says, at its generation.
+func releaseXR(k Kind, ns, name, wave, runs string, synced bool) *unstructured.Unstructured {
+	u := member(xr.ClusterKind, ns, name, wave, "1.33", false)
+	u.SetAPIVersion(k.APIVersion)
+	u.SetKind(k.Kind)
+	if !k.Namespaced {
+		u.SetNamespace("")
+		labels := u.GetLabels()
+		labels[rollout.LabelClaimNamespace] = ns
+		u.SetLabels(labels)
+	}
+	st := u.Object["status"].(map[string]any)
+	if runs != "" {
+		st["platformRelease"] = runs
+	}
+	if !synced {
+		st["conditions"].([]any)[1].(map[string]any)["status"] = "False"
+	}
+	return u
+}
+
+// kindOf is the ReleaseKinds entry of kind.
+func kindOf(kind string) Kind {
+	for _, k := range ReleaseKinds {
+		if k.Kind == kind {
+			return k
+		}
+	}
+	panic("no kind " + kind)
+}
+
+// applySelections makes the fake answer an XR's server-side apply of its
+// release selection as an API server does: the selector's key is set, and
+// the field manager owns it (an Apply entry of its managed fields).
+func applySelections(dyn *fake) {
+	for _, k := range ReleaseKinds {
+		dyn.PrependReactor("patch", k.Resource.Resource, func(a ktesting.Action) (bool, runtime.Object, error) {
+			p := a.(ktesting.PatchAction)
+			if p.GetPatchType() != types.ApplyPatchType {
+				return false, nil, nil
+			}
+			var applied map[string]any
+			if err := json.Unmarshal(p.GetPatch(), &applied); err != nil {
+				return true, nil, err
+			}
+			obj, err := dyn.Tracker().Get(k.Resource, p.GetNamespace(), p.GetName())
+			if err != nil {
+				return true, nil, err
+			}
+			u := obj.(*unstructured.Unstructured).DeepCopy()
+			path := rollout.ReleaseSelection(k.Namespaced)
+			sel, _, _ := unstructured.NestedStringMap(applied, path...)
+			if err := unstructured.SetNestedStringMap(u.Object, sel, path...); err != nil {
+				return true, nil, err
+			}
+			fields := map[string]any{}
+			fpath := []string{"f:spec"}
+			if k.Namespaced {
+				fpath = append(fpath, "f:crossplane")
+			}
+			fpath = append(fpath, "f:compositionRevisionSelector", "f:matchLabels", "f:"+rollout.LabelRelease)
+			_ = unstructured.SetNestedField(fields, map[string]any{}, fpath...)
+			raw, _ := json.Marshal(fields)
+			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: p.(interface{ GetPatchOptions() metav1.PatchOptions }).GetPatchOptions().FieldManager, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: raw}}})
+			return true, u, dyn.Tracker().Update(k.Resource, u, p.GetNamespace())
+		})
+	}
+}
+
+// selections are the XRs' release selections a pass wrote among actions:
+// kind/namespace/name=release, and whether each was a forced apply of
+// ReleaseManager.
+func selections(t *testing.T, actions []ktesting.Action) []string {
+	t.Helper()
+	var out []string
+	for _, a := range actions {
+		p, ok := a.(ktesting.PatchAction)
+		if !ok || a.GetVerb() != "patch" {
+			continue
+		}
+		o := p.(interface{ GetPatchOptions() metav1.PatchOptions }).GetPatchOptions()
+		if p.GetPatchType() != types.ApplyPatchType || o.FieldManager != ReleaseManager || o.Force == nil || !*o.Force {
+			t.Errorf("%s: a patch of type %s by %q (force %v), want a forced apply by %s", p.GetName(), p.GetPatchType(), o.FieldManager, o.Force, ReleaseManager)
+		}
+		var applied map[string]any
+		if err := json.Unmarshal(p.GetPatch(), &applied); err != nil {
+			t.Fatal(err)
+		}
+		// The patch holds the selection and nothing else of the spec.
+		spec, _ := applied["spec"].(map[string]any)
+		sel, _, _ := unstructured.NestedStringMap(applied, rollout.ReleaseSelection(p.GetNamespace() != "")...)
+		if len(spec) != 1 || len(sel) != 1 {
+			t.Errorf("%s: the patch writes %v of the spec, want the release selection alone", p.GetName(), spec)
+		}
+		out = append(out, fmt.Sprintf("%s/%s/%s=%s", applied["kind"], p.GetNamespace(), p.GetName(), sel[rollout.LabelRelease]))
+	}
+	return out
+}
+
+// TestControllerReleases walks a fleet of XRs of every kind through a
+// platform release's rollout, the controller against a fake API server:
+// each step changes what the XRs report (as Crossplane would once it
+// renders them with the revision their selection selects) or the
+// environment, and a pass writes the selections that change, and nothing
+// else.
+func TestControllerReleases(t *testing.T) {
+	cluster, database, app, xdb, budget := kindOf(xr.ClusterKind), kindOf(xr.DatabaseKind), kindOf(xr.AppEnvironmentKind), kindOf(xr.LegacyDatabaseKind), kindOf(xr.WorkloadBudgetKind)
+	forward := map[string]any{"target": "r2", "from": "r1"}
+	pinned := releaseXR(budget, "team-d", "budget", "production", "r1", true)
+	pinned.Object["spec"].(map[string]any)["crossplane"] = map[string]any{"compositionUpdatePolicy": "Manual"}
+	tenant := releaseXR(app, "team-d", "own", "canary", "r1", true)
+	tenant.Object["spec"].(map[string]any)["crossplane"] = map[string]any{"compositionRevisionSelector": map[string]any{"matchLabels": map[string]any{rollout.LabelRelease: "r2"}}}
+	objs := []runtime.Object{
+		releaseBaseline(forward),
+		releaseXR(cluster, "team-a", "c1", "canary", "r1", true),
+		releaseXR(database, "team-b", "db", "staging", "r1", true),
+		releaseXR(app, "team-c", "app", "production", "r1", true),
+		releaseXR(xdb, "team-c", "x", "production", "r1", true),
+		pinned, tenant,
+	}
+	set := func(u *unstructured.Unstructured) func(*testing.T, *fake) {
+		return func(t *testing.T, dyn *fake) {
+			t.Helper()
+			gvr := EnvironmentConfigResource
+			if u.GetKind() != "EnvironmentConfig" {
+				gvr = kindOf(u.GetKind()).Resource
+				// What the controller selected stays: Crossplane rendered it.
+				old, err := dyn.Tracker().Get(gvr, u.GetNamespace(), u.GetName())
+				if err != nil {
+					t.Fatal(err)
+				}
+				u = u.DeepCopy()
+				u.Object["spec"] = old.(*unstructured.Unstructured).Object["spec"]
+				u.SetManagedFields(old.(*unstructured.Unstructured).GetManagedFields())
+			}
+			if err := dyn.Tracker().Update(gvr, u, u.GetNamespace()); err != nil {
+				t.Fatalf("cannot update %s: %v", u.GetName(), err)
+			}
+		}
+	}
+	steps := []struct {
+		reason string
+		then   func(*testing.T, *fake)
+		want   []string
+	}{
+		{
+			reason: "The first pass moves the canary to r2 and gives every other XR the release it runs; the XR whose update policy is Manual and the one its owner selected for itself are pinned, and left alone.",
+			want:   []string{"Cluster/team-a/c1=r2", "XDatabase//x=r1", "AppEnvironment/team-c/app=r1", "Database/team-b/db=r1"},
+		},
+		{
+			reason: "Nothing changed: nothing is written.",
+		},
+		{
+			reason: "The canary runs r2, Ready and Synced: staging moves.",
+			then:   set(releaseXR(cluster, "team-a", "c1", "canary", "r2", true)),
+			want:   []string{"Database/team-b/db=r2"},
+		},
+		{
+			reason: "The new release cannot render staging's Database (Synced False): production halts, and nothing is written.",
+			then:   set(releaseXR(database, "team-b", "db", "staging", "r1", false)),
+		},
+		{
+			reason: "A rollback to r1: production runs r1 already, so staging moves back first; the canary holds until staging runs r1.",
+			then:   set(releaseBaseline(map[string]any{"target": "r1", "from": "r2", "rollback": true})),
+			want:   []string{"Database/team-b/db=r1"},
+		},
+		{
+			reason: "Staging runs r1 again: the canary moves back.",
+			then:   set(releaseXR(database, "team-b", "db", "staging", "r1", true)),
+			want:   []string{"Cluster/team-a/c1=r1"},
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dyn := newFake(true, objs...)
+	applySelections(dyn)
+	c := New(dyn, Options{XClusters: true, Clock: clocktesting.NewFakeClock(t0.Add(time.Hour))})
+	c.Lead(true)
+	c.start(ctx)
+	eventually(t, "the fleet's informers synced", c.synced)
+	c.pass(ctx) // starts the rulings' informer
+	for i, s := range steps {
+		if s.then != nil {
+			s.then(t, dyn)
+		}
+		eventually(t, "the informers hold what the API server holds", func() bool { return settled(c, dyn) })
+		mark := len(dyn.Actions())
+		c.pass(ctx)
+		got := selections(t, dyn.Actions()[mark:])
+		if diff := cmp.Diff(s.want, got, cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+			t.Errorf("step %d: %s\nselections: -want, +got:\n%s", i, s.reason, diff)
+		}
+	}
+	// No XR's spec holds anything the controller wrote but its selection,
+	// and the pinned ones none.
+	for _, o := range objs {
+		u := o.(*unstructured.Unstructured)
+		if u.GetKind() == "EnvironmentConfig" || (u.GetName() != "budget" && u.GetName() != "own") {
+			continue
+		}
+		got, err := dyn.Tracker().Get(kindOf(u.GetKind()).Resource, u.GetNamespace(), u.GetName())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(u.Object["spec"], got.(*unstructured.Unstructured).Object["spec"]); diff != "" {
+			t.Errorf("%s: the controller changed a pinned XR's spec: -want, +got:\n%s", u.GetName(), diff)
+		}
+	}
+}
