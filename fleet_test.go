@@ -258,7 +258,7 @@ func TestFleetInstall(t *testing.T) {
 		}
 	}
 	want := map[string]any{
-		"Deployment": "fleet run",
+		"Deployment":  "fleet run",
 		"ClusterRole": append(xrRules(), rule{"[apiextensions.crossplane.io]", "[environmentconfigs]", "[get list watch]"}),
 		"Role": []rule{
 			{"[]", "[configmaps]", "[get list watch create update delete]"},

@@ -197,8 +197,8 @@ func TestMoves(t *testing.T) {
 		"EmptyWave": {
 			reason: "A canary wave with no XR proves nothing: the later waves hold.",
 			waves:  releaseWaves, rel: forward,
-			xrs:    []map[string]any{xrOf("Database", "team-a", "db", "staging", "r1", "r1", true, true)},
-			want:   map[string]move{"Database team-a/db": {"Hold", "r1"}},
+			xrs:  []map[string]any{xrOf("Database", "team-a", "db", "staging", "r1", "r1", true, true)},
+			want: map[string]move{"Database team-a/db": {"Hold", "r1"}},
 		},
 		"Pinned": {
 			reason: "An XR that pins its revision is not moved, and holds nothing.",
