@@ -259,7 +259,7 @@ func TestFleetInstall(t *testing.T) {
 	}
 	want := map[string]any{
 		"Deployment":  "fleet run",
-		"ClusterRole": append(xrRules(), rule{"[apiextensions.crossplane.io]", "[environmentconfigs]", "[get list watch]"}),
+		"ClusterRole": append(xrRules(), rule{"[apiextensions.crossplane.io]", "[environmentconfigs compositionrevisions]", "[get list watch]"}),
 		"Role": []rule{
 			{"[]", "[configmaps]", "[get list watch create update delete]"},
 			{"[coordination.k8s.io]", "[leases]", "[get create update]"},

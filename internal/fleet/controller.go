@@ -94,6 +94,8 @@ type Controller struct {
 	kinds    []Kind
 	clusters []cache.SharedIndexInformer
 	configs  cache.SharedIndexInformer
+	// revisions is the informer of the Composition revisions of releases.
+	revisions cache.SharedIndexInformer
 
 	kick    chan struct{}
 	leading atomic.Bool
@@ -132,6 +134,7 @@ func New(dyn dynamic.Interface, o Options) *Controller {
 		}
 	}
 	c.configs = c.informer(EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig)
+	c.revisions = c.informer(CompositionRevisionResource, "", RevisionSelector, slimRevision)
 	return c
 }
 
@@ -160,7 +163,7 @@ func (c *Controller) Run(ctx context.Context) {
 // start runs the fleet's informers until ctx ends, and asks for a pass
 // once they have all listed.
 func (c *Controller) start(ctx context.Context) {
-	infs := append(slices.Clone(c.xrs), c.configs)
+	infs := append(slices.Clone(c.xrs), c.configs, c.revisions)
 	synced := make([]cache.InformerSynced, 0, len(infs))
 	for _, inf := range infs {
 		go inf.Run(ctx.Done())
@@ -270,7 +273,7 @@ func (c *Controller) pass(ctx context.Context) time.Time {
 
 // synced reports whether the fleet's informers have listed.
 func (c *Controller) synced() bool {
-	for _, inf := range append(slices.Clone(c.xrs), c.configs) {
+	for _, inf := range append(slices.Clone(c.xrs), c.configs, c.revisions) {
 		if !inf.HasSynced() {
 			return false
 		}

@@ -129,6 +129,7 @@ type fake struct {
 func newFake(xclusters bool, objs ...runtime.Object) *fake {
 	kinds := map[schema.GroupVersionResource]string{
 		ClusterResource: "ClusterList", EnvironmentConfigResource: "EnvironmentConfigList", ConfigMapResource: "ConfigMapList",
+		CompositionRevisionResource: "CompositionRevisionList",
 	}
 	for _, k := range ReleaseKinds {
 		if k.Namespaced || xclusters {
@@ -243,7 +244,8 @@ func settled(c *Controller, dyn *fake) bool {
 		}
 		return cmp.Equal(want, got)
 	}
-	ok := check(c.configs, EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig)
+	ok := check(c.configs, EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig) &&
+		check(c.revisions, CompositionRevisionResource, "", RevisionSelector, slimRevision)
 	for i, k := range c.kinds {
 		ok = ok && check(c.xrs[i], k.Resource, "", "", slimXR(k))
 	}

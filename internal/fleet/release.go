@@ -21,6 +21,16 @@ import (
 // tells its own selection from one someone else wrote (which pins the XR).
 const ReleaseManager = "function-cluster-platform-release"
 
+// CompositionRevisionResource are Crossplane's Composition revisions: the
+// controller selects a release for an XR only where a revision of its kind
+// carries the release's label, since an XR whose selector matches no
+// revision is not rendered at all (Synced False, "no compatible
+// CompositionRevisions found").
+var CompositionRevisionResource = resourceOf("apiextensions.crossplane.io/v1", "compositionrevisions")
+
+// RevisionSelector selects the Composition revisions of a release.
+const RevisionSelector = rollout.LabelRelease
+
 // MaxSelectionsPerPass bounds the XRs a pass writes: each write re-runs
 // one XR in Crossplane. The first pass of a fleet that selects no release
 // yet writes every XR's, a few hundred per second; the rest follow at the
@@ -96,7 +106,9 @@ func SelectionPatch(apiVersion, kind, namespace, name, release string) ([]byte, 
 
 // releases moves the fleet's XRs for the baseline's release, if it names
 // one: it decides every XR (rollout.Moves) and applies each selection that
-// differs from the one it wrote, at most MaxSelectionsPerPass. It returns
+// differs from the one it wrote, at most MaxSelectionsPerPass, and only
+// where a Composition revision of the XR's kind carries the release
+// selected (otherwise the XR keeps its selection, and the log says why). It returns
 // when to pass again though nothing changes: the earliest end of a soak
 // that holds an XR, or the next interval when a write failed or more wait
 // their turn; zero: never.
@@ -116,6 +128,18 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 	for _, obj := range all {
 		byRef[rollout.RefOf(obj).String()] = obj
 	}
+	// The releases each XR kind has a revision of.
+	revisions := map[string]bool{}
+	for _, u := range objectsOf(c.revisions) {
+		kind, _, _ := unstructured.NestedString(u.Object, "spec", "compositeTypeRef", "kind")
+		revisions[kind+"/"+u.GetLabels()[rollout.LabelRelease]] = true
+	}
+	missing := map[string]int{}
+	defer func() {
+		for what, n := range missing {
+			c.log.Warn("no Composition revision carries the release: its XRs keep their selection", "kindAndRelease", what, "xrs", n)
+		}
+	}()
 	var next time.Time
 	soon := now.Add(c.interval)
 	written := 0
@@ -126,6 +150,10 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 		obj := byRef[mv.Ref.String()]
 		k, known := kinds[mv.Ref.Kind]
 		if mv.Select == "" || !known || (Owned(obj) && selection(obj, k.Namespaced) == mv.Select) {
+			continue
+		}
+		if !revisions[mv.Ref.Kind+"/"+mv.Select] {
+			missing[mv.Ref.Kind+"/"+mv.Select]++
 			continue
 		}
 		if written == MaxSelectionsPerPass {
@@ -154,6 +182,18 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// slimRevision keeps of a Composition revision its name, labels and the
+// XR kind it composes (spec.compositeTypeRef).
+func slimRevision(obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil
+	}
+	out := Slimmed(u, []string{"spec", "compositeTypeRef"})
+	out.SetLabels(u.GetLabels())
+	return out, nil
+}
 
 // slimXR keeps of an XR of kind what a release's decision reads
 // (rollout.ReleaseMemberOf, Owned) and what a Cluster's does (slimCluster):

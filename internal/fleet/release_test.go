@@ -62,6 +62,15 @@ func kindOf(kind string) Kind {
 	panic("no kind " + kind)
 }
 
+// revision is a Composition revision of XR kind k labelled with release.
+func revision(k Kind, release string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositionRevision",
+		"metadata": map[string]any{"name": fmt.Sprintf("%s-%s", k.Resource.Resource, release), "labels": map[string]any{rollout.LabelRelease: release}},
+		"spec":     map[string]any{"compositeTypeRef": map[string]any{"apiVersion": k.APIVersion, "kind": k.Kind}, "revision": int64(1)},
+	}}
+}
+
 // applySelections makes the fake answer an XR's server-side apply of its
 // release selection as an API server does: the selector's key is set, and
 // the field manager owns it (an Apply entry of its managed fields).
@@ -151,6 +160,24 @@ func TestControllerReleases(t *testing.T) {
 		releaseXR(xdb, "team-c", "x", "production", "r1", true),
 		pinned, tenant,
 	}
+	create := func(us ...*unstructured.Unstructured) func(*testing.T, *fake) {
+		return func(t *testing.T, dyn *fake) {
+			t.Helper()
+			for _, u := range us {
+				if err := dyn.Tracker().Create(CompositionRevisionResource, u, ""); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	var revisions []*unstructured.Unstructured
+	for _, k := range []Kind{cluster, database, app, xdb, budget} {
+		for _, r := range []string{"r1", "r2"} {
+			if k != database || r != "r2" {
+				revisions = append(revisions, revision(k, r))
+			}
+		}
+	}
 	set := func(u *unstructured.Unstructured) func(*testing.T, *fake) {
 		return func(t *testing.T, dyn *fake) {
 			t.Helper()
@@ -177,15 +204,23 @@ func TestControllerReleases(t *testing.T) {
 		want   []string
 	}{
 		{
-			reason: "The first pass moves the canary to r2 and gives every other XR the release it runs; the XR whose update policy is Manual and the one its owner selected for itself are pinned, and left alone.",
+			reason: "No Composition revision carries either release: nothing is written, since an XR whose selector matches no revision is not rendered at all.",
+		},
+		{
+			reason: "Once the releases' revisions exist, the canary moves to r2 and every other XR is given the release it runs; the XR whose update policy is Manual and the one its owner selected for itself are pinned, and left alone.",
+			then:   create(revisions...),
 			want:   []string{"Cluster/team-a/c1=r2", "XDatabase//x=r1", "AppEnvironment/team-c/app=r1", "Database/team-b/db=r1"},
 		},
 		{
 			reason: "Nothing changed: nothing is written.",
 		},
 		{
-			reason: "The canary runs r2, Ready and Synced: staging moves.",
+			reason: "The canary runs r2, Ready and Synced: staging may move, but no revision of a Database carries r2, so nothing is written.",
 			then:   set(releaseXR(cluster, "team-a", "c1", "canary", "r2", true)),
+		},
+		{
+			reason: "The Database's revision of r2 exists: staging moves.",
+			then:   create(revision(database, "r2")),
 			want:   []string{"Database/team-b/db=r2"},
 		},
 		{
