@@ -351,7 +351,7 @@ func (s *scenarios) fleet(c *cloud, n int, o fleetOpts) error {
 		for _, r := range readies {
 			waited += elapsed.Seconds() - r
 		}
-		if err := s.atRest(work, metrics, n, idle, apiserver/float64(n), waited/float64(len(readies))); err != nil {
+		if err := s.atRest(c, xrs, work, metrics, idle, o.restXPArgs, apiserver/float64(n), waited/float64(len(readies))); err != nil {
 			return err
 		}
 	}
@@ -411,35 +411,6 @@ func (s *scenarios) fleet(c *cloud, n int, o fleetOpts) error {
 		composed = now
 	}
 	fmt.Println("FLEET PASSED")
-	return nil
-}
-
-// atRest measures the fleet once all are Ready, for d: what a Ready XR
-// costs per minute when nothing converges (provider-kubernetes's polls of
-// its Objects, the function's ready TTL re-running every XR and
-// Crossplane re-applying what it composes). An XR Ready before the last
-// pays that while it waits for the others, waited seconds on average, so
-// of perXR, the API server's CPU per XR until all were Ready, about
-// rate × waited is that cost; the rest is the convergence's own.
-func (s *scenarios) atRest(work, metrics string, n int, d time.Duration, perXR, waited float64) error {
-	r0, err := s.readStack(work, metrics)
-	if err != nil {
-		return err
-	}
-	time.Sleep(d)
-	r1, err := s.readStack(work, metrics)
-	if err != nil {
-		return err
-	}
-	before, after, calls0, calls1 := r0.procs, r1.procs, r0.calls, r1.calls
-	perMin := func(v float64) float64 { return v / float64(n) / d.Minutes() }
-	api := perMin(after["kube-apiserver"].cpu - before["kube-apiserver"].cpu)
-	fmt.Printf("  at rest, all Ready, for %s: per XR per minute kube-apiserver %.3f CPU s, Crossplane core %.3f CPU s, provider-kubernetes %.3f CPU s, %.2f RunFunction calls\n",
-		d, api, perMin(after["crossplane"].cpu-before["crossplane"].cpu), perMin(after["provider-kubernetes"].cpu-before["provider-kubernetes"].cpu), perMin(calls1-calls0))
-	paid := api * waited / 60
-	fmt.Printf("  of the API server's %.2f CPU s per XR until all were Ready, about %.2f were paid at rest (an XR waited %.0f s Ready for the last, on average); converging: %.2f\n",
-		perXR, paid, waited, perXR-paid)
-	topRequests(r0.work, r1.work, 5)
 	return nil
 }
 

@@ -38,6 +38,11 @@ type fleetOpts struct {
 	// (and at rest), before the faults, within rolloutTimeout.
 	rollout        bool
 	rolloutTimeout time.Duration
+	// restXPArgs, when not empty, are flags Crossplane core is restarted
+	// with before the fleet is measured at rest (say, its own default
+	// circuit breaker, which the convergence's compressed events would
+	// trip): they come last, so they win over run.sh's.
+	restXPArgs string
 }
 
 // fleetWaves are the waves of the fleet's rollout, in order.

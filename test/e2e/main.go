@@ -29,6 +29,7 @@ func main() {
 	out := flag.String("out", "", "where -prepare-crds writes")
 	faults := flag.Bool("faults", true, "with -fleet, inject the faults once the fleet is Ready")
 	idle := flag.Duration("idle", 0, "with -fleet, once all are Ready, measure the fleet at rest for this long (0: not at all)")
+	restXPArgs := flag.String("rest-xp-args", "", "with -idle, restart Crossplane core with these flags after run.sh's before measuring at rest (e.g. its default circuit breaker)")
 	fleet := flag.Int("fleet", 0, "instead of the scenarios, apply this many mixed XRs at once, measure, and inject faults (make fleet)")
 	work := flag.String("work", "", "run.sh's work folder (pid files, start scripts): for -fleet, and for the rollout scenario, which stops and starts the fleet controller")
 	metrics := flag.String("metrics", "http://127.0.0.1:18090/metrics", "the function's metrics, for -fleet and the rollout scenario's count of RunFunction calls")
@@ -62,7 +63,7 @@ func main() {
 		return
 	}
 	if *fleet > 0 {
-		opts := fleetOpts{work: *work, metrics: *metrics, idle: *idle, faults: *faults, rollout: *rolloutOn, rolloutTimeout: *rolloutTimeout}
+		opts := fleetOpts{work: *work, metrics: *metrics, idle: *idle, restXPArgs: *restXPArgs, faults: *faults, rollout: *rolloutOn, rolloutTimeout: *rolloutTimeout}
 		if err := runFleet(*kubeconfig, *examples, *fleet, *timeout, opts); err != nil {
 			fmt.Fprintln(os.Stderr, "e2e: FLEET FAILED:", err)
 			os.Exit(1)

@@ -12,6 +12,9 @@
 # (make fleet), FLEET_TIMEOUT (30m) how long the fleet may take to be Ready,
 # FLEET_FAULTS=0 to measure the fleet without injecting its faults after,
 # FLEET_IDLE (e.g. 3m) to measure the fleet at rest once all are Ready,
+# FLEET_REST_XP_ARGS flags Crossplane core is restarted with before that
+# (last, so they win: e.g. its default circuit breaker, --circuit-breaker-burst=100
+# --circuit-breaker-refill-rate=1 --circuit-breaker-cooldown=5m),
 # XP_POLL and PK_POLL Crossplane's and provider-kubernetes's poll intervals,
 # APISERVER_PROFILING=true to serve the API server's /debug/pprof (off by default),
 # FN_ARGS more flags for the function (e.g. --ttl-converging=1m), XP_ARGS
@@ -202,7 +205,7 @@ cat > "$WORK/start-crossplane.sh" <<SH
 KUBECONFIG="$KUBECONFIG" PATH=$CACHE:\$PATH crossplane core start --enable-webhooks --webhook-port=$XP_WEBHOOK_PORT --tls-server-certs-dir="$P/xpw" --package-runtime=External \\
   --tls-client-certs-dir="$P/xp" --xpkg-cache-dir="$WORK/xpkg-cache" --xfn-cache-dir="$WORK/xfn-cache" \\
   --metrics-port=18080 --health-probe-port=18081 --poll-interval=$XP_POLL \\
-  --circuit-breaker-burst=2000 --circuit-breaker-refill-rate=50 --circuit-breaker-cooldown=5s $XP_ARGS \\
+  --circuit-breaker-burst=2000 --circuit-breaker-refill-rate=50 --circuit-breaker-cooldown=5s $XP_ARGS \\${XP_REST_ARGS:-} \\
   >>"$WORK/crossplane.log" 2>&1 </dev/null &
 echo \$! > "$WORK/crossplane.pid"
 SH
@@ -346,7 +349,7 @@ if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
 fi
 if [ -n "${FLEET:-}" ]; then
   log "the fleet: $FLEET XRs"
-  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -fleet="$FLEET" -work="$WORK" -timeout="${FLEET_TIMEOUT:-30m}" -idle="${FLEET_IDLE:-0}" -faults="${FLEET_FAULTS:-1}" \
+  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -fleet="$FLEET" -work="$WORK" -timeout="${FLEET_TIMEOUT:-30m}" -idle="${FLEET_IDLE:-0}" -rest-xp-args="${FLEET_REST_XP_ARGS:-}" -faults="${FLEET_FAULTS:-1}" \
     -rollout="${FLEET_ROLLOUT:-1}" -rollout-timeout="${FLEET_ROLLOUT_TIMEOUT:-20m}" 2>&1 | tee -a "$WORK/driver.log"
 fi
 log "done"
