@@ -10,9 +10,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -60,12 +62,22 @@ func (c *FleetRunCmd) Run() error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	xclusters, err := served(ctx, cfg, log)
+	gvrs := []schema.GroupVersionResource{fleet.CompositionRevisionResource}
+	for _, k := range fleet.ReleaseKinds {
+		gvrs = append(gvrs, k.Resource)
+	}
+	serves, err := served(ctx, cfg, log, gvrs)
 	if err != nil {
 		return err
 	}
-	ctl := fleet.New(dyn, fleet.Options{Interval: c.Interval, XClusters: xclusters, Log: log})
-	log.Info("fleet controller starting", "xclusters", xclusters, "leaderElect", c.LeaderElect, "interval", c.Interval.String())
+	ctl := fleet.New(dyn, fleet.Options{Interval: c.Interval, XClusters: serves[fleet.XClusterResource], Served: func(r schema.GroupVersionResource) bool { return serves[r] }, Log: log})
+	var kinds []string
+	for _, k := range fleet.ReleaseKinds {
+		if serves[k.Resource] {
+			kinds = append(kinds, k.Kind)
+		}
+	}
+	log.Info("fleet controller starting", "kinds", strings.Join(kinds, ","), "compositionRevisions", serves[fleet.CompositionRevisionResource], "leaderElect", c.LeaderElect, "interval", c.Interval.String())
 	if !c.LeaderElect {
 		ctl.Lead(true)
 		ctl.Run(ctx)
@@ -86,22 +98,28 @@ func (c *FleetRunCmd) Run() error {
 	return ctl.RunElected(ctx, fleet.Election{Leases: leases, Namespace: c.Namespace, Name: c.LeaseName, Identity: host + "_" + hex.EncodeToString(b)})
 }
 
-// served asks until it knows whether the API server serves XClusters:
-// reading a fleet without them while they exist would rule on too few
-// Clusters.
-func served(ctx context.Context, cfg *rest.Config, log *slog.Logger) (bool, error) {
-	for {
-		ok, err := fleet.Served(ctx, cfg, fleet.XClusterResource)
-		if err == nil {
-			return ok, nil
-		}
-		log.Warn("cannot tell whether XClusters are served: asking again in 5s", "error", err.Error())
-		select {
-		case <-ctx.Done():
-			return false, fmt.Errorf("cannot tell whether XClusters are served: %w", err)
-		case <-time.After(5 * time.Second):
+// served asks until it knows whether the API server serves each of gvrs
+// (the XR kinds, Composition revisions): reading a fleet without XClusters
+// while they exist would rule on too few Clusters, and an informer of a
+// kind that is not served would never list, and hold every pass.
+func served(ctx context.Context, cfg *rest.Config, log *slog.Logger, gvrs []schema.GroupVersionResource) (map[schema.GroupVersionResource]bool, error) {
+	out := make(map[schema.GroupVersionResource]bool, len(gvrs))
+	for _, gvr := range gvrs {
+		for {
+			ok, err := fleet.Served(ctx, cfg, gvr)
+			if err == nil {
+				out[gvr] = ok
+				break
+			}
+			log.Warn("cannot tell whether a resource is served: asking again in 5s", "resource", gvr.String(), "error", err.Error())
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("cannot tell whether %s are served: %w", gvr.Resource, err)
+			case <-time.After(5 * time.Second):
+			}
 		}
 	}
+	return out, nil
 }
 
 // FleetRuleCmd rules on a fleet in files, as the controller would.

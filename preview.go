@@ -216,22 +216,32 @@ func (c *PreviewCmd) release(run preview.Runner, w preview.World) (err error) {
 	if len(c.EnvNew) > 0 {
 		return fmt.Errorf("--release previews a new release under the same environment: leave out --env-new (preview one change at a time)")
 	}
+	// remotes are the releases out of process: a call any of them fails
+	// makes the preview fail, not a report of refusals.
+	var remotes []*preview.Remote
+	open := func(release string) (preview.Runner, error) {
+		r, err := preview.Open(release)
+		if err != nil {
+			return nil, err
+		}
+		remotes = append(remotes, r)
+		return r.Run, nil
+	}
+	defer func() {
+		for _, r := range remotes {
+			err = errors.Join(err, r.Close())
+		}
+	}()
 	next := c.next
 	if next == nil {
-		r, err := preview.Open(c.Release)
-		if err != nil {
+		if next, err = open(c.Release); err != nil {
 			return err
 		}
-		defer func() { err = errors.Join(err, r.Close()) }()
-		next = r.Run
 	}
 	if c.Current != "" {
-		r, err := preview.Open(c.Current)
-		if err != nil {
+		if run, err = open(c.Current); err != nil {
 			return err
 		}
-		defer func() { err = errors.Join(err, r.Close()) }()
-		run = r.Run
 	}
 	xrs, err := loadFleet(c.Fleet)
 	if err != nil {
@@ -243,6 +253,11 @@ func (c *PreviewCmd) release(run preview.Runner, w preview.World) (err error) {
 		return err
 	}
 	bar.done()
+	for _, r := range remotes {
+		if err := r.Err(); err != nil {
+			return fmt.Errorf("cannot preview the release: %w", err)
+		}
+	}
 	var report preview.ReleaseReport
 	for _, im := range impacts {
 		report.Add(im)

@@ -233,3 +233,27 @@ func TestPreviewReleaseRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestPreviewReleaseUnreachable: a release whose calls fail (a function
+// that answers none) makes the preview fail, rather than report every XR
+// refused by it.
+func TestPreviewReleaseUnreachable(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	fnv1.RegisterFunctionRunnerServiceServer(srv, fnv1.UnimplementedFunctionRunnerServiceServer{})
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+
+	var out bytes.Buffer
+	cmd := &PreviewCmd{Fleet: releaseFleet(t), Env: []string{"examples/envconfigs"}, Required: []string{"examples/spend"}, Release: lis.Addr().String(), out: &out, progress: &bytes.Buffer{}}
+	err = cmd.Run()
+	if want := "cannot preview the release: cannot run the function at " + lis.Addr().String(); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Run() = %v, want an error starting %q", err, want)
+	}
+	if out.Len() > 0 {
+		t.Errorf("a failed preview printed a report:\n%s", out.String())
+	}
+}

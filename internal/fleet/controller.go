@@ -66,6 +66,12 @@ type Options struct {
 	// XClusters says whether the API server serves legacy XClusters
 	// (Served): without them the fleet is its Clusters alone.
 	XClusters bool
+	// Served says whether the API server serves the other XR kinds of a
+	// platform release's rollout (ReleaseKinds) and Composition revisions
+	// (Served, asked once per resource); nil: none of them. A kind it does
+	// not serve is not read, and without Composition revisions no release
+	// moves. The version rollout reads only the Clusters.
+	Served func(schema.GroupVersionResource) bool
 	// Clock tells the time a soak is measured against, and times the
 	// passes; nil means the real clock.
 	Clock clock.Clock
@@ -106,6 +112,11 @@ type Controller struct {
 	rulings    cache.SharedIndexInformer
 	stopRuling context.CancelFunc
 	lastErr    string
+	// Of a release's rollout: the last error of its keys, the last set of
+	// Compositions and releases no revision carries, and each XR's last
+	// decision, so that each is logged when it changes.
+	lastReleaseErr, lastMissing string
+	decisions                   map[string]string
 }
 
 // New returns a Controller that reads and writes through dyn. It does not
@@ -121,10 +132,19 @@ func New(dyn dynamic.Interface, o Options) *Controller {
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	// One informer per XR kind (legacy ones only where they are served);
-	// the Clusters' serve the version rollout too.
+	// One informer per XR kind the API server serves; the Clusters' serve
+	// the version rollout too.
+	served := func(k Kind) bool {
+		switch k.Resource {
+		case ClusterResource:
+			return true
+		case XClusterResource:
+			return o.XClusters
+		}
+		return o.Served != nil && o.Served(k.Resource)
+	}
 	for _, k := range ReleaseKinds {
-		if !k.Namespaced && !o.XClusters {
+		if !served(k) {
 			continue
 		}
 		inf := c.informer(k.Resource, "", "", slimXR(k))
@@ -134,7 +154,9 @@ func New(dyn dynamic.Interface, o Options) *Controller {
 		}
 	}
 	c.configs = c.informer(EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig)
-	c.revisions = c.informer(CompositionRevisionResource, "", RevisionSelector, slimRevision)
+	if o.Served != nil && o.Served(CompositionRevisionResource) {
+		c.revisions = c.informer(CompositionRevisionResource, "", RevisionSelector, slimRevision)
+	}
 	return c
 }
 
@@ -163,7 +185,10 @@ func (c *Controller) Run(ctx context.Context) {
 // start runs the fleet's informers until ctx ends, and asks for a pass
 // once they have all listed.
 func (c *Controller) start(ctx context.Context) {
-	infs := append(slices.Clone(c.xrs), c.configs, c.revisions)
+	infs := append(slices.Clone(c.xrs), c.configs)
+	if c.revisions != nil {
+		infs = append(infs, c.revisions)
+	}
 	synced := make([]cache.InformerSynced, 0, len(infs))
 	for _, inf := range infs {
 		go inf.Run(ctx.Done())
@@ -250,11 +275,11 @@ func (c *Controller) pass(ctx context.Context) time.Time {
 		return time.Time{}
 	}
 	c.lastErr = ""
+	next := c.releases(ctx, b, now)
 	ns := b.Settings.RulingNamespace()
 	if !c.watchRulings(ctx, ns) {
-		return time.Time{}
+		return next
 	}
-	var next time.Time
 	for _, r := range rulings {
 		if !r.Until.IsZero() && (next.IsZero() || r.Until.Before(next)) {
 			next = r.Until
@@ -265,15 +290,23 @@ func (c *Controller) pass(ctx context.Context) time.Time {
 			next = retry
 		}
 	}
-	if r := c.releases(ctx, b, now); !r.IsZero() && (next.IsZero() || r.Before(next)) {
-		next = r
-	}
 	return next
 }
 
-// synced reports whether the fleet's informers have listed.
-func (c *Controller) synced() bool {
-	for _, inf := range append(slices.Clone(c.xrs), c.configs, c.revisions) {
+// synced reports whether the informers the version rollout reads (the
+// Clusters', the EnvironmentConfigs') have listed.
+func (c *Controller) synced() bool { return allSynced(append(slices.Clone(c.clusters), c.configs)) }
+
+// releaseSynced reports whether the informers a release's rollout reads
+// (every XR kind's, the Composition revisions') have listed; false without
+// Composition revisions.
+func (c *Controller) releaseSynced() bool {
+	return c.revisions != nil && allSynced(append(slices.Clone(c.xrs), c.configs, c.revisions))
+}
+
+// allSynced reports whether every informer of infs has listed.
+func allSynced(infs []cache.SharedIndexInformer) bool {
+	for _, inf := range infs {
 		if !inf.HasSynced() {
 			return false
 		}

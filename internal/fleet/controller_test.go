@@ -244,8 +244,10 @@ func settled(c *Controller, dyn *fake) bool {
 		}
 		return cmp.Equal(want, got)
 	}
-	ok := check(c.configs, EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig) &&
-		check(c.revisions, CompositionRevisionResource, "", RevisionSelector, slimRevision)
+	ok := check(c.configs, EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig)
+	if c.revisions != nil {
+		ok = ok && check(c.revisions, CompositionRevisionResource, "", RevisionSelector, slimRevision)
+	}
 	for i, k := range c.kinds {
 		ok = ok && check(c.xrs[i], k.Resource, "", "", slimXR(k))
 	}

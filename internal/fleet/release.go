@@ -1,16 +1,21 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
@@ -39,10 +44,14 @@ const MaxSelectionsPerPass = 200
 
 // A Kind is an XR kind a platform release moves.
 type Kind struct {
-	// Resource is its API resource; Namespaced its scope.
-	Resource   schema.GroupVersionResource
+	// Resource is its API resource.
+	Resource schema.GroupVersionResource
+	// APIVersion and Kind name it.
 	APIVersion string
 	Kind       string
+	// Namespaced is its scope: a Crossplane v2 namespaced XR, whose
+	// Crossplane fields are under spec.crossplane, or a legacy
+	// cluster-scoped one, whose are under spec.
 	Namespaced bool
 }
 
@@ -64,11 +73,10 @@ var ReleaseKinds = []Kind{
 // ReleaseManager that owns the selector's LabelRelease key.
 func Owned(obj map[string]any) bool {
 	u := unstructured.Unstructured{Object: obj}
-	path := []string{"f:spec"}
-	if u.GetNamespace() != "" {
-		path = append(path, "f:crossplane")
+	var path []string
+	for _, p := range append(rollout.ReleaseSelection(u.GetNamespace() != ""), rollout.LabelRelease) {
+		path = append(path, "f:"+p)
 	}
-	path = append(path, "f:compositionRevisionSelector", "f:matchLabels", "f:"+rollout.LabelRelease)
 	for _, e := range u.GetManagedFields() {
 		if e.Manager != ReleaseManager || e.Operation != metav1.ManagedFieldsOperationApply || e.FieldsV1 == nil {
 			continue
@@ -90,33 +98,49 @@ func selection(obj map[string]any, namespaced bool) string {
 	return sel[rollout.LabelRelease]
 }
 
-// SelectionPatch is the server-side apply patch that makes an XR select
-// release: its apiVersion, kind, name and namespace, and the one key of its
-// composition revision selector.
-func SelectionPatch(apiVersion, kind, namespace, name, release string) ([]byte, error) {
-	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind}}
-	u.SetName(name)
-	u.SetNamespace(namespace)
-	path := rollout.ReleaseSelection(namespace != "")
-	if err := unstructured.SetNestedField(u.Object, map[string]any{rollout.LabelRelease: release}, path...); err != nil {
-		return nil, fmt.Errorf("cannot build the selection of %s %s: %w", kind, name, err)
+// SelectionPatch is the server-side apply patch that makes XR obj, of kind
+// k, select release: its apiVersion, kind, name, namespace and the
+// resource version read, and the one key of its composition revision
+// selector. The resource version makes the apply fail on a copy that is
+// out of date, and never create an XR that is gone.
+func SelectionPatch(k Kind, obj map[string]any, release string) ([]byte, error) {
+	read := unstructured.Unstructured{Object: obj}
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": k.APIVersion, "kind": k.Kind}}
+	u.SetName(read.GetName())
+	u.SetNamespace(read.GetNamespace())
+	u.SetResourceVersion(read.GetResourceVersion())
+	if err := unstructured.SetNestedField(u.Object, map[string]any{rollout.LabelRelease: release}, rollout.ReleaseSelection(k.Namespaced)...); err != nil {
+		return nil, fmt.Errorf("cannot build the selection of %s %s: %w", k.Kind, read.GetName(), err)
 	}
 	return json.Marshal(u.Object)
 }
 
 // releases moves the fleet's XRs for the baseline's release, if it names
-// one: it decides every XR (rollout.Moves) and applies each selection that
-// differs from the one it wrote, at most MaxSelectionsPerPass, and only
-// where a Composition revision of the XR's kind carries the release
-// selected (otherwise the XR keeps its selection, and the log says why). It returns
-// when to pass again though nothing changes: the earliest end of a soak
-// that holds an XR, or the next interval when a write failed or more wait
-// their turn; zero: never.
+// one and every informer a release reads has listed: it decides every XR
+// (rollout.Moves) and applies each selection that differs from the one it
+// wrote, in the order Moves gives (the earliest wave first; the last first
+// for a rollback), at most MaxSelectionsPerPass writes that succeed; and
+// only where a Composition revision of the XR's Composition carries the
+// release selected, since an XR whose selector matches no revision is not
+// rendered at all (otherwise the XR keeps its selection, and the log says
+// why). Release keys that are wrong move nothing, and say so once. Each
+// XR's decision is logged when it changes. It returns when to pass again
+// though nothing changes: the earliest end of a soak that holds an XR, the
+// next interval when more wait their turn, or retryAfter when a write
+// failed; zero: never.
 func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) time.Time {
 	rel := b.Settings.Release
-	if rel == nil {
+	if rel == nil || !c.releaseSynced() {
 		return time.Time{}
 	}
+	if errs := rel.Validate(field.NewPath("environment", "rollout"), b.Settings.Waves); len(errs) > 0 {
+		if msg := errs.ToAggregate().Error(); msg != c.lastReleaseErr {
+			c.lastReleaseErr = msg
+			c.log.Error("cannot move the fleet to its release: the baseline's release keys are wrong; moving nothing until they are fixed", "error", msg)
+		}
+		return time.Time{}
+	}
+	c.lastReleaseErr = ""
 	var all []map[string]any
 	kinds := map[string]Kind{}
 	for i, inf := range c.xrs {
@@ -128,60 +152,81 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 	for _, obj := range all {
 		byRef[rollout.RefOf(obj).String()] = obj
 	}
-	// The releases each XR kind has a revision of.
+	// The releases each Composition has a revision of (Crossplane selects
+	// among the revisions of the XR's Composition).
 	revisions := map[string]bool{}
 	for _, u := range objectsOf(c.revisions) {
-		kind, _, _ := unstructured.NestedString(u.Object, "spec", "compositeTypeRef", "kind")
-		revisions[kind+"/"+u.GetLabels()[rollout.LabelRelease]] = true
+		revisions[u.GetLabels()[LabelCompositionName]+"/"+u.GetLabels()[rollout.LabelRelease]] = true
 	}
 	missing := map[string]int{}
-	defer func() {
-		for what, n := range missing {
-			c.log.Warn("no Composition revision carries the release: its XRs keep their selection", "kindAndRelease", what, "xrs", n)
-		}
-	}()
 	var next time.Time
-	soon := now.Add(c.interval)
-	written := 0
-	for _, mv := range rollout.Moves(b.Settings.Waves, *rel, all, Owned, now) {
-		if u := mv.Decision.Until; !u.IsZero() && (next.IsZero() || u.Before(next)) {
-			next = u
+	later := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
 		}
-		obj := byRef[mv.Ref.String()]
+	}
+	written := 0
+	decided := make(map[string]string, len(all))
+	for _, mv := range rollout.Moves(b.Settings.Waves, *rel, all, Owned, now) {
+		later(mv.Decision.Until)
+		ref := mv.Ref.String()
+		decided[ref] = string(mv.Decision.Verdict) + ": " + mv.Decision.Message
+		if c.decisions[ref] != decided[ref] {
+			c.log.Info("release decision", "xr", ref, "verdict", string(mv.Decision.Verdict), "release", rel.Target, "why", mv.Decision.Message)
+		}
+		obj := byRef[ref]
 		k, known := kinds[mv.Ref.Kind]
 		if mv.Select == "" || !known || (Owned(obj) && selection(obj, k.Namespaced) == mv.Select) {
 			continue
 		}
-		if !revisions[mv.Ref.Kind+"/"+mv.Select] {
-			missing[mv.Ref.Kind+"/"+mv.Select]++
+		composition := compositionOf(obj, k.Namespaced)
+		if !revisions[composition+"/"+mv.Select] {
+			missing[cmp.Or(composition, "(none yet)")+"/"+mv.Select]++
 			continue
 		}
 		if written == MaxSelectionsPerPass {
-			return soon
+			later(now.Add(c.interval))
+			break
 		}
 		if !c.leading.Load() {
 			return next
 		}
-		patch, err := SelectionPatch(k.APIVersion, k.Kind, mv.Ref.Namespace, mv.Ref.Name, mv.Select)
+		patch, err := SelectionPatch(k, obj, mv.Select)
 		if err == nil {
 			api := c.dyn.Resource(k.Resource).Namespace(mv.Ref.Namespace)
-			_, err = api.Patch(ctx, mv.Ref.Name, types.ApplyPatchType, patch, metav1.PatchOptions{FieldManager: ReleaseManager, Force: ptr(true)})
+			_, err = api.Patch(ctx, mv.Ref.Name, types.ApplyPatchType, patch, metav1.PatchOptions{FieldManager: ReleaseManager, Force: ptr.To(true)})
 		}
-		written++
-		attrs := []any{"xr", mv.Ref.String(), "verdict", string(mv.Decision.Verdict), "release", mv.Select, "from", selection(obj, k.Namespaced), "why", mv.Decision.Message}
+		attrs := []any{"xr", ref, "verdict", string(mv.Decision.Verdict), "release", mv.Select, "from", selection(obj, k.Namespaced)}
 		if err != nil {
-			if next.IsZero() || soon.Before(next) {
-				next = soon
-			}
+			later(now.Add(retryAfter))
 			c.log.Warn("cannot select a release", append(attrs, "error", err.Error())...)
 			continue
 		}
+		written++
 		c.log.Info("selected a release", attrs...)
+	}
+	c.decisions = decided
+	if fmt.Sprint(missing) != c.lastMissing {
+		c.lastMissing = fmt.Sprint(missing)
+		for _, what := range slices.Sorted(maps.Keys(missing)) {
+			c.log.Warn("no revision of the XRs' Composition carries the release: they keep their selection", "compositionAndRelease", what, "xrs", missing[what])
+		}
 	}
 	return next
 }
 
-func ptr[T any](v T) *T { return &v }
+// LabelCompositionName is the label Crossplane gives a Composition's
+// revisions: the Composition's name.
+const LabelCompositionName = "crossplane.io/composition-name"
+
+// compositionOf is the name of the Composition an XR's spec names
+// (spec.crossplane.compositionRef on a namespaced XR, spec.compositionRef
+// on a legacy one), "" before Crossplane has chosen one.
+func compositionOf(obj map[string]any, namespaced bool) string {
+	name, _, _ := unstructured.NestedString(obj, append(rollout.CrossplaneSpec(namespaced), "compositionRef", "name")...)
+	return name
+}
+
 
 // slimRevision keeps of a Composition revision its name, labels and the
 // XR kind it composes (spec.compositeTypeRef).
@@ -197,15 +242,13 @@ func slimRevision(obj any) (any, error) {
 
 // slimXR keeps of an XR of kind what a release's decision reads
 // (rollout.ReleaseMemberOf, Owned) and what a Cluster's does (slimCluster):
-// its labels, generation and deletion timestamp, the version a Cluster
-// pins, its composition update policy and revision selector, the managed
-// fields entry of ReleaseManager, and its status.
+// its labels, annotations (crossplane.io/paused), generation and deletion
+// timestamp, the version a Cluster pins, its composition update policy,
+// revision selector and Composition, the managed fields entry of
+// ReleaseManager, and its status.
 func slimXR(k Kind) cache.TransformFunc {
 	slim := slimCluster(k.APIVersion, k.Kind)
-	crossplane := []string{"spec"}
-	if k.Namespaced {
-		crossplane = append(crossplane, "crossplane")
-	}
+	crossplane := rollout.CrossplaneSpec(k.Namespaced)
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -216,7 +259,7 @@ func slimXR(k Kind) cache.TransformFunc {
 			return o, err
 		}
 		out := o.(*unstructured.Unstructured)
-		for _, f := range []string{"compositionUpdatePolicy", "compositionRevisionSelector"} {
+		for _, f := range []string{"compositionUpdatePolicy", "compositionRevisionSelector", "compositionRef"} {
 			path := append(append([]string{}, crossplane...), f)
 			if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, path...); ok {
 				_ = unstructured.SetNestedField(out.Object, v, path...) // out is a map of maps
@@ -229,6 +272,9 @@ func slimXR(k Kind) cache.TransformFunc {
 			}
 		}
 		out.SetManagedFields(mine)
+		if v, ok := u.GetAnnotations()[rollout.AnnotationPaused]; ok {
+			out.SetAnnotations(map[string]string{rollout.AnnotationPaused: v})
+		}
 		return out, nil
 	}
 }

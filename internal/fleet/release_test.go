@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ktesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -42,6 +44,11 @@ func releaseXR(k Kind, ns, name, wave, runs string, synced bool) *unstructured.U
 		labels[rollout.LabelClaimNamespace] = ns
 		u.SetLabels(labels)
 	}
+	where := u.Object["spec"].(map[string]any)
+	if k.Namespaced {
+		where = where["crossplane"].(map[string]any)
+	}
+	where["compositionRef"] = map[string]any{"name": testComposition(k)}
 	st := u.Object["status"].(map[string]any)
 	if runs != "" {
 		st["platformRelease"] = runs
@@ -62,11 +69,17 @@ func kindOf(kind string) Kind {
 	panic("no kind " + kind)
 }
 
-// revision is a Composition revision of XR kind k labelled with release.
+// testComposition is the name of the test's Composition of XR kind k.
+func testComposition(k Kind) string { return k.Resource.Resource + "-platform" }
+
+// revision is a revision of the test's Composition of XR kind k labelled
+// with release.
 func revision(k Kind, release string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "apiextensions.crossplane.io/v1", "kind": "CompositionRevision",
-		"metadata": map[string]any{"name": fmt.Sprintf("%s-%s", k.Resource.Resource, release), "labels": map[string]any{rollout.LabelRelease: release}},
+		"metadata": map[string]any{"name": fmt.Sprintf("%s-%s", testComposition(k), release), "labels": map[string]any{
+			rollout.LabelRelease: release, LabelCompositionName: testComposition(k),
+		}},
 		"spec":     map[string]any{"compositeTypeRef": map[string]any{"apiVersion": k.APIVersion, "kind": k.Kind}, "revision": int64(1)},
 	}}
 }
@@ -151,7 +164,7 @@ func TestControllerReleases(t *testing.T) {
 	pinned := releaseXR(budget, "team-d", "budget", "production", "r1", true)
 	pinned.Object["spec"].(map[string]any)["crossplane"] = map[string]any{"compositionUpdatePolicy": "Manual"}
 	tenant := releaseXR(app, "team-d", "own", "canary", "r1", true)
-	tenant.Object["spec"].(map[string]any)["crossplane"] = map[string]any{"compositionRevisionSelector": map[string]any{"matchLabels": map[string]any{rollout.LabelRelease: "r2"}}}
+	tenant.Object["spec"].(map[string]any)["crossplane"].(map[string]any)["compositionRevisionSelector"] = map[string]any{"matchLabels": map[string]any{rollout.LabelRelease: "r2"}}
 	objs := []runtime.Object{
 		releaseBaseline(forward),
 		releaseXR(cluster, "team-a", "c1", "canary", "r1", true),
@@ -204,22 +217,22 @@ func TestControllerReleases(t *testing.T) {
 		want   []string
 	}{
 		{
-			reason: "No Composition revision carries either release: nothing is written, since an XR whose selector matches no revision is not rendered at all.",
+			reason: "No revision of the XRs' Compositions carries either release: nothing is written, since an XR whose selector matches no revision is not rendered at all.",
 		},
 		{
-			reason: "Once the releases' revisions exist, the canary moves to r2 and every other XR is given the release it runs; the XR whose update policy is Manual and the one its owner selected for itself are pinned, and left alone.",
+			reason: "Once the releases' revisions exist, the canary moves to r2 and every other XR is given the release it runs, in wave order: the XR whose update policy is Manual is left alone; the one whose owner selected r2 for itself (in namespace team-d, which the canary wave does not admit) is written back to r1.",
 			then:   create(revisions...),
-			want:   []string{"Cluster/team-a/c1=r2", "XDatabase//x=r1", "AppEnvironment/team-c/app=r1", "Database/team-b/db=r1"},
+			want:   []string{"Cluster/team-a/c1=r2", "Database/team-b/db=r1", "AppEnvironment/team-c/app=r1", "AppEnvironment/team-d/own=r1", "XDatabase//x=r1"},
 		},
 		{
 			reason: "Nothing changed: nothing is written.",
 		},
 		{
-			reason: "The canary runs r2, Ready and Synced: staging may move, but no revision of a Database carries r2, so nothing is written.",
+			reason: "The canary runs r2, Ready and Synced: staging may move, but no revision of the Databases' Composition carries r2, so nothing is written.",
 			then:   set(releaseXR(cluster, "team-a", "c1", "canary", "r2", true)),
 		},
 		{
-			reason: "The Database's revision of r2 exists: staging moves.",
+			reason: "A revision of the Databases' Composition carries r2: staging moves.",
 			then:   create(revision(database, "r2")),
 			want:   []string{"Database/team-b/db=r2"},
 		},
@@ -228,21 +241,27 @@ func TestControllerReleases(t *testing.T) {
 			then:   set(releaseXR(database, "team-b", "db", "staging", "r1", false)),
 		},
 		{
-			reason: "A rollback to r1: production runs r1 already, so staging moves back first; the canary holds until staging runs r1.",
+			reason: "A rollback to r1: production selects r1 already, so staging moves back; the canary holds, since staging did not select r1 when the pass decided.",
 			then:   set(releaseBaseline(map[string]any{"target": "r1", "from": "r2", "rollback": true})),
 			want:   []string{"Database/team-b/db=r1"},
 		},
 		{
-			reason: "Staging runs r1 again: the canary moves back.",
-			then:   set(releaseXR(database, "team-b", "db", "staging", "r1", true)),
+			reason: "Staging selects r1 now (rendered or not: a rollback is not held by what it undoes): the canary moves back.",
 			want:   []string{"Cluster/team-a/c1=r1"},
+		},
+		{
+			reason: "Nothing changed: nothing is written.",
+		},
+		{
+			reason: "Release keys that are wrong (no from) move nothing.",
+			then:   set(releaseBaseline(map[string]any{"target": "r2"})),
 		},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	dyn := newFake(true, objs...)
 	applySelections(dyn)
-	c := New(dyn, Options{XClusters: true, Clock: clocktesting.NewFakeClock(t0.Add(time.Hour))})
+	c := New(dyn, Options{XClusters: true, Served: func(schema.GroupVersionResource) bool { return true }, Clock: clocktesting.NewFakeClock(t0.Add(time.Hour))})
 	c.Lead(true)
 	c.start(ctx)
 	eventually(t, "the fleet's informers synced", c.synced)
@@ -255,15 +274,14 @@ func TestControllerReleases(t *testing.T) {
 		mark := len(dyn.Actions())
 		c.pass(ctx)
 		got := selections(t, dyn.Actions()[mark:])
-		if diff := cmp.Diff(s.want, got, cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		if diff := cmp.Diff(s.want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("step %d: %s\nselections: -want, +got:\n%s", i, s.reason, diff)
 		}
 	}
-	// No XR's spec holds anything the controller wrote but its selection,
-	// and the pinned ones none.
+	// The pinned XR's spec is as it was.
 	for _, o := range objs {
 		u := o.(*unstructured.Unstructured)
-		if u.GetKind() == "EnvironmentConfig" || (u.GetName() != "budget" && u.GetName() != "own") {
+		if u.GetKind() == "EnvironmentConfig" || u.GetName() != "budget" {
 			continue
 		}
 		got, err := dyn.Tracker().Get(kindOf(u.GetKind()).Resource, u.GetNamespace(), u.GetName())
@@ -273,5 +291,31 @@ func TestControllerReleases(t *testing.T) {
 		if diff := cmp.Diff(u.Object["spec"], got.(*unstructured.Unstructured).Object["spec"]); diff != "" {
 			t.Errorf("%s: the controller changed a pinned XR's spec: -want, +got:\n%s", u.GetName(), diff)
 		}
+	}
+}
+
+// TestControllerRulesWithoutAReleaseKind: an XR kind the controller may not
+// list (its ClusterRole not re-applied, say) holds a release's moves, never
+// the version rollout's rulings.
+func TestControllerRulesWithoutAReleaseKind(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	dyn := newFake(true, fleet()...)
+	dyn.PrependReactor("list", "databases", func(ktesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("forbidden")
+	})
+	c := New(dyn, Options{XClusters: true, Served: func(schema.GroupVersionResource) bool { return true }, Clock: clocktesting.NewFakeClock(t0.Add(time.Hour))})
+	c.Lead(true)
+	c.start(ctx)
+	eventually(t, "the Clusters' informers synced", c.synced)
+	c.pass(ctx) // starts the rulings' informer
+	eventually(t, "the rulings' informer synced", func() bool { return c.rulings != nil && c.rulings.HasSynced() })
+	c.pass(ctx)
+	if c.releaseSynced() {
+		t.Errorf("releaseSynced() = true with Databases that cannot be listed")
+	}
+	want := map[string]string{"cluster.team-a.c1": "Adopt", "cluster.team-a.c2": "Adopt", "cluster.team-b.p1": "Hold", "xcluster.x1": "Hold"}
+	if diff := cmp.Diff(want, verdicts(t, dyn)); diff != "" {
+		t.Errorf("rulings: -want, +got:\n%s", diff)
 	}
 }

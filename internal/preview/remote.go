@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"time"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -28,10 +29,22 @@ const callTimeout = time.Minute
 // started.
 type Remote struct {
 	// Run calls its RunFunction; a call that fails is a Fatal result
-	// naming the function and the error.
+	// naming the function and the error, and Err says so.
 	Run  Runner
 	conn *grpc.ClientConn
 	cmd  *exec.Cmd
+
+	mu  sync.Mutex
+	err error
+}
+
+// Err is the first call that failed (the function could not be reached,
+// or did not answer in time), nil when none did: a preview whose calls
+// failed says nothing about the release, and is not a report.
+func (r *Remote) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 // Open reaches the function of a release: a path to its binary, which it
@@ -101,6 +114,11 @@ func dial(addr string, cmd *exec.Cmd) (*Remote, error) {
 		defer cancel()
 		rsp, err := client.RunFunction(ctx, req)
 		if err != nil {
+			r.mu.Lock()
+			if r.err == nil {
+				r.err = fmt.Errorf("cannot run the function at %s: %w", addr, err)
+			}
+			r.mu.Unlock()
 			return &fnv1.RunFunctionResponse{Results: []*fnv1.Result{{
 				Severity: fnv1.Severity_SEVERITY_FATAL,
 				Message:  fmt.Sprintf("cannot run the function at %s: %v", addr, err),

@@ -36,10 +36,20 @@ type Release struct {
 	Rollback bool `json:"rollback"`
 }
 
-// Validate returns what is wrong with the release keys, each error naming
-// its environment key under path (environment.rollout.release).
-func (r Release) Validate(path *field.Path) field.ErrorList {
+// Validate returns what is wrong with the release keys beside waves, each
+// error naming its environment key under rollout (environment.rollout):
+// a release needs a target, the release it moves from (what an XR that
+// selects none is given while it waits), and waves: without them every XR
+// would move at once.
+func (r Release) Validate(rollout *field.Path, waves []Wave) field.ErrorList {
 	var errs field.ErrorList
+	path := rollout.Child("release")
+	if len(waves) == 0 {
+		errs = append(errs, field.Required(rollout.Child("waves"), "a release moves over the rollout's waves: without them every XR would move at once"))
+	}
+	if r.From == "" {
+		errs = append(errs, field.Required(path.Child("from"), "the release the fleet moves from: what an XR that selects no release yet is given while the waves hold it"))
+	}
 	for _, k := range []struct{ name, value string }{{"target", r.Target}, {"from", r.From}} {
 		if msgs := validation.IsValidLabelValue(k.value); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(path.Child(k.name), k.value, strings.Join(msgs, "; ")))
@@ -69,22 +79,21 @@ var (
 	releaseWords = vocabulary{noun: "XR", pins: "pins its release", moves: "moves to"}
 )
 
-// ReleaseSelection is where an XR's composition revision selector is, by
-// its scope: spec.crossplane.compositionRevisionSelector on a Crossplane v2
-// XR, spec.compositionRevisionSelector on a legacy cluster-scoped one.
-func ReleaseSelection(namespaced bool) []string {
+// CrossplaneSpec is where an XR's Crossplane fields (its Composition, its
+// revision selector, its update policy) are, by its XRD's scope:
+// spec.crossplane on a Crossplane v2 namespaced XR, spec on a legacy
+// cluster-scoped one.
+func CrossplaneSpec(namespaced bool) []string {
 	if namespaced {
-		return []string{"spec", "crossplane", "compositionRevisionSelector", "matchLabels"}
+		return []string{"spec", "crossplane"}
 	}
-	return []string{"spec", "compositionRevisionSelector", "matchLabels"}
+	return []string{"spec"}
 }
 
-// updatePolicy is where an XR's composition update policy is, by scope.
-func updatePolicy(namespaced bool) []string {
-	if namespaced {
-		return []string{"spec", "crossplane", "compositionUpdatePolicy"}
-	}
-	return []string{"spec", "compositionUpdatePolicy"}
+// ReleaseSelection is where an XR's release selection is: the matchLabels
+// of its composition revision selector (CrossplaneSpec).
+func ReleaseSelection(namespaced bool) []string {
+	return append(CrossplaneSpec(namespaced), "compositionRevisionSelector", "matchLabels")
 }
 
 // ReleaseMemberOf reads an XR of any kind, as a map, as a member of a
@@ -98,17 +107,25 @@ func updatePolicy(namespaced bool) []string {
 //     Composition revision;
 //
 //   - Asks.Release the release its composition revision selector selects
-//     (LabelRelease), written by the fleet controller (owned); what it runs
-//     when it selects none yet;
+//     (LabelRelease), when the fleet controller wrote it (owned); otherwise
+//     what it runs: a selection someone else wrote (its owner's, or the
+//     XRD's default that Crossplane wrote) is not the rollout's, and the
+//     controller writes its own over it;
 //
 //   - Pinned its composition update policy being Manual (Crossplane keeps it
-//     on the revision it names), or a release selection that someone else
-//     wrote (its manifest, its owner): the XR's owner chose its release, so
-//     the rollout neither moves it nor counts it, for or against a wave;
+//     on the revision it names), its reconciles being paused
+//     (crossplane.io/paused), or its being a claim's XR (LabelClaimName:
+//     Crossplane applies the claim's selector over the XR's, so the claim
+//     decides its release): the rollout neither moves it nor counts it,
+//     for or against a wave;
 //
 //   - Ready also requiring Synced True: a release that cannot render the XR
 //     (a Fatal, or no revision of its Composition carries the release)
-//     proves nothing, and fails.
+//     proves nothing, and fails;
+//
+//   - ReadySince, while Ready, the transition of its PlatformRelease
+//     condition: when the release it runs first rendered it (Ready's own
+//     transition moves at every generation). Zero when it has none.
 //
 // Kubernetes versions and charts are not read.
 func ReleaseMemberOf(obj map[string]any, owned func(obj map[string]any) bool) Member {
@@ -119,29 +136,28 @@ func ReleaseMemberOf(obj map[string]any, owned func(obj map[string]any) bool) Me
 	namespaced := u.GetNamespace() != ""
 	m.Runs.Release, _, _ = unstructured.NestedString(obj, "status", "platformRelease")
 	m.Asks.Release = m.Runs.Release
-	policy, _, _ := unstructured.NestedString(obj, updatePolicy(namespaced)...)
-	m.Pinned = policy == "Manual"
-	if sel, _, _ := unstructured.NestedStringMap(obj, ReleaseSelection(namespaced)...); sel[LabelRelease] != "" {
-		if owned != nil && owned(obj) {
-			m.Asks.Release = sel[LabelRelease]
-		} else {
-			m.Pinned = true
-		}
+	if sel, _, _ := unstructured.NestedStringMap(obj, ReleaseSelection(namespaced)...); sel[LabelRelease] != "" && owned != nil && owned(obj) {
+		m.Asks.Release = sel[LabelRelease]
 	}
+	policy, _, _ := unstructured.NestedString(obj, append(CrossplaneSpec(namespaced), "compositionUpdatePolicy")...)
+	m.Pinned = policy == "Manual" || u.GetAnnotations()[AnnotationPaused] == "true" || u.GetLabels()[LabelClaimName] != ""
 	if m.Ready && !synced(obj) {
-		m.Ready, m.ReadySince = false, time.Time{}
+		m.Ready = false
 		m.Reason = cmp.Or(m.Reason, "Synced is not True")
 	}
-	// A release turns Ready when it first renders the XR Ready: the later
-	// of Ready's transition and the PlatformRelease condition's (its
-	// message names the release, so it moves when another renders it).
+	m.ReadySince = time.Time{}
 	if c := condition(obj, ConditionPlatformRelease); m.Ready && c != nil {
-		if t := since(c); t.After(m.ReadySince) {
-			m.ReadySince = t
-		}
+		m.ReadySince = since(c)
 	}
 	return m
 }
+
+// LabelClaimName is the label Crossplane gives a legacy XR of a claim: the
+// claim's name.
+const LabelClaimName = "crossplane.io/claim-name"
+
+// AnnotationPaused pauses Crossplane's reconciles of an object.
+const AnnotationPaused = "crossplane.io/paused"
 
 // ConditionPlatformRelease is the XR condition that names the release
 // that rendered it (the function's response.ConditionPlatformRelease).
@@ -169,9 +185,9 @@ func NewReleaseFleet(waves []Wave, members []Member, now time.Time) *Fleet {
 	return f
 }
 
-// DecideRollback says whether self moves back to target now: once no
-// member of a later wave runs or asks for another release (pinned ones
-// aside), from the last wave back to the first, without approvals, soaks
+// DecideRollback says whether self moves back to target now: once every
+// member of the later waves asks for it (the controller selected it for
+// them; pinned ones aside), from the last wave back to the first, without approvals, soaks
 // or maxUnavailable, so that a rollback is never held by what it undoes.
 // One already asking for the target keeps it.
 func (f *Fleet) DecideRollback(self Member, target Target, visible func(ns string) bool) Decision {
@@ -186,12 +202,15 @@ func (f *Fleet) DecideRollback(self Member, target Target, visible func(ns strin
 	wi := WaveOf(f.waves, self)
 	d.Wave = f.waves[wi].Name
 	if self.Asks.Equal(target) {
-		d.Verdict, d.Message = Keep, fmt.Sprintf("wave %s: rolled back to %s", d.Wave, target)
+		d.Verdict, d.Message = Keep, fmt.Sprintf("wave %s: runs or moves back to %s", d.Wave, target)
 		return d
 	}
 	for j := len(f.waves) - 1; j > wi; j-- {
 		for _, m := range f.byWave[j] {
-			if m.Pinned || m.Key() == self.Key() || (m.Runs.Equal(target) && m.Asks.Equal(target)) {
+			// A later XR the controller moved back counts, rendered or not:
+			// one the target cannot render, or that never reconciles,
+			// must not hold the rollback of the waves before it.
+			if m.Pinned || m.Key() == self.Key() || m.Asks.Equal(target) {
 				continue
 			}
 			if visible(m.Namespace) {
@@ -205,30 +224,29 @@ func (f *Fleet) DecideRollback(self Member, target Target, visible func(ns strin
 		}
 		if d.Blocking != "" {
 			d.Verdict = Hold
-			d.Message = fmt.Sprintf("wave %s holds its rollback to %s until wave %s runs it: a rollback moves the last wave first", d.Wave, target, d.Blocking)
+			d.Message = fmt.Sprintf("wave %s holds its rollback to %s until wave %s moves back to it: a rollback moves the last wave first", d.Wave, target, d.Blocking)
 			return d
 		}
 	}
 	d.Verdict = Adopt
-	d.Message = fmt.Sprintf("wave %s moves back to %s: the later waves run it", d.Wave, target)
+	d.Message = fmt.Sprintf("wave %s moves back to %s: the later waves moved back", d.Wave, target)
 	return d
 }
 
 // Selection is the release the fleet controller selects for an XR that
-// runs what m says, given its decision on it: the target once it moves
-// (Adopt, Keep), otherwise what it runs, or rel.From when it runs nothing
-// yet (a new XR, or one no release has rendered); "" for a pinned XR,
-// whose selection is its owner's.
+// runs and asks for what m says, given its decision on it: the target once
+// it moves (Adopt, Keep); otherwise what it asks for (a step under way is
+// never taken back), else what it runs, else rel.From (a new XR, or one no
+// release rendered yet); "" for a pinned XR, whose selection is its
+// owner's.
 func Selection(rel Release, m Member, d Decision) string {
 	switch {
 	case m.Pinned:
 		return ""
 	case d.Verdict == Adopt || d.Verdict == Keep:
 		return d.Target.Release
-	case m.Runs.Release != "":
-		return m.Runs.Release
 	}
-	return cmp.Or(rel.From, d.Target.Release)
+	return cmp.Or(m.Asks.Release, m.Runs.Release, rel.From)
 }
 
 // A Move is the fleet controller's decision on one XR of a platform
@@ -248,7 +266,8 @@ type Move struct {
 // Moves decides every XR of xrs (of every kind, as maps) for the release's
 // rollout over waves, from one Fleet: forward (Fleet.Decide) or, for a
 // rollback, from the last wave back (Fleet.DecideRollback); each naming
-// only what its owner may see, in Ref order. owned reports whether the
+// only what its owner may see, in wave order (the last wave first for a
+// rollback), then Ref order. owned reports whether the
 // fleet controller wrote an XR's release selection (ReleaseMemberOf). An
 // XR being deleted is left alone.
 func Moves(waves []Wave, rel Release, xrs []map[string]any, owned func(obj map[string]any) bool, now time.Time) []Move {
@@ -261,7 +280,23 @@ func Moves(waves []Wave, rel Release, xrs []map[string]any, owned func(obj map[s
 			out = append(out, Move{Ref: RefOf(obj), Member: m})
 		}
 	}
-	slices.SortFunc(out, func(a, b Move) int { return cmp.Compare(a.Ref.String(), b.Ref.String()) })
+	// In the order a pass writes them: the earliest wave first, the last
+	// first for a rollback, so that a later wave never selects the target
+	// before an earlier one in a rollout, nor after one in a rollback,
+	// even within one pass.
+	order := func(m Move) int {
+		if len(waves) == 0 {
+			return 0
+		}
+		if w := WaveOf(waves, m.Member); rel.Rollback {
+			return -w
+		} else {
+			return w
+		}
+	}
+	slices.SortFunc(out, func(a, b Move) int {
+		return cmp.Or(cmp.Compare(order(a), order(b)), cmp.Compare(a.Ref.String(), b.Ref.String()))
+	})
 	f := NewReleaseFleet(waves, members, now)
 	target := Target{Release: rel.Target}
 	for i := range out {
@@ -269,7 +304,7 @@ func Moves(waves []Wave, rel Release, xrs []map[string]any, owned func(obj map[s
 		switch {
 		case mv.Member.Pinned:
 			mv.Decision = Decision{Verdict: Pinned, Target: target,
-				Message: "its owner pins its release (a composition update policy of Manual, or a release selection the fleet controller did not write): the rollout does not move it"}
+				Message: "its owner pins its release (a composition update policy of Manual, paused reconciles, or a claim, whose selector decides its XR's): the rollout does not move it"}
 			if len(waves) > 0 {
 				mv.Decision.Wave = waves[WaveOf(waves, mv.Member)].Name
 			}

@@ -51,6 +51,18 @@ func ours(o map[string]any) bool {
 	return ann["selected-by"] != "tenant"
 }
 
+// manual gives namespaced XR o the composition update policy Manual.
+func manual(o map[string]any) map[string]any {
+	spec := o["spec"].(map[string]any)
+	c, _ := spec["crossplane"].(map[string]any)
+	if c == nil {
+		c = map[string]any{}
+		spec["crossplane"] = c
+	}
+	c["compositionUpdatePolicy"] = "Manual"
+	return o
+}
+
 // byTenant annotates o's selection as its owner's.
 func byTenant(o map[string]any) map[string]any {
 	o["metadata"].(map[string]any)["annotations"] = map[string]any{"selected-by": "tenant"}
@@ -69,21 +81,53 @@ func TestReleaseMemberOf(t *testing.T) {
 			obj:    xrOf("Database", "team-a", "db", "staging", "r1", "r2", true, true),
 			owned:  ours,
 			want: Member{Name: "db", Namespace: "team-a", Cloud: "gcp", Kind: "Database", Wave: "staging",
-				Runs: Target{Release: "r1"}, Asks: Target{Release: "r2"}, Ready: true, ReadySince: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)},
+				Runs: Target{Release: "r1"}, Asks: Target{Release: "r2"}, Ready: true},
 		},
 		"Legacy": {
 			reason: "A legacy XR's selector is spec.compositionRevisionSelector.",
 			obj:    xrOf("XCluster", "", "c", "canary", "r1", "r2", true, true),
 			owned:  ours,
 			want: Member{Name: "c", Cloud: "gcp", Kind: "XCluster", Wave: "canary",
-				Runs: Target{Release: "r1"}, Asks: Target{Release: "r2"}, Ready: true, ReadySince: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)},
+				Runs: Target{Release: "r1"}, Asks: Target{Release: "r2"}, Ready: true},
 		},
 		"NotOurs": {
-			reason: "A selection the controller did not write (its manifest's, its owner's) pins the XR: it asks for what it runs.",
+			reason: "A selection the controller did not write (its owner's, the XRD default's) is not the rollout's: the XR asks for what it runs.",
 			obj:    xrOf("Cluster", "team-a", "c", "production", "r1", "r2", true, true),
 			owned:  func(map[string]any) bool { return false },
-			want: Member{Name: "c", Namespace: "team-a", Cloud: "gcp", Kind: "Cluster", Wave: "production", Pinned: true,
-				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true, ReadySince: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)},
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "gcp", Kind: "Cluster", Wave: "production",
+				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true},
+		},
+		"Claim": {
+			reason: "A claim's XR is pinned: Crossplane applies the claim's selector over it.",
+			obj: func() map[string]any {
+				o := xrOf("XCluster", "", "c-x7k2p", "canary", "r1", "", true, true)
+				o["metadata"].(map[string]any)["labels"].(map[string]any)[LabelClaimName] = "c"
+				return o
+			}(),
+			want: Member{Name: "c-x7k2p", Cloud: "gcp", Kind: "XCluster", Wave: "canary", Pinned: true,
+				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true},
+		},
+		"Paused": {
+			reason: "A paused XR never reconciles: pinned.",
+			obj: func() map[string]any {
+				o := xrOf("Database", "team-a", "db", "canary", "r1", "", true, true)
+				o["metadata"].(map[string]any)["annotations"] = map[string]any{AnnotationPaused: "true"}
+				return o
+			}(),
+			want: Member{Name: "db", Namespace: "team-a", Cloud: "gcp", Kind: "Database", Wave: "canary", Pinned: true,
+				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true},
+		},
+		"ReadySinceItsRelease": {
+			reason: "A Ready XR's soak counts from its PlatformRelease condition's transition: when its release first rendered it.",
+			obj: func() map[string]any {
+				o := xrOf("Database", "team-a", "db", "canary", "r2", "r2", true, true)
+				st := o["status"].(map[string]any)
+				st["conditions"] = append(st["conditions"].([]any), map[string]any{"type": ConditionPlatformRelease, "status": "True", "reason": "Rendered", "lastTransitionTime": "2026-12-01T11:00:00Z"})
+				return o
+			}(),
+			owned: ours,
+			want: Member{Name: "db", Namespace: "team-a", Cloud: "gcp", Kind: "Database", Wave: "canary",
+				Runs: Target{Release: "r2"}, Asks: Target{Release: "r2"}, Ready: true, ReadySince: time.Date(2026, 12, 1, 11, 0, 0, 0, time.UTC)},
 		},
 		"NotSynced": {
 			reason: "Ready without Synced proves nothing: the release cannot render it (a Fatal), so it failed.",
@@ -100,7 +144,7 @@ func TestReleaseMemberOf(t *testing.T) {
 				return o
 			}(),
 			want: Member{Name: "c", Namespace: "team-a", Cloud: "gcp", Kind: "Cluster", Wave: "canary",
-				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true, Pinned: true, ReadySince: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)},
+				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true, Pinned: true},
 		},
 	}
 	for name, tc := range cases {
@@ -169,7 +213,7 @@ func TestMoves(t *testing.T) {
 			},
 		},
 		"TenantJumpsAhead": {
-			reason: "A tenant selects the new release on its production XR: not the controller's selection, so its owner pins it; the controller leaves it alone, and it counts for no wave.",
+			reason: "A tenant selects the new release on its production XR: not the controller's selection, so the XR asks for what it runs, is held, and its selection is written back.",
 			waves:  releaseWaves, rel: forward,
 			xrs: []map[string]any{
 				xrOf("Cluster", "platform", "canary", "canary", "r1", "", true, true),
@@ -177,15 +221,15 @@ func TestMoves(t *testing.T) {
 			},
 			want: map[string]move{
 				"Cluster platform/canary":   {"Adopt", "r2"},
-				"AppEnvironment team-b/app": {"Pinned", ""},
+				"AppEnvironment team-b/app": {"Hold", "r1"},
 			},
 		},
 		"TenantPinsStaging": {
-			reason: "A tenant pins the only staging XR: staging has no XR that follows the rollout, so production holds (an empty wave proves nothing).",
+			reason: "A tenant pins the only staging XR (Manual): staging has no XR that follows the rollout, so production holds (an empty wave proves nothing).",
 			waves:  releaseWaves, rel: forward,
 			xrs: []map[string]any{
 				xrOf("Cluster", "platform", "canary", "canary", "r2", "r2", true, true),
-				byTenant(xrOf("Database", "team-a", "db", "staging", "r1", "r1", true, true)),
+				manual(xrOf("Database", "team-a", "db", "staging", "r1", "r1", true, true)),
 				xrOf("AppEnvironment", "team-b", "app", "production", "r1", "r1", true, true),
 			},
 			want: map[string]move{
@@ -219,7 +263,7 @@ func TestMoves(t *testing.T) {
 			},
 		},
 		"RollbackStartsAtTheEnd": {
-			reason: "A rollback to r1 moves production first; staging and the canary hold until the later waves run r1.",
+			reason: "A rollback to r1 moves production first; staging and the canary hold until the later waves are moved back.",
 			waves:  releaseWaves, rel: Release{Target: "r1", From: "r2", Rollback: true},
 			xrs: []map[string]any{
 				xrOf("Cluster", "platform", "canary", "canary", "r2", "r2", true, true),
@@ -230,6 +274,30 @@ func TestMoves(t *testing.T) {
 				"Cluster platform/canary":   {"Hold", "r2"},
 				"Database team-a/db":        {"Hold", "r2"},
 				"AppEnvironment team-b/app": {"Adopt", "r1"},
+			},
+		},
+		"RollbackNotHeldByWhatItUndoes": {
+			reason: "A production XR that r1 cannot render (Synced False) once moved back does not hold staging's rollback: it asks for r1.",
+			waves:  releaseWaves, rel: Release{Target: "r1", From: "r2", Rollback: true},
+			xrs: []map[string]any{
+				xrOf("Database", "team-a", "db", "staging", "r2", "r2", true, true),
+				xrOf("AppEnvironment", "team-b", "app", "production", "r2", "r1", true, false),
+			},
+			want: map[string]move{
+				"Database team-a/db":        {"Adopt", "r1"},
+				"AppEnvironment team-b/app": {"Keep", "r1"},
+			},
+		},
+		"HeldKeepsItsStep": {
+			reason: "An XR the controller moved to r2 that no longer may move (the target changed to r3 meanwhile) keeps r2: a step under way is never taken back.",
+			waves:  releaseWaves, rel: Release{Target: "r3", From: "r2"},
+			xrs: []map[string]any{
+				xrOf("Cluster", "platform", "canary", "canary", "r2", "r2", true, true),
+				xrOf("Database", "team-a", "db", "staging", "r1", "r2", true, true),
+			},
+			want: map[string]move{
+				"Cluster platform/canary": {"Adopt", "r3"},
+				"Database team-a/db":      {"Hold", "r2"},
 			},
 		},
 		"RollbackOfAHalt": {
@@ -244,11 +312,18 @@ func TestMoves(t *testing.T) {
 				"Database team-a/db":      {"Keep", "r1"},
 			},
 		},
-		"NoWaves": {
-			reason: "Without waves every XR moves at once.",
-			rel:    forward,
-			xrs:    []map[string]any{xrOf("Database", "team-a", "db", "", "r1", "r1", true, true)},
-			want:   map[string]move{"Database team-a/db": {"Adopt", "r2"}},
+		"ClaimsAreTheClaims": {
+			reason: "A claim's XR is not moved: the claim's selector decides it.",
+			waves:  releaseWaves, rel: forward,
+			xrs: []map[string]any{
+				func() map[string]any {
+					o := xrOf("XDatabase", "", "db-x7k2p", "canary", "r1", "", true, true)
+					o["metadata"].(map[string]any)["labels"].(map[string]any)[LabelClaimName] = "db"
+					return o
+				}(),
+				xrOf("Cluster", "platform", "canary", "canary", "r1", "", true, true),
+			},
+			want: map[string]move{"XDatabase /db-x7k2p": {"Pinned", ""}, "Cluster platform/canary": {"Adopt", "r2"}},
 		},
 	}
 	for name, tc := range cases {
@@ -283,20 +358,24 @@ func TestReleaseMessages(t *testing.T) {
 }
 
 func TestReleaseValidate(t *testing.T) {
+	waves := []Wave{{Name: "canary"}}
 	cases := map[string]struct {
 		reason string
 		rel    Release
+		waves  []Wave
 		want   []string
 	}{
-		"Good":     {reason: "A target and where it moves from.", rel: Release{Target: "r2", From: "r1"}},
-		"NoTarget": {reason: "A release rollout needs a target.", rel: Release{From: "r1"}, want: []string{"environment.rollout.release.target: Required value: the release the fleet moves to: the value of the label platform.example.org/release on its Compositions"}},
-		"Same":     {reason: "From and target are two releases.", rel: Release{Target: "r1", From: "r1"}, want: []string{`environment.rollout.release.from: Invalid value: "r1": the release the fleet moves from cannot be the one it moves to`}},
-		"BadLabel": {reason: "A release is a label value.", rel: Release{Target: "r 2"}, want: []string{`environment.rollout.release.target: Invalid value: "r 2": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`}},
+		"Good":     {reason: "A target and where it moves from, over waves.", rel: Release{Target: "r2", From: "r1"}, waves: waves},
+		"NoWaves":  {reason: "Without waves every XR would move at once: refused.", rel: Release{Target: "r2", From: "r1"}, want: []string{"environment.rollout.waves: Required value: a release moves over the rollout's waves: without them every XR would move at once"}},
+		"NoTarget": {reason: "A release rollout needs a target.", rel: Release{From: "r1"}, waves: waves, want: []string{"environment.rollout.release.target: Required value: the release the fleet moves to: the value of the label platform.example.org/release on its Compositions"}},
+		"NoFrom":   {reason: "A release rollout needs what it moves from: what an XR that selects none waits on.", rel: Release{Target: "r2"}, waves: waves, want: []string{"environment.rollout.release.from: Required value: the release the fleet moves from: what an XR that selects no release yet is given while the waves hold it"}},
+		"Same":     {reason: "From and target are two releases.", rel: Release{Target: "r1", From: "r1"}, waves: waves, want: []string{`environment.rollout.release.from: Invalid value: "r1": the release the fleet moves from cannot be the one it moves to`}},
+		"BadLabel": {reason: "A release is a label value.", rel: Release{Target: "r 2", From: "r1"}, waves: waves, want: []string{`environment.rollout.release.target: Invalid value: "r 2": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')`}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var got []string
-			for _, e := range tc.rel.Validate(field.NewPath("environment", "rollout", "release")) {
+			for _, e := range tc.rel.Validate(field.NewPath("environment", "rollout"), tc.waves) {
 				got = append(got, e.Error())
 			}
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
@@ -310,12 +389,15 @@ func TestReleaseValidate(t *testing.T) {
 // release's rollout and random events (Crossplane renders an XR with the
 // release its selector selects, which succeeds or fails; Ready flips; a
 // tenant writes its own selection; an XR is deleted), the controller
-// deciding (Moves) and writing its selections between them, and checks,
-// apart from the decision's code, that no XR is ever moved to the target
-// while an XR of an earlier wave that does not pin its revision does not
-// run it Ready and Synced, or an earlier wave has none that does; and, for
-// a rollback, that no XR is moved back while an XR of a later wave runs or
-// asks for another release.
+// deciding (Moves) and writing its selections between them, each write a
+// new generation that Crossplane has not reconciled yet. Some XRs run no
+// release yet, some pin theirs (Manual). Apart from the decision's code, it
+// checks that the controller never writes a pinned XR's selection, never
+// selects the target for an XR that does not run it while an XR of an
+// earlier wave that does not pin its release does not run it Ready and
+// Synced at its generation, or an earlier wave has none that does; and,
+// for a rollback, never while an XR of a later wave does not select it
+// (by the controller's hand).
 func FuzzRelease(f *testing.F) {
 	f.Add([]byte{3, 1, 0, 2, 5, 9, 200, 17, 4, 4, 4, 4, 1, 2, 3, 0, 0, 0, 9, 8, 7})
 	f.Add([]byte{1, 8, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2})
@@ -345,158 +427,170 @@ func FuzzRelease(f *testing.F) {
 			}
 			return 2
 		}
+		type state struct {
+			obj      map[string]any
+			name     string
+			ns       string
+			manual   bool
+			selected string // the selector's release, "" when none
+			owned    bool   // the controller wrote it
+			gen      int64
+		}
 		n := 1 + next()%8
-		xrs := make([]map[string]any, n)
-		// selectedBy: who wrote each XR's selection (the controller or not).
-		ownedBy := map[string]bool{}
+		xrs := make([]*state, n)
 		for i := range xrs {
 			kind := kinds[next()%len(kinds)]
 			ns := "team"
 			if kind == "XCluster" {
 				ns = ""
 			}
-			xrs[i] = xrOf(kind, ns, fmt.Sprintf("x%d", i), labels[next()%len(labels)], rel.From, "", next()%4 != 0, true)
-			if next()%7 == 0 {
-				xrs[i]["spec"].(map[string]any)["compositionUpdatePolicy"] = "Manual"
-				if ns != "" {
-					xrs[i]["spec"].(map[string]any)["crossplane"] = map[string]any{"compositionUpdatePolicy": "Manual"}
+			runs := rel.From
+			if next()%5 == 0 {
+				runs = "" // no release rendered it yet
+			}
+			st := &state{name: fmt.Sprintf("%s/x%d", kind, i), ns: ns, manual: next()%7 == 0, gen: 2}
+			st.obj = xrOf(kind, ns, fmt.Sprintf("x%d", i), labels[next()%len(labels)], runs, "", next()%4 != 0, true)
+			xrs[i] = st
+		}
+		// sync writes the test's state of an XR into its object: the
+		// selector, the update policy, the generation.
+		sync := func(st *state) {
+			spec := map[string]any{}
+			where := spec
+			if st.ns != "" {
+				where = map[string]any{}
+				spec["crossplane"] = where
+			}
+			if st.manual {
+				where["compositionUpdatePolicy"] = "Manual"
+			}
+			if st.selected != "" {
+				where["compositionRevisionSelector"] = map[string]any{"matchLabels": map[string]any{LabelRelease: st.selected}}
+			}
+			st.obj["spec"] = spec
+			st.obj["metadata"].(map[string]any)["generation"] = st.gen
+		}
+		conds := func(st *state) []any { return st.obj["status"].(map[string]any)["conditions"].([]any) }
+		cond := func(st *state, typ string) (string, int64) {
+			for _, c := range conds(st) {
+				if m := c.(map[string]any); m["type"] == typ {
+					return fmt.Sprint(m["status"]), m["observedGeneration"].(int64)
+				}
+			}
+			return "", 0
+		}
+		set := func(st *state, typ, v string) {
+			for _, c := range conds(st) {
+				if m := c.(map[string]any); m["type"] == typ {
+					m["status"] = v
+					m["observedGeneration"] = st.gen
 				}
 			}
 		}
-		name := func(o map[string]any) string {
-			return fmt.Sprint(o["kind"], o["metadata"].(map[string]any)["name"])
+		runs := func(st *state) any { return st.obj["status"].(map[string]any)["platformRelease"] }
+		proven := func(st *state) bool {
+			ready, rg := cond(st, "Ready")
+			synced, sg := cond(st, "Synced")
+			return runs(st) == rel.Target && ready == "True" && synced == "True" && rg == st.gen && sg == st.gen
 		}
-		owned := func(o map[string]any) bool { return ownedBy[name(o)] }
-		status := func(o map[string]any) map[string]any { return o["status"].(map[string]any) }
-		cond := func(o map[string]any, typ string) string {
-			for _, c := range status(o)["conditions"].([]any) {
-				if c.(map[string]any)["type"] == typ {
-					return fmt.Sprint(c.(map[string]any)["status"])
-				}
-			}
-			return ""
+		byName := map[string]*state{}
+		for _, st := range xrs {
+			sync(st)
+			byName[fmt.Sprint(st.obj["kind"], " ", st.ns, "/", st.obj["metadata"].(map[string]any)["name"])] = st
 		}
-		setCond := func(o map[string]any, typ, v string) {
-			for _, c := range status(o)["conditions"].([]any) {
-				if c.(map[string]any)["type"] == typ {
-					c.(map[string]any)["status"] = v
-				}
-			}
-		}
-		sel := func(o map[string]any) (map[string]any, bool) {
-			spec := o["spec"].(map[string]any)
+		owned := func(o map[string]any) bool {
 			ns, _ := o["metadata"].(map[string]any)["namespace"].(string)
-			if ns != "" {
-				c, _ := spec["crossplane"].(map[string]any)
-				if c == nil {
-					c = map[string]any{}
-					spec["crossplane"] = c
-				}
-				spec = c
-			}
-			if spec["compositionUpdatePolicy"] == "Manual" {
-				return nil, false
-			}
-			s, _ := spec["compositionRevisionSelector"].(map[string]any)
-			if s == nil {
-				s = map[string]any{"matchLabels": map[string]any{}}
-				spec["compositionRevisionSelector"] = s
-			}
-			return s["matchLabels"].(map[string]any), true
+			return byName[fmt.Sprint(o["kind"], " ", ns, "/", o["metadata"].(map[string]any)["name"])].owned
 		}
-		deleted := map[int]bool{}
+		deleted := map[*state]bool{}
 		for step := 0; step < 64 && len(data) > 0; step++ {
-			i := next() % n
+			st := xrs[next()%n]
 			switch next() % 6 {
 			case 0, 1: // the controller decides and writes its selections
-				live := make([]map[string]any, 0, n)
-				for j, o := range xrs {
-					if !deleted[j] {
+				var live []*state
+				var objs []map[string]any
+				for _, o := range xrs {
+					if !deleted[o] {
 						live = append(live, o)
+						objs = append(objs, o.obj)
 					}
 				}
-				for _, mv := range Moves(waves, rel, live, owned, time.Time{}) {
-					var self map[string]any
-					for _, o := range live {
-						if mv.Member.Key() == ReleaseMemberOf(o, owned).Key() {
-							self = o
-						}
+				for _, mv := range Moves(waves, rel, objs, owned, time.Time{}) {
+					self := byName[mv.Member.Key()]
+					if self == nil {
+						t.Fatalf("Moves decided %s, which is not in the fleet", mv.Member.Key())
 					}
-					m, ok := sel(self)
-					if !ok || mv.Select == "" {
-						if mv.Select != "" || (ok && m[LabelRelease] != nil && owned(self)) {
-							t.Fatalf("%s: the controller selects %q for an XR its owner pins", name(self), mv.Select)
+					if self.manual {
+						if mv.Select != "" {
+							t.Fatalf("%s: the controller selects %q for an XR that pins its revision", self.name, mv.Select)
 						}
 						continue
 					}
-					if m[LabelRelease] != nil && !owned(self) {
-						t.Fatalf("%s: the controller selects %q over its owner's selection %v", name(self), mv.Select, m[LabelRelease])
+					if mv.Select == "" {
+						t.Fatalf("%s: the controller selects nothing for an XR that pins nothing", self.name)
 					}
-					// A move: the controller selects the target for an XR
-					// that neither runs it nor selects it already.
-					moving := mv.Select == rel.Target && status(self)["platformRelease"] != rel.Target && m[LabelRelease] != rel.Target
-					if moving {
+					// A move: the target selected for an XR that neither
+					// runs it nor already selects it by the controller's
+					// hand (a step under way is kept, not taken again).
+					if mv.Select == rel.Target && runs(self) != rel.Target && !(self.owned && self.selected == rel.Target) {
 						for _, o := range live {
-							if pinned := func() bool { m, ok := sel(o); return !ok || (m[LabelRelease] != nil && !owned(o)) }(); pinned {
-								continue
-							}
-							runs := status(o)["platformRelease"]
 							switch {
-							case !rel.Rollback && wave(o) < wave(self) && (runs != rel.Target || cond(o, "Ready") != "True" || cond(o, "Synced") != "True"):
-								t.Fatalf("%s (wave %d) moved to %s while %s (wave %d) runs %v, Ready %s, Synced %s", name(self), wave(self), rel.Target, name(o), wave(o), runs, cond(o, "Ready"), cond(o, "Synced"))
-							case rel.Rollback && wave(o) > wave(self) && (runs != rel.Target || (owned(o) && m2(sel, o) != rel.Target)):
-								t.Fatalf("%s (wave %d) moved back to %s while %s (wave %d) runs %v", name(self), wave(self), rel.Target, name(o), wave(o), runs)
+							case o.manual:
+							case !rel.Rollback && wave(o.obj) < wave(self.obj) && !proven(o):
+								t.Fatalf("%s (wave %d) selects %s while %s (wave %d) has not proven it", self.name, wave(self.obj), rel.Target, o.name, wave(o.obj))
+							case rel.Rollback && wave(o.obj) > wave(self.obj) && !(o.owned && o.selected == rel.Target):
+								t.Fatalf("%s (wave %d) moves back to %s while %s (wave %d) selects %q", self.name, wave(self.obj), rel.Target, o.name, wave(o.obj), o.selected)
 							}
 						}
 						if !rel.Rollback {
-							for j := range wave(self) {
-								proven := false
+							for j := range wave(self.obj) {
+								ok := false
 								for _, o := range live {
-									if m, ok := sel(o); ok && (m[LabelRelease] == nil || owned(o)) && wave(o) == j && status(o)["platformRelease"] == rel.Target {
-										proven = true
-									}
+									ok = ok || (!o.manual && wave(o.obj) == j && proven(o))
 								}
-								if !proven {
-									t.Fatalf("%s (wave %d) moved to %s while wave %d has no XR that runs it", name(self), wave(self), rel.Target, j)
+								if !ok {
+									t.Fatalf("%s (wave %d) selects %s while wave %d has no XR that proves it", self.name, wave(self.obj), rel.Target, j)
 								}
 							}
 						}
 					}
-					m[LabelRelease] = mv.Select
-					ownedBy[name(self)] = true
-				}
-			case 2: // Crossplane renders it with the release it selects: it renders, or fails
-				if m, ok := sel(xrs[i]); ok && m[LabelRelease] != nil {
-					if next()%4 == 0 {
-						setCond(xrs[i], "Synced", "False")
-						continue
+					// A new value is a new generation; taking over the
+					// same value changes only the managed fields.
+					if self.selected != mv.Select {
+						self.gen++
 					}
-					status(xrs[i])["platformRelease"] = m[LabelRelease]
-					setCond(xrs[i], "Synced", "True")
+					self.selected, self.owned = mv.Select, true
+					sync(self)
 				}
+			case 2: // Crossplane renders it with the release it selects
+				if st.manual || st.selected == "" {
+					continue
+				}
+				if next()%4 == 0 {
+					set(st, "Synced", "False")
+					set(st, "Ready", "False")
+					continue
+				}
+				st.obj["status"].(map[string]any)["platformRelease"] = st.selected
+				set(st, "Synced", "True")
+				set(st, "Ready", []string{"True", "False"}[next()%2])
 			case 3: // Ready flips
-				if cond(xrs[i], "Ready") == "True" {
-					setCond(xrs[i], "Ready", "False")
+				if r, _ := cond(st, "Ready"); r == "True" {
+					set(st, "Ready", "False")
 				} else {
-					setCond(xrs[i], "Ready", "True")
+					set(st, "Ready", "True")
 				}
 			case 4: // a tenant writes its own selection
-				if m, ok := sel(xrs[i]); ok {
-					m[LabelRelease] = []string{"r1", "r2"}[next()%2]
-					ownedBy[name(xrs[i])] = false
+				if v := []string{"r1", "r2"}[next()%2]; v != st.selected {
+					st.selected = v
+					st.gen++
 				}
+				st.owned = false
+				sync(st)
 			case 5: // it is deleted
-				deleted[i] = true
+				deleted[st] = true
 			}
 		}
 	})
 }
 
-// m2 is the release o's selector selects, "" when none.
-func m2(sel func(map[string]any) (map[string]any, bool), o map[string]any) any {
-	m, ok := sel(o)
-	if !ok {
-		return ""
-	}
-	return m[LabelRelease]
-}

@@ -77,7 +77,9 @@ type Settings struct {
 	// DefaultNamespace.
 	Namespace string `json:"namespace"`
 	// Release moves the fleet's XRs, of every kind, to a platform
-	// release over the same waves; nil when no release rolls out.
+	// release over the same waves; nil when no release rolls out. Only
+	// the fleet controller reads it (Release.Validate): a mistake in it
+	// stops the release's moves, never a Cluster's render.
 	Release *Release `json:"release"`
 }
 
@@ -94,9 +96,6 @@ func (s Settings) Validate(path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if msgs := validation.IsDNS1123Label(s.Namespace); s.Namespace != "" && len(msgs) > 0 {
 		errs = append(errs, field.Invalid(path.Child("namespace"), s.Namespace, strings.Join(msgs, "; ")))
-	}
-	if s.Release != nil {
-		errs = append(errs, s.Release.Validate(path.Child("release"))...)
 	}
 	seen := map[string]bool{}
 	for i, w := range s.Waves {
