@@ -227,7 +227,6 @@ func compositionOf(obj map[string]any, namespaced bool) string {
 	return name
 }
 
-
 // slimRevision keeps of a Composition revision its name, labels and the
 // XR kind it composes (spec.compositeTypeRef).
 func slimRevision(obj any) (any, error) {

@@ -80,7 +80,7 @@ func revision(k Kind, release string) *unstructured.Unstructured {
 		"metadata": map[string]any{"name": fmt.Sprintf("%s-%s", testComposition(k), release), "labels": map[string]any{
 			rollout.LabelRelease: release, LabelCompositionName: testComposition(k),
 		}},
-		"spec":     map[string]any{"compositeTypeRef": map[string]any{"apiVersion": k.APIVersion, "kind": k.Kind}, "revision": int64(1)},
+		"spec": map[string]any{"compositeTypeRef": map[string]any{"apiVersion": k.APIVersion, "kind": k.Kind}, "revision": int64(1)},
 	}}
 }
 

@@ -593,4 +593,3 @@ func FuzzRelease(f *testing.F) {
 		}
 	})
 }
-
