@@ -205,7 +205,7 @@ cat > "$WORK/start-crossplane.sh" <<SH
 KUBECONFIG="$KUBECONFIG" PATH=$CACHE:\$PATH crossplane core start --enable-webhooks --webhook-port=$XP_WEBHOOK_PORT --tls-server-certs-dir="$P/xpw" --package-runtime=External \\
   --tls-client-certs-dir="$P/xp" --xpkg-cache-dir="$WORK/xpkg-cache" --xfn-cache-dir="$WORK/xfn-cache" \\
   --metrics-port=18080 --health-probe-port=18081 --poll-interval=$XP_POLL \\
-  --circuit-breaker-burst=2000 --circuit-breaker-refill-rate=50 --circuit-breaker-cooldown=5s $XP_ARGS \\${XP_REST_ARGS:-} \\
+  --circuit-breaker-burst=2000 --circuit-breaker-refill-rate=50 --circuit-breaker-cooldown=5s $XP_ARGS \${XP_REST_ARGS:-} \\
   >>"$WORK/crossplane.log" 2>&1 </dev/null &
 echo \$! > "$WORK/crossplane.pid"
 SH
