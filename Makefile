@@ -43,7 +43,7 @@ FN_PORT       ?= $(shell for p in $$(seq 9443 9543); do (exec 3<>/dev/tcp/127.0.
 FN_ADDRESS    := 127.0.0.1:$(FN_PORT)
 
 # Fuzz targets: package and name. FUZZTIME bounds each.
-FUZZ_TARGETS  := ./internal/xr:FuzzDecodeValidate ./internal/overlay:FuzzMerge ./internal/modules/cluster:FuzzRun ./internal/lifecycle:FuzzNext ./internal/modules/cluster:FuzzLifecycle ./internal/modules/appenvironment:FuzzFrontend ./internal/portal:FuzzRequest ./internal/modules:FuzzTenancy ./internal/modules/database:FuzzEngineLifecycle ./internal/modules:FuzzNoDataLost ./internal/rollout:FuzzRollout ./internal/modules/cluster:FuzzRolloutGate
+FUZZ_TARGETS  := ./internal/xr:FuzzDecodeValidate ./internal/overlay:FuzzMerge ./internal/modules/cluster:FuzzRun ./internal/lifecycle:FuzzNext ./internal/modules/cluster:FuzzLifecycle ./internal/modules/appenvironment:FuzzFrontend ./internal/portal:FuzzRequest ./internal/modules:FuzzTenancy ./internal/modules/database:FuzzEngineLifecycle ./internal/modules:FuzzNoDataLost ./internal/rollout:FuzzRollout ./internal/rollout:FuzzRelease ./internal/modules/cluster:FuzzRolloutGate
 FUZZTIME      ?= 10s
 
 # The package: an xpkg with the runtime image embedded, built without Docker.
