@@ -22,14 +22,7 @@ func FuzzRollout(f *testing.F) {
 	labels := []string{"canary", "staging", "production", "", "early-bird"}
 	old, target := Target{Kubernetes: "1.30"}, Target{Kubernetes: "1.31"}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		next := func() int {
-			if len(data) == 0 {
-				return 0
-			}
-			b := data[0]
-			data = data[1:]
-			return int(b)
-		}
+		next, more := bytesOf(data)
 		ws := []Wave{
 			{Name: "canary", Namespaces: []string{"platform"}, MaxUnavailable: next() % 2},
 			{Name: "staging", MaxUnavailable: next() % 3},
@@ -57,7 +50,7 @@ func FuzzRollout(f *testing.F) {
 				return 2
 			}
 		}
-		for step := 0; step < 64 && len(data) > 0; step++ {
+		for step := 0; step < 64 && more(); step++ {
 			i := next() % n
 			switch next() % 7 {
 			case 0, 1: // the Cluster renders
@@ -119,4 +112,18 @@ func FuzzRollout(f *testing.F) {
 			}
 		}
 	})
+}
+
+// bytesOf reads a fuzzer's data a byte at a time: next is the next byte
+// (0 once none is left), more whether any is left.
+func bytesOf(data []byte) (next func() int, more func() bool) {
+	next = func() int {
+		if len(data) == 0 {
+			return 0
+		}
+		b := data[0]
+		data = data[1:]
+		return int(b)
+	}
+	return next, func() bool { return len(data) > 0 }
 }

@@ -405,14 +405,7 @@ func FuzzRelease(f *testing.F) {
 	kinds := []string{"Cluster", "Database", "AppEnvironment", "XCluster"}
 	labels := []string{"canary", "staging", "production", ""}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		next := func() int {
-			if len(data) == 0 {
-				return 0
-			}
-			b := data[0]
-			data = data[1:]
-			return int(b)
-		}
+		next, more := bytesOf(data)
 		rel := Release{Target: "r2", From: "r1"}
 		if next()%2 == 1 {
 			rel = Release{Target: "r1", From: "r2", Rollback: true}
@@ -503,7 +496,7 @@ func FuzzRelease(f *testing.F) {
 			return byName[fmt.Sprint(o["kind"], " ", ns, "/", o["metadata"].(map[string]any)["name"])].owned
 		}
 		deleted := map[*state]bool{}
-		for step := 0; step < 64 && len(data) > 0; step++ {
+		for step := 0; step < 64 && more(); step++ {
 			st := xrs[next()%n]
 			switch next() % 6 {
 			case 0, 1: // the controller decides and writes its selections
