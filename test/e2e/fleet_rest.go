@@ -164,13 +164,15 @@ type restWatch struct {
 	cancel context.CancelFunc
 	mu     sync.Mutex
 	opened map[string]bool
-	left   map[string]bool
+	// left holds, for each XR that left Synced or Ready, the first
+	// condition it left by, with its reason and message.
+	left map[string]string
 }
 
 // watchRest starts following the kinds of xrs, one watch each.
 func (s *scenarios) watchRest(xrs []*fleetXR) *restWatch {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &restWatch{cancel: cancel, opened: map[string]bool{}, left: map[string]bool{}}
+	w := &restWatch{cancel: cancel, opened: map[string]bool{}, left: map[string]string{}}
 	kinds := map[[2]string]bool{}
 	for _, x := range xrs {
 		k := [2]string{x.apiVersion, x.kind}
@@ -181,15 +183,16 @@ func (s *scenarios) watchRest(xrs []*fleetXR) *restWatch {
 		go s.k.watchEvents(ctx, x.apiVersion, x.kind, "", func(typ string, o object) { //nolint:errcheck // ends with ctx
 			name := fmt.Sprintf("%s %s/%s", x.kind, str(o, "metadata", "namespace"), str(o, "metadata", "name"))
 			responsive, _, _ := condition(o, "Responsive")
-			synced, _, _ := condition(o, "Synced")
-			ready, _, _ := condition(o, "Ready")
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			if responsive == "False" {
 				w.opened[name] = true
 			}
-			if typ != "ADDED" && (synced != "True" || ready != "True") {
-				w.left[name] = true
+			for _, typ2 := range []string{"Synced", "Ready"} {
+				st, reason, msg := condition(o, typ2)
+				if _, seen := w.left[name]; typ != "ADDED" && st != "True" && !seen {
+					w.left[name] = fmt.Sprintf("%s %s %s: %s", typ2, st, reason, msg)
+				}
 			}
 		})
 	}
@@ -207,8 +210,8 @@ func (w *restWatch) result() (opened, left []string) {
 	for n := range w.opened {
 		opened = append(opened, n)
 	}
-	for n := range w.left {
-		left = append(left, n)
+	for n, why := range w.left {
+		left = append(left, n+" ("+why+")")
 	}
 	return opened, left
 }
