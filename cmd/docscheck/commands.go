@@ -289,6 +289,8 @@ var OtherFlags = []OtherFlag{
 	{Flag: "--poll-interval", Tool: "Crossplane"},
 	// Crossplane core: how many reconciles of one XR kind run at once.
 	{Flag: "--max-reconcile-rate", Tool: "Crossplane"},
+	// Crossplane core: how often every object it watches is queued again.
+	{Flag: "--sync-interval", Tool: "Crossplane"},
 	// ingress-nginx: the certificate it serves by default.
 	{Flag: "--default-ssl-certificate", Tool: "ingress-nginx"},
 	// external-dns: the one hosted zone it may change.
