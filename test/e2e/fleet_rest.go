@@ -3,11 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -126,26 +122,10 @@ func (s *scenarios) atRest(c *cloud, xrs []*fleetXR, work, metrics string, d tim
 // restartCrossplane stops Crossplane core and starts it again with
 // xpArgs after run.sh's flags (start-crossplane.sh reads XP_REST_ARGS).
 func (s *scenarios) restartCrossplane(work, xpArgs string) error {
-	b, err := os.ReadFile(filepath.Join(work, "crossplane.pid")) //nolint:gosec // run.sh's pid file
-	if err != nil {
+	if err := stopProcess(work, "crossplane", syscall.SIGTERM); err != nil {
 		return err
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		return err
-	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
-		return fmt.Errorf("cannot stop Crossplane core: %w", err)
-	}
-	for i := 0; i < 300 && syscall.Kill(pid, 0) == nil; i++ {
-		time.Sleep(100 * time.Millisecond)
-	}
-	cmd := exec.Command(filepath.Join(work, "start-crossplane.sh")) //nolint:gosec // run.sh's start script
-	cmd.Env = append(os.Environ(), "XP_REST_ARGS="+xpArgs)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("cannot start Crossplane core again: %w: %s", err, out)
-	}
-	return nil
+	return startProcess(work, "crossplane", "XP_REST_ARGS="+xpArgs)
 }
 
 // firstOf is the first k of names, sorted, and how many more.
