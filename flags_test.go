@@ -1,10 +1,14 @@
 package main
 
 import (
+	"net"
+	"strconv"
 	"testing"
 
 	"github.com/alecthomas/kong"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
 )
 
 // TestServePprofFlags parses the serve command's pprof flags as the binary
@@ -70,5 +74,48 @@ func TestServePprofFlags(t *testing.T) {
 				t.Errorf("%s\nParse(%q): -want, +got:\n%s\nerror: %v", tc.reason, tc.args, diff, err)
 			}
 		})
+	}
+}
+
+// TestMetricsAddress: the binary's metrics default keeps clear of the ports
+// a developer's machine already serves (8080 and 8081: Crossplane core's
+// and the providers' metrics and probes; 9090: Prometheus; 9443 to 9543:
+// the function's gRPC, which make render tries in turn), and the shipped
+// DeploymentRuntimeConfig's arguments parse and serve the metrics on 8080,
+// the port Crossplane's package runtime declares for them.
+func TestMetricsAddress(t *testing.T) {
+	parse := func(args []string) *CLI {
+		t.Helper()
+		var cli CLI
+		p, err := kong.New(&cli, kong.Exit(func(int) { t.Fatal("kong exited") }))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Parse(args); err != nil {
+			t.Fatalf("Parse(%q): %v", args, err)
+		}
+		return &cli
+	}
+	def := parse([]string{"--insecure"}).Serve.MetricsAddress
+	_, port, err := net.SplitHostPort(def)
+	if err != nil {
+		t.Fatalf("default --metrics-address %q: %v", def, err)
+	}
+	n, _ := strconv.Atoi(port)
+	if n == 8080 || n == 8081 || n == 9090 || (n >= 9443 && n <= 9543) {
+		t.Errorf("default --metrics-address %q is a port a developer's machine already serves", def)
+	}
+
+	objs, err := xpsim.Load("examples/install/deploymentruntimeconfig.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := objs[0]["spec"].(map[string]any)["deploymentTemplate"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	var args []string
+	for _, a := range c["args"].([]any) {
+		args = append(args, a.(string))
+	}
+	if got := parse(args).Serve.MetricsAddress; got != ":8080" {
+		t.Errorf("the DeploymentRuntimeConfig's --metrics-address is %q, want :8080 (Crossplane's package runtime's metrics port)", got)
 	}
 }
