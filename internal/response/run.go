@@ -291,5 +291,13 @@ func Release(rsp *fnv1.RunFunctionResponse, observed []object.Condition, release
 		dxr.Fields["status"] = structpb.NewStructValue(status)
 	}
 	status.Fields["platformRelease"] = structpb.NewStringValue(release)
-	SetConditions(rsp, observed, []Condition{{Type: ConditionPlatformRelease, Status: StatusTrue, Reason: "Rendered", Message: "rendered by platform release " + release}})
+	c := Condition{Type: ConditionPlatformRelease, Status: StatusTrue, Reason: "Rendered", Message: "rendered by platform release " + release}
+	SetConditions(rsp, observed, []Condition{c})
+	// SetConditions says a change of status or reason; a move from one
+	// release to another changes only the message: say it once too.
+	for _, o := range observed {
+		if o.Type == c.Type && o.Status == c.Status && o.Reason == c.Reason && o.Message != c.Message {
+			Normal(rsp, ConditionPlatformRelease, "%s (was: %s)", c.Message, o.Message)
+		}
+	}
 }

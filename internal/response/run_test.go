@@ -7,8 +7,11 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 )
 
 // sized returns a response with one desired resource per size, each holding
@@ -96,6 +99,45 @@ func TestInvalid(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nInvalid(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestRelease(t *testing.T) {
+	cases := map[string]struct {
+		reason   string
+		observed []object.Condition
+		want     []string
+	}{
+		"First": {
+			reason:   "The first render by a release says so, as any new condition does.",
+			observed: nil,
+			want:     []string{"PlatformRelease is True (Rendered): rendered by platform release r2"},
+		},
+		"Same": {
+			reason:   "The same release again says nothing.",
+			observed: []object.Condition{{Type: ConditionPlatformRelease, Status: StatusTrue, Reason: "Rendered", Message: "rendered by platform release r2"}},
+		},
+		"Moved": {
+			reason:   "Another release says so once, naming both: only the message changes.",
+			observed: []object.Condition{{Type: ConditionPlatformRelease, Status: StatusTrue, Reason: "Rendered", Message: "rendered by platform release r1"}},
+			want:     []string{"rendered by platform release r2 (was: rendered by platform release r1)"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rsp := &fnv1.RunFunctionResponse{}
+			Release(rsp, tc.observed, "r2")
+			var got []string
+			for _, r := range rsp.GetResults() {
+				got = append(got, r.GetMessage())
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\nRelease events: -want, +got:\n%s", tc.reason, diff)
+			}
+			if st := rsp.GetDesired().GetComposite().GetResource().AsMap()["status"].(map[string]any)["platformRelease"]; st != "r2" {
+				t.Errorf("status.platformRelease = %v, want r2", st)
 			}
 		})
 	}
