@@ -525,13 +525,13 @@ func FuzzRelease(f *testing.F) {
 					// A move: the target selected for an XR that neither
 					// runs it nor already selects it by the controller's
 					// hand (a step under way is kept, not taken again).
-					if mv.Select == rel.Target && runs(self) != rel.Target && !(self.owned && self.selected == rel.Target) {
+					if mv.Select == rel.Target && runs(self) != rel.Target && (!self.owned || self.selected != rel.Target) {
 						for _, o := range live {
 							switch {
 							case o.manual:
 							case !rel.Rollback && wave(o.obj) < wave(self.obj) && !proven(o):
 								t.Fatalf("%s (wave %d) selects %s while %s (wave %d) has not proven it", self.name, wave(self.obj), rel.Target, o.name, wave(o.obj))
-							case rel.Rollback && wave(o.obj) > wave(self.obj) && !(o.owned && o.selected == rel.Target):
+							case rel.Rollback && wave(o.obj) > wave(self.obj) && (!o.owned || o.selected != rel.Target):
 								t.Fatalf("%s (wave %d) moves back to %s while %s (wave %d) selects %q", self.name, wave(self.obj), rel.Target, o.name, wave(o.obj), o.selected)
 							}
 						}
