@@ -86,7 +86,7 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	if in.Release != "" && !hasFatal(rsp) {
+	if in.Release != "" && response.FatalMessage(rsp) == "" {
 		response.Release(rsp, object.Conditions(req.GetObserved().GetComposite().GetResource()), in.Release)
 	}
 	if err := response.CheckSize(rsp); err != nil {
@@ -94,16 +94,6 @@ func (f *Function) RunFunction(_ context.Context, req *fnv1.RunFunctionRequest) 
 		response.Fatal(rsp, err)
 	}
 	return rsp, nil
-}
-
-// hasFatal reports whether the response holds a Fatal result.
-func hasFatal(rsp *fnv1.RunFunctionResponse) bool {
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			return true
-		}
-	}
-	return false
 }
 
 // input decodes the step's Input. A field it does not know is an error: a

@@ -66,3 +66,14 @@ func setCondition(rsp *fnv1.RunFunctionResponse, c Condition) {
 		Target:  fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum(),
 	})
 }
+
+// FatalMessage is the message of the response's first Fatal result, ""
+// when it has none: a render Crossplane will not apply.
+func FatalMessage(rsp *fnv1.RunFunctionResponse) string {
+	for _, r := range rsp.GetResults() {
+		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+			return r.GetMessage()
+		}
+	}
+	return ""
+}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/budget"
+	"github.com/seed-6471616d/function-cluster-platform/internal/response"
 	"github.com/seed-6471616d/function-cluster-platform/internal/simulate"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
@@ -279,14 +280,7 @@ func Desired(rsp *fnv1.RunFunctionResponse) map[string]Object {
 }
 
 // Fatal returns the message of the response's first Fatal result, or "".
-func Fatal(rsp *fnv1.RunFunctionResponse) string {
-	for _, r := range rsp.GetResults() {
-		if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
-			return r.GetMessage()
-		}
-	}
-	return ""
-}
+func Fatal(rsp *fnv1.RunFunctionResponse) string { return response.FatalMessage(rsp) }
 
 // ObserveAll turns every desired resource of a response into an observed,
 // ready one, as providers would once they have created it. Resources already
