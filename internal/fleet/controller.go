@@ -116,6 +116,8 @@ type Controller struct {
 	// Compositions and releases no revision carries, and each XR's last
 	// decision, so that each is logged when it changes.
 	lastReleaseErr, lastMissing string
+	// lastOutside is how many XRs the last pass left out of releases.
+	lastOutside int
 	decisions                   map[string]string
 }
 

@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -141,22 +140,39 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 		return time.Time{}
 	}
 	c.lastReleaseErr = ""
+	// The releases each Composition has a revision of (Crossplane selects
+	// among the revisions of the XR's Composition), and the Compositions
+	// that have any.
+	revisions, released := map[string]bool{}, map[string]bool{}
+	for _, u := range objectsOf(c.revisions) {
+		revisions[u.GetLabels()[LabelCompositionName]+"/"+u.GetLabels()[rollout.LabelRelease]] = true
+		released[u.GetLabels()[LabelCompositionName]] = true
+	}
+	// An XR takes part in releases only once its Composition has a
+	// revision of some release: one whose Composition is no release's
+	// (another team's, say) could never be moved, and would hold every
+	// later wave, and every rollback, for ever.
 	var all []map[string]any
 	kinds := map[string]Kind{}
+	outside := 0
 	for i, inf := range c.xrs {
 		k := c.kinds[i]
 		kinds[k.Kind] = k
-		all = append(all, objects(inf)...)
+		for _, obj := range objects(inf) {
+			if !released[compositionOf(obj, k.Namespaced)] {
+				outside++
+				continue
+			}
+			all = append(all, obj)
+		}
+	}
+	if outside != c.lastOutside {
+		c.lastOutside = outside
+		c.log.Info("XRs whose Composition has no revision of any release take no part in releases", "xrs", outside)
 	}
 	byRef := map[string]map[string]any{}
 	for _, obj := range all {
 		byRef[rollout.RefOf(obj).String()] = obj
-	}
-	// The releases each Composition has a revision of (Crossplane selects
-	// among the revisions of the XR's Composition).
-	revisions := map[string]bool{}
-	for _, u := range objectsOf(c.revisions) {
-		revisions[u.GetLabels()[LabelCompositionName]+"/"+u.GetLabels()[rollout.LabelRelease]] = true
 	}
 	missing := map[string]int{}
 	var next time.Time
@@ -181,7 +197,7 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 		}
 		composition := compositionOf(obj, k.Namespaced)
 		if !revisions[composition+"/"+mv.Select] {
-			missing[cmp.Or(composition, "(none yet)")+"/"+mv.Select]++
+			missing[composition+"/"+mv.Select]++
 			continue
 		}
 		if written == MaxSelectionsPerPass {

@@ -165,8 +165,13 @@ func TestControllerReleases(t *testing.T) {
 	pinned.Object["spec"].(map[string]any)["crossplane"] = map[string]any{"compositionUpdatePolicy": "Manual"}
 	tenant := releaseXR(app, "team-d", "own", "canary", "r1", true)
 	tenant.Object["spec"].(map[string]any)["crossplane"].(map[string]any)["compositionRevisionSelector"] = map[string]any{"matchLabels": map[string]any{rollout.LabelRelease: "r2"}}
+	// Another team's Database in the staging wave, on a Composition that is
+	// no release's: it takes no part (it could never be moved, and would
+	// hold the canary's rollback for ever).
+	foreign := releaseXR(database, "team-b", "foreign", "staging", "", true)
+	foreign.Object["spec"].(map[string]any)["crossplane"].(map[string]any)["compositionRef"] = map[string]any{"name": "another-teams-databases"}
 	objs := []runtime.Object{
-		releaseBaseline(forward),
+		releaseBaseline(forward), foreign,
 		releaseXR(cluster, "team-a", "c1", "canary", "r1", true),
 		releaseXR(database, "team-b", "db", "staging", "r1", true),
 		releaseXR(app, "team-c", "app", "production", "r1", true),
