@@ -170,3 +170,35 @@ func TestIndexless(t *testing.T) {
 		})
 	}
 }
+
+// TestRuleOf holds the lifecycle.Rule a generated entry names from its
+// extract row's when column: each custom diff call's, none for an
+// unconditional row or a decrease (a Raise), an error for a call replacegen
+// does not know.
+func TestRuleOf(t *testing.T) {
+	type want struct {
+		rule string
+		err  bool
+	}
+	cases := map[string]struct {
+		reason string
+		when   string
+		want   want
+	}{
+		"Unconditional":    {reason: "A schema ForceNew has no rule.", when: "", want: want{}},
+		"IfChange":         {reason: "ForceNewIfChange names its rule.", when: "conditional: ForceNewIfChange", want: want{rule: "ForceNewIfChange"}},
+		"If":               {reason: "ForceNewIf names its rule.", when: "conditional: ForceNewIf", want: want{rule: "ForceNewIf"}},
+		"DiffForceNew":     {reason: "diff.ForceNew in a condition is DiffForceNew.", when: "conditional: ForceNew", want: want{rule: "DiffForceNew"}},
+		"Framework":        {reason: "A Framework RequiresReplaceIf names its rule.", when: "conditional: RequiresReplaceIf", want: want{rule: "RequiresReplaceIf"}},
+		"Decrease":         {reason: "A decrease is a Raise, no rule.", when: "conditional: ForceNewIfChange (decrease)", want: want{}},
+		"UnknownFailsLoud": {reason: "A call replacegen does not know fails the generation.", when: "conditional: ForceNewSomehow", want: want{err: true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rule, err := ruleOf(tc.when)
+			if diff := cmp.Diff(tc.want, want{rule: rule, err: err != nil}, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nruleOf(%q): -want, +got:\n%s", tc.reason, tc.when, diff)
+			}
+		})
+	}
+}

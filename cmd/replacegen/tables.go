@@ -22,9 +22,33 @@ type schema = crdschema.Schema
 var loadCRDs = crdschema.Load
 
 // entry is one generated entry: Refuse, or Raise for a custom diff's
-// replacement of a decrease.
+// replacement of a decrease; rule names the lifecycle.Rule of an entry its
+// provider replaces only on another condition.
 type entry struct {
-	path, attribute, where, action string
+	path, attribute, where, action, rule string
+}
+
+// ruleNames are the lifecycle.Rule constants of the extract's rule kinds.
+var ruleNames = map[string]string{
+	ruleIfChange:          "ForceNewIfChange",
+	ruleIf:                "ForceNewIf",
+	ruleForceNew:          "DiffForceNew",
+	ruleRequiresReplaceIf: "RequiresReplaceIf",
+}
+
+// ruleOf is the lifecycle.Rule constant of an extract row's when column
+// ("conditional: ForceNewIfChange"): "" for an unconditional row and for
+// a decrease (a Raise).
+func ruleOf(when string) (string, error) {
+	kind, ok := strings.CutPrefix(when, "conditional: ")
+	if !ok || strings.HasSuffix(kind, "(decrease)") {
+		return "", nil
+	}
+	name, ok := ruleNames[kind]
+	if !ok {
+		return "", fmt.Errorf("cannot read the rule %q: it is none of the custom diff's calls replacegen knows", when)
+	}
+	return name, nil
 }
 
 // table is one kind's generated table.
@@ -86,11 +110,17 @@ func cloudTables(p provider, schemas map[string]schema) ([]byte, error) {
 			return nil, fmt.Errorf("cannot find the CRD of %s", key)
 		}
 		t := table{key: key, resource: rs[0].resource}
-		seen := map[string]bool{}
-		add := func(path, attr, where, action string) {
-			if !seen[path] {
-				seen[path] = true
-				t.entries = append(t.entries, entry{path: path, attribute: attr, where: where, action: action})
+		seen := map[string]int{}
+		add := func(e entry) {
+			i, ok := seen[e.path]
+			switch {
+			case !ok:
+				seen[e.path] = len(t.entries)
+				t.entries = append(t.entries, e)
+			case t.entries[i].rule != "" && e.rule == "":
+				// A path the schema forces a new resource for whatever
+				// changes: its custom diff's condition adds nothing.
+				t.entries[i] = e
 			}
 		}
 		for _, r := range rs {
@@ -98,6 +128,10 @@ func cloudTables(p provider, schemas map[string]schema) ([]byte, error) {
 				continue
 			}
 			where, action := r.where, "Refuse"
+			rule, err := ruleOf(r.when)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", k.Kind, r.path, err)
+			}
 			if r.when != "" {
 				where += " (CustomizeDiff: " + strings.TrimPrefix(r.when, "conditional: ") + ")"
 				if strings.HasSuffix(r.when, "(decrease)") {
@@ -121,7 +155,7 @@ func cloudTables(p provider, schemas map[string]schema) ([]byte, error) {
 				continue
 			}
 			attr := r.resource + "." + r.attribute
-			add(r.path, attr, where, action)
+			add(entry{path: r.path, attribute: attr, where: where, action: action, rule: rule})
 			// A reference and a selector beside the field resolve it.
 			dir, name := "", r.path
 			if i := strings.LastIndex(r.path, "."); i >= 0 {
@@ -134,7 +168,7 @@ func cloudTables(p provider, schemas map[string]schema) ([]byte, error) {
 			for _, b := range bases {
 				for _, suffix := range []string{"Ref", "Refs", "Selector"} {
 					if _, ok := parent.Properties[b+suffix]; ok {
-						add(dir+b+suffix, attr, where, action)
+						add(entry{path: dir + b + suffix, attribute: attr, where: where, action: action, rule: rule})
 					}
 				}
 			}
@@ -166,7 +200,7 @@ func render(p provider, header []string, tables []table, absent, oracle []string
 		}
 	}
 	fmt.Fprintf(&b, "const generatedFrom lifecycle.Source = %q\n\n", release)
-	b.WriteString("// generatedTables are every composed kind's ForceNew attributes, by\n// spec.forProvider path (with the reference and selector that resolve\n// one), and the attributes its custom diff replaces on a condition (a\n// decrease is a Raise, any other condition refused as a whole), merged\n// into the hand-written tables by Cloud.Generated: a hand entry wins, the\n// rest are refused, or rotate a node pool.\n")
+	b.WriteString("// generatedTables are every composed kind's ForceNew attributes, by\n// spec.forProvider path (with the reference and selector that resolve\n// one), and the attributes its custom diff replaces on a condition (a\n// decrease is a Raise; any other condition names its rule, and the\n// cloud's conditions.go evaluates it, or says why every change is\n// refused), merged into the hand-written tables by Cloud.Generated: a\n// hand entry wins, the rest are refused, or rotate a node pool.\n")
 	if len(absent) > 0 {
 		slices.Sort(absent)
 		b.WriteString("//\n// Not in the kinds' CRDs, so left out (upjet keeps them out of\n// spec.forProvider: names it takes from the external name, prefixes):\n")
@@ -178,7 +212,11 @@ func render(p provider, header []string, tables []table, absent, oracle []string
 	for _, t := range tables {
 		fmt.Fprintf(&b, "%s: {Resource: %q, Fields: []lifecycle.Field{\n", strconv.Quote(t.key), t.resource)
 		for _, e := range t.entries {
-			fmt.Fprintf(&b, "generatedFrom.%s(%q, %q, %q),\n", e.action, e.path, e.attribute, e.where)
+			fmt.Fprintf(&b, "generatedFrom.%s(%q, %q, %q)", e.action, e.path, e.attribute, e.where)
+			if e.rule != "" {
+				fmt.Fprintf(&b, ".Conditional(lifecycle.%s)", e.rule)
+			}
+			b.WriteString(",\n")
 		}
 		b.WriteString("}},\n")
 	}

@@ -74,6 +74,14 @@ type Field struct {
 	// azurerm's priority asks for "Regular", which a Spot pool changes
 	// only by replacement, not for nothing.
 	Default any
+	// Rule is set on a generated entry whose provider replaces the
+	// resource only on a condition (its custom diff's ForceNewIfChange,
+	// say), not on every change.
+	Rule Rule
+	// Condition is that condition as the function evaluates it (its
+	// cloud's conditions.go): a change it says the provider makes in
+	// place is no change here. Without one, every change counts.
+	Condition *Condition
 }
 
 // Defaults returns the entry with the provider's default value v.
@@ -157,7 +165,8 @@ func InProgress(observed *structpb.Struct) bool {
 }
 
 // Compare compares the fields of the table in the desired object with the
-// observed resource. A field changes when the desired value differs from
+// observed resource. A change of a field with a Condition counts only when
+// the condition says its provider replaces the resource for it. A field changes when the desired value differs from
 // what the observed resource asks for (its spec), or, where its spec asks
 // for nothing, from what the provider reports (status.atProvider). A field
 // whose spec already asks for the desired value changes too when the
@@ -213,7 +222,7 @@ func CompareOverlaid(fields []Field, desired map[string]any, observed *structpb.
 		if !ok {
 			// Left out, the field asks for its default: a change only
 			// from another value the resource asks for or reports.
-			if old := cmp.Or(asked, reported); old != nil && changes(old, nv) {
+			if old := cmp.Or(asked, reported); old != nil && changes(old, nv) && f.replaces(old, nv, desired, observed) {
 				v.Changes = append(v.Changes, Change{Field: f, Old: old, New: nv})
 			}
 			continue
@@ -233,10 +242,14 @@ func CompareOverlaid(fields []Field, desired map[string]any, observed *structpb.
 		}
 		switch {
 		case asked != nil && changes(asked, nv):
-			v.Changes = append(v.Changes, Change{Field: f, Old: asked, New: nv})
+			if f.replaces(asked, nv, desired, observed) {
+				v.Changes = append(v.Changes, Change{Field: f, Old: asked, New: nv})
+			}
 		case asked == nil && reported != nil && changes(reported, nv):
-			v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv})
-		case asked == nil && reported == nil && at != nil && reports(observed, at, overlaid != nil && overlaid(f.Path)) && !object.IsReference(segs[len(segs)-1]) && !empty(nv):
+			if f.replaces(reported, nv, desired, observed) {
+				v.Changes = append(v.Changes, Change{Field: f, Old: reported, New: nv})
+			}
+		case asked == nil && reported == nil && at != nil && reports(observed, at, overlaid != nil && overlaid(f.Path)) && !object.IsReference(segs[len(segs)-1]) && !empty(nv) && f.replaces(nil, nv, desired, observed):
 			// Neither the spec (which the provider late-initializes from
 			// the cloud) nor the provider's report has the field: the
 			// cloud resource has none, and setting one replaces it.
@@ -310,7 +323,8 @@ func Describe(changes []Change) []string {
 // Carried reports whether the provider carried out what the observed
 // resource asks for on the table's fields: none of them reports a value
 // other than its spec's. A resource an earlier render edited in place,
-// whose update the provider refuses, has not.
+// whose update the provider refuses, has not; one whose field's Condition
+// says the provider makes that update in place has (it is under way).
 func Carried(fields []Field, observed *structpb.Struct) bool {
 	for _, f := range fields {
 		if f.Action == Walk || f.Action == Cycle {
@@ -322,7 +336,7 @@ func Carried(fields []Field, observed *structpb.Struct) bool {
 		}
 		asked := object.Get(observed, segs...)
 		reported := object.Get(observed, append([]string{"status", "atProvider"}, segs[2:]...)...)
-		if asked != nil && reported != nil && changes(reported, asked) {
+		if asked != nil && reported != nil && changes(reported, asked) && f.replaces(reported, asked, nil, observed) {
 			return false
 		}
 	}

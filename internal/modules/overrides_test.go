@@ -20,7 +20,9 @@ import (
 // forceNew reads the schema extract cmd/replacegen/schema/<cloud>.tsv
 // (what the providers' source says, not the registry's tables): the
 // spec.forProvider paths of each kind's ForceNew attributes, blocks left
-// out.
+// out, and so are the rows a custom diff replaces only on a condition
+// (when), whose changes the provider may make in place: each cloud's
+// TestConditions and TestConditionalOverride hold those.
 func forceNew(t *testing.T, cloud string) map[string][]string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "cmd", "replacegen", "schema", cloud+".tsv")) //nolint:gosec // a test's own testdata, by cloud name
@@ -30,7 +32,7 @@ func forceNew(t *testing.T, cloud string) map[string][]string {
 	out := map[string][]string{}
 	for _, line := range strings.Split(string(b), "\n") {
 		cols := strings.Split(line, "\t")
-		if strings.HasPrefix(line, "#") || len(cols) < 7 || cols[0] == "crd_kind" || cols[2] == "-" || cols[6] == "block" {
+		if strings.HasPrefix(line, "#") || len(cols) < 7 || cols[0] == "crd_kind" || cols[2] == "-" || cols[6] == "block" || len(cols) > 7 && cols[7] != "" {
 			continue
 		}
 		out[cols[0]] = append(out[cols[0]], cols[2])
@@ -317,6 +319,102 @@ func TestOverrideNamed(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want.rotates != "", tc.want.rotates != "" && renamed(rsp, tc.want.rotates)); diff != "" {
 				t.Errorf("%s\n%s rotates: -want, +got:\n%s", tc.reason, tc.want.rotates, diff)
+			}
+		})
+	}
+}
+
+// TestConditionalOverride holds a rule its provider replaces on a
+// condition through the render, on Azure's converged example: raising an
+// AKS pool's upgradeSettings.drainTimeoutInMinutes (30 -> 45), or setting
+// one where none was, is rendered in place, while unsetting it (0, which
+// azurerm replaces the pool for) rotates a user pool and is refused on the
+// default pool, naming the override.
+func TestConditionalOverride(t *testing.T) {
+	type args struct {
+		// resource is the composed resource, path its drain timeout
+		// under spec.forProvider.
+		resource, path string
+		// observed is the timeout the resource has (nil: none), override
+		// the one the XR's override asks for.
+		observed, override any
+	}
+	type want struct {
+		inPlace, rotates bool
+		fatal            []string
+	}
+	const (
+		pool   = "upgradeSettings.drainTimeoutInMinutes"
+		system = "defaultNodePool.upgradeSettings.drainTimeoutInMinutes"
+	)
+	m, _ := modules.ForKind("Cluster")
+	run := runner(m)
+	envs := fntest.MustLoad(filepath.Join(examples, "envconfigs"))
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"UserPoolRaised": {
+			reason: "A user pool's drain timeout raised 30 -> 45, which azurerm makes in place, renders in place: no rotation.",
+			args:   args{resource: "nodepool-default", path: pool, observed: 30.0, override: 45.0},
+			want:   want{inPlace: true},
+		},
+		"UserPoolSet": {
+			reason: "Setting one where the pool has none is made in place too.",
+			args:   args{resource: "nodepool-default", path: pool, override: 30.0},
+			want:   want{inPlace: true},
+		},
+		"UserPoolUnset": {
+			reason: "Unsetting it (0) is what azurerm replaces the pool for: the pool rotates.",
+			args:   args{resource: "nodepool-default", path: pool, observed: 30.0, override: 0.0},
+			want:   want{rotates: true},
+		},
+		"DefaultPoolRaised": {
+			reason: "The default pool's timeout raised renders in place on the cluster.",
+			args:   args{resource: "cluster", path: system, observed: 30.0, override: 45.0},
+			want:   want{inPlace: true},
+		},
+		"DefaultPoolUnset": {
+			reason: "Unsetting it would replace the cluster: refused, naming the override and azurerm's condition.",
+			args:   args{resource: "cluster", path: system, observed: 30.0, override: 0.0},
+			want: want{fatal: []string{
+				"the override spec.parameters.overrides.cluster.spec.forProvider." + system + " now gives 0",
+				"azurerm_kubernetes_cluster.default_node_pool.upgrade_settings.drain_timeout_in_minutes",
+				"replaced only when the timeout is unset",
+			}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			observed := fntest.ObservedFile(filepath.Join(examples, "azure", "observed", "cluster.yaml"))
+			if tc.args.observed != nil {
+				for _, root := range []string{"spec.forProvider.", "status.atProvider."} {
+					fntest.Set(root+tc.args.path, tc.args.observed)(observed[tc.args.resource])
+				}
+			}
+			xr := fntest.MustLoad(filepath.Join(examples, "azure", "cluster.yaml"))[0]
+			fntest.Set("spec.parameters.overrides", map[string]any{tc.args.resource: map[string]any{"spec": map[string]any{"forProvider": nested(tc.args.path, tc.args.override)}}})(xr)
+			req, err := fntest.Request{XR: xr, EnvironmentConfigs: envs, Observed: observed}.Proto()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rsp := run(req)
+			msg := fntest.Fatal(rsp)
+			rendered, _ := observedScalar(fntest.Object(fntest.Desired(rsp)[tc.args.resource]), tc.args.path)
+			// A rotated pool keeps its value; its new generation, under
+			// another name, takes the new one.
+			got := want{
+				inPlace: msg == "" && rendered == tc.args.override,
+				rotates: msg == "" && rendered != tc.args.override && renamed(rsp, tc.args.resource),
+			}
+			for _, part := range tc.want.fatal {
+				if strings.Contains(msg, part) {
+					got.fatal = append(got.fatal, part)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s\nFatal: %s", tc.reason, diff, msg)
 			}
 		})
 	}

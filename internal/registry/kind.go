@@ -2,9 +2,11 @@ package registry
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
+	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
@@ -113,8 +115,65 @@ type Table struct {
 	Resource string
 	// Fields are its entries, each with the attribute and the file and
 	// lines of the schema it was read from; their action is Refuse, or
-	// Raise for a custom diff's replacement of a decrease.
+	// Raise for a custom diff's replacement of a decrease. An entry its
+	// provider replaces only on a condition names its Rule.
 	Fields []lifecycle.Field
+}
+
+// Conditions are a cloud's conditions on which its provider replaces a
+// resource for a change of a field that its custom diff (or a Framework
+// plan modifier) replaces only on a condition: by Terraform
+// resource.attribute, or *.attribute for one of every resource (a provider
+// wrapper's region), each with the provider source it was read from. Every
+// generated entry with a Rule has one: either evaluated (Replaces), or
+// saying Why it is not, and then every change is refused (or rotates a
+// node pool), as without one.
+type Conditions map[string]lifecycle.Condition
+
+// of is the condition of a Terraform resource.attribute.
+func (cs Conditions) of(attr string) (lifecycle.Condition, string, bool) {
+	if c, ok := cs[attr]; ok {
+		return c, attr, true
+	}
+	if _, a, ok := strings.Cut(attr, "."); ok {
+		if c, ok := cs["*."+a]; ok {
+			return c, "*." + a, true
+		}
+	}
+	return lifecycle.Condition{}, "", false
+}
+
+// Unregistered checks a cloud's conditions against its generated tables:
+// each generated entry with a Rule whose attribute has no condition, and
+// each condition that names no such attribute, in words. Each cloud's
+// tests hold it empty (a missing registration fails a test).
+func (cs Conditions) Unregistered(tables map[string]Table) []string {
+	var out []string
+	used := map[string]bool{}
+	for key, t := range tables {
+		for _, f := range t.Fields {
+			if f.Rule == "" {
+				continue
+			}
+			attr := attribute(f.Attribute)
+			_, k, ok := cs.of(attr)
+			if !ok {
+				out = append(out, fmt.Sprintf("%s %s: %s replaces it on a condition (%s), which the cloud's conditions do not give: write it (Replaces, from the provider's source), or say Why every change is refused", key, f.Path, attr, f.Rule))
+				continue
+			}
+			used[k] = true
+		}
+	}
+	for k, c := range cs {
+		if !used[k] {
+			out = append(out, fmt.Sprintf("condition %s names no generated entry with a rule", k))
+		}
+		if c.Source == "" || (c.Replaces == nil) == (c.Why == "") || c.Replaces != nil && c.Summary == "" {
+			out = append(out, fmt.Sprintf("condition %s needs a Source, and either Replaces with a Summary or Why", k))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Generated merges each kind's generated table (keyed by GVK of its
@@ -124,9 +183,13 @@ type Table struct {
 // field). Other generated entries are refused, or, on a kind that rotates
 // (a node pool), rotate it; a generated Raise (a custom diff that replaces
 // the resource when the value decreases) stays a Raise on a kind that does
-// not rotate. A table of a kind the cloud does not list
-// panics: it is a programming error.
-func (c *Cloud) Generated(tables map[string]Table) {
+// not rotate. Each generated entry with a Rule, and each hand-written one
+// of the same attribute, whose attribute has an evaluated condition gets
+// it (but a Raise or a Walk, which decide themselves, and a reference or
+// selector, whose change is to a value the function does not see): a
+// change it says the provider makes in place passes. A table of a kind the
+// cloud does not list panics: it is a programming error.
+func (c *Cloud) Generated(tables map[string]Table, conds Conditions) {
 	byKey := make(map[string]*ResourceKind, len(c.Kinds))
 	for _, k := range c.Kinds {
 		byKey[GVK(k.Namespaced, k.Kind)] = k
@@ -136,12 +199,13 @@ func (c *Cloud) Generated(tables map[string]Table) {
 		if !ok {
 			panic(fmt.Sprintf("cloud %q has a generated table of replacement-only fields for %s, which its Kinds do not list", c.Name, key))
 		}
-		k.merge(t)
+		k.merge(t, conds)
 	}
 }
 
-// merge merges a generated table into the kind's hand-written one.
-func (k *ResourceKind) merge(t Table) {
+// merge merges a generated table into the kind's hand-written one, and
+// gives each entry its condition.
+func (k *ResourceKind) merge(t Table, conds Conditions) {
 	hand := make(map[string]lifecycle.Action, len(k.Replacements))
 	attrs := make(map[string]lifecycle.Action, len(k.Replacements))
 	for _, f := range k.Replacements {
@@ -165,6 +229,15 @@ func (k *ResourceKind) merge(t Table) {
 			f.Action = a
 		}
 		k.Replacements = append(k.Replacements, f)
+	}
+	for i, f := range k.Replacements {
+		segs := strings.Split(f.Path, ".")
+		if f.Action == lifecycle.Raise || f.Action == lifecycle.Walk || f.Condition != nil || f.Generated && f.Rule == "" || object.IsReference(segs[len(segs)-1]) {
+			continue
+		}
+		if cond, _, ok := conds.of(attribute(f.Attribute)); ok && cond.Evaluated() {
+			k.Replacements[i] = f.When(cond)
+		}
 	}
 	k.Table = t.Resource
 	k.Declared = true

@@ -24,9 +24,10 @@ const generatedFrom lifecycle.Source = "terraform-provider-aws, the commit each 
 // generatedTables are every composed kind's ForceNew attributes, by
 // spec.forProvider path (with the reference and selector that resolve
 // one), and the attributes its custom diff replaces on a condition (a
-// decrease is a Raise, any other condition refused as a whole), merged
-// into the hand-written tables by Cloud.Generated: a hand entry wins, the
-// rest are refused, or rotate a node pool.
+// decrease is a Raise; any other condition names its rule, and the
+// cloud's conditions.go evaluates it, or says why every change is
+// refused), merged into the hand-written tables by Cloud.Generated: a
+// hand entry wins, the rest are refused, or rotate a node pool.
 //
 // Not in the kinds' CRDs, so left out (upjet keeps them out of
 // spec.forProvider: names it takes from the external name, prefixes):
@@ -58,7 +59,7 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("certificateArnRef", "aws_acm_certificate_validation.certificate_arn", "internal/service/acm/certificate_validation.go:40-44@004eea7f9b66"),
 		generatedFrom.Refuse("certificateArnSelector", "aws_acm_certificate_validation.certificate_arn", "internal/service/acm/certificate_validation.go:40-44@004eea7f9b66"),
 		generatedFrom.Refuse("validationRecordFqdns", "aws_acm_certificate_validation.validation_record_fqdns", "internal/service/acm/certificate_validation.go:45-50@004eea7f9b66"),
-		generatedFrom.Refuse("region", "aws_acm_certificate_validation.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("region", "aws_acm_certificate_validation.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"budgets.aws.m.upbound.io/v1beta1, Kind=Budget": {Resource: "aws_budgets_budget", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("accountId", "aws_budgets_budget.account_id", "internal/service/budgets/budget.go:58-64@v6.34.0(upbound-fork f7691456b787) (oracle extract)"),
@@ -73,7 +74,7 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("ipamPoolId", "aws_eip.ipam_pool_id", "internal/service/ec2/ec2_eip.go:96-101@01606926a0c0"),
 		generatedFrom.Refuse("networkBorderGroup", "aws_eip.network_border_group", "internal/service/ec2/ec2_eip.go:102-107@01606926a0c0"),
 		generatedFrom.Refuse("publicIpv4Pool", "aws_eip.public_ipv4_pool", "internal/service/ec2/ec2_eip.go:133-138@01606926a0c0"),
-		generatedFrom.Refuse("region", "aws_eip.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("region", "aws_eip.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"ec2.aws.m.upbound.io/v1beta1, Kind=InternetGateway": {Resource: "aws_internet_gateway", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("region", "aws_internet_gateway.region", "internal/provider/sdkv2/region.go:97-119 (wired provider.go:734-741)@v6.34.0(upbound-fork f7691456b787) | no attribute of aws_internet_gateway is ForceNew (oracle extract)"),
@@ -88,7 +89,7 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("subnetId", "aws_nat_gateway.subnet_id", "internal/service/ec2/vpc_nat_gateway.go:103-107@04088eaa5494"),
 		generatedFrom.Refuse("subnetIdRef", "aws_nat_gateway.subnet_id", "internal/service/ec2/vpc_nat_gateway.go:103-107@04088eaa5494"),
 		generatedFrom.Refuse("subnetIdSelector", "aws_nat_gateway.subnet_id", "internal/service/ec2/vpc_nat_gateway.go:103-107@04088eaa5494"),
-		generatedFrom.Refuse("region", "aws_nat_gateway.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("region", "aws_nat_gateway.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 		generatedFrom.Refuse("availabilityMode", "aws_nat_gateway.availability_mode", "internal/service/ec2/vpc_nat_gateway.go:71-77@v6.34.0(upbound-fork f7691456b787) (not in the file read) (oracle extract)"),
 		generatedFrom.Refuse("vpcId", "aws_nat_gateway.vpc_id", "internal/service/ec2/vpc_nat_gateway.go:200-205@v6.34.0(upbound-fork f7691456b787) (not in the file read) (oracle extract)"),
 		generatedFrom.Refuse("vpcIdRef", "aws_nat_gateway.vpc_id", "internal/service/ec2/vpc_nat_gateway.go:200-205@v6.34.0(upbound-fork f7691456b787) (not in the file read) (oracle extract)"),
@@ -127,7 +128,7 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("vpcId", "aws_security_group.vpc_id", "internal/service/ec2/vpc_security_group.go:108-113@01606926a0c0"),
 		generatedFrom.Refuse("vpcIdRef", "aws_security_group.vpc_id", "internal/service/ec2/vpc_security_group.go:108-113@01606926a0c0"),
 		generatedFrom.Refuse("vpcIdSelector", "aws_security_group.vpc_id", "internal/service/ec2/vpc_security_group.go:108-113@01606926a0c0"),
-		generatedFrom.Refuse("region", "aws_security_group.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("region", "aws_security_group.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"ec2.aws.m.upbound.io/v1beta1, Kind=SecurityGroupIngressRule": {Resource: "aws_vpc_security_group_ingress_rule", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("securityGroupId", "aws_vpc_security_group_ingress_rule.security_group_id", "internal/service/ec2/vpc_security_group_ingress_rule.go:221-226 (RequiresReplace)@v6.34.0(upbound-fork f7691456b787) (oracle extract)"),
@@ -157,8 +158,8 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("vpcId", "aws_subnet.vpc_id", "internal/service/ec2/vpc_subnet.go:188-192@00cda125a19d"),
 		generatedFrom.Refuse("vpcIdRef", "aws_subnet.vpc_id", "internal/service/ec2/vpc_subnet.go:188-192@00cda125a19d"),
 		generatedFrom.Refuse("vpcIdSelector", "aws_subnet.vpc_id", "internal/service/ec2/vpc_subnet.go:188-192@00cda125a19d"),
-		generatedFrom.Refuse("ipv6CidrBlock", "aws_subnet.ipv6_cidr_block", "internal/service/ec2/vpc_subnet.go:195@00cda125a19d (CustomizeDiff: ForceNewIf)"),
-		generatedFrom.Refuse("region", "aws_subnet.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("ipv6CidrBlock", "aws_subnet.ipv6_cidr_block", "internal/service/ec2/vpc_subnet.go:195@00cda125a19d (CustomizeDiff: ForceNewIf)").Conditional(lifecycle.ForceNewIf),
+		generatedFrom.Refuse("region", "aws_subnet.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 		generatedFrom.Refuse("outpostArn", "aws_subnet.outpost_arn", "internal/service/ec2/vpc_subnet.go:168-173@v6.34.0(upbound-fork f7691456b787) (not in the file read) (oracle extract)"),
 	}},
 	"ec2.aws.m.upbound.io/v1beta1, Kind=VPC": {Resource: "aws_vpc", Fields: []lifecycle.Field{
@@ -167,8 +168,8 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("ipv4IpamPoolIdRef", "aws_vpc.ipv4_ipam_pool_id", "internal/service/ec2/vpc_.go:120-124@00081ce41cc6"),
 		generatedFrom.Refuse("ipv4IpamPoolIdSelector", "aws_vpc.ipv4_ipam_pool_id", "internal/service/ec2/vpc_.go:120-124@00081ce41cc6"),
 		generatedFrom.Refuse("ipv4NetmaskLength", "aws_vpc.ipv4_netmask_length", "internal/service/ec2/vpc_.go:125-132@00081ce41cc6"),
-		generatedFrom.Refuse("instanceTenancy", "aws_vpc.instance_tenancy", "internal/service/ec2/vpc_.go:518@00081ce41cc6 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("region", "aws_vpc.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("instanceTenancy", "aws_vpc.instance_tenancy", "internal/service/ec2/vpc_.go:518@00081ce41cc6 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("region", "aws_vpc.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"eks.aws.m.upbound.io/v1beta1, Kind=AccessEntry": {Resource: "aws_eks_access_entry", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("clusterName", "aws_eks_access_entry.cluster_name", "internal/service/eks/access_entry.go:53-58@01f431114674"),
@@ -176,14 +177,14 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("clusterNameSelector", "aws_eks_access_entry.cluster_name", "internal/service/eks/access_entry.go:53-58@01f431114674"),
 		generatedFrom.Refuse("principalArn", "aws_eks_access_entry.principal_arn", "internal/service/eks/access_entry.go:75-80@01f431114674"),
 		generatedFrom.Refuse("type", "aws_eks_access_entry.type", "internal/service/eks/access_entry.go:83-89@01f431114674"),
-		generatedFrom.Refuse("region", "aws_eks_access_entry.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("region", "aws_eks_access_entry.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"eks.aws.m.upbound.io/v1beta1, Kind=Addon": {Resource: "aws_eks_addon", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("addonName", "aws_eks_addon.addon_name", "internal/service/eks/addon.go:55-60@00a35305dc1b"),
 		generatedFrom.Refuse("clusterName", "aws_eks_addon.cluster_name", "internal/service/eks/addon.go:74-79@00a35305dc1b"),
 		generatedFrom.Refuse("clusterNameRef", "aws_eks_addon.cluster_name", "internal/service/eks/addon.go:74-79@00a35305dc1b"),
 		generatedFrom.Refuse("clusterNameSelector", "aws_eks_addon.cluster_name", "internal/service/eks/addon.go:74-79@00a35305dc1b"),
-		generatedFrom.Refuse("region", "aws_eks_addon.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("region", "aws_eks_addon.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"eks.aws.m.upbound.io/v1beta1, Kind=Cluster": {Resource: "aws_eks_cluster", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("accessConfig.bootstrapClusterCreatorAdminPermissions", "aws_eks_cluster.access_config.bootstrap_cluster_creator_admin_permissions", "internal/service/eks/cluster.go:100-104@fff78e64ecf1"),
@@ -195,9 +196,9 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("roleArn", "aws_eks_cluster.role_arn", "internal/service/eks/cluster.go:401-406@fff78e64ecf1"),
 		generatedFrom.Refuse("roleArnRef", "aws_eks_cluster.role_arn", "internal/service/eks/cluster.go:401-406@fff78e64ecf1"),
 		generatedFrom.Refuse("roleArnSelector", "aws_eks_cluster.role_arn", "internal/service/eks/cluster.go:401-406@fff78e64ecf1"),
-		generatedFrom.Refuse("computeConfig.nodeRoleArn", "aws_eks_cluster.compute_config.node_role_arn", "internal/service/eks/cluster.go:1995@fff78e64ecf1 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("encryptionConfig", "aws_eks_cluster.encryption_config", "internal/service/eks/cluster.go:64@fff78e64ecf1 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("region", "aws_eks_cluster.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("computeConfig.nodeRoleArn", "aws_eks_cluster.compute_config.node_role_arn", "internal/service/eks/cluster.go:1995@fff78e64ecf1 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("encryptionConfig", "aws_eks_cluster.encryption_config", "internal/service/eks/cluster.go:64@fff78e64ecf1 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("region", "aws_eks_cluster.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"eks.aws.m.upbound.io/v1beta1, Kind=NodeGroup": {Resource: "aws_eks_node_group", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("amiType", "aws_eks_node_group.ami_type", "internal/service/eks/node_group.go:57-63@012e0a32f068"),
@@ -219,7 +220,7 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("subnetIds", "aws_eks_node_group.subnet_ids", "internal/service/eks/node_group.go:248-254@012e0a32f068"),
 		generatedFrom.Refuse("subnetIdRefs", "aws_eks_node_group.subnet_ids", "internal/service/eks/node_group.go:248-254@012e0a32f068"),
 		generatedFrom.Refuse("subnetIdSelector", "aws_eks_node_group.subnet_ids", "internal/service/eks/node_group.go:248-254@012e0a32f068"),
-		generatedFrom.Refuse("region", "aws_eks_node_group.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("region", "aws_eks_node_group.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"eks.aws.m.upbound.io/v1beta1, Kind=PodIdentityAssociation": {Resource: "aws_eks_pod_identity_association", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("clusterName", "aws_eks_pod_identity_association.cluster_name", "internal/service/eks/pod_identity_association.go:78-83@00a35305dc1b"),
@@ -271,7 +272,7 @@ var generatedTables = map[string]registry.Table{
 	"rds.aws.m.upbound.io/v1beta1, Kind=ParameterGroup": {Resource: "aws_db_parameter_group", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("description", "aws_db_parameter_group.description", "internal/service/rds/parameter_group.go:52-57@01606926a0c0"),
 		generatedFrom.Refuse("family", "aws_db_parameter_group.family", "internal/service/rds/parameter_group.go:58-62@01606926a0c0"),
-		generatedFrom.Refuse("region", "aws_db_parameter_group.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("region", "aws_db_parameter_group.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"rds.aws.m.upbound.io/v1beta1, Kind=SubnetGroup": {Resource: "aws_db_subnet_group", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("region", "aws_db_subnet_group.region", "internal/provider/sdkv2/region.go:97-119 (wired provider.go:734-741)@v6.34.0(upbound-fork f7691456b787) (oracle extract)"),
@@ -303,19 +304,19 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("bucket", "aws_s3_bucket_policy.bucket", "internal/service/s3/bucket_policy.go:38-42@0073593e7d69"),
 		generatedFrom.Refuse("bucketRef", "aws_s3_bucket_policy.bucket", "internal/service/s3/bucket_policy.go:38-42@0073593e7d69"),
 		generatedFrom.Refuse("bucketSelector", "aws_s3_bucket_policy.bucket", "internal/service/s3/bucket_policy.go:38-42@0073593e7d69"),
-		generatedFrom.Refuse("region", "aws_s3_bucket_policy.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("region", "aws_s3_bucket_policy.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"s3.aws.m.upbound.io/v1beta1, Kind=BucketPublicAccessBlock": {Resource: "aws_s3_bucket_public_access_block", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("bucket", "aws_s3_bucket_public_access_block.bucket", "internal/service/s3/bucket_public_access_block.go:46-50@01606926a0c0"),
 		generatedFrom.Refuse("bucketRef", "aws_s3_bucket_public_access_block.bucket", "internal/service/s3/bucket_public_access_block.go:46-50@01606926a0c0"),
 		generatedFrom.Refuse("bucketSelector", "aws_s3_bucket_public_access_block.bucket", "internal/service/s3/bucket_public_access_block.go:46-50@01606926a0c0"),
-		generatedFrom.Refuse("region", "aws_s3_bucket_public_access_block.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("region", "aws_s3_bucket_public_access_block.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"s3.aws.m.upbound.io/v1beta1, Kind=BucketServerSideEncryptionConfiguration": {Resource: "aws_s3_bucket_server_side_encryption_configuration", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("bucket", "aws_s3_bucket_server_side_encryption_configuration.bucket", "internal/service/s3/bucket_server_side_encryption_configuration.go:39-44@01606926a0c0"),
 		generatedFrom.Refuse("bucketRef", "aws_s3_bucket_server_side_encryption_configuration.bucket", "internal/service/s3/bucket_server_side_encryption_configuration.go:39-44@01606926a0c0"),
 		generatedFrom.Refuse("bucketSelector", "aws_s3_bucket_server_side_encryption_configuration.bucket", "internal/service/s3/bucket_server_side_encryption_configuration.go:39-44@01606926a0c0"),
 		generatedFrom.Refuse("expectedBucketOwner", "aws_s3_bucket_server_side_encryption_configuration.expected_bucket_owner", "internal/service/s3/bucket_server_side_encryption_configuration.go:45-50@01606926a0c0"),
-		generatedFrom.Refuse("region", "aws_s3_bucket_server_side_encryption_configuration.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("region", "aws_s3_bucket_server_side_encryption_configuration.region", "internal/provider/sdkv2/region.go:111@0073593e7d69 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 }

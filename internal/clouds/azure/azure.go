@@ -62,7 +62,7 @@ func init() {
 	registry.Check(Cloud, checkBudget)
 	// The generated tables (zz_replacements.go), under the hand-written
 	// ones.
-	Cloud.Generated(generatedTables)
+	Cloud.Generated(generatedTables, conditions)
 	registry.Register(Cloud)
 }
 

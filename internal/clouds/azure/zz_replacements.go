@@ -22,9 +22,10 @@ const generatedFrom lifecycle.Source = "terraform-provider-azurerm v4.80.0 (prov
 // generatedTables are every composed kind's ForceNew attributes, by
 // spec.forProvider path (with the reference and selector that resolve
 // one), and the attributes its custom diff replaces on a condition (a
-// decrease is a Raise, any other condition refused as a whole), merged
-// into the hand-written tables by Cloud.Generated: a hand entry wins, the
-// rest are refused, or rotate a node pool.
+// decrease is a Raise; any other condition names its rule, and the
+// cloud's conditions.go evaluates it, or says why every change is
+// refused), merged into the hand-written tables by Cloud.Generated: a
+// hand entry wins, the rest are refused, or rotate a node pool.
 //
 // Not in the kinds' CRDs, so left out (upjet keeps them out of
 // spec.forProvider: names it takes from the external name, prefixes):
@@ -156,23 +157,23 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("resourceGroupNameSelector", "azurerm_kubernetes_cluster.resource_group_name", "vendor/github.com/hashicorp/go-azure-helpers/resourcemanager/commonschema/resource_group_name.go:12-17@v4.80.0"),
 		generatedFrom.Refuse("roleBasedAccessControlEnabled", "azurerm_kubernetes_cluster.role_based_access_control_enabled", "internal/services/containers/kubernetes_cluster_resource.go:1461-1466@v4.80.0"),
 		generatedFrom.Refuse("windowsProfile.adminUsername", "azurerm_kubernetes_cluster.windows_profile.admin_username", "internal/services/containers/kubernetes_cluster_resource.go:1643-1647@v4.80.0"),
-		generatedFrom.Refuse("defaultNodePool.upgradeSettings.drainTimeoutInMinutes", "azurerm_kubernetes_cluster.default_node_pool.upgrade_settings.drain_timeout_in_minutes", "internal/services/containers/kubernetes_cluster_resource.go:65@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("defaultNodePool.upgradeSettings.undrainableNodeBehavior", "azurerm_kubernetes_cluster.default_node_pool.upgrade_settings.undrainable_node_behavior", "internal/services/containers/kubernetes_cluster_resource.go:68@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("oidcIssuerEnabled", "azurerm_kubernetes_cluster.oidc_issuer_enabled", "internal/services/containers/kubernetes_cluster_resource.go:71@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("servicePrincipal.clientId", "azurerm_kubernetes_cluster.service_principal.client_id", "internal/services/containers/kubernetes_cluster_resource.go:76@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("windowsProfile.gmsa", "azurerm_kubernetes_cluster.windows_profile.gmsa", "internal/services/containers/kubernetes_cluster_resource.go:79@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("windowsProfile.gmsa.dnsServer", "azurerm_kubernetes_cluster.windows_profile.gmsa.dns_server", "internal/services/containers/kubernetes_cluster_resource.go:82@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("windowsProfile.gmsa.rootDomain", "azurerm_kubernetes_cluster.windows_profile.gmsa.root_domain", "internal/services/containers/kubernetes_cluster_resource.go:85@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("apiServerAccessProfile.subnetId", "azurerm_kubernetes_cluster.api_server_access_profile.subnet_id", "internal/services/containers/kubernetes_cluster_resource.go:88@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("apiServerAccessProfile.subnetIdRef", "azurerm_kubernetes_cluster.api_server_access_profile.subnet_id", "internal/services/containers/kubernetes_cluster_resource.go:88@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("apiServerAccessProfile.subnetIdSelector", "azurerm_kubernetes_cluster.api_server_access_profile.subnet_id", "internal/services/containers/kubernetes_cluster_resource.go:88@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("defaultNodePool.name", "azurerm_kubernetes_cluster.default_node_pool.name", "internal/services/containers/kubernetes_cluster_resource.go:91@v4.80.0 (CustomizeDiff: ForceNewIf)"),
-		generatedFrom.Refuse("networkProfile.networkDataPlane", "azurerm_kubernetes_cluster.network_profile.network_data_plane", "internal/services/containers/kubernetes_cluster_resource.go:103@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("networkProfile.networkPlugin", "azurerm_kubernetes_cluster.network_profile.network_plugin", "internal/services/containers/kubernetes_cluster_resource.go:130@v4.80.0 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("networkProfile.networkPluginMode", "azurerm_kubernetes_cluster.network_profile.network_plugin_mode", "internal/services/containers/kubernetes_cluster_resource.go:140@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("networkProfile.networkPolicy", "azurerm_kubernetes_cluster.network_profile.network_policy", "internal/services/containers/kubernetes_cluster_resource.go:143@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("networkProfile.podCidr", "azurerm_kubernetes_cluster.network_profile.pod_cidr", "internal/services/containers/kubernetes_cluster_resource.go:162@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("networkProfile.podCidrs", "azurerm_kubernetes_cluster.network_profile.pod_cidrs", "internal/services/containers/kubernetes_cluster_resource.go:165@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
+		generatedFrom.Refuse("defaultNodePool.upgradeSettings.drainTimeoutInMinutes", "azurerm_kubernetes_cluster.default_node_pool.upgrade_settings.drain_timeout_in_minutes", "internal/services/containers/kubernetes_cluster_resource.go:65@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("defaultNodePool.upgradeSettings.undrainableNodeBehavior", "azurerm_kubernetes_cluster.default_node_pool.upgrade_settings.undrainable_node_behavior", "internal/services/containers/kubernetes_cluster_resource.go:68@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("oidcIssuerEnabled", "azurerm_kubernetes_cluster.oidc_issuer_enabled", "internal/services/containers/kubernetes_cluster_resource.go:71@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("servicePrincipal.clientId", "azurerm_kubernetes_cluster.service_principal.client_id", "internal/services/containers/kubernetes_cluster_resource.go:76@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("windowsProfile.gmsa", "azurerm_kubernetes_cluster.windows_profile.gmsa", "internal/services/containers/kubernetes_cluster_resource.go:79@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("windowsProfile.gmsa.dnsServer", "azurerm_kubernetes_cluster.windows_profile.gmsa.dns_server", "internal/services/containers/kubernetes_cluster_resource.go:82@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("windowsProfile.gmsa.rootDomain", "azurerm_kubernetes_cluster.windows_profile.gmsa.root_domain", "internal/services/containers/kubernetes_cluster_resource.go:85@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("apiServerAccessProfile.subnetId", "azurerm_kubernetes_cluster.api_server_access_profile.subnet_id", "internal/services/containers/kubernetes_cluster_resource.go:88@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("apiServerAccessProfile.subnetIdRef", "azurerm_kubernetes_cluster.api_server_access_profile.subnet_id", "internal/services/containers/kubernetes_cluster_resource.go:88@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("apiServerAccessProfile.subnetIdSelector", "azurerm_kubernetes_cluster.api_server_access_profile.subnet_id", "internal/services/containers/kubernetes_cluster_resource.go:88@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("defaultNodePool.name", "azurerm_kubernetes_cluster.default_node_pool.name", "internal/services/containers/kubernetes_cluster_resource.go:91@v4.80.0 (CustomizeDiff: ForceNewIf)").Conditional(lifecycle.ForceNewIf),
+		generatedFrom.Refuse("networkProfile.networkDataPlane", "azurerm_kubernetes_cluster.network_profile.network_data_plane", "internal/services/containers/kubernetes_cluster_resource.go:103@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("networkProfile.networkPlugin", "azurerm_kubernetes_cluster.network_profile.network_plugin", "internal/services/containers/kubernetes_cluster_resource.go:130@v4.80.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("networkProfile.networkPluginMode", "azurerm_kubernetes_cluster.network_profile.network_plugin_mode", "internal/services/containers/kubernetes_cluster_resource.go:140@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("networkProfile.networkPolicy", "azurerm_kubernetes_cluster.network_profile.network_policy", "internal/services/containers/kubernetes_cluster_resource.go:143@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("networkProfile.podCidr", "azurerm_kubernetes_cluster.network_profile.pod_cidr", "internal/services/containers/kubernetes_cluster_resource.go:162@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("networkProfile.podCidrs", "azurerm_kubernetes_cluster.network_profile.pod_cidrs", "internal/services/containers/kubernetes_cluster_resource.go:165@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
 	}},
 	"containerservice.azure.m.upbound.io/v1beta1, Kind=KubernetesClusterNodePool": {Resource: "azurerm_kubernetes_cluster_node_pool", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("capacityReservationGroupId", "azurerm_kubernetes_cluster_node_pool.capacity_reservation_group_id", "internal/services/containers/kubernetes_cluster_node_pool_resource.go:207-212@v4.80.0"),
@@ -190,9 +191,9 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("proximityPlacementGroupId", "azurerm_kubernetes_cluster_node_pool.proximity_placement_group_id", "internal/services/containers/kubernetes_cluster_node_pool_resource.go:392-397@v4.80.0"),
 		generatedFrom.Refuse("spotMaxPrice", "azurerm_kubernetes_cluster_node_pool.spot_max_price", "internal/services/containers/kubernetes_cluster_node_pool_resource.go:405-411@v4.80.0"),
 		generatedFrom.Refuse("windowsProfile.outboundNatEnabled", "azurerm_kubernetes_cluster_node_pool.windows_profile.outbound_nat_enabled", "internal/services/containers/kubernetes_cluster_node_pool_resource.go:450-455@v4.80.0"),
-		generatedFrom.Refuse("osSku", "azurerm_kubernetes_cluster_node_pool.os_sku", "internal/services/containers/kubernetes_cluster_node_pool_resource.go:70@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("upgradeSettings.drainTimeoutInMinutes", "azurerm_kubernetes_cluster_node_pool.upgrade_settings.drain_timeout_in_minutes", "internal/services/containers/kubernetes_cluster_node_pool_resource.go:86@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("upgradeSettings.undrainableNodeBehavior", "azurerm_kubernetes_cluster_node_pool.upgrade_settings.undrainable_node_behavior", "internal/services/containers/kubernetes_cluster_node_pool_resource.go:89@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
+		generatedFrom.Refuse("osSku", "azurerm_kubernetes_cluster_node_pool.os_sku", "internal/services/containers/kubernetes_cluster_node_pool_resource.go:70@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("upgradeSettings.drainTimeoutInMinutes", "azurerm_kubernetes_cluster_node_pool.upgrade_settings.drain_timeout_in_minutes", "internal/services/containers/kubernetes_cluster_node_pool_resource.go:86@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("upgradeSettings.undrainableNodeBehavior", "azurerm_kubernetes_cluster_node_pool.upgrade_settings.undrainable_node_behavior", "internal/services/containers/kubernetes_cluster_node_pool_resource.go:89@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
 	}},
 	"dbforpostgresql.azure.m.upbound.io/v1beta1, Kind=FlexibleServer": {Resource: "azurerm_postgresql_flexible_server", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("cluster.defaultDatabaseName", "azurerm_postgresql_flexible_server.cluster.default_database_name", "internal/services/postgres/postgresql_flexible_server_resource.go:375-381@v4.80.0"),
@@ -208,11 +209,11 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("sourceServerId", "azurerm_postgresql_flexible_server.source_server_id", "internal/services/postgres/postgresql_flexible_server_resource.go:232-237@v4.80.0"),
 		generatedFrom.Refuse("sourceServerIdRef", "azurerm_postgresql_flexible_server.source_server_id", "internal/services/postgres/postgresql_flexible_server_resource.go:232-237@v4.80.0"),
 		generatedFrom.Refuse("sourceServerIdSelector", "azurerm_postgresql_flexible_server.source_server_id", "internal/services/postgres/postgresql_flexible_server_resource.go:232-237@v4.80.0"),
-		generatedFrom.Refuse("version", "azurerm_postgresql_flexible_server.version", "internal/services/postgres/postgresql_flexible_server_resource.go:398@v4.80.0 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("administratorLogin", "azurerm_postgresql_flexible_server.administrator_login", "internal/services/postgres/postgresql_flexible_server_resource.go:406@v4.80.0 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("storageMb", "azurerm_postgresql_flexible_server.storage_mb", "internal/services/postgres/postgresql_flexible_server_resource.go:429@v4.80.0 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("identity.type", "azurerm_postgresql_flexible_server.identity.type", "internal/services/postgres/postgresql_flexible_server_resource.go:492@v4.80.0 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("cluster.size", "azurerm_postgresql_flexible_server.cluster.size", "internal/services/postgres/postgresql_flexible_server_resource.go:517@v4.80.0 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("version", "azurerm_postgresql_flexible_server.version", "internal/services/postgres/postgresql_flexible_server_resource.go:398@v4.80.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("administratorLogin", "azurerm_postgresql_flexible_server.administrator_login", "internal/services/postgres/postgresql_flexible_server_resource.go:406@v4.80.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("storageMb", "azurerm_postgresql_flexible_server.storage_mb", "internal/services/postgres/postgresql_flexible_server_resource.go:429@v4.80.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("identity.type", "azurerm_postgresql_flexible_server.identity.type", "internal/services/postgres/postgresql_flexible_server_resource.go:492@v4.80.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("cluster.size", "azurerm_postgresql_flexible_server.cluster.size", "internal/services/postgres/postgresql_flexible_server_resource.go:517@v4.80.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"dbforpostgresql.azure.m.upbound.io/v1beta1, Kind=FlexibleServerDatabase": {Resource: "azurerm_postgresql_flexible_server_database", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("charset", "azurerm_postgresql_flexible_server_database.charset", "internal/services/postgres/postgresql_flexible_server_database_resource.go:55-62@v4.80.0"),
@@ -314,7 +315,7 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("sku", "azurerm_public_ip.sku", "internal/services/network/public_ip_resource.go:108-115@v4.80.0"),
 		generatedFrom.Refuse("skuTier", "azurerm_public_ip.sku_tier", "internal/services/network/public_ip_resource.go:117-126@v4.80.0"),
 		generatedFrom.Refuse("zones", "azurerm_public_ip.zones", "vendor/github.com/hashicorp/go-azure-helpers/resourcemanager/commonschema/zones.go:52-60@v4.80.0"),
-		generatedFrom.Refuse("domainNameLabelScope", "azurerm_public_ip.domain_name_label_scope", "internal/services/network/public_ip_resource.go:200@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
+		generatedFrom.Refuse("domainNameLabelScope", "azurerm_public_ip.domain_name_label_scope", "internal/services/network/public_ip_resource.go:200@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
 	}},
 	"network.azure.m.upbound.io/v1beta1, Kind=Subnet": {Resource: "azurerm_subnet", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("resourceGroupName", "azurerm_subnet.resource_group_name", "vendor/github.com/hashicorp/go-azure-helpers/resourcemanager/commonschema/resource_group_name.go:12-17@v4.80.0"),
@@ -353,10 +354,10 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("resourceGroupNameRef", "azurerm_storage_account.resource_group_name", "vendor/github.com/hashicorp/go-azure-helpers/resourcemanager/commonschema/resource_group_name.go:12-17@v4.80.0"),
 		generatedFrom.Refuse("resourceGroupNameSelector", "azurerm_storage_account.resource_group_name", "vendor/github.com/hashicorp/go-azure-helpers/resourcemanager/commonschema/resource_group_name.go:12-17@v4.80.0"),
 		generatedFrom.Refuse("tableEncryptionKeyType", "azurerm_storage_account.table_encryption_key_type", "internal/services/storage/storage_account_resource.go:664-670@v4.80.0"),
-		generatedFrom.Refuse("accountKind", "azurerm_storage_account.account_kind", "internal/services/storage/storage_account_resource.go:1109@v4.80.0 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("largeFileShareEnabled", "azurerm_storage_account.large_file_share_enabled", "internal/services/storage/storage_account_resource.go:1119@v4.80.0 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("immutabilityPolicy.state", "azurerm_storage_account.immutability_policy.state", "internal/services/storage/storage_account_resource.go:1171@v4.80.0 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("accountReplicationType", "azurerm_storage_account.account_replication_type", "internal/services/storage/storage_account_resource.go:1183@v4.80.0 (CustomizeDiff: ForceNewIfChange)"),
+		generatedFrom.Refuse("accountKind", "azurerm_storage_account.account_kind", "internal/services/storage/storage_account_resource.go:1109@v4.80.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("largeFileShareEnabled", "azurerm_storage_account.large_file_share_enabled", "internal/services/storage/storage_account_resource.go:1119@v4.80.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("immutabilityPolicy.state", "azurerm_storage_account.immutability_policy.state", "internal/services/storage/storage_account_resource.go:1171@v4.80.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("accountReplicationType", "azurerm_storage_account.account_replication_type", "internal/services/storage/storage_account_resource.go:1183@v4.80.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
 	}},
 	"storage.azure.m.upbound.io/v1beta1, Kind=Container": {Resource: "azurerm_storage_container", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("defaultEncryptionScope", "azurerm_storage_container.default_encryption_scope", "internal/services/storage/storage_container_resource.go:102-108@v4.80.0"),

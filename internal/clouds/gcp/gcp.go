@@ -59,7 +59,7 @@ func init() {
 	registry.Implement(Cloud, budget)
 	// The generated tables (zz_replacements.go), under the hand-written
 	// ones.
-	Cloud.Generated(generatedTables)
+	Cloud.Generated(generatedTables, conditions)
 	registry.Register(Cloud)
 }
 

@@ -17,9 +17,10 @@ const generatedFrom lifecycle.Source = "terraform-provider-google v7.39.0 (provi
 // generatedTables are every composed kind's ForceNew attributes, by
 // spec.forProvider path (with the reference and selector that resolve
 // one), and the attributes its custom diff replaces on a condition (a
-// decrease is a Raise, any other condition refused as a whole), merged
-// into the hand-written tables by Cloud.Generated: a hand entry wins, the
-// rest are refused, or rotate a node pool.
+// decrease is a Raise; any other condition names its rule, and the
+// cloud's conditions.go evaluates it, or says why every change is
+// refused), merged into the hand-written tables by Cloud.Generated: a
+// hand entry wins, the rest are refused, or rotate a node pool.
 //
 // Not in the kinds' CRDs, so left out (upjet keeps them out of
 // spec.forProvider: names it takes from the external name, prefixes):
@@ -253,7 +254,7 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("region", "google_compute_subnetwork.region", "google/services/compute/resource_compute_subnetwork.go:617-624@v7.39.0"),
 		generatedFrom.Refuse("reservedInternalRange", "google_compute_subnetwork.reserved_internal_range", "google/services/compute/resource_compute_subnetwork.go:625-632@v7.39.0"),
 		generatedFrom.Refuse("resolveSubnetMask", "google_compute_subnetwork.resolve_subnet_mask", "google/services/compute/resource_compute_subnetwork.go:633-639@v7.39.0"),
-		generatedFrom.Refuse("ipCidrRange", "google_compute_subnetwork.ip_cidr_range", "google/services/compute/resource_compute_subnetwork.go:385@v7.39.0 (CustomizeDiff: ForceNewIfChange)"),
+		generatedFrom.Refuse("ipCidrRange", "google_compute_subnetwork.ip_cidr_range", "google/services/compute/resource_compute_subnetwork.go:385@v7.39.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
 	}},
 	"compute.gcp.m.upbound.io/v1beta1, Kind=TargetHTTPProxy": {Resource: "google_compute_target_http_proxy", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("description", "google_compute_target_http_proxy.description", "google/services/compute/resource_compute_target_http_proxy.go:159-164@v7.39.0"),
@@ -347,9 +348,9 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("userManagedKeysConfig.clusterCa", "google_container_cluster.user_managed_keys_config.cluster_ca", "google/services/container/resource_container_cluster.go:2509-2514@v7.39.0"),
 		generatedFrom.Refuse("userManagedKeysConfig.etcdApiCa", "google_container_cluster.user_managed_keys_config.etcd_api_ca", "google/services/container/resource_container_cluster.go:2515-2520@v7.39.0"),
 		generatedFrom.Refuse("userManagedKeysConfig.etcdPeerCa", "google_container_cluster.user_managed_keys_config.etcd_peer_ca", "google/services/container/resource_container_cluster.go:2521-2526@v7.39.0"),
-		generatedFrom.Refuse("enableL4IlbSubsetting", "google_container_cluster.enable_l4_ilb_subsetting", "google/services/container/resource_container_cluster.go:246@v7.39.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("enableFqdnNetworkPolicy", "google_container_cluster.enable_fqdn_network_policy", "google/services/container/resource_container_cluster.go:247@v7.39.0 (CustomizeDiff: ForceNewIfChange)"),
-		generatedFrom.Refuse("dnsConfig.additiveVpcScopeDnsDomain", "google_container_cluster.dns_config.additive_vpc_scope_dns_domain", "google/services/container/resource_container_cluster.go:8273@v7.39.0 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("enableL4IlbSubsetting", "google_container_cluster.enable_l4_ilb_subsetting", "google/services/container/resource_container_cluster.go:246@v7.39.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("enableFqdnNetworkPolicy", "google_container_cluster.enable_fqdn_network_policy", "google/services/container/resource_container_cluster.go:247@v7.39.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
+		generatedFrom.Refuse("dnsConfig.additiveVpcScopeDnsDomain", "google_container_cluster.dns_config.additive_vpc_scope_dns_domain", "google/services/container/resource_container_cluster.go:8273@v7.39.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"container.gcp.m.upbound.io/v1beta1, Kind=NodePool": {Resource: "google_container_node_pool", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("cluster", "google_container_node_pool.cluster", "google/services/container/resource_container_node_pool.go:233-238@v7.39.0"),
@@ -467,13 +468,13 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("replicaConfiguration.verifyServerCertificate", "google_sql_database_instance.replica_configuration.verify_server_certificate", "google/services/sql/resource_sql_database_instance.go:1296-1302@v7.39.0"),
 		generatedFrom.Refuse("settings.collation", "google_sql_database_instance.settings.collation", "google/services/sql/resource_sql_database_instance.go:532-537@v7.39.0"),
 		generatedFrom.Refuse("settings.diskType", "google_sql_database_instance.settings.disk_type", "google/services/sql/resource_sql_database_instance.go:577-584@v7.39.0"),
-		generatedFrom.Refuse("settings.diskSize", "google_sql_database_instance.settings.disk_size", "google/services/sql/resource_sql_database_instance.go:214@v7.39.0 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("masterInstanceName", "google_sql_database_instance.master_instance_name", "google/services/sql/resource_sql_database_instance.go:240@v7.39.0 (CustomizeDiff: ForceNewIf)"),
-		generatedFrom.Refuse("replicaConfiguration.cascadableReplica", "google_sql_database_instance.replica_configuration.cascadable_replica", "google/services/sql/resource_sql_database_instance.go:244@v7.39.0 (CustomizeDiff: ForceNewIf)"),
-		generatedFrom.Refuse("settings.ipConfiguration.privateNetwork", "google_sql_database_instance.settings.ip_configuration.private_network", "google/services/sql/resource_sql_database_instance.go:1557@v7.39.0 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("settings.ipConfiguration.privateNetworkRef", "google_sql_database_instance.settings.ip_configuration.private_network", "google/services/sql/resource_sql_database_instance.go:1557@v7.39.0 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("settings.ipConfiguration.privateNetworkSelector", "google_sql_database_instance.settings.ip_configuration.private_network", "google/services/sql/resource_sql_database_instance.go:1557@v7.39.0 (CustomizeDiff: ForceNew)"),
-		generatedFrom.Refuse("settings.autoUpgradeEnabled", "google_sql_database_instance.settings.auto_upgrade_enabled", "google/services/sql/resource_sql_database_instance.go:1576@v7.39.0 (CustomizeDiff: ForceNew)"),
+		generatedFrom.Refuse("settings.diskSize", "google_sql_database_instance.settings.disk_size", "google/services/sql/resource_sql_database_instance.go:214@v7.39.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("masterInstanceName", "google_sql_database_instance.master_instance_name", "google/services/sql/resource_sql_database_instance.go:240@v7.39.0 (CustomizeDiff: ForceNewIf)").Conditional(lifecycle.ForceNewIf),
+		generatedFrom.Refuse("replicaConfiguration.cascadableReplica", "google_sql_database_instance.replica_configuration.cascadable_replica", "google/services/sql/resource_sql_database_instance.go:244@v7.39.0 (CustomizeDiff: ForceNewIf)").Conditional(lifecycle.ForceNewIf),
+		generatedFrom.Refuse("settings.ipConfiguration.privateNetwork", "google_sql_database_instance.settings.ip_configuration.private_network", "google/services/sql/resource_sql_database_instance.go:1557@v7.39.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("settings.ipConfiguration.privateNetworkRef", "google_sql_database_instance.settings.ip_configuration.private_network", "google/services/sql/resource_sql_database_instance.go:1557@v7.39.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("settings.ipConfiguration.privateNetworkSelector", "google_sql_database_instance.settings.ip_configuration.private_network", "google/services/sql/resource_sql_database_instance.go:1557@v7.39.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
+		generatedFrom.Refuse("settings.autoUpgradeEnabled", "google_sql_database_instance.settings.auto_upgrade_enabled", "google/services/sql/resource_sql_database_instance.go:1576@v7.39.0 (CustomizeDiff: ForceNew)").Conditional(lifecycle.DiffForceNew),
 	}},
 	"sql.gcp.m.upbound.io/v1beta1, Kind=User": {Resource: "google_sql_user", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("host", "google_sql_user.host", "google/services/sql/resource_sql_user.go:102-108@v7.39.0"),
@@ -489,7 +490,7 @@ var generatedTables = map[string]registry.Table{
 		generatedFrom.Refuse("hierarchicalNamespace.enabled", "google_storage_bucket.hierarchical_namespace.enabled", "google/services/storage/resource_storage_bucket.go:634-639@v7.39.0"),
 		generatedFrom.Refuse("location", "google_storage_bucket.location", "google/services/storage/resource_storage_bucket.go:194-202@v7.39.0"),
 		generatedFrom.Refuse("project", "google_storage_bucket.project", "google/services/storage/resource_storage_bucket.go:204-210@v7.39.0"),
-		generatedFrom.Refuse("retentionPolicy.isLocked", "google_storage_bucket.retention_policy.is_locked", "google/services/storage/resource_storage_bucket.go:81@v7.39.0 (CustomizeDiff: ForceNewIfChange)"),
+		generatedFrom.Refuse("retentionPolicy.isLocked", "google_storage_bucket.retention_policy.is_locked", "google/services/storage/resource_storage_bucket.go:81@v7.39.0 (CustomizeDiff: ForceNewIfChange)").Conditional(lifecycle.ForceNewIfChange),
 	}},
 	"storage.gcp.m.upbound.io/v1beta1, Kind=BucketIAMMember": {Resource: "google_storage_bucket_iam_member", Fields: []lifecycle.Field{
 		generatedFrom.Refuse("bucket", "google_storage_bucket_iam_member.bucket", "google/services/storage/iam_storage_bucket.go:33-38@v7.39.0"),
