@@ -125,6 +125,11 @@ type Upgrade struct {
 	// them; "" for a step whose minor is chosen once the one before it
 	// runs.
 	Versions []string
+	// Kept is the version that keeps the server at the major version it
+	// runs, where the cloud needs a minor: what its spec asks for, or what
+	// runs when that is newer; "" for the major version alone. A step
+	// that waits (for what the cloud needs first) asks for it.
+	Kept string
 	// Waiting says what the current step waits for.
 	Waiting string
 }
@@ -159,6 +164,7 @@ func (e Engine) Walk(target string, s Server, path *field.Path) (Upgrade, *field
 	case Older(target, s.Runs):
 		return u, field.Invalid(path, target, fmt.Sprintf("the server runs PostgreSQL %s, and a major version is never downgraded in place (the cloud refuses it; the data would need a dump and restore into a new Database); allowed: %s", s.Runs, strings.Join(e.allowedFrom(s), ", ")))
 	}
+	u.Kept = e.kept(s)
 	from, fromVersion := s.Runs, s.RunningVersion
 	switch {
 	case s.Asked != "" && Older(s.Runs, s.Asked) && s.Refusal == "":
@@ -187,7 +193,7 @@ func (e Engine) Walk(target string, s Server, path *field.Path) (Upgrade, *field
 		u.Versions = append(u.Versions, versions...)
 	}
 	if len(u.Steps) == 0 {
-		u.Waiting, u.Version = "", e.kept(s)
+		u.Waiting, u.Version = "", u.Kept
 		return u, nil
 	}
 	u.Step = u.Steps[0]
@@ -267,7 +273,7 @@ func (e Engine) walkMinors(from, fromVersion, target string) (steps, versions []
 	if len(next) == 0 {
 		return nil, nil, stop{at: fromVersion}
 	}
-	slices.SortFunc(next, func(a, b string) int { return compareVersions(b, a) })
+	slices.SortFunc(next, func(a, b string) int { return CompareVersions(b, a) })
 	var first stop
 	for i, t := range next {
 		s, v, rest := e.walkMinors(Major(t), t, target)
@@ -323,7 +329,7 @@ func (e Engine) listed(major string) []string {
 			out = append(out, v)
 		}
 	}
-	slices.SortFunc(out, compareVersions)
+	slices.SortFunc(out, CompareVersions)
 	if len(out) == 0 {
 		return []string{"none"}
 	}
@@ -385,9 +391,10 @@ func sortedMajors(set map[string]bool) []string {
 	return out
 }
 
-// compareVersions orders versions such as "16.10" and "16.9" by their
-// numbers, part by part (a part that is no number as text).
-func compareVersions(a, b string) int {
+// CompareVersions orders versions such as "16.10" and "16.9" by their
+// numbers, part by part (a part that is no number as text): -1, 0 or +1,
+// as cmp.Compare.
+func CompareVersions(a, b string) int {
 	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
 	for i := range min(len(pa), len(pb)) {
 		x, errX := strconv.Atoi(pa[i])
@@ -405,7 +412,7 @@ func compareVersions(a, b string) int {
 }
 
 // olderVersion reports whether version a is older than b.
-func olderVersion(a, b string) bool { return compareVersions(a, b) < 0 }
+func olderVersion(a, b string) bool { return CompareVersions(a, b) < 0 }
 
 // Major is the major version of a PostgreSQL version as a cloud reports
 // it: "16.4" (RDS), "POSTGRES_16" (Cloud SQL) and "16" (Flexible Server)

@@ -15,7 +15,6 @@ var testEngine = Engine{
 }
 
 func TestWalk(t *testing.T) {
-	path := field.NewPath("spec", "parameters", "version")
 	type want struct {
 		upgrade Upgrade
 		err     string
@@ -84,18 +83,26 @@ func TestWalk(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := testEngine.Walk(tc.target, tc.server, path)
-			if diff := cmp.Diff(tc.want.upgrade, got); diff != "" {
-				t.Errorf("%s\nWalk(...): -want, +got:\n%s", tc.reason, diff)
-			}
-			gotErr := ""
-			if err != nil {
-				gotErr = err.Error()
-			}
-			if diff := cmp.Diff(tc.want.err, gotErr); diff != "" {
-				t.Errorf("%s\nWalk(...) error: -want, +got:\n%s", tc.reason, diff)
-			}
+			checkWalk(t, tc.reason, testEngine, tc.target, tc.server, tc.want.upgrade, tc.want.err)
 		})
+	}
+}
+
+// checkWalk checks the walk of eng from server to target against the
+// upgrade and the error ("" for none) it should give.
+func checkWalk(t *testing.T, reason string, eng Engine, target string, server Server, upgrade Upgrade, wantErr string) {
+	t.Helper()
+	path := field.NewPath("spec", "parameters", "version")
+	got, err := eng.Walk(target, server, path)
+	if diff := cmp.Diff(upgrade, got); diff != "" {
+		t.Errorf("%s\nWalk(...): -want, +got:\n%s", reason, diff)
+	}
+	gotErr := ""
+	if err != nil {
+		gotErr = err.Error()
+	}
+	if diff := cmp.Diff(wantErr, gotErr); diff != "" {
+		t.Errorf("%s\nWalk(...) error: -want, +got:\n%s", reason, diff)
 	}
 }
 
@@ -125,7 +132,6 @@ var testMinors = Engine{
 }
 
 func TestWalkMinors(t *testing.T) {
-	path := field.NewPath("spec", "parameters", "version")
 	type args struct {
 		target string
 		server Server
@@ -174,7 +180,7 @@ func TestWalkMinors(t *testing.T) {
 		"NextStepOnceObserved": {
 			reason: "Once the server reports 15.3, the next step is asked for: the newest of 16 that 15.3 lists.",
 			args:   args{target: "16", server: runs("15.3", "15.3")},
-			want: want{upgrade: Upgrade{Target: "16", Running: "15", Step: "16", Steps: []string{"16"}, Version: "16.2", Versions: []string{"16.2"},
+			want: want{upgrade: Upgrade{Target: "16", Running: "15", Step: "16", Kept: "15.3", Steps: []string{"16"}, Version: "16.2", Versions: []string{"16.2"},
 				Waiting: "the server to report running PostgreSQL 16.2"}},
 		},
 		"StepUnderWayAsksAMajor": {
@@ -193,12 +199,12 @@ func TestWalkMinors(t *testing.T) {
 		"Runs": {
 			reason: "A server that runs the minor its spec asks for keeps asking for it.",
 			args:   args{target: "16", server: runs("16.2", "16.2")},
-			want:   want{upgrade: Upgrade{Target: "16", Running: "16", Step: "16", Version: "16.2"}},
+			want:   want{upgrade: Upgrade{Target: "16", Running: "16", Step: "16", Kept: "16.2", Version: "16.2"}},
 		},
 		"RunsANewerMinor": {
 			reason: "A server the cloud moved to a newer minor (its automatic minor upgrades) is asked for what it runs, never less.",
 			args:   args{target: "16", server: runs("16.2", "16.3")},
-			want:   want{upgrade: Upgrade{Target: "16", Running: "16", Step: "16", Version: "16.3"}},
+			want:   want{upgrade: Upgrade{Target: "16", Running: "16", Step: "16", Kept: "16.3", Version: "16.3"}},
 		},
 		"AsksAMajor": {
 			reason: "A server whose spec asks for the major version alone keeps asking for it alone.",
@@ -208,19 +214,19 @@ func TestWalkMinors(t *testing.T) {
 		"Unlisted": {
 			reason: "A minor the table has no row for is not upgraded: the error names the field, says to walk to a listed minor first, and what is listed.",
 			args:   args{target: "15", server: runs("14.8", "14.8")},
-			want: want{upgrade: Upgrade{Target: "15", Running: "14", Step: "15"},
+			want: want{upgrade: Upgrade{Target: "15", Running: "14", Step: "15", Kept: "14.8"},
 				err: `spec.parameters.version: Invalid value: "15": the server runs PostgreSQL 14.8, and the test's table of minors lists no major upgrade from 14.8: the cloud upgrades a minor only to the targets it lists, and which it lists for 14.8 is not known here; walk the server to a minor that is listed first (listed of 14: 14.7, 14.9; the cloud's automatic minor upgrades, or a minor upgrade in the cloud, move it), then raise spec.parameters.version; allowed now: 14`},
 		},
 		"ThreeSteps": {
 			reason: "Each step asks for the newest minor of the furthest major the one before it lists: 14.7, 15.3, 16.2, 17.2.",
 			args:   args{target: "17", server: runs("14.7", "14.7")},
-			want: want{upgrade: Upgrade{Target: "17", Running: "14", Step: "15", Steps: []string{"15", "16", "17"}, Version: "15.3", Versions: []string{"15.3", "16.2", "17.2"},
+			want: want{upgrade: Upgrade{Target: "17", Running: "14", Step: "15", Kept: "14.7", Steps: []string{"15", "16", "17"}, Version: "15.3", Versions: []string{"15.3", "16.2", "17.2"},
 				Waiting: "the server to report running PostgreSQL 15.3"}},
 		},
 		"UnlistedOnTheWay": {
 			reason: "A walk whose every way passes a minor without a row is refused before its first step, naming where it would stop and what is allowed now.",
 			args:   args{target: "15", server: runs("13.9", "13.9")},
-			want: want{upgrade: Upgrade{Target: "15", Running: "13", Step: "15"},
+			want: want{upgrade: Upgrade{Target: "15", Running: "13", Step: "15", Kept: "13.9"},
 				err: `spec.parameters.version: Invalid value: "15": the server runs PostgreSQL 13.9, from which the walk reaches 14.8, and the test's table of minors lists no major upgrade from 14.8: the cloud upgrades a minor only to the targets it lists, and which it lists for 14.8 is not known here; walk the server to a minor that is listed first (listed of 14: 14.7, 14.9; the cloud's automatic minor upgrades, or a minor upgrade in the cloud, move it), then raise spec.parameters.version; allowed now: 13, 14`},
 		},
 		"Downgrade": {
@@ -232,17 +238,7 @@ func TestWalkMinors(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := testMinors.Walk(tc.args.target, tc.args.server, path)
-			if diff := cmp.Diff(tc.want.upgrade, got); diff != "" {
-				t.Errorf("%s\nWalk(...): -want, +got:\n%s", tc.reason, diff)
-			}
-			gotErr := ""
-			if err != nil {
-				gotErr = err.Error()
-			}
-			if diff := cmp.Diff(tc.want.err, gotErr); diff != "" {
-				t.Errorf("%s\nWalk(...) error: -want, +got:\n%s", tc.reason, diff)
-			}
+			checkWalk(t, tc.reason, testMinors, tc.args.target, tc.args.server, tc.want.upgrade, tc.want.err)
 		})
 	}
 }
@@ -259,8 +255,8 @@ func TestCompareVersions(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, compareVersions(tc.a, tc.b)); diff != "" {
-				t.Errorf("compareVersions(%q, %q): -want, +got:\n%s", tc.a, tc.b, diff)
+			if diff := cmp.Diff(tc.want, CompareVersions(tc.a, tc.b)); diff != "" {
+				t.Errorf("CompareVersions(%q, %q): -want, +got:\n%s", tc.a, tc.b, diff)
 			}
 		})
 	}
