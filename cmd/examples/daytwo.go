@@ -256,11 +256,13 @@ func dayTwoCases() []dayTwo {
 			fatal: "node pool default is imported"}},
 		dayTwo{attack: attack{name: "azure-system-pool-cycles", example: "azure/cluster.yaml", env: envSet("cloud-azure.yaml", "azure.systemPool.size", "medium")},
 			check: wants("cluster", "spec.forProvider.defaultNodePool.vmSize", "Standard_D4s_v5")},
-		// Private nodes: GKE keeps a running pool's nodes private (only
-		// new pools' default changes in place) and sets the control
-		// plane's range only at creation: refused either way.
-		dayTwo{attack: attack{name: "gcp-private-to-public", example: "gcp/cluster.yaml", xr: set("spec.parameters.privateCluster", false),
-			fatal: `spec.parameters.privateCluster: Invalid value: false: GKE cluster "prod-cluster" runs private nodes`}},
+		// Private nodes: made public, GKE keeps its private nodes and
+		// their Cloud NAT, and opens the endpoint in place; made private,
+		// a public cluster would need the control plane's range, which
+		// GKE sets only at creation: refused.
+		dayTwo{attack: attack{name: "gcp-private-to-public", example: "gcp/cluster.yaml", xr: set("spec.parameters.privateCluster", false)},
+			check: all(wants("cluster", "spec.forProvider.privateClusterConfig.enablePrivateNodes", true), wants("cluster", "spec.forProvider.privateClusterConfig.enablePrivateEndpoint", false),
+				wants("nat", "spec.forProvider.sourceSubnetworkIpRangesToNat", "ALL_SUBNETWORKS_ALL_IP_RANGES"))},
 		dayTwo{attack: attack{name: "gcp-public-to-private", example: "gcp/legacy.yaml", xr: set("spec.parameters.privateCluster", true),
 			fatal: `spec.parameters.privateCluster: Invalid value: true: GKE cluster "legacy-prod" runs public nodes`}},
 		// A Spot pool made regular rotates (azurerm priority is ForceNew),

@@ -122,8 +122,8 @@ func both(fs ...func(xpsim.Object)) func(xpsim.Object) {
 // through overrides, name collisions, immutable fields, on Clusters and
 // Databases.
 var attacks = []attack{
-	// On AKS, whose outbound type changes in place (GKE refuses the
-	// change: day two's gcp-private-to-public): the private zone is held,
+	// On AKS, whose outbound type changes in place (GKE keeps its private
+	// nodes: day two's gcp-private-to-public): the private zone is held,
 	// the NAT gateway kept while the nodes' traffic still goes through it.
 	{name: "env-private-false", example: "azure/cluster.yaml", xr: set("spec.parameters.privateCluster", nil),
 		env: envSet("baseline.yaml", "privateCluster", false), held: []string{"private-dns-zone", "private-dns-zone-link"}},

@@ -90,7 +90,8 @@ var specEdits = map[string][]specEdit{
 		// The documented statement that removes the zones (docs/api.md).
 		{path: "spec.parameters.createDnsZones", value: false, removes: []string{"public-dns-zone", "private-dns-zone"}},
 		// The documented statement that removes the private zone with
-		// the egress (docs/safety.md, removal authority); GKE refuses it.
+		// the egress (docs/safety.md, removal authority); GKE keeps its
+		// private nodes and their NAT.
 		{path: "spec.parameters.privateCluster", value: false, removes: []string{"private-dns-zone"}},
 		{path: "spec.parameters.version", value: "1.20"},
 		{path: "spec.parameters.network", value: map[string]any{"cidr": "10.99.0.0/16"}},

@@ -243,12 +243,16 @@ func outputs(o map[string]any, name string) map[string]any {
 	case "rds.aws.upbound.io/Instance":
 		fp, _ := o["spec"].(map[string]any)["forProvider"].(map[string]any)
 		region, _ := fp["region"].(string)
+		// A major version runs its fourth minor; a minor runs as asked.
 		version, _ := fp["engineVersion"].(string)
+		if !strings.Contains(version, ".") {
+			version += ".4"
+		}
 		address := fmt.Sprintf("%s.c%08x.%s.rds.amazonaws.com", external(o, name), n, region)
 		return map[string]any{
 			"address":             address,
 			"endpoint":            address + ":5432",
-			"engineVersionActual": version + ".4",
+			"engineVersionActual": version,
 			"arn":                 "arn:aws:rds:" + region + ":123456789012:db:" + external(o, name),
 		}
 	case "dbforpostgresql.azure.upbound.io/FlexibleServer":

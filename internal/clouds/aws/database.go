@@ -1,7 +1,9 @@
 package aws
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -104,12 +106,10 @@ func init() {
 		Backups: func(obs *structpb.Struct) bool {
 			return object.Get(obs, "status", "atProvider", "backupRetentionPeriod").GetNumberValue() > 0 || object.Get(obs, "spec", "forProvider", "backupRetentionPeriod").GetNumberValue() > 0
 		},
-		// RDS for PostgreSQL upgrades the newest minor of a major version
-		// to any later major version in one step ("Choosing a major
-		// version for an RDS for PostgreSQL upgrade", Amazon RDS User
-		// Guide; describe-db-engine-versions' ValidUpgradeTarget).
-		Targets: map[string][]string{"13": {"14", "15", "16", "17"}, "14": {"15", "16", "17"}, "15": {"16", "17"}, "16": {"17"}},
-		Source:  "RDS for PostgreSQL's valid upgrade targets",
+		// RDS upgrades a minor to another major version only to the
+		// minors it lists for it (rdsMajorUpgrades).
+		Minors: rdsMajorUpgrades,
+		Source: rdsUpgradesSource,
 	})
 }
 
@@ -228,15 +228,22 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 	// step is under way (its spec asks for the new version or group). The
 	// selector re-resolves (resolve: Always): once resolved, a selector is
 	// never read again.
+	//
+	// A step asks for the minor the walk chose (i.EngineVersion: RDS
+	// upgrades a minor to another major version only to the minors it
+	// lists); until it moves, the instance is kept where it runs
+	// (i.KeptVersion, never below what runs), else at what its spec asks.
 	major := i.Running != "" && i.Running != i.Version
-	version, paramsSelector := i.Version, ctx.Selector(params)
+	step := cmp.Or(i.EngineVersion, i.Version)
+	version, paramsSelector := step, ctx.Selector(params)
 	if major {
 		old := i.Engine + i.Running
 		inst := ctx.Observed(rDBInstance)
-		moved := object.String(inst, "spec", "forProvider", "engineVersion") == i.Version ||
+		asked := object.String(inst, "spec", "forProvider", "engineVersion")
+		moved := database.Major(asked) == i.Version ||
 			object.String(inst, "spec", "forProvider", "parameterGroupNameSelector", "matchLabels", registry.LabelResource) == params
 		if !moved && !object.IsConditionTrue(ctx.Observed(params), "Ready") {
-			version, paramsSelector = i.Running, ctx.Selector(rParamGroupPrefix+old)
+			version, paramsSelector = cmp.Or(i.KeptVersion, asked, i.Running), ctx.Selector(rParamGroupPrefix+old)
 		}
 		paramsSelector["policy"] = map[string]any{"resolve": "Always"}
 	}
@@ -273,7 +280,7 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 		"parameterGroupNameSelector":       paramsSelector,
 		"tags":                             dbTags(i.Name, i.Name),
 	}
-	if major && version == i.Version {
+	if major && version == step {
 		fp["allowMajorVersionUpgrade"] = true
 	}
 	if len(i.Databases) > 0 {
@@ -282,11 +289,10 @@ func dbInstance(ctx *registry.Context, i database.Instance) ([]*registry.Resourc
 	out := []*registry.Resource{parameterGroup(i, family)}
 	if major {
 		// The old family's group stays until the instance runs the new
-		// version on the new group.
+		// version on the new group; the group of a step before goes.
 		out = append(out, parameterGroup(i, i.Engine+i.Running))
-	} else {
-		out = append(out, retiredParameterGroups(ctx, i, params)...)
 	}
+	out = append(out, retiredParameterGroups(ctx, i, params)...)
 	out = append(out, []*registry.Resource{
 		{
 			Name:         rDBInstance,
@@ -349,24 +355,28 @@ func parameterGroup(i database.Instance, family string) *registry.Resource {
 
 // retiredParameterGroups retires the parameter groups of older families,
 // what a major upgrade left behind, once the instance runs the version of
-// the current one, params, and is on it (as its provider reports, or as
-// its selector asks: the version and the group change together). Until
-// then they are kept.
-func retiredParameterGroups(ctx *registry.Context, i database.Instance, params string) []*registry.Resource {
-	inst := ctx.Observed(rDBInstance)
-	on := object.String(inst, "status", "atProvider", "parameterGroupName")
-	if i.Running != i.Version || on != object.Annotation(ctx.Observed(params), registry.AnnotationExternalName) &&
-		(on != "" || object.String(inst, "spec", "forProvider", "parameterGroupNameSelector", "matchLabels", registry.LabelResource) != params) {
+// the family it runs on and is on its group (as its provider reports, or
+// as its selector asks: the version and the group change together); the
+// groups of keep (the next step's) stay. Until then they are kept.
+func retiredParameterGroups(ctx *registry.Context, i database.Instance, keep ...string) []*registry.Resource {
+	if i.Running == "" {
 		return nil
 	}
-	on = i.Name + "-" + i.Engine + i.Version
+	current := rParamGroupPrefix + i.Engine + i.Running
+	inst := ctx.Observed(rDBInstance)
+	on := object.String(inst, "status", "atProvider", "parameterGroupName")
+	if on != object.Annotation(ctx.Observed(current), registry.AnnotationExternalName) &&
+		(on != "" || object.String(inst, "spec", "forProvider", "parameterGroupNameSelector", "matchLabels", registry.LabelResource) != current) {
+		return nil
+	}
+	on = i.Name + "-" + i.Engine + i.Running
 	var out []*registry.Resource
 	for _, name := range ctx.Generations(i.ID()) {
-		if name == params || !strings.HasPrefix(name, rParamGroupPrefix) {
+		if name == current || slices.Contains(keep, name) || !strings.HasPrefix(name, rParamGroupPrefix) {
 			continue
 		}
 		out = append(out, &registry.Resource{Name: name, Kind: parameterGroupKind,
-			Retire: fmt.Sprintf("instance %s runs PostgreSQL %s on parameter group %s", i.Name, i.Version, on)})
+			Retire: fmt.Sprintf("instance %s runs PostgreSQL %s on parameter group %s", i.Name, i.Running, on)})
 	}
 	return out
 }

@@ -49,12 +49,8 @@ func managedCluster(ctx *registry.Context, c cluster.Cluster) ([]*registry.Resou
 	if w := c.Maintenance; w != nil {
 		fp["maintenancePolicy"] = maintenancePolicy(*w)
 	}
-	if c.Private {
-		fp["privateClusterConfig"] = map[string]any{
-			"enablePrivateNodes":    true,
-			"enablePrivateEndpoint": c.PrivateEndpoint,
-			"masterIpv4CidrBlock":   cmp.Or(s.ControlPlaneCIDR, defaultControlPlaneCIDR),
-		}
+	if pcc := privateClusterConfig(ctx, c); pcc != nil {
+		fp["privateClusterConfig"] = pcc
 	}
 	project, location, name := ctx.XR.PlaneID, c.Location, base(ctx)
 	return []*registry.Resource{{
@@ -88,41 +84,81 @@ func managedCluster(ctx *registry.Context, c cluster.Cluster) ([]*registry.Resou
 	}}, nil
 }
 
-// checkPrivateNodes refuses to make a running GKE cluster's nodes public or
-// private: spec.parameters.privateCluster (or the environment's
-// privateCluster) against what the observed cluster runs.
+// privateClusterConfig is the GKE cluster's private cluster config, nil
+// for a public cluster that runs public nodes. A private cluster has
+// private nodes, its endpoint as the environment's privateEndpoint says,
+// and the control plane's range.
 //
-// Private to public: terraform-provider-google v7.39.0 updates
-// private_cluster_config.enable_private_nodes in place (not ForceNew:
-// google/services/container/resource_container_cluster.go:2023-2029), but
-// only as the cluster's default for new node pools
-// (DesiredDefaultEnablePrivateNodes, :3736-3753); the running pools keep
-// private nodes (google_container_node_pool.network_config.
-// enable_private_nodes, resource_container_node_pool.go:550-555, updated
-// pool by pool, :1918-1922). Dropping the block changes nothing at all:
-// the provider late-initializes it again. Either way the nodes stay
-// private while a public cluster no longer composes their egress (Cloud
-// Router and NAT): they would lose it. Public to private needs the control
-// plane's range, private_cluster_config.master_ipv4_cidr_block, which is
-// ForceNew (:2030-2034): the provider would refuse the update forever. The
-// function walks neither, so both are a Fatal naming the field.
+// A cluster made public that runs private nodes is walked, not refused:
+// its endpoint opens in place, its nodes stay private, behind the Cloud
+// NAT the cluster module keeps for them (egressInUse). In
+// terraform-provider-google v7.39.0 private_cluster_config.
+// enable_private_endpoint is no ForceNew field and goes to GKE as
+// DesiredControlPlaneEndpointsConfig (google/services/container/
+// resource_container_cluster.go:2016-2022, update 3719-3734@v7.39.0),
+// with master_authorized_networks_config as it runs (Optional and
+// Computed, :1513-1520; no field of the XR sets it on GCP).
+// enable_private_nodes stays true: false would only change the default of
+// new node pools (DesiredDefaultEnablePrivateNodes, :3736-3752; in place
+// since v7.13.0, ForceNew before), while the running pools keep private
+// nodes (google_container_node_pool.network_config.enable_private_nodes,
+// resource_container_node_pool.go:550-555@v7.39.0): new pools would get
+// public nodes beside the private ones. master_ipv4_cidr_block is ForceNew
+// (:2030-2038): it stays the range the cluster runs with.
+func privateClusterConfig(ctx *registry.Context, c cluster.Cluster) map[string]any {
+	if c.Private {
+		return map[string]any{
+			"enablePrivateNodes":    true,
+			"enablePrivateEndpoint": c.PrivateEndpoint,
+			"masterIpv4CidrBlock":   cmp.Or(settingsOf(ctx.Env).ControlPlaneCIDR, defaultControlPlaneCIDR),
+		}
+	}
+	obs := ctx.Observed(rCluster)
+	if running, _ := privateNodes(obs); !running {
+		return nil
+	}
+	out := map[string]any{"enablePrivateNodes": true, "enablePrivateEndpoint": false}
+	if cidr := observedControlPlaneCIDR(obs); cidr != "" {
+		out["masterIpv4CidrBlock"] = cidr
+	}
+	return out
+}
+
+// observedControlPlaneCIDR is the control plane's range the observed GKE
+// cluster runs with: what its provider reports, else what it asks for.
+func observedControlPlaneCIDR(obs *structpb.Struct) string {
+	return cmp.Or(object.String(obs, "status", "atProvider", "privateClusterConfig", "masterIpv4CidrBlock"),
+		object.String(obs, "spec", "forProvider", "privateClusterConfig", "masterIpv4CidrBlock"))
+}
+
+// checkPrivateNodes refuses to make a running GKE cluster that runs public
+// nodes private: spec.parameters.privateCluster (or the environment's
+// privateCluster) against what the observed cluster runs. The other way is
+// walked (privateClusterConfig).
+//
+// Of public to private, terraform-provider-google v7.39.0 changes in place
+// only the cluster's default for new node pools
+// (private_cluster_config.enable_private_nodes, google/services/container/
+// resource_container_cluster.go:2023-2029, update 3736-3752@v7.39.0) and
+// the endpoint (:3719-3734). The running pools keep their public nodes,
+// which the function does not move, and the control plane's range of a
+// private cluster, private_cluster_config.master_ipv4_cidr_block, is
+// ForceNew (:2030-2038): GKE sets it only when it creates a cluster, and
+// the provider would refuse the update forever. Doing the part GKE allows
+// would leave the running nodes on the internet under an XR that asks for
+// private ones, so the change is a Fatal naming the field.
 func checkPrivateNodes(ctx *registry.Context, c cluster.Cluster) field.ErrorList {
 	obs := ctx.Observed(rCluster)
-	if obs == nil || ctx.XR.Deleting {
+	if obs == nil || ctx.XR.Deleting || !c.Private {
 		return nil
 	}
 	running, known := privateNodes(obs)
-	if !known || running == c.Private {
+	if !known || running {
 		return nil
 	}
 	path := c.PrivatePath
-	if running {
-		return field.ErrorList{field.Invalid(path, c.Private, fmt.Sprintf(
-			"GKE cluster %q runs private nodes (privateClusterConfig.enablePrivateNodes true), and %s now asks for public ones: GKE changes in place only the default of new node pools, the running pools keep their private nodes, and they would lose their egress (the Cloud Router and NAT a public cluster does not compose); the function does not walk the pools across: restore true, or create a new Cluster",
-			base(ctx), path))}
-	}
 	return field.ErrorList{field.Invalid(path, c.Private, fmt.Sprintf(
-		"GKE cluster %q runs public nodes (no private cluster config), and %s now asks for private ones: they need the control plane's range privateClusterConfig.masterIpv4CidrBlock, which GKE sets only when it creates a cluster (google_container_cluster.private_cluster_config.master_ipv4_cidr_block is ForceNew): restore false, or create a new Cluster",
+		"GKE cluster %q runs public nodes (no private cluster config), and %s now asks for private ones: GKE would change in place only the default of new node pools and the endpoint, the running pools would keep their public nodes, and a private cluster's control plane range, privateClusterConfig.masterIpv4CidrBlock, is set only when GKE creates a cluster (google_container_cluster.private_cluster_config.master_ipv4_cidr_block is ForceNew): restore false, or create a new Cluster",
 		base(ctx), path))}
 }
 

@@ -33,6 +33,9 @@ var Cloud = &registry.Cloud{
 		AutoUpgrade:  onReleaseChannel,
 		Charts:       kube.Charts,
 	},
+	// A cluster made public keeps its private nodes (privateClusterConfig),
+	// and with them its Cloud NAT.
+	EgressInUse: egressInUse,
 }
 
 func init() {

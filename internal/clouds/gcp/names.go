@@ -34,7 +34,7 @@ var (
 
 // checkCluster checks GCP's rules: names, project ID, location, the
 // maintenance window and the control plane range; and that a cluster that
-// runs private nodes is not made public (checkPrivateNodes).
+// runs public nodes is not made private (checkPrivateNodes).
 func checkCluster(ctx *registry.Context, c cluster.Cluster) field.ErrorList {
 	x := ctx.XR
 	var errs field.ErrorList

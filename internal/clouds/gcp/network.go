@@ -3,6 +3,7 @@ package gcp
 import (
 	"fmt"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/model/cluster"
@@ -84,6 +85,20 @@ func egress(ctx *registry.Context, e cluster.Egress) ([]*registry.Resource, erro
 			DependsOn: []string{rRouter},
 		},
 	}, nil
+}
+
+// egressInUse says what still reaches the internet through the Cloud NAT
+// of a cluster made public: its nodes, while the GKE cluster runs private
+// ones, which it keeps (privateClusterConfig); "" once it runs none, or
+// when there is no NAT to keep.
+func egressInUse(observed map[string]*structpb.Struct) string {
+	if observed[rNAT] == nil {
+		return ""
+	}
+	if running, _ := privateNodes(observed[rCluster]); !running {
+		return ""
+	}
+	return "the GKE cluster keeps its private nodes (privateClusterConfig.enablePrivateNodes true; only its endpoint is made public, in place), which reach the internet through the Cloud NAT"
 }
 
 // privateServices renders private services access in the cluster's

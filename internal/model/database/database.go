@@ -177,6 +177,11 @@ type Instance struct {
 	// Running is the major version the server runs, "" before it reports
 	// one; Version is the one it is asked for now (a step of Upgrade).
 	Running string
+	// EngineVersion is the version to ask for in full where the cloud
+	// needs a minor (Upgrade.Version); "" asks for Version alone.
+	// KeptVersion keeps the server at Running while a step waits
+	// (Upgrade.Kept); "" asks for Running alone.
+	EngineVersion, KeptVersion string
 	// GrownGB is the storage, in GiB, the server has grown to by itself
 	// (the cloud's auto-grow), where its provider would read a spec below
 	// it as a shrink: a render asks for no less (Engine.Grown).
@@ -284,6 +289,7 @@ func Build(x *xr.Database, s Settings, cl *cluster.Reported, eng Engine, srv Ser
 			errs = append(errs, field.Invalid(versionPath, inst.Version, fmt.Sprintf("the server runs PostgreSQL %s without automated backups, and a major upgrade cannot be taken back without one: turn backups on first (spec.parameters.backupRetentionDays), then upgrade", srv.Runs)))
 		default:
 			inst.Version, inst.Running = upgrade.Step, srv.Runs
+			inst.EngineVersion, inst.KeptVersion = upgrade.Version, upgrade.Kept
 		}
 	}
 	inst.GrownGB = srv.GrownGB

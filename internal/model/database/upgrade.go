@@ -1,6 +1,7 @@
 package database
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -39,7 +40,14 @@ type Engine struct {
 	// Targets are, by running major version, the major versions the
 	// cloud upgrades a server to in one step.
 	Targets map[string][]string
-	// Source says where Targets come from.
+	// Minors are, by the minor version a server runs ("14.7"), the minors
+	// of later major versions the cloud upgrades it to in one step, where
+	// a cloud takes a major upgrade only to such a minor (RDS's
+	// ValidUpgradeTarget). Set, each step asks for the newest listed minor
+	// of its major, a walk through a minor not listed is refused, and
+	// Targets is not read. Nil where a major version alone is asked for.
+	Minors map[string][]string
+	// Source says where Targets or Minors come from.
 	Source string
 }
 
@@ -54,6 +62,9 @@ type Server struct {
 	// Asked is the major version its spec asks for; Runs the one it runs
 	// ("" when its provider reports none yet).
 	Asked, Runs string
+	// AskedVersion and RunningVersion are the same in full, as the cloud
+	// has them ("16.4" on RDS).
+	AskedVersion, RunningVersion string
 	// StorageGB is the storage its spec asks for (0 when none); GrownGB
 	// the storage it has grown to by itself (0 when unknown, or where its
 	// provider keeps it).
@@ -71,7 +82,8 @@ func (e Engine) Observe(obs *structpb.Struct) Server {
 	if obs == nil || e.Asked == nil {
 		return Server{}
 	}
-	s := Server{Exists: true, Asked: Major(e.Asked(obs)), Runs: Major(e.Runs(obs))}
+	asked, runs := e.Asked(obs), e.Runs(obs)
+	s := Server{Exists: true, Asked: Major(asked), Runs: Major(runs), AskedVersion: asked, RunningVersion: runs}
 	if c, ok := object.FindCondition(obs, "Synced"); ok && c.Status == "False" {
 		s.Refusal = c.Reason + ": " + c.Message
 	}
@@ -104,6 +116,20 @@ type Upgrade struct {
 	// Steps are the versions still to reach, in order, Step first; none
 	// when the server runs the target.
 	Steps []string
+	// Version is the version to ask for now in full, where the cloud
+	// needs a minor (Engine.Minors): the step's, or once the server runs
+	// the target, the newer of what its spec asks and what it runs, so
+	// that a render never asks for less than runs. "" asks for Step.
+	Version string
+	// Versions are the minors of Steps, one each, where the cloud needs
+	// them; "" for a step whose minor is chosen once the one before it
+	// runs.
+	Versions []string
+	// Kept is the version that keeps the server at the major version it
+	// runs, where the cloud needs a minor: what its spec asks for, or what
+	// runs when that is newer; "" for the major version alone. A step
+	// that waits (for what the cloud needs first) asks for it.
+	Kept string
 	// Waiting says what the current step waits for.
 	Waiting string
 }
@@ -129,26 +155,84 @@ func (e Engine) Walk(target string, s Server, path *field.Path) (Upgrade, *field
 		if u.Step == "" {
 			u.Step = target
 		}
+		u.Version = e.minorOf(s.AskedVersion, u.Step)
 		if u.Step != target {
 			u.Steps, u.Waiting = []string{target}, "the server to report the version it runs"
+			u.Versions = e.versions("")
 		}
 		return u, nil
 	case Older(target, s.Runs):
-		return u, field.Invalid(path, target, fmt.Sprintf("the server runs PostgreSQL %s, and a major version is never downgraded in place (the cloud refuses it; the data would need a dump and restore into a new Database); allowed: %s", s.Runs, strings.Join(e.allowed(s.Runs), ", ")))
+		return u, field.Invalid(path, target, fmt.Sprintf("the server runs PostgreSQL %s, and a major version is never downgraded in place (the cloud refuses it; the data would need a dump and restore into a new Database); allowed: %s", s.Runs, strings.Join(e.allowedFrom(s), ", ")))
 	}
-	from := s.Runs
+	u.Kept = e.kept(s)
+	from, fromVersion := s.Runs, s.RunningVersion
 	switch {
 	case s.Asked != "" && Older(s.Runs, s.Asked) && s.Refusal == "":
 		// A step under way: it goes on, whatever the target is now.
-		u.Steps, u.Step = []string{s.Asked}, s.Asked
-		u.Waiting = fmt.Sprintf("the server to report running PostgreSQL %s", s.Asked)
-		from = s.Asked
+		v := e.minorOf(s.AskedVersion, s.Asked)
+		u.Steps, u.Step, u.Versions = []string{s.Asked}, s.Asked, e.versions(v)
+		u.Waiting = fmt.Sprintf("the server to report running PostgreSQL %s", cmp.Or(v, s.Asked))
+		from, fromVersion = s.Asked, v
 	case s.Asked != "" && Older(s.Runs, s.Asked):
 		// The cloud refused the step: nothing changed, and the owner may
 		// take it back; asked again, it waits on the refusal.
-		u.Waiting = fmt.Sprintf("the provider, which fails to apply PostgreSQL %s (%s)", s.Asked, s.Refusal)
+		u.Waiting = fmt.Sprintf("the provider, which fails to apply PostgreSQL %s (%s)", cmp.Or(e.minorOf(s.AskedVersion, s.Asked), s.Asked), s.Refusal)
 	}
-	for from != target && Older(from, target) {
+	steps, versions, stop := e.walkFrom(from, fromVersion, target)
+	switch {
+	case stop.unlisted:
+		return u, field.Invalid(path, target, fmt.Sprintf("the server runs PostgreSQL %s%s, and %s lists no major upgrade from %s: the cloud upgrades a minor only to the targets it lists, and which it lists for %s is not known here; walk the server to a minor that is listed first (listed of %s: %s; the cloud's automatic minor upgrades, or a minor upgrade in the cloud, move it), then raise %s; allowed now: %s",
+			s.RunningVersion, stop.via(s.RunningVersion), e.Source, stop.at, stop.at, Major(stop.at), strings.Join(e.listed(Major(stop.at)), ", "), path, strings.Join(e.allowedFrom(s), ", ")))
+	case stop.at != "" && e.Minors != nil:
+		return u, field.Invalid(path, target, fmt.Sprintf("the server runs PostgreSQL %s%s, which the cloud cannot upgrade to %s in place (%s); allowed: %s", s.RunningVersion, stop.via(s.RunningVersion), target, e.Source, strings.Join(e.allowedFrom(s), ", ")))
+	case stop.at != "":
+		return u, field.Invalid(path, target, fmt.Sprintf("the server runs PostgreSQL %s, which the cloud cannot upgrade to %s in place (%s); allowed: %s", s.Runs, target, e.Source, strings.Join(e.allowedFrom(s), ", ")))
+	}
+	u.Steps = append(u.Steps, steps...)
+	if e.Minors != nil {
+		u.Versions = append(u.Versions, versions...)
+	}
+	if len(u.Steps) == 0 {
+		u.Waiting, u.Version = "", u.Kept
+		return u, nil
+	}
+	u.Step = u.Steps[0]
+	if e.Minors != nil {
+		u.Version = u.Versions[0]
+	}
+	if u.Waiting == "" {
+		u.Waiting = fmt.Sprintf("the server to report running PostgreSQL %s", cmp.Or(u.Version, u.Step))
+	}
+	return u, nil
+}
+
+// stop is where a walk stops short of its target: at, the version the
+// cloud does not upgrade from towards it ("" when the walk gets there);
+// unlisted when at is a minor Engine.Minors has no row for.
+type stop struct {
+	at       string
+	unlisted bool
+}
+
+// via says, for a message, how a walk from running reaches the version it
+// stops at: "" when it stops at once.
+func (s stop) via(running string) string {
+	if s.at == "" || s.at == running {
+		return ""
+	}
+	return ", from which the walk reaches " + s.at
+}
+
+// walkFrom plans the steps from major version from, whose minor is
+// fromVersion ("" when unknown), to target: each the furthest major
+// version the cloud reaches in one step; where the cloud needs minors
+// (walkMinors), the newest listed minor of it from which the walk goes on
+// to the target.
+func (e Engine) walkFrom(from, fromVersion, target string) (steps, versions []string, st stop) {
+	if e.Minors != nil {
+		return e.walkMinors(from, fromVersion, target)
+	}
+	for Older(from, target) {
 		next := ""
 		for _, t := range e.Targets[from] {
 			if !Older(target, t) && (next == "" || Older(next, t)) {
@@ -156,21 +240,119 @@ func (e Engine) Walk(target string, s Server, path *field.Path) (Upgrade, *field
 			}
 		}
 		if next == "" {
-			return u, field.Invalid(path, target, fmt.Sprintf("the server runs PostgreSQL %s, which the cloud cannot upgrade to %s in place (%s); allowed: %s", s.Runs, target, e.Source, strings.Join(e.allowed(s.Runs), ", ")))
+			return steps, nil, stop{at: from}
 		}
-		u.Steps = append(u.Steps, next)
-		from = next
+		steps, from = append(steps, next), next
 	}
-	if len(u.Steps) == 0 {
-		u.Waiting = ""
+	return steps, nil, stop{}
+}
+
+// walkMinors is walkFrom where the cloud needs minors: of the minors the
+// cloud lists for fromVersion up to the target's major, the newest (the
+// furthest major first) from which the walk reaches the target. A step
+// under way that asks for a major version alone leaves the rest to be
+// planned once it runs. It stops where the first choice stops when none
+// gets there.
+func (e Engine) walkMinors(from, fromVersion, target string) (steps, versions []string, st stop) {
+	switch {
+	case !Older(from, target):
+		return nil, nil, stop{}
+	case fromVersion == "":
+		return []string{target}, []string{""}, stop{}
 	}
-	if len(u.Steps) > 0 {
-		u.Step = u.Steps[0]
-		if u.Waiting == "" {
-			u.Waiting = fmt.Sprintf("the server to report running PostgreSQL %s", u.Step)
+	targets, ok := e.Minors[fromVersion]
+	if !ok {
+		return nil, nil, stop{at: fromVersion, unlisted: true}
+	}
+	var next []string
+	for _, t := range targets {
+		if m := Major(t); Older(from, m) && !Older(target, m) {
+			next = append(next, t)
 		}
 	}
-	return u, nil
+	if len(next) == 0 {
+		return nil, nil, stop{at: fromVersion}
+	}
+	slices.SortFunc(next, func(a, b string) int { return CompareVersions(b, a) })
+	var first stop
+	for i, t := range next {
+		s, v, rest := e.walkMinors(Major(t), t, target)
+		if rest.at == "" {
+			return append([]string{Major(t)}, s...), append([]string{t}, v...), stop{}
+		}
+		if i == 0 {
+			first = rest
+		}
+	}
+	return nil, nil, first
+}
+
+// minorOf is v, a version a server asks for, when the cloud needs minors
+// and v is a minor of major; else "".
+func (e Engine) minorOf(v, major string) string {
+	if e.Minors == nil || !strings.Contains(v, ".") || Major(v) != major {
+		return ""
+	}
+	return v
+}
+
+// versions is Upgrade.Versions of one step of minor v, nil where the cloud
+// needs no minors.
+func (e Engine) versions(v string) []string {
+	if e.Minors == nil {
+		return nil
+	}
+	return []string{v}
+}
+
+// kept is the version to ask for of a server that runs the target, where
+// the cloud needs minors: what its spec asks for when that is a minor of
+// the major version it runs, or what runs when that is newer (the cloud's
+// automatic minor upgrades), never less; "" (the major version alone)
+// when its spec asks for no minor of it.
+func (e Engine) kept(s Server) string {
+	asked := e.minorOf(s.AskedVersion, s.Runs)
+	if asked == "" {
+		return ""
+	}
+	if r := e.minorOf(s.RunningVersion, s.Runs); r != "" && olderVersion(asked, r) {
+		return r
+	}
+	return asked
+}
+
+// listed are the minors of major that Minors has a row for, oldest first.
+func (e Engine) listed(major string) []string {
+	var out []string
+	for v := range e.Minors {
+		if Major(v) == major {
+			out = append(out, v)
+		}
+	}
+	slices.SortFunc(out, CompareVersions)
+	if len(out) == 0 {
+		return []string{"none"}
+	}
+	return out
+}
+
+// allowedFrom are the versions an XR may ask for of server s: what it
+// runs, and every version the walk reaches from it.
+func (e Engine) allowedFrom(s Server) []string {
+	if e.Minors == nil {
+		return e.allowed(s.Runs)
+	}
+	seen := map[string]bool{s.Runs: true}
+	for _, targets := range e.Minors {
+		for _, t := range targets {
+			if m := Major(t); !seen[m] && Older(s.Runs, m) {
+				if _, _, st := e.walkFrom(s.Runs, s.RunningVersion, m); st.at == "" {
+					seen[m] = true
+				}
+			}
+		}
+	}
+	return sortedMajors(seen)
 }
 
 // allowed are the versions an XR may ask for of a server running run: what
@@ -188,8 +370,13 @@ func (e Engine) allowed(run string) []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for v := range seen {
+	return sortedMajors(seen)
+}
+
+// sortedMajors are the major versions of a set, oldest first.
+func sortedMajors(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for v := range set {
 		out = append(out, v)
 	}
 	slices.SortFunc(out, func(a, b string) int {
@@ -203,6 +390,29 @@ func (e Engine) allowed(run string) []string {
 	})
 	return out
 }
+
+// CompareVersions orders versions such as "16.10" and "16.9" by their
+// numbers, part by part (a part that is no number as text): -1, 0 or +1,
+// as cmp.Compare.
+func CompareVersions(a, b string) int {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range min(len(pa), len(pb)) {
+		x, errX := strconv.Atoi(pa[i])
+		y, errY := strconv.Atoi(pb[i])
+		switch {
+		case errX != nil || errY != nil:
+			if c := strings.Compare(pa[i], pb[i]); c != 0 {
+				return c
+			}
+		case x != y:
+			return cmp.Compare(x, y)
+		}
+	}
+	return cmp.Compare(len(pa), len(pb))
+}
+
+// olderVersion reports whether version a is older than b.
+func olderVersion(a, b string) bool { return CompareVersions(a, b) < 0 }
 
 // Major is the major version of a PostgreSQL version as a cloud reports
 // it: "16.4" (RDS), "POSTGRES_16" (Cloud SQL) and "16" (Flexible Server)

@@ -244,7 +244,7 @@ func TestScenarios(t *testing.T) {
 			},
 		},
 		"PrivateClusterToggled": {
-			Reason: "Making an AKS cluster public removes the private zone, and the NAT gateway once the cluster reports the load balancer's outbound; making it private again brings them back. (GKE refuses the change: TestNetworkShapeAndCapacityType.)",
+			Reason: "Making an AKS cluster public removes the private zone, and the NAT gateway once the cluster reports the load balancer's outbound; making it private again brings them back. (GKE keeps its private nodes and their NAT: TestNetworkShapeAndCapacityType.)",
 			XR:     fntest.AzureXR(),
 			Steps: []fntest.Step{
 				converged,

@@ -105,6 +105,21 @@ func subnetIDs(w **fntest.World, zones ...string) func() []any {
 	}
 }
 
+// pcc is where a GKE cluster asks for private nodes and endpoint.
+const pcc = "spec.forProvider.privateClusterConfig"
+
+// gkePrivate is the private cluster config of the scenarios' GKE cluster
+// (the environment's control plane range): a private one, with the
+// private endpoint envPrivateEndpoint asks for; or one made public, whose
+// nodes stay private on the range they run with and whose endpoint opens.
+func gkePrivate(private bool) map[string]any {
+	return map[string]any{"enablePrivateNodes": true, "enablePrivateEndpoint": private, "masterIpv4CidrBlock": "172.16.0.0/28"}
+}
+
+// envPrivateEndpoint makes the API servers of private clusters private
+// (environment key privateEndpoint).
+var envPrivateEndpoint = fntest.EnvEdit("cluster-platform-baseline", "privateEndpoint", true)
+
 // TestNetworkShapeAndCapacityType holds day-2 changes of a converged
 // Cluster's network shape (private or public nodes, its zones) and of a
 // pool's capacity type (Spot or regular) to what each cloud can do: the
@@ -173,29 +188,51 @@ func TestNetworkShapeAndCapacityType(t *testing.T) {
 				}, Check: fntest.Lacks("nat", "nat-public-ip", "nat-subnet-association")},
 			},
 		},
-		"GKEPrivateToPublicRefused": {
-			Reason: "GKE keeps a running pool's nodes private when the cluster is made public (only new pools' default changes in place): privateCluster true to false is a Fatal naming the field, not a removal of the nodes' Cloud NAT and router.",
+		"GKEPrivateToPublicOpensTheEndpoint": {
+			Reason: "Made public, a GKE cluster that runs private nodes is walked, not refused: its private endpoint opens in place (enablePrivateEndpoint false), its nodes stay private on the control plane range they run with, and their Cloud NAT and router stay, a Warning says why; made private again, the endpoint closes in place.",
 			XR:     fntest.GCPXR(fntest.Set("spec.parameters.privateCluster", true)),
+			Steps: []fntest.Step{
+				{Name: "converge with a private endpoint", World: envPrivateEndpoint, Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.Field("cluster", pcc, gkePrivate(true)))},
+				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"private-dns-zone"}, Check: fntest.All(
+					fntest.Field("cluster", pcc, gkePrivate(false)),
+					fntest.Desires("nat", "router"),
+					fntest.Warns("spec.parameters.privateCluster is false, but the GKE cluster keeps its private nodes"))},
+				{Name: "settled", Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.Field("cluster", pcc, gkePrivate(false)), fntest.Desires("nat", "router"))},
+				{Name: "private again", Spec: fntest.Edit("spec.parameters.privateCluster", true), Check: fntest.All(fntest.Field("cluster", pcc, gkePrivate(true)), fntest.Desires("nat", "router"))},
+				{Name: "settled private", Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.Desires("private-dns-zone"))},
+			},
+		},
+		"GKEEnvironmentPublicKeepsPrivateNodes": {
+			Reason: "The environment's privateCluster, which the XR does not set, is walked the same way: the nodes keep their private addresses and their NAT, named in a Warning with the environment's key.",
+			XR:     fntest.GCPXR(),
 			Steps: []fntest.Step{converged,
-				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false),
-					Fatal: `spec.parameters.privateCluster: Invalid value: false: GKE cluster "edge-2153p" runs private nodes (privateClusterConfig.enablePrivateNodes true)`},
-				{Name: "back", Spec: fntest.Edit("spec.parameters.privateCluster", true), Check: fntest.All(fntest.Desires("nat", "router"), fntest.IsReady(true))},
+				{Name: "environment public", World: fntest.EnvEdit("cluster-platform-baseline", "privateCluster", false), Check: fntest.All(
+					fntest.Field("cluster", pcc+".enablePrivateNodes", true),
+					fntest.Field("cluster", pcc+".enablePrivateEndpoint", false),
+					fntest.Desires("nat", "router", "private-dns-zone"),
+					fntest.Warns("environment.privateCluster is false, but the GKE cluster keeps its private nodes"))},
 			},
 		},
 		"GKEPublicToPrivateRefused": {
-			Reason: "A public GKE cluster gets private nodes only with a control plane range, which GKE sets only at creation (ForceNew): a Fatal naming the field.",
+			Reason: "A public GKE cluster gets private nodes only with a control plane range, which GKE sets only at creation (ForceNew), and its running pools would keep public nodes: a Fatal naming the field.",
 			XR:     fntest.GCPXR(fntest.Set("spec.parameters.privateCluster", false)),
 			Steps: []fntest.Step{converged,
 				{Name: "private", Spec: fntest.Edit("spec.parameters.privateCluster", true),
-					Fatal: `spec.parameters.privateCluster: Invalid value: true: GKE cluster "edge-2153p" runs public nodes`},
+					Fatal: `spec.parameters.privateCluster: Invalid value: true: GKE cluster "edge-2153p" runs public nodes`,
+					Check: fntest.FatalHas("master_ipv4_cidr_block is ForceNew", "the running pools would keep their public nodes")},
 			},
 		},
-		"GKEEnvironmentPrivateRefused": {
-			Reason: "The environment's privateCluster, which the XR does not set, is refused the same way, naming the environment's key.",
-			XR:     fntest.GCPXR(),
+		"GKEOverridesReachThePrivateClusterConfig": {
+			Reason: "Overrides reach the same fields of a cluster made public: its endpoint, which GKE changes in place, is made private again; its control plane range, which GKE sets only at creation, is a Fatal naming the override, old and new.",
+			XR:     fntest.GCPXR(fntest.Set("spec.parameters.privateCluster", true)),
 			Steps: []fntest.Step{converged,
-				{Name: "environment public", World: fntest.EnvEdit("cluster-platform-baseline", "privateCluster", false),
-					Fatal: `environment.privateCluster: Invalid value: false: GKE cluster "edge-2153p" runs private nodes`},
+				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"private-dns-zone"}, Check: fntest.Field("cluster", pcc, gkePrivate(false))},
+				{Name: "endpoint overridden", Spec: fntest.Edit("spec.parameters.overrides", map[string]any{"cluster": map[string]any{"spec": map[string]any{"forProvider": map[string]any{
+					"privateClusterConfig": map[string]any{"enablePrivateEndpoint": true}}}}}),
+					Check: fntest.All(fntest.Field("cluster", pcc+".enablePrivateEndpoint", true), fntest.Field("cluster", pcc+".enablePrivateNodes", true))},
+				{Name: "range overridden", Spec: fntest.Edit("spec.parameters.overrides", map[string]any{"cluster": map[string]any{"spec": map[string]any{"forProvider": map[string]any{
+					"privateClusterConfig": map[string]any{"masterIpv4CidrBlock": "172.16.0.16/28"}}}}}),
+					Fatal: "the override spec.parameters.overrides.cluster.spec.forProvider.privateClusterConfig.masterIpv4CidrBlock now gives \"172.16.0.16/28\"", Check: fntest.FatalHas(`spec.forProvider.privateClusterConfig.masterIpv4CidrBlock "172.16.0.0/28"`)},
 			},
 		},
 		"AKSSpotToRegularRotates": {

@@ -50,7 +50,7 @@ func TestTrustBoundary(t *testing.T) {
 	scenarios := map[string]fntest.Scenario{
 		// Removal authority: the environment never withdraws.
 		"EnvironmentMakesClusterPublic": {
-			Reason: "A baseline privateCluster: false holds the NAT gateway and the private zone of every XR that leaves privateCluster to the environment (on AKS, whose outbound type changes in place; GKE refuses the change); the owner's privateCluster: false removes them.",
+			Reason: "A baseline privateCluster: false holds the NAT gateway and the private zone of every XR that leaves privateCluster to the environment (on AKS, whose outbound type changes in place; GKE keeps its private nodes and their NAT); the owner's privateCluster: false removes them.",
 			XR:     fntest.AzureXR(),
 			Steps: []fntest.Step{
 				converged,

@@ -5,6 +5,7 @@
 package database
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -131,13 +132,17 @@ func upgrading(u database.Upgrade) response.Condition {
 		return response.Condition{Type: database.ConditionUpgrading, Status: response.StatusFalse, Reason: reasonUpToDate, Message: msg}
 	}
 	return response.Condition{Type: database.ConditionUpgrading, Status: response.StatusTrue, Reason: reasonEngineUpgrade,
-		Message: fmt.Sprintf("PostgreSQL %s to %s, waiting for %s (%d step(s) to %s)", u.Running, u.Step, u.Waiting, len(u.Steps), u.Target)}
+		Message: fmt.Sprintf("PostgreSQL %s to %s, waiting for %s (%d step(s) to %s)", u.Running, cmp.Or(u.Version, u.Step), u.Waiting, len(u.Steps), u.Target)}
 }
 
-// stepNames says each step of an upgrade.
+// stepNames says each step of an upgrade, with the minor it asks for
+// where the cloud needs one.
 func stepNames(u database.Upgrade) []string {
 	out := make([]string, 0, len(u.Steps))
-	for _, s := range u.Steps {
+	for i, s := range u.Steps {
+		if i < len(u.Versions) && u.Versions[i] != "" {
+			s = u.Versions[i]
+		}
 		out = append(out, "PostgreSQL "+s)
 	}
 	return out

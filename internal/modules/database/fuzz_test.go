@@ -1,6 +1,7 @@
 package database_test
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,30 +13,66 @@ import (
 )
 
 // oneStep are the major versions each cloud upgrades a PostgreSQL server
-// to in place from each, as the clouds document them (RDS's valid upgrade
-// targets, Cloud SQL's and Flexible Server's in-place major version
-// upgrade): the test's own table, not the function's.
+// to in place from each, as the clouds document them (Cloud SQL's and
+// Flexible Server's in-place major version upgrade): the test's own table,
+// not the function's. RDS upgrades a minor (rdsOneStep).
 var oneStep = map[string]map[int][]int{
 	"gcp":   {14: {15, 16, 17}, 15: {16, 17}, 16: {17}},
-	"aws":   {14: {15, 16, 17}, 15: {16, 17}, 16: {17}},
 	"azure": {14: {15, 16, 17}, 15: {16, 17}, 16: {17}},
 }
 
+// rdsOneStep are the minors RDS upgrades each minor the simulated
+// instances run to, of another major version, as "Choosing a major
+// version for an RDS for PostgreSQL upgrade" lists them: the test's own
+// rows (the simulated RDS runs the fourth minor of a major version asked
+// for alone), not the function's table. A minor without a row is upgraded
+// to no other major version.
+var rdsOneStep = map[string][]string{
+	"14.4": {"15.2", "15.3"},
+	"16.4": {"17.1", "17.2", "17.3", "17.4", "17.5"},
+}
+
+// reaches are the major versions a cloud upgrades a server that runs
+// version (in full) to in one step.
+func reaches(cloud, version string) []int {
+	if cloud != "aws" {
+		return oneStep[cloud][versionNumber(version)]
+	}
+	var out []int
+	for _, t := range rdsOneStep[version] {
+		out = append(out, versionNumber(t))
+	}
+	return out
+}
+
+// startVersion is the version each cloud's fuzzed Database is converged
+// at: on AWS one whose simulated minor RDS lists targets for.
+var startVersion = map[string]string{"gcp": "15", "aws": "14", "azure": "15"}
+
 // versionOf reads a major version of the instance, desired or observed.
-func versionOf(o fntest.Object, where string) int {
+func versionOf(o fntest.Object, where string) int { return versionNumber(fullVersionOf(o, where)) }
+
+// fullVersionOf reads a version of the instance as its cloud has it
+// ("16.4", "POSTGRES_16").
+func fullVersionOf(o fntest.Object, where string) string {
 	m := o
 	for _, k := range strings.Split(where, ".") {
 		next, _ := m[k].(map[string]any)
 		if next == nil {
 			v, _ := m[k].(string)
-			v = strings.TrimPrefix(v, "POSTGRES_")
-			v, _, _ = strings.Cut(v, ".")
-			n, _ := strconv.Atoi(v)
-			return n
+			return v
 		}
 		m = next
 	}
-	return 0
+	return ""
+}
+
+// versionNumber is the major version of a version as a cloud has it.
+func versionNumber(v string) int {
+	v = strings.TrimPrefix(v, "POSTGRES_")
+	v, _, _ = strings.Cut(v, ".")
+	n, _ := strconv.Atoi(v)
+	return n
 }
 
 // versionPaths are where each cloud's instance asks for and reports its
@@ -54,8 +91,8 @@ var versionPaths = map[string][2]string{
 // never asked for a version below the one it runs, nor one its cloud
 // cannot reach from it in one step (a step already under way excepted),
 // that a target the cloud can reach is never refused, and on AWS that a
-// new major comes with allowMajorVersionUpgrade and a parameter group of
-// its family.
+// new major comes with allowMajorVersionUpgrade, a parameter group of its
+// family, and a minor RDS lists as a target of the one that runs.
 func FuzzEngineLifecycle(f *testing.F) {
 	f.Add(uint8(1), []byte{17, 1, 15, 0, 17, 1, 14, 1})
 	f.Add(uint8(0), []byte{14, 1, 17, 0, 16, 0, 17, 1})
@@ -68,7 +105,7 @@ func FuzzEngineLifecycle(f *testing.F) {
 		}
 		cloud := clouds[int(cloudIdx)%len(clouds)]
 		paths := versionPaths[cloud]
-		w := &fntest.World{XR: dbXR(cloud, withVersion("15")), Envs: envs}
+		w := &fntest.World{XR: dbXR(cloud, withVersion(startVersion[cloud])), Envs: envs}
 		rsp, observed, _, err := fntest.Converge(run, w.Request(), 30)
 		if err != nil || fntest.Fatal(rsp) != "" {
 			t.Fatalf("cannot converge: %v %s", err, fntest.Fatal(rsp))
@@ -83,9 +120,9 @@ func FuzzEngineLifecycle(f *testing.F) {
 			}
 			rsp := run(req)
 			obs := w.Observed["instance"]
-			runs := versionOf(obs, paths[1])
+			runs, running := versionOf(obs, paths[1]), fullVersionOf(obs, paths[1])
 			if msg := fntest.Fatal(rsp); msg != "" {
-				if target >= runs && (target == runs || contains(oneStep[cloud][runs], target)) {
+				if target >= runs && (target == runs || contains(reaches(cloud, running), target)) {
 					t.Errorf("%s: the instance runs %d, and %d, which its cloud reaches, is refused: %s", cloud, runs, target, msg)
 				}
 				continue
@@ -97,10 +134,12 @@ func FuzzEngineLifecycle(f *testing.F) {
 			switch {
 			case asked < runs:
 				t.Errorf("%s: the instance runs %d and is asked for %d: a downgrade", cloud, runs, asked)
-			case asked != runs && (!underWay || asked != before) && !contains(oneStep[cloud][runs], asked):
+			case asked != runs && (!underWay || asked != before) && !contains(reaches(cloud, running), asked):
 				t.Errorf("%s: the instance runs %d and is asked for %d, which its cloud cannot reach in one step", cloud, runs, asked)
 			case underWay && asked != before:
 				t.Errorf("%s: a step to %d under way was taken back to %d", cloud, before, asked)
+			case cloud == "aws" && asked != runs && !underWay && !slices.Contains(rdsOneStep[running], fullVersionOf(inst, paths[0])):
+				t.Errorf("aws: the instance runs %s and is asked for %s, which RDS does not list as a target of it", running, fullVersionOf(inst, paths[0]))
 			}
 			if cloud == "aws" && asked != runs {
 				checkRDSMajor(t, rsp, inst, asked)

@@ -337,12 +337,19 @@ func TestScenarios(t *testing.T) {
 func withVersion(v string) func(fntest.Object) { return fntest.Set("spec.parameters.version", v) }
 
 // upgrading checks the Upgrading condition and status.upgrade of the walk
-// of the scenarios' servers from 16 to 17, in one step.
-var upgrading = fntest.All(
-	fntest.Condition(database.ConditionUpgrading, "TRUE", "EngineUpgrade"),
-	fntest.Status("upgrade", map[string]any{"target": "17", "running": "16", "step": "17",
-		"waitingFor": "the server to report running PostgreSQL 17", "plan": []any{"PostgreSQL 17"}}),
-)
+// of a cloud's scenario server from 16 to 17, in one step: on AWS to the
+// newest minor of 17 that RDS lists for the 16.4 the simulated RDS runs.
+func upgrading(cloud string) fntest.Check {
+	step := map[string]string{"aws": "17.5"}[cloud]
+	if step == "" {
+		step = "17"
+	}
+	return fntest.All(
+		fntest.Condition(database.ConditionUpgrading, "TRUE", "EngineUpgrade"),
+		fntest.Status("upgrade", map[string]any{"target": "17", "running": "16", "step": "17",
+			"waitingFor": "the server to report running PostgreSQL " + step, "plan": []any{"PostgreSQL " + step}}),
+	)
+}
 
 // upToDate checks that no walk is under way.
 var upToDate = fntest.All(fntest.Condition(database.ConditionUpgrading, "FALSE", "UpToDate"), fntest.NoStatus("upgrade"))
@@ -359,7 +366,7 @@ func instanceNoBackups(w *fntest.World) {
 func TestDayTwo(t *testing.T) {
 	versionField := map[string]struct{ path, v16, v17 string }{
 		"gcp":   {"spec.forProvider.databaseVersion", "POSTGRES_16", "POSTGRES_17"},
-		"aws":   {"spec.forProvider.engineVersion", "16", "17"},
+		"aws":   {"spec.forProvider.engineVersion", "16", "17.5"},
 		"azure": {"spec.forProvider.version", "16", "17"},
 	}
 	// underWay are the steps to an instance that asks for 17 while it
@@ -381,7 +388,7 @@ func TestDayTwo(t *testing.T) {
 		return []fntest.Step{
 			// On AWS the providers create the new parameter group first.
 			{Name: "to 17", Spec: fntest.Edit("spec.parameters.version", "17"), Hold: cloud != "aws"},
-			{Name: "the cloud upgrades", World: asks17(cloud), Hold: true, Check: upgrading},
+			{Name: "the cloud upgrades", World: asks17(cloud), Hold: true, Check: upgrading(cloud)},
 		}
 	}
 	// oldGroup is what an RDS major upgrade leaves to remove.
@@ -390,9 +397,9 @@ func TestDayTwo(t *testing.T) {
 	for _, cloud := range []string{"gcp", "aws", "azure"} {
 		f := versionField[cloud]
 		upgrade := []fntest.Step{
-			{Name: "to 17", Spec: fntest.Edit("spec.parameters.version", "17"), Check: fntest.All(upgrading, fntest.Field("instance", f.path, f.v17))},
+			{Name: "to 17", Spec: fntest.Edit("spec.parameters.version", "17"), Check: fntest.All(upgrading(cloud), fntest.Field("instance", f.path, f.v17))},
 			{Name: "settles", Converge: true, Check: upToDate},
-			{Name: "steady", Check: fntest.All(upToDate, fntest.Field("instance", f.path, f.v17), fntest.Status("engineVersion", map[string]any{"gcp": "17", "aws": "17.4", "azure": "17"}[cloud]))},
+			{Name: "steady", Check: fntest.All(upToDate, fntest.Field("instance", f.path, f.v17), fntest.Status("engineVersion", map[string]any{"gcp": "17", "aws": "17.5", "azure": "17"}[cloud]))},
 		}
 		if cloud == "aws" {
 			// RDS: the new family's parameter group first; then the
@@ -400,7 +407,7 @@ func TestDayTwo(t *testing.T) {
 			// allowMajorVersionUpgrade; then the old group goes.
 			upgrade = []fntest.Step{
 				{Name: "to 17: new parameter group", Spec: fntest.Edit("spec.parameters.version", "17"), Check: fntest.All(
-					upgrading,
+					upgrading(cloud),
 					fntest.Desires("parameter-group-postgres16", "parameter-group-postgres17"),
 					fntest.Field("parameter-group-postgres17", "spec.forProvider.family", "postgres17"),
 					fntest.Field("instance", f.path, f.v16),
@@ -408,7 +415,7 @@ func TestDayTwo(t *testing.T) {
 					fntest.Field("instance", "spec.forProvider.parameterGroupNameSelector.matchLabels", map[string]any{"platform.example.org/resource": "parameter-group-postgres16"}),
 				)},
 				{Name: "instance moves", Check: fntest.All(
-					upgrading,
+					upgrading(cloud),
 					fntest.Field("instance", f.path, f.v17),
 					fntest.Field("instance", "spec.forProvider.allowMajorVersionUpgrade", true),
 					fntest.Field("instance", "spec.forProvider.parameterGroupNameSelector.matchLabels", map[string]any{"platform.example.org/resource": "parameter-group-postgres17"}),
@@ -437,7 +444,7 @@ func TestDayTwo(t *testing.T) {
 			Steps: []fntest.Step{
 				converged,
 				{Name: "environment lowers it", World: fntest.EnvEdit("cluster-platform-baseline", "database.version", "15"), Fatal: `environment.database.version: Invalid value: "15": the server runs PostgreSQL 16`},
-				{Name: "environment raises it", World: fntest.EnvEdit("cluster-platform-baseline", "database.version", "17"), Check: upgrading},
+				{Name: "environment raises it", World: fntest.EnvEdit("cluster-platform-baseline", "database.version", "17"), Check: upgrading(cloud)},
 			},
 		}
 		scenarios[cloud+"/StorageShrink"] = fntest.Scenario{
@@ -498,8 +505,8 @@ func TestDayTwo(t *testing.T) {
 			converged,
 			{Name: "to 17", Spec: fntest.Edit("spec.parameters.version", "17")},
 			{Name: "RDS refuses", World: refused, Hold: true, Check: fntest.All(
-				fntest.Field("instance", "spec.forProvider.engineVersion", "17"),
-				fntest.ConditionMentions(database.ConditionUpgrading, "fails to apply PostgreSQL 17"))},
+				fntest.Field("instance", "spec.forProvider.engineVersion", "17.5"),
+				fntest.ConditionMentions(database.ConditionUpgrading, "fails to apply PostgreSQL 17.5"))},
 			{Name: "owner takes it back", Spec: fntest.Edit("spec.parameters.version", "16"), World: refused, Hold: true, Check: fntest.All(
 				fntest.Field("instance", "spec.forProvider.engineVersion", "16"),
 				fntest.Field("instance", "spec.forProvider.allowMajorVersionUpgrade", nil),
