@@ -118,7 +118,7 @@ type Controller struct {
 	lastReleaseErr, lastMissing string
 	// lastOutside is how many XRs the last pass left out of releases.
 	lastOutside int
-	decisions                   map[string]string
+	decisions   map[string]string
 }
 
 // New returns a Controller that reads and writes through dyn. It does not
