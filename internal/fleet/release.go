@@ -347,19 +347,18 @@ func KeepRelease(out, u *unstructured.Unstructured) {
 	}
 	out.SetManagedFields(mine)
 	if v, ok := u.GetAnnotations()[rollout.AnnotationPaused]; ok {
-		annotations := out.GetAnnotations()
-		if annotations == nil {
-			annotations = map[string]string{}
-		}
-		annotations[rollout.AnnotationPaused] = v
-		out.SetAnnotations(annotations)
+		out.SetAnnotations(with(out.GetAnnotations(), rollout.AnnotationPaused, v))
 	}
 	if v, ok := u.GetLabels()[rollout.LabelClaimName]; ok {
-		labels := out.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[rollout.LabelClaimName] = v
-		out.SetLabels(labels)
+		out.SetLabels(with(out.GetLabels(), rollout.LabelClaimName, v))
 	}
+}
+
+// with is m (a copy, or a new map when nil) with key k set to v.
+func with(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
 }
