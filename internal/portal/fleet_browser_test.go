@@ -256,9 +256,9 @@ func setRelease(t *testing.T, w *world, state releaseState, rel map[string]any, 
 	}
 }
 
-// shoot saves a PNG of the element sel as _output/portal/name, and
-// returns where.
-func shoot(ctx context.Context, t *testing.T, sel, name string) string {
+// shoot saves a PNG of the element sel as _output/portal/name, and logs
+// where.
+func shoot(ctx context.Context, t *testing.T, sel, name string) {
 	t.Helper()
 	shot, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
 	if err != nil {
@@ -274,7 +274,6 @@ func shoot(ctx context.Context, t *testing.T, sel, name string) string {
 	}
 	abs, _ := filepath.Abs(path)
 	t.Logf("screenshot of %s: %s", sel, abs)
-	return abs
 }
 
 // TestFleetReleaseInABrowser shows a platform release in Chromium: per
@@ -342,10 +341,7 @@ func TestFleetReleaseInABrowser(t *testing.T) {
 		"the failed Database's row": {`document.querySelector('#release-waves tr[data-xr="Database team-b/orders"]').innerText.replace(/\s+/g, ' ').trim()`,
 			"DATABASE orders team-b r2 → r2 Ready Not Synced failed ReconcileError: cannot compose resources: the release refused it Selected Wave staging: runs or moves to release=r2."},
 	})
-	shot := shoot(ctx, t, "#release-part", "fleet-release.png")
-	if b, err := os.ReadFile(shot); err == nil {
-		_ = os.WriteFile(filepath.Join(os.TempDir(), "portal-release.png"), b, 0o600)
-	}
+	shoot(ctx, t, "#release-part", "fleet-release.png")
 
 	// A tenant of team-a, in the same tab: its own XRs, the rest counted,
 	// and the halt without the name of team-b's Database.

@@ -63,7 +63,7 @@ func redteamFleet() map[string][]any {
 		{xr.LegacyDatabaseKind, "team-c", "carol-db-m5n6p", "production", "r1", true},
 	} {
 		k := releaseKind(x.kind)
-		u := releaseXR(k, x.ns, x.name, x.wave, x.runs, x.runs, true, x.synced)
+		u := releaseXR(k, x.ns, x.name, x.wave, x.runs, x.runs, x.synced)
 		// Each other tenant's XR runs a chart of its own, which carol must
 		// learn nothing of either.
 		_ = unstructured.SetNestedField(u.Object, "v0.0.1-"+x.name, "status", "charts", "private-chart")

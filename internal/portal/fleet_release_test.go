@@ -67,9 +67,9 @@ const releaseTime = "2026-11-30T10:00:00Z"
 // in ns for a legacy one: none when ns is ""), labelled with wave, at
 // generation 3, of the test's Composition of its kind: it runs the
 // release runs (status.platformRelease), its selector selects selects
-// (written by the controller), Ready and Synced as ready and synced say.
+// (written by the controller), Ready, and Synced as synced says.
 // A Cluster is fleetCluster's, so that the version rollout sees it too.
-func releaseXR(k fleet.Kind, ns, name, wave, runs, selects string, ready, synced bool) *unstructured.Unstructured {
+func releaseXR(k fleet.Kind, ns, name, wave, runs, selects string, synced bool) *unstructured.Unstructured {
 	u := fleetCluster(ns, name, "aws", wave, "1.33", "1.33", true)
 	if k.Kind != xr.ClusterKind && k.Kind != xr.LegacyClusterKind {
 		u.Object["spec"] = map[string]any{"parameters": map[string]any{}}
@@ -97,19 +97,10 @@ func releaseXR(k fleet.Kind, ns, name, wave, runs, selects string, ready, synced
 		u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: fleet.ReleaseManager, Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: raw}}})
 	}
 	_ = unstructured.SetNestedField(u.Object, runs, "status", "platformRelease")
-	status := func(ok bool) string {
-		if ok {
-			return "True"
-		}
-		return "False"
-	}
 	conds := []any{
-		map[string]any{"type": "Ready", "status": status(ready), "reason": "Available", "observedGeneration": int64(3), "lastTransitionTime": releaseTime},
-		map[string]any{"type": "Synced", "status": status(synced), "reason": "ReconcileSuccess", "observedGeneration": int64(3)},
+		map[string]any{"type": "Ready", "status": "True", "reason": "Available", "observedGeneration": int64(3), "lastTransitionTime": releaseTime},
+		map[string]any{"type": "Synced", "status": "True", "reason": "ReconcileSuccess", "observedGeneration": int64(3)},
 		map[string]any{"type": "PlatformRelease", "status": "True", "reason": "Rendered", "message": "rendered by platform release " + runs, "lastTransitionTime": releaseTime},
-	}
-	if !ready {
-		conds[0].(map[string]any)["reason"] = "Creating" //nolint:forcetypeassert // the literal above.
 	}
 	if !synced {
 		conds[1] = map[string]any{"type": "Synced", "status": "False", "reason": "ReconcileError", "message": "cannot compose resources: the release refused it", "observedGeneration": int64(3)}
@@ -181,7 +172,7 @@ func releaseFleet(state releaseState, rel map[string]any, approved ...any) []run
 			selects = runs
 		}
 		k := releaseKind(x.kind)
-		u := releaseXR(k, x.ns, x.name, x.wave, runs, selects, true, !strings.HasSuffix(s, "!"))
+		u := releaseXR(k, x.ns, x.name, x.wave, runs, selects, !strings.HasSuffix(s, "!"))
 		switch x.name {
 		case "budget":
 			_ = unstructured.SetNestedField(u.Object, "Manual", "spec", "crossplane", "compositionUpdatePolicy")
@@ -464,32 +455,32 @@ func TestReleaseListAccess(t *testing.T) {
 	}{
 		"Cluster": {
 			reason: "A Cluster: list Clusters in its namespace.",
-			args:   releaseXR(releaseKind(xr.ClusterKind), "team-a", "c", "", "r1", "", true, true),
+			args:   releaseXR(releaseKind(xr.ClusterKind), "team-a", "c", "", "r1", "", true),
 			want:   Access{Namespace: "team-a", Verb: "list", Group: clusterGVR.Group, Resource: clusterGVR.Resource},
 		},
 		"XClusterOfAClaim": {
 			reason: "A legacy XCluster of a claim: list Clusters in its claim's namespace, as before.",
-			args:   releaseXR(releaseKind(xr.LegacyClusterKind), "team-a", "c-x1", "", "r1", "", true, true),
+			args:   releaseXR(releaseKind(xr.LegacyClusterKind), "team-a", "c-x1", "", "r1", "", true),
 			want:   Access{Namespace: "team-a", Verb: "list", Group: clusterGVR.Group, Resource: clusterGVR.Resource},
 		},
 		"XClusterOfNoClaim": {
 			reason: "A legacy XCluster of no claim: list XClusters, cluster-scoped.",
-			args:   releaseXR(releaseKind(xr.LegacyClusterKind), "", "c-x1", "", "r1", "", true, true),
+			args:   releaseXR(releaseKind(xr.LegacyClusterKind), "", "c-x1", "", "r1", "", true),
 			want:   Access{Verb: "list", Group: xclusterGVR.Group, Resource: xclusterGVR.Resource},
 		},
 		"XDatabaseOfAClaim": {
 			reason: "A legacy XDatabase of a claim: list Databases in its claim's namespace.",
-			args:   releaseXR(releaseKind(xr.LegacyDatabaseKind), "team-b", "db-x1", "", "r1", "", true, true),
+			args:   releaseXR(releaseKind(xr.LegacyDatabaseKind), "team-b", "db-x1", "", "r1", "", true),
 			want:   Access{Namespace: "team-b", Verb: "list", Group: gr(xr.DatabaseKind).Group, Resource: gr(xr.DatabaseKind).Resource},
 		},
 		"XAppEnvironmentOfNoClaim": {
 			reason: "A legacy XAppEnvironment of no claim: list XAppEnvironments, cluster-scoped.",
-			args:   releaseXR(releaseKind(xr.LegacyAppEnvironmentKind), "", "app-x1", "", "r1", "", true, true),
+			args:   releaseXR(releaseKind(xr.LegacyAppEnvironmentKind), "", "app-x1", "", "r1", "", true),
 			want:   Access{Verb: "list", Group: gr(xr.LegacyAppEnvironmentKind).Group, Resource: gr(xr.LegacyAppEnvironmentKind).Resource},
 		},
 		"WorkloadBudget": {
 			reason: "A WorkloadBudget: list WorkloadBudgets in its namespace.",
-			args:   releaseXR(releaseKind(xr.WorkloadBudgetKind), "team-c", "b", "", "r1", "", true, true),
+			args:   releaseXR(releaseKind(xr.WorkloadBudgetKind), "team-c", "b", "", "r1", "", true),
 			want:   Access{Namespace: "team-c", Verb: "list", Group: gr(xr.WorkloadBudgetKind).Group, Resource: gr(xr.WorkloadBudgetKind).Resource},
 		},
 	}
