@@ -311,10 +311,35 @@ func TestFleetReleaseInABrowser(t *testing.T) {
 			}
 		}
 	}
-	order, err := chromedp.Run(ctx, chromedp.Evaluate[string](rows))
-	if err != nil {
-		t.Fatal(err)
+	// rowsNow are the page's XR rows.
+	rowsNow := func() string {
+		t.Helper()
+		order, err := chromedp.Run(ctx, chromedp.Evaluate[string](rows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return order
 	}
+	// as signs in again in the same tab as who with token, waits until
+	// wait, and returns the page's XR rows.
+	as := func(who, token string, wait chromedp.Action[chromedp.Void]) string {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.SetValue(chromedp.ID("token"), token), chromedp.Click(chromedp.ID("connect")), wait); err != nil {
+			t.Fatalf("cannot show the release to %s: %v", who, err)
+		}
+		return rowsNow()
+	}
+	// gatesBecome waits until the release's gates are want, live, and
+	// returns the page's XR rows then.
+	gatesBecome := func(what, want string) string {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](releaseGates+` === "`+want+`"`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+			got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](releaseGates))
+			t.Fatalf("the release's gates %s: got %q, %v; want %q", what, got, err, want)
+		}
+		return rowsNow()
+	}
+	order := rowsNow()
 	check("the release as the canary ran r2", map[string]struct{ js, want string }{
 		"the heading":                      {`document.getElementById('release-title').textContent`, "Release r2 (from r1)"},
 		"the waves' gates":                 {releaseGates, "canary:Keep,staging:Adopt,production:Hold"},
@@ -330,10 +355,7 @@ func TestFleetReleaseInABrowser(t *testing.T) {
 	// production halts, naming it to the platform team.
 	halted := releaseState{"canary-gke": "r2", "canary-db": "r2", "stg-eks": "r2", "orders": "r2!", "orders-x7k2q": "r1>r2"}
 	setRelease(t, w, halted, toR2)
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](releaseGates+` === "canary:Keep,staging:Keep,production:Halt"`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
-		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](releaseGates))
-		t.Fatalf("the release's gates once staging's Database failed on r2: got %q, %v", got, err)
-	}
+	order = gatesBecome("once staging's Database failed on r2", "canary:Keep,staging:Keep,production:Halt")
 	check("the halted release", map[string]struct{ js, want string }{
 		"each XR's move, the controller's": {pageMoves, movedAsPage(t, w, order, noon)},
 		"what production waits for": {`[...document.querySelectorAll('#release-waves > li[data-wave="production"] .waits-for li')].map(li => li.textContent).join(' | ')`,
@@ -345,18 +367,7 @@ func TestFleetReleaseInABrowser(t *testing.T) {
 
 	// A tenant of team-a, in the same tab: its own XRs, the rest counted,
 	// and the halt without the name of team-b's Database.
-	err = chromedp.Do(ctx,
-		chromedp.SetValue(chromedp.ID("token"), tokenAlice),
-		chromedp.Click(chromedp.ID("connect")),
-		chromedp.WaitNotPresent(chromedp.CSS(`#release-waves tr[data-xr="Database team-b/orders"]`)),
-	)
-	if err != nil {
-		t.Fatalf("cannot show the release to a tenant: %v", err)
-	}
-	order, err = chromedp.Run(ctx, chromedp.Evaluate[string](rows))
-	if err != nil {
-		t.Fatal(err)
-	}
+	order = as("a tenant", tokenAlice, chromedp.WaitNotPresent(chromedp.CSS(`#release-waves tr[data-xr="Database team-b/orders"]`)))
 	check("team-a's view", map[string]struct{ js, want string }{
 		"its XRs' moves, the controller's": {pageMoves, movedAsPage(t, w, order, noon)},
 		"its XRs":                          {rows, "Cluster team-a/stg-eks,AppEnvironment team-a/shop"},
@@ -371,24 +382,10 @@ func TestFleetReleaseInABrowser(t *testing.T) {
 	shoot(ctx, t, "#release-part", "fleet-release-tenant.png")
 
 	// The platform team rolls back: production first.
-	err = chromedp.Do(ctx,
-		chromedp.SetValue(chromedp.ID("token"), tokenPat),
-		chromedp.Click(chromedp.ID("connect")),
-		chromedp.WaitVisible(chromedp.CSS(`#release-waves tr[data-xr="Database team-b/orders"]`)),
-	)
-	if err != nil {
-		t.Fatalf("cannot show the release to the platform team again: %v", err)
-	}
+	as("the platform team again", tokenPat, chromedp.WaitVisible(chromedp.CSS(`#release-waves tr[data-xr="Database team-b/orders"]`)))
 	rollingBack := releaseState{"canary-gke": "r2", "canary-db": "r2", "stg-eks": "r2", "orders": "r2", "orders-x7k2q": "r2", "shop": "r2>r1", "shop-q9w2e": "r2", "budget": "r2", "ops-p4m8z": "r1"}
 	setRelease(t, w, rollingBack, backR1)
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](releaseGates+` === "canary:Hold,staging:Hold,production:Adopt"`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
-		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](releaseGates))
-		t.Fatalf("the rollback's gates: got %q, %v", got, err)
-	}
-	order, err = chromedp.Run(ctx, chromedp.Evaluate[string](rows))
-	if err != nil {
-		t.Fatal(err)
-	}
+	order = gatesBecome("of the rollback", "canary:Hold,staging:Hold,production:Adopt")
 	check("the rollback", map[string]struct{ js, want string }{
 		"the heading":                      {`document.getElementById('release-title').textContent`, "Rollback to r1 (from r2)"},
 		"each XR's move, the controller's": {pageMoves, movedAsPage(t, w, order, noon)},
