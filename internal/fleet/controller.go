@@ -118,7 +118,7 @@ type Controller struct {
 	lastReleaseErr, lastMissing string
 	// lastOutside is how many XRs the last pass left out of releases.
 	lastOutside int
-	decisions                   map[string]string
+	decisions   map[string]string
 }
 
 // New returns a Controller that reads and writes through dyn. It does not
@@ -149,7 +149,7 @@ func New(dyn dynamic.Interface, o Options) *Controller {
 		if !served(k) {
 			continue
 		}
-		inf := c.informer(k.Resource, "", "", slimXR(k))
+		inf := c.informer(k.Resource, "", "", SlimXR(k))
 		c.xrs, c.kinds = append(c.xrs, inf), append(c.kinds, k)
 		if k.Kind == xr.ClusterKind || k.Kind == xr.LegacyClusterKind {
 			c.clusters = append(c.clusters, inf)
@@ -157,7 +157,7 @@ func New(dyn dynamic.Interface, o Options) *Controller {
 	}
 	c.configs = c.informer(EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig)
 	if o.Served != nil && o.Served(CompositionRevisionResource) {
-		c.revisions = c.informer(CompositionRevisionResource, "", RevisionSelector, slimRevision)
+		c.revisions = c.informer(CompositionRevisionResource, "", RevisionSelector, SlimRevision)
 	}
 	return c
 }

@@ -246,10 +246,10 @@ func settled(c *Controller, dyn *fake) bool {
 	}
 	ok := check(c.configs, EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig)
 	if c.revisions != nil {
-		ok = ok && check(c.revisions, CompositionRevisionResource, "", RevisionSelector, slimRevision)
+		ok = ok && check(c.revisions, CompositionRevisionResource, "", RevisionSelector, SlimRevision)
 	}
 	for i, k := range c.kinds {
-		ok = ok && check(c.xrs[i], k.Resource, "", "", slimXR(k))
+		ok = ok && check(c.xrs[i], k.Resource, "", "", SlimXR(k))
 	}
 	return ok && c.rulings != nil && check(c.rulings, ConfigMapResource, rulingNS, RulingSelector, slimConfigMap)
 }

@@ -68,7 +68,7 @@ var ReleaseKinds = []Kind{
 }
 
 // Owned reports whether the controller wrote an XR's release selection:
-// its managed fields (as slimXR keeps them) hold an Apply of
+// its managed fields (as SlimXR keeps them) hold an Apply of
 // ReleaseManager that owns the selector's LabelRelease key.
 func Owned(obj map[string]any) bool {
 	u := unstructured.Unstructured{Object: obj}
@@ -132,40 +132,22 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 	if rel == nil || !c.releaseSynced() {
 		return time.Time{}
 	}
-	if errs := rel.Validate(field.NewPath("environment", "rollout"), b.Settings.Waves); len(errs) > 0 {
-		if msg := errs.ToAggregate().Error(); msg != c.lastReleaseErr {
+	var all []map[string]any
+	kinds := map[string]Kind{}
+	for i, inf := range c.xrs {
+		kinds[c.kinds[i].Kind] = c.kinds[i]
+		all = append(all, objects(inf)...)
+	}
+	carried := ReleasesOf(objectsOf(c.revisions))
+	moves, outside, err := ReleaseMoves(b, all, carried, now)
+	if err != nil {
+		if msg := err.Error(); msg != c.lastReleaseErr {
 			c.lastReleaseErr = msg
 			c.log.Error("cannot move the fleet to its release: the baseline's release keys are wrong; moving nothing until they are fixed", "error", msg)
 		}
 		return time.Time{}
 	}
 	c.lastReleaseErr = ""
-	// The releases each Composition has a revision of (Crossplane selects
-	// among the revisions of the XR's Composition), and the Compositions
-	// that have any.
-	revisions, released := map[string]bool{}, map[string]bool{}
-	for _, u := range objectsOf(c.revisions) {
-		revisions[u.GetLabels()[LabelCompositionName]+"/"+u.GetLabels()[rollout.LabelRelease]] = true
-		released[u.GetLabels()[LabelCompositionName]] = true
-	}
-	// An XR takes part in releases only once its Composition has a
-	// revision of some release: one whose Composition is no release's
-	// (another team's, say) could never be moved, and would hold every
-	// later wave, and every rollback, for ever.
-	var all []map[string]any
-	kinds := map[string]Kind{}
-	outside := 0
-	for i, inf := range c.xrs {
-		k := c.kinds[i]
-		kinds[k.Kind] = k
-		for _, obj := range objects(inf) {
-			if !released[compositionOf(obj, k.Namespaced)] {
-				outside++
-				continue
-			}
-			all = append(all, obj)
-		}
-	}
 	if outside != c.lastOutside {
 		c.lastOutside = outside
 		c.log.Info("XRs whose Composition has no revision of any release take no part in releases", "xrs", outside)
@@ -182,8 +164,8 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 		}
 	}
 	written := 0
-	decided := make(map[string]string, len(all))
-	for _, mv := range rollout.Moves(b.Settings.Waves, *rel, all, Owned, now) {
+	decided := make(map[string]string, len(moves))
+	for _, mv := range moves {
 		later(mv.Decision.Until)
 		ref := mv.Ref.String()
 		decided[ref] = string(mv.Decision.Verdict) + ": " + mv.Decision.Message
@@ -195,8 +177,8 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 		if mv.Select == "" || !known || (Owned(obj) && selection(obj, k.Namespaced) == mv.Select) {
 			continue
 		}
-		composition := compositionOf(obj, k.Namespaced)
-		if !revisions[composition+"/"+mv.Select] {
+		composition := CompositionOf(obj)
+		if !carried.Carries(composition, mv.Select) {
 			missing[composition+"/"+mv.Select]++
 			continue
 		}
@@ -231,21 +213,79 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 	return next
 }
 
+// Releases are the platform releases a Composition has a revision of, by
+// Composition name: what Crossplane can select among for an XR of it (it
+// selects among the revisions of the XR's Composition).
+type Releases map[string]map[string]bool
+
+// ReleasesOf reads Composition revisions (those RevisionSelector selects,
+// as SlimRevision keeps them): each one's Composition
+// (LabelCompositionName) carries its release (rollout.LabelRelease).
+func ReleasesOf(revisions []*unstructured.Unstructured) Releases {
+	out := Releases{}
+	for _, u := range revisions {
+		composition := u.GetLabels()[LabelCompositionName]
+		if out[composition] == nil {
+			out[composition] = map[string]bool{}
+		}
+		out[composition][u.GetLabels()[rollout.LabelRelease]] = true
+	}
+	return out
+}
+
+// Carries reports whether a revision of composition carries release.
+func (r Releases) Carries(composition, release string) bool { return r[composition][release] }
+
+// Released reports whether composition has a revision of any release.
+func (r Releases) Released(composition string) bool { return len(r[composition]) > 0 }
+
+// ReleaseMoves is the fleet controller's decision on the baseline's
+// platform release at now (rollout.Moves, in the order it gives), over
+// the XRs of xrs (of every kind, as maps, as SlimXR keeps them) whose
+// Composition has a revision of some release (carried): an XR whose
+// Composition is no release's (another team's, or one not cut yet) could
+// never be moved, and would hold every later wave, and every rollback,
+// for ever; outside counts those left out. None without release keys;
+// keys that are wrong (rollout.Release.Validate) move nothing, and the
+// error says why. The controller writes what it decides; the portal's
+// fleet view shows it.
+func ReleaseMoves(b Baseline, xrs []map[string]any, carried Releases, now time.Time) (moves []rollout.Move, outside int, err error) {
+	rel := b.Settings.Release
+	if rel == nil {
+		return nil, 0, nil
+	}
+	if errs := rel.Validate(field.NewPath("environment", "rollout"), b.Settings.Waves); len(errs) > 0 {
+		return nil, 0, errs.ToAggregate()
+	}
+	in := make([]map[string]any, 0, len(xrs))
+	for _, obj := range xrs {
+		if !carried.Released(CompositionOf(obj)) {
+			outside++
+			continue
+		}
+		in = append(in, obj)
+	}
+	return rollout.Moves(b.Settings.Waves, *rel, in, Owned, now), outside, nil
+}
+
 // LabelCompositionName is the label Crossplane gives a Composition's
 // revisions: the Composition's name.
 const LabelCompositionName = "crossplane.io/composition-name"
 
-// compositionOf is the name of the Composition an XR's spec names
+// CompositionOf is the name of the Composition an XR's spec names
 // (spec.crossplane.compositionRef on a namespaced XR, spec.compositionRef
-// on a legacy one), "" before Crossplane has chosen one.
-func compositionOf(obj map[string]any, namespaced bool) string {
+// on a legacy cluster-scoped one), "" before Crossplane has chosen one.
+func CompositionOf(obj map[string]any) string {
+	namespaced := (&unstructured.Unstructured{Object: obj}).GetNamespace() != ""
 	name, _, _ := unstructured.NestedString(obj, append(rollout.CrossplaneSpec(namespaced), "compositionRef", "name")...)
 	return name
 }
 
-// slimRevision keeps of a Composition revision its name, labels and the
-// XR kind it composes (spec.compositeTypeRef).
-func slimRevision(obj any) (any, error) {
+// SlimRevision keeps of a Composition revision its name, labels and the
+// XR kind it composes (spec.compositeTypeRef): what ReleasesOf reads. It
+// is an informer's transform (the controller's, and the portal's fleet
+// view's).
+func SlimRevision(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
 		return obj, nil
@@ -255,15 +295,13 @@ func slimRevision(obj any) (any, error) {
 	return out, nil
 }
 
-// slimXR keeps of an XR of kind what a release's decision reads
-// (rollout.ReleaseMemberOf, Owned) and what a Cluster's does (slimCluster):
-// its labels, annotations (crossplane.io/paused), generation and deletion
-// timestamp, the version a Cluster pins, its composition update policy,
-// revision selector and Composition, the managed fields entry of
-// ReleaseManager, and its status.
-func slimXR(k Kind) cache.TransformFunc {
+// SlimXR keeps of an XR of kind k what a release's decision reads
+// (KeepRelease) and what a Cluster's does (slimCluster): its labels,
+// generation and deletion timestamp, the version a Cluster pins, and its
+// status. It is an informer's transform (the controller's, and the
+// portal's fleet view's).
+func SlimXR(k Kind) cache.TransformFunc {
 	slim := slimCluster(k.APIVersion, k.Kind)
-	crossplane := rollout.CrossplaneSpec(k.Namespaced)
 	return func(obj any) (any, error) {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
@@ -273,23 +311,54 @@ func slimXR(k Kind) cache.TransformFunc {
 		if err != nil {
 			return o, err
 		}
-		out := o.(*unstructured.Unstructured)
-		for _, f := range []string{"compositionUpdatePolicy", "compositionRevisionSelector", "compositionRef"} {
-			path := append(append([]string{}, crossplane...), f)
-			if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, path...); ok {
-				_ = unstructured.SetNestedField(out.Object, v, path...) // out is a map of maps
-			}
-		}
-		var mine []metav1.ManagedFieldsEntry
-		for _, e := range u.GetManagedFields() {
-			if e.Manager == ReleaseManager {
-				mine = append(mine, e)
-			}
-		}
-		out.SetManagedFields(mine)
-		if v, ok := u.GetAnnotations()[rollout.AnnotationPaused]; ok {
-			out.SetAnnotations(map[string]string{rollout.AnnotationPaused: v})
-		}
+		out := o.(*unstructured.Unstructured) //nolint:forcetypeassert // slimCluster slims an Unstructured into one.
+		KeepRelease(out, u)
 		return out, nil
 	}
+}
+
+// KeepRelease copies onto out, what an informer keeps of XR u, what a
+// release's decision reads of it (rollout.ReleaseMemberOf, Owned,
+// CompositionOf) beyond a Cluster's: its composition update policy,
+// revision selector and Composition (under spec.crossplane on a
+// namespaced XR, under spec on a legacy one), the managed fields entry of
+// ReleaseManager, the annotation crossplane.io/paused, the label
+// crossplane.io/claim-name, and status.platformRelease. A field out has
+// already is left as it is; out's own labels and annotations are kept.
+func KeepRelease(out, u *unstructured.Unstructured) {
+	keep := func(path ...string) {
+		if _, ok, _ := unstructured.NestedFieldNoCopy(out.Object, path...); ok {
+			return
+		}
+		if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, path...); ok {
+			_ = unstructured.SetNestedField(out.Object, v, path...) // out is a map of maps
+		}
+	}
+	crossplane := rollout.CrossplaneSpec(u.GetNamespace() != "")
+	for _, f := range []string{"compositionUpdatePolicy", "compositionRevisionSelector", "compositionRef"} {
+		keep(append(slices.Clone(crossplane), f)...)
+	}
+	keep("status", "platformRelease")
+	var mine []metav1.ManagedFieldsEntry
+	for _, e := range u.GetManagedFields() {
+		if e.Manager == ReleaseManager {
+			mine = append(mine, e)
+		}
+	}
+	out.SetManagedFields(mine)
+	if v, ok := u.GetAnnotations()[rollout.AnnotationPaused]; ok {
+		out.SetAnnotations(with(out.GetAnnotations(), rollout.AnnotationPaused, v))
+	}
+	if v, ok := u.GetLabels()[rollout.LabelClaimName]; ok {
+		out.SetLabels(with(out.GetLabels(), rollout.LabelClaimName, v))
+	}
+}
+
+// with is m (a copy, or a new map when nil) with key k set to v.
+func with(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
 }

@@ -324,3 +324,103 @@ func TestControllerRulesWithoutAReleaseKind(t *testing.T) {
 		t.Errorf("rulings: -want, +got:\n%s", diff)
 	}
 }
+
+// TestReleaseMoves: what the controller decides (and the portal's fleet
+// view shows) of a release, from the XRs and the Composition revisions
+// alone.
+func TestReleaseMoves(t *testing.T) {
+	cluster, database := kindOf(xr.ClusterKind), kindOf(xr.LegacyDatabaseKind)
+	foreign := releaseXR(kindOf(xr.DatabaseKind), "team-b", "foreign", "staging", "r1", true)
+	foreign.Object["spec"].(map[string]any)["crossplane"].(map[string]any)["compositionRef"] = map[string]any{"name": "another-teams-databases"}
+	xrs := []map[string]any{
+		releaseXR(cluster, "team-a", "c1", "canary", "r1", true).Object,
+		releaseXR(database, "team-c", "x", "production", "r1", true).Object,
+		foreign.Object,
+	}
+	carried := ReleasesOf([]*unstructured.Unstructured{revision(cluster, "r1"), revision(cluster, "r2"), revision(database, "r1")})
+	type args struct {
+		release map[string]any
+	}
+	type want struct {
+		moves   []string
+		outside int
+		err     string
+	}
+	cases := map[string]struct {
+		reason string
+		args   args
+		want   want
+	}{
+		"NoRelease": {
+			reason: "Without release keys nothing is decided.",
+			want:   want{},
+		},
+		"WrongKeys": {
+			reason: "Keys that are wrong decide nothing, and say why.",
+			args:   args{release: map[string]any{"target": "r2"}},
+			want:   want{err: "environment.rollout.release.from: Required value: the release the fleet moves from: what an XR that selects no release yet is given while the waves hold it"},
+		},
+		"Forward": {
+			reason: "The canary moves; production holds it; the Database of a Composition that is no release's takes no part and is counted.",
+			args:   args{release: map[string]any{"target": "r2", "from": "r1"}},
+			want:   want{moves: []string{"Cluster team-a/c1: Adopt r2", "XDatabase team-c/x: Hold r1"}, outside: 1},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := BaselineOf([]map[string]any{baseline("", "staging", "production").Object})
+			if tc.args.release != nil {
+				b = BaselineOf([]map[string]any{releaseBaseline(tc.args.release).Object})
+			}
+			moves, outside, err := ReleaseMoves(b, xrs, carried, t0.Add(time.Hour))
+			got := want{outside: outside}
+			if err != nil {
+				got.err = err.Error()
+			}
+			for _, mv := range moves {
+				got.moves = append(got.moves, fmt.Sprintf("%s %s/%s: %s %s", mv.Ref.Kind, mv.Member.Namespace, mv.Ref.Name, mv.Decision.Verdict, mv.Select))
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("%s\nReleaseMoves: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestSlimXRKeepsMoves: what the informers keep of an XR (SlimXR) decides
+// a release as the whole XR does, for every kind.
+func TestSlimXRKeepsMoves(t *testing.T) {
+	b := BaselineOf([]map[string]any{releaseBaseline(map[string]any{"target": "r2", "from": "r1"}).Object})
+	var whole, slim []map[string]any
+	var revisions []*unstructured.Unstructured
+	for i, k := range ReleaseKinds {
+		u := releaseXR(k, "team-a", fmt.Sprintf("xr%d", i), "canary", "r1", true)
+		switch i % 3 {
+		case 0:
+			u.SetAnnotations(map[string]string{rollout.AnnotationPaused: "true", "other": "x"})
+		case 1:
+			u.SetLabels(map[string]string{rollout.LabelClaimName: "claim", rollout.Label: "canary"})
+		}
+		whole = append(whole, u.Object)
+		s, err := SlimXR(k)(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slim = append(slim, s.(*unstructured.Unstructured).Object) //nolint:forcetypeassert // SlimXR slims what it is given.
+		revisions = append(revisions, revision(k, "r1"))
+	}
+	want, _, err := ReleaseMoves(b, whole, ReleasesOf(revisions), t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := ReleaseMoves(b, slim, ReleasesOf(revisions), t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != len(ReleaseKinds) {
+		t.Errorf("ReleaseMoves decided %d XRs, want %d", len(want), len(ReleaseKinds))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the moves of the slimmed XRs: -whole, +slim:\n%s", diff)
+	}
+}

@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/fake"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/fleet"
 )
 
 // The composed kinds of the fake world.
@@ -62,10 +64,16 @@ type world struct {
 func newWorld(t testing.TB, objs ...runtime.Object) *world {
 	t.Helper()
 	objs = append(objs, namespace("team-a"), namespace("team-b"))
-	dyn := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+	kinds := map[schema.GroupVersionResource]string{
 		envGVR: "AppEnvironmentList", bucketGVR: "BucketList", objectGVR: "ObjectList", namespaces: "NamespaceList",
 		clusterGVR: "ClusterList", xclusterGVR: "XClusterList", envConfigGVR: "EnvironmentConfigList",
-	}, objs...)
+		fleet.CompositionRevisionResource: "CompositionRevisionList",
+	}
+	// The XRs of every kind a platform release moves.
+	for _, k := range fleet.ReleaseKinds {
+		kinds[k.Resource] = k.Kind + "List"
+	}
+	dyn := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, objs...)
 	w := &world{dyn: dyn, log: &bytes.Buffer{}}
 	log := slog.New(slog.NewJSONHandler(&lockedWriter{w: w.log}, nil))
 	resolve := func(_ context.Context, gvk schema.GroupVersionKind) (schema.GroupVersionResource, bool, error) {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // fakeAPI is an API server over HTTP with what the portal asks of one:
@@ -27,9 +29,11 @@ type fakeAPI struct {
 	reviews atomic.Int64
 	mu      sync.Mutex
 	envs    map[string]map[string]map[string]any
-	// fleet are the Clusters of every namespace, the XClusters and the
-	// EnvironmentConfigs, by resource; a resource it has no entry for
-	// is not served (404), as XClusters without the legacy XRD.
+	// fleet are the Clusters of every namespace, the XClusters, the
+	// EnvironmentConfigs, the XRs of a release's other kinds and the
+	// Composition revisions (fleetResources), by resource; a resource it
+	// has no entry for is not served (404), as XClusters without the
+	// legacy XRD.
 	fleet map[string][]any
 	// forbidden are the resources of fleet the portal may not list, each
 	// with the API server's reason.
@@ -129,7 +133,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeObject(w, map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": p[5], "namespace": "crossplane-system"}, "data": map[string]any{PolicyKey: pol}})
-	case len(p) == 4 && p[0] == "apis" && (p[3] == clusterGVR.Resource || p[3] == xclusterGVR.Resource || p[3] == envConfigGVR.Resource):
+	case len(p) == 4 && p[0] == "apis" && slices.ContainsFunc(fleetResources(), func(r schema.GroupVersionResource) bool { return r.Group == p[1] && r.Resource == p[3] }):
 		f.clusterWide(w, r, as, p[1]+"/"+p[2], p[3], watching)
 	case len(p) == 3 && p[0] == "apis":
 		f.discovery(w, p[1], p[2])
@@ -254,9 +258,8 @@ func (f *fakeAPI) hold(w http.ResponseWriter, r *http.Request, key string) {
 	<-r.Context().Done()
 }
 
-// clusterWide serves the lists and watches of every namespace's Clusters,
-// of the XClusters and of the EnvironmentConfigs, which only the portal's
-// own identity makes.
+// clusterWide serves the lists and watches of what the fleet view reads
+// (fleetResources), which only the portal's own identity makes.
 func (f *fakeAPI) clusterWide(w http.ResponseWriter, r *http.Request, as, gv, resource string, watching bool) {
 	f.mu.Lock()
 	_, served := f.fleet[resource]

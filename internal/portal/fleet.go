@@ -46,11 +46,14 @@ const BaselineSelector = "platform.example.org/environment=cluster-platform,base
 const FleetAccessTTL = 30 * time.Second
 
 // Fleet is what the fleet view reads: every namespace's Cluster XRs, the
-// legacy XClusters, and the baseline EnvironmentConfigs, each from one
-// shared informer that starts with the first viewer and runs until Close,
-// so that a thousand viewers cost the API server three watches. Nothing is
-// polled. It reads them as the fleet controller does (package fleet), so
-// that each Cluster's verdict is the controller's ruling on it.
+// legacy XClusters, the baseline EnvironmentConfigs and, for a platform
+// release, the XRs of the other kinds it moves (fleet.ReleaseKinds) and
+// the Composition revisions of releases, each from one shared informer
+// that starts with the first viewer and runs until Close, so that a
+// thousand viewers cost the API server nine watches. Nothing is polled.
+// It reads them as the fleet controller does (package fleet), so that
+// each Cluster's verdict is the controller's ruling on it, and each XR's
+// the controller's release move.
 type Fleet struct {
 	dyn   dynamic.Interface
 	epoch string
@@ -64,16 +67,23 @@ type Fleet struct {
 	clusters  cache.SharedIndexInformer
 	xclusters cache.SharedIndexInformer
 	configs   cache.SharedIndexInformer
+	// xrs are the informers of the release's other XR kinds (releaseKinds,
+	// in the same order); revisions that of the Composition revisions
+	// of releases.
+	xrs       []cache.SharedIndexInformer
+	revisions cache.SharedIndexInformer
 
 	mu      sync.Mutex
 	version uint64
 	changed chan struct{}
 	closed  bool
 	access  map[[sha256.Size]byte]accessAnswer
-	// unread says why the XClusters could not be listed when the API
-	// server refuses the portal (RBAC); "" when they were, or when the
-	// API server serves no XClusters (then there are none).
-	unread string
+	// unread says, by resource, why it could not be listed when the API
+	// server refuses the portal (RBAC); none when it was, or when the API
+	// server does not serve it (then there are none). Of the optional
+	// resources alone: the XClusters, the release's other XR kinds and
+	// the Composition revisions.
+	unread map[schema.GroupResource]string
 }
 
 // accessAnswer is an access review's answer and when it expires.
@@ -85,40 +95,70 @@ type accessAnswer struct {
 // NewFleet returns the fleet view's source, reading through dyn with the
 // portal's own identity; epoch tells its event IDs from another process's.
 func NewFleet(dyn dynamic.Interface, epoch string, log *slog.Logger) *Fleet {
-	return &Fleet{dyn: dyn, epoch: epoch, log: log, now: time.Now, stop: make(chan struct{}), changed: make(chan struct{})}
+	return &Fleet{dyn: dyn, epoch: epoch, log: log, now: time.Now, stop: make(chan struct{}), changed: make(chan struct{}), unread: map[schema.GroupResource]string{}}
 }
 
 // start starts the informers, once.
 func (f *Fleet) start() {
 	f.once.Do(func() {
 		f.clusters = newInformer(f.dyn, clusterGVR, "", "", slimCluster)
-		f.xclusters = f.optionalInformer(xclusterGVR)
+		f.xclusters = f.optionalInformer(xclusterGVR, "", slimCluster)
 		f.configs = newInformer(f.dyn, envConfigGVR, "", BaselineSelector, fleet.SlimConfig)
-		for _, inf := range []cache.SharedIndexInformer{f.clusters, f.xclusters, f.configs} {
+		for _, k := range releaseKinds() {
+			f.xrs = append(f.xrs, f.optionalInformer(k.Resource, "", fleet.SlimXR(k)))
+		}
+		f.revisions = f.optionalInformer(fleet.CompositionRevisionResource, fleet.RevisionSelector, fleet.SlimRevision)
+		for _, inf := range append([]cache.SharedIndexInformer{f.clusters, f.xclusters, f.configs, f.revisions}, f.xrs...) {
 			_, _ = inf.AddEventHandler(handler(func(*unstructured.Unstructured) { f.touch() })) // before Run, so it cannot fail
 			go inf.Run(f.stop)
 		}
 	})
 }
 
-// optionalInformer is an informer of cluster-scoped XRs of gvr (slimmed
-// as slimCluster) that the API server may not serve: a Crossplane without
-// the legacy XRD serves no XClusters, and then there are none. A list
-// refused as not found (the resource is not served) or forbidden (the
-// portal's RBAC does not grant it, which unread says) is an empty list;
-// a watch refused so is one that sends nothing and ends when the API
-// server would have ended it (the reflector's timeout), so that the
-// informer syncs, and finds the resource once it is served or granted.
-func (f *Fleet) optionalInformer(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
+// releaseKinds are the XR kinds a platform release moves
+// (fleet.ReleaseKinds) but the Clusters and XClusters, which the fleet
+// view reads already.
+func releaseKinds() []fleet.Kind {
+	var out []fleet.Kind
+	for _, k := range fleet.ReleaseKinds {
+		if k.Resource != clusterGVR && k.Resource != xclusterGVR {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// fleetResources are the resources the fleet view reads (Fleet.start), of
+// every namespace, with the portal's own identity: what its ClusterRole
+// must let it get, list and watch.
+func fleetResources() []schema.GroupVersionResource {
+	out := []schema.GroupVersionResource{clusterGVR, xclusterGVR, envConfigGVR, fleet.CompositionRevisionResource}
+	for _, k := range releaseKinds() {
+		out = append(out, k.Resource)
+	}
+	return out
+}
+
+// optionalInformer is an informer of gvr, of every namespace, of the
+// objects the label selector selects, slimmed by transform, that the API
+// server may not serve: a Crossplane without the legacy XRDs serves no
+// XClusters, and then there are none. A list refused as not found (the
+// resource is not served) or forbidden (the portal's RBAC does not grant
+// it, which unread says) is an empty list; a watch refused so is one that
+// sends nothing and ends when the API server would have ended it (the
+// reflector's timeout), so that the informer syncs, and finds the
+// resource once it is served or granted.
+func (f *Fleet) optionalInformer(gvr schema.GroupVersionResource, selector string, transform cache.TransformFunc) cache.SharedIndexInformer {
 	c := f.dyn.Resource(gvr)
 	refused := func(err error) bool { return apierrors.IsNotFound(err) || apierrors.IsForbidden(err) }
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = selector
 			l, err := c.List(ctx, o)
 			f.mu.Lock()
-			f.unread = ""
+			delete(f.unread, gvr.GroupResource())
 			if apierrors.IsForbidden(err) {
-				f.unread = err.Error()
+				f.unread[gvr.GroupResource()] = err.Error()
 			}
 			f.mu.Unlock()
 			if refused(err) {
@@ -127,6 +167,7 @@ func (f *Fleet) optionalInformer(gvr schema.GroupVersionResource) cache.SharedIn
 			return l, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = selector
 			w, err := c.Watch(ctx, o)
 			if !refused(err) || (o.SendInitialEvents != nil && *o.SendInitialEvents) {
 				// A watch list refused falls back to a list.
@@ -136,7 +177,7 @@ func (f *Fleet) optionalInformer(gvr schema.GroupVersionResource) cache.SharedIn
 		},
 	}
 	inf := cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, f.dyn), &unstructured.Unstructured{}, 0, cache.Indexers{})
-	_ = inf.SetTransform(slimCluster) // set before the informer runs, so it cannot fail
+	_ = inf.SetTransform(transform) // set before the informer runs, so it cannot fail
 	return inf
 }
 
@@ -192,8 +233,12 @@ func (f *Fleet) Close() {
 // synced starts the informers and waits until all have listed.
 func (f *Fleet) synced(ctx context.Context) error {
 	f.start()
-	if !cache.WaitForCacheSync(ctx.Done(), f.clusters.HasSynced, f.xclusters.HasSynced, f.configs.HasSynced) {
-		return fmt.Errorf("cannot list the Clusters, the XClusters and the baseline EnvironmentConfigs: %w", context.Cause(ctx))
+	synced := []cache.InformerSynced{f.clusters.HasSynced, f.xclusters.HasSynced, f.configs.HasSynced, f.revisions.HasSynced}
+	for _, inf := range f.xrs {
+		synced = append(synced, inf.HasSynced)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return fmt.Errorf("cannot list the Clusters, the XClusters, the baseline EnvironmentConfigs, the other XRs of a release and the Composition revisions: %w", context.Cause(ctx))
 	}
 	return nil
 }
@@ -226,26 +271,68 @@ func (f *Fleet) allowed(ctx context.Context, authz Authorizer, u *User, a Access
 	return allowed, nil
 }
 
-// visible reviews, per namespace that holds Clusters (a legacy XCluster
-// counts in its claim's, rollout.MemberOf), whether u may list Clusters
-// there. An XCluster of no claim has no namespace: u sees it when it may
-// list XClusters, which are cluster-scoped.
-func (f *Fleet) visible(ctx context.Context, authz Authorizer, u *User, clusters []*unstructured.Unstructured) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, c := range clusters {
-		ns := rollout.MemberOf(c.Object).Namespace
-		if _, ok := out[ns]; ok {
-			continue
+// kindOf is the release kind of an XR (fleet.ReleaseKinds), by its
+// apiVersion and kind; false for another object.
+func kindOf(u *unstructured.Unstructured) (fleet.Kind, bool) {
+	for _, k := range fleet.ReleaseKinds {
+		if k.APIVersion == u.GetAPIVersion() && k.Kind == u.GetKind() {
+			return k, true
 		}
-		a := Access{Namespace: ns, Verb: "list", Group: clusterGVR.Group, Resource: clusterGVR.Resource}
-		if ns == "" {
-			a.Group, a.Resource = xclusterGVR.Group, xclusterGVR.Resource
+	}
+	return fleet.Kind{}, false
+}
+
+// listAccess is the access review a user must pass to see XR u, which
+// counts in its namespace (rollout.MemberOf: a legacy XR of a claim
+// counts in its claim's): list XRs of its kind there, or, for a legacy
+// cluster-scoped XR of a claim, of its namespaced kind (an XCluster's
+// claim namespace's Clusters), as the claim's owner may; a legacy XR of
+// no claim, list its kind, cluster-scoped.
+func listAccess(u *unstructured.Unstructured) Access {
+	ns := rollout.MemberOf(u.Object).Namespace
+	gvr := clusterGVR
+	if k, ok := kindOf(u); ok {
+		gvr = k.Resource
+		for _, n := range fleet.ReleaseKinds {
+			if !k.Namespaced && ns != "" && n.Namespaced && "X"+n.Kind == k.Kind {
+				gvr = n.Resource
+			}
+		}
+	}
+	return Access{Namespace: ns, Verb: "list", Group: gvr.Group, Resource: gvr.Resource}
+}
+
+// reviews are, for each access a user needs to see one of objs
+// (listAccess), whether u may: one access review each, remembered for
+// FleetAccessTTL.
+func (f *Fleet) reviews(ctx context.Context, authz Authorizer, u *User, objs []*unstructured.Unstructured) (map[Access]bool, error) {
+	out := map[Access]bool{}
+	for _, o := range objs {
+		a := listAccess(o)
+		if _, ok := out[a]; ok {
+			continue
 		}
 		ok, err := f.allowed(ctx, authz, u, a)
 		if err != nil {
 			return nil, err
 		}
-		out[ns] = ok
+		out[a] = ok
+	}
+	return out, nil
+}
+
+// visible reviews, per namespace that holds Clusters (a legacy XCluster
+// counts in its claim's, rollout.MemberOf), whether u may list Clusters
+// there. An XCluster of no claim has no namespace: u sees it when it may
+// list XClusters, which are cluster-scoped.
+func (f *Fleet) visible(ctx context.Context, authz Authorizer, u *User, clusters []*unstructured.Unstructured) (map[string]bool, error) {
+	acc, err := f.reviews(ctx, authz, u, clusters)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, c := range clusters {
+		out[rollout.MemberOf(c.Object).Namespace] = acc[listAccess(c)]
 	}
 	return out, nil
 }
@@ -257,7 +344,24 @@ func (f *Fleet) state() (clusters, configs []*unstructured.Unstructured, unread 
 	clusters = append(sortedObjects(f.clusters), sortedObjects(f.xclusters)...)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return clusters, sortedObjects(f.configs), f.unread
+	return clusters, sortedObjects(f.configs), f.unread[xclusterGVR.GroupResource()]
+}
+
+// releaseState is what the informers hold of a platform release beyond
+// the Clusters and XClusters: the XRs of the other kinds (releaseKinds,
+// each kind in namespace/name order), the Composition revisions of
+// releases, and why each resource the portal may not list (the
+// XClusters among them) could not be read, in resource order.
+func (f *Fleet) releaseState() (xrs, revisions []*unstructured.Unstructured, unread []string) {
+	for _, inf := range f.xrs {
+		xrs = append(xrs, sortedObjects(inf)...)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, gr := range slices.SortedFunc(maps.Keys(f.unread), func(a, b schema.GroupResource) int { return cmp.Compare(a.String(), b.String()) }) {
+		unread = append(unread, f.unread[gr])
+	}
+	return xrs, sortedObjects(f.revisions), unread
 }
 
 // sortedObjects are an informer's objects, in namespace/name order.
@@ -281,8 +385,9 @@ func sortedObjects(inf cache.SharedIndexInformer) []*unstructured.Unstructured {
 // its claim's namespace; the version its XR pins (spec.parameters.version:
 // a pinned Cluster is out of the rollout); status.upgrade; status.charts
 // (the chart versions its releases run); status.rollout (the target it
-// reports it is asked for); its pools' names, versions and readiness; and
-// its conditions.
+// reports it is asked for); its pools' names, versions and readiness; its
+// conditions; and what a platform release's decision reads of it
+// (fleet.KeepRelease, as the controller's informers keep it).
 func slimCluster(obj any) (any, error) {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -309,6 +414,7 @@ func slimCluster(obj any) (any, error) {
 	if len(slim) > 0 {
 		_ = unstructured.SetNestedSlice(out.Object, slim, "status", "nodePools")
 	}
+	fleet.KeepRelease(out, u)
 	return out, nil
 }
 

@@ -38,24 +38,39 @@ type FleetView struct {
 	Message string `json:"message,omitempty"`
 	// Waves are the waves in order; without waves, one of every Cluster.
 	Waves []WaveView `json:"waves"`
+	// Release is the platform release the fleet moves to over the same
+	// waves, when the baseline sets release keys (rollout.release).
+	Release *ReleaseView `json:"release,omitempty"`
 
-	// wake is the earliest time a soak that holds a Cluster or a gate
-	// ends: the view changes then, though nothing of the fleet does.
+	// wake is the earliest time a soak that holds a Cluster, an XR or a
+	// gate ends: the view changes then, though nothing of the fleet does.
 	wake time.Time
 }
 
-// WaveView is one wave: its settings, its gate, its Clusters per cloud.
-type WaveView struct {
+// WaveSettings are a wave's keys as the environment sets them
+// (rollout.waves[]), which the version rollout and a platform release
+// share.
+type WaveSettings struct {
 	Name             string   `json:"name"`
 	Namespaces       []string `json:"namespaces,omitempty"`
 	MaxUnavailable   int      `json:"maxUnavailable"`
 	RequiresApproval bool     `json:"requiresApproval"`
-	// Approved is whether the environment approves each change its
-	// Clusters still make (rollout.Wave.Unapproved).
-	Approved bool `json:"approved"`
 	// Soak is how long the later waves wait once the wave runs the
 	// target Ready (rollout.waves[].soak).
 	Soak string `json:"soak,omitempty"`
+}
+
+// settingsOf are wave w's settings.
+func settingsOf(w rollout.Wave) WaveSettings {
+	return WaveSettings{Name: w.Name, Namespaces: w.Namespaces, MaxUnavailable: w.MaxUnavailable, RequiresApproval: w.RequiresApproval, Soak: w.Soak}
+}
+
+// WaveView is one wave: its settings, its gate, its Clusters per cloud.
+type WaveView struct {
+	WaveSettings
+	// Approved is whether the environment approves each change its
+	// Clusters still make (rollout.Wave.Unapproved).
+	Approved bool `json:"approved"`
 	// Gate is what the wave waits for before its Clusters adopt the
 	// target.
 	Gate GateView `json:"gate"`
@@ -275,8 +290,8 @@ func buildView(b fleet.Baseline, clusters []*unstructured.Unstructured, visible 
 		// approvals must name are those one of them has still to make.
 		from := rollout.AsksOf(b.Settings.Waves, i, target, members)
 		wv := WaveView{
-			Name: w.Name, Namespaces: w.Namespaces, MaxUnavailable: w.MaxUnavailable, RequiresApproval: w.RequiresApproval, Soak: w.Soak,
-			Approved: len(w.Approved) > 0 && len(w.Unapproved(target, from)) == 0, Total: len(byWave[i]), Clouds: clouds(byWave[i]),
+			WaveSettings: settingsOf(w),
+			Approved:     len(w.Approved) > 0 && len(w.Unapproved(target, from)) == 0, Total: len(byWave[i]), Clouds: clouds(byWave[i]),
 		}
 		wv.Done = done[i]
 		var until time.Time
@@ -354,8 +369,8 @@ func clusterView(c *unstructured.Unstructured, m rollout.Member) ClusterView {
 }
 
 // errNoFleet is a user who may list Clusters in none of the namespaces
-// that hold some.
-var errNoFleet = errors.New("may list Clusters in none of the namespaces that hold them")
+// that hold some, nor any XR of a platform release.
+var errNoFleet = errors.New("may list Clusters in none of the namespaces that hold them, nor any XR of the platform release")
 
 // viewFor is the fleet as user u sees it, waiting at most 10 s for the
 // informers' first lists.
@@ -370,10 +385,31 @@ func (s *Server) viewFor(ctx context.Context, u *User) (FleetView, error) {
 	if err != nil {
 		return FleetView{}, err
 	}
-	if len(vis) > 0 && !slices.Contains(slices.Collect(maps.Values(vis)), true) {
+	objs := make([]map[string]any, 0, len(configs))
+	for _, c := range configs {
+		objs = append(objs, c.Object)
+	}
+	b := fleet.BaselineOf(objs)
+	// The XRs of the release, of every kind, and what the user may see
+	// of them: only reviewed when the baseline names a release.
+	var xrs, revisions []*unstructured.Unstructured
+	var unreadRelease []string
+	var acc map[Access]bool
+	if b.Settings.Release != nil {
+		xrs, revisions, unreadRelease = s.Fleet.releaseState()
+		xrs = append(slices.Clone(clusters), xrs...)
+		if acc, err = s.Fleet.reviews(ctx, s.Authz, u, xrs); err != nil {
+			return FleetView{}, err
+		}
+	}
+	if (len(vis) > 0 || len(acc) > 0) && !slices.Contains(slices.Collect(maps.Values(vis)), true) && !slices.Contains(slices.Collect(maps.Values(acc)), true) {
 		return FleetView{}, errNoFleet
 	}
-	view := ViewOf(configs, clusters, func(ns string) bool { return vis[ns] }, s.Fleet.now())
+	now := s.Fleet.now()
+	view := buildView(b, clusters, func(ns string) bool { return vis[ns] }, now)
+	var wake time.Time
+	view.Release, wake = releaseView(b, xrs, revisions, func(x *unstructured.Unstructured) bool { return acc[listAccess(x)] }, unreadRelease, now)
+	view.wake = earlier(view.wake, wake)
 	if unread != "" {
 		// Fail loudly, not closed: the Clusters are shown, and the page
 		// says that the legacy XClusters, which the controller reads, are

@@ -279,6 +279,32 @@ func TestInstallRBAC(t *testing.T) {
 	}
 }
 
+// TestInstallRBACFleet checks the portal's ClusterRole against what the
+// fleet view reads (fleetResources): the Clusters, XClusters and baseline
+// EnvironmentConfigs of the version rollout, and for a platform release
+// the XRs of every kind it moves and the Composition revisions; each it
+// may get, list and watch, and none it may write.
+func TestInstallRBACFleet(t *testing.T) {
+	docs, err := documents(installManifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	portal := role(t, docs, "ClusterRole", "portal")
+	want := map[string]bool{"get": true, "list": true, "watch": true, "create": false, "update": false, "patch": false, "delete": false}
+	for _, gvr := range fleetResources() {
+		got := map[string]bool{}
+		for verb := range want {
+			got[verb] = allows(portal, gvr.Group, gvr.Resource, verb)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("the fleet view reads %s: the portal's ClusterRole's verbs on it, -want, +got:\n%s", gvr.GroupResource(), diff)
+		}
+	}
+	if n := len(fleetResources()); n != 9 {
+		t.Errorf("the fleet view reads %d resources, want 9: the version rollout's three, the release's five other XR kinds and the Composition revisions", n)
+	}
+}
+
 // composedKinds returns the groups and kinds of the composed resources in
 // the observed files of the namespaced AppEnvironment and Database
 // examples of every cloud: what an environment the portal creates

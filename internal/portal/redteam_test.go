@@ -45,6 +45,7 @@ func TestRedteam(t *testing.T) {
 	t.Run("HandWrittenRefs", rt.handWrittenRefs)
 	t.Run("Quota", rt.quota)
 	t.Run("Fleet", rt.fleet)
+	t.Run("FleetRelease", rt.fleetRelease)
 }
 
 // The red team's users, by token.

@@ -178,7 +178,7 @@ func (f *Fleet) Decide(self Member, target Target, visible func(ns string) bool)
 	}
 	if p.failed != nil {
 		d.Verdict = Halt
-		who := "a " + f.words.noun + " its owner may not see"
+		who := f.words.a + " " + f.words.noun + " its owner may not see"
 		if visible(p.failed.Namespace) {
 			d.Failed = p.failed
 			who = fmt.Sprintf("%s %s (%s, wave %s): %s", f.words.noun, p.failed.Key(), p.failed.Cloud, f.waves[WaveOf(f.waves, *p.failed)].Name, p.failed.Why())

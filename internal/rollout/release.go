@@ -67,16 +67,16 @@ func (r Release) Validate(rollout *field.Path, waves []Wave) field.ErrorList {
 // A vocabulary is how a Fleet's messages name its members and what pins
 // one.
 type vocabulary struct {
-	// noun names a member ("Cluster", "XR"); pins says what a pinned one
-	// pins.
-	noun, pins string
+	// noun names a member ("Cluster", "XR"), after its indefinite
+	// article a; pins says what a pinned one pins.
+	a, noun, pins string
 	// moves is what a member that moves does ("adopts", "moves to").
 	moves string
 }
 
 var (
-	clusterWords = vocabulary{noun: "Cluster", pins: "pins its version", moves: "adopts"}
-	releaseWords = vocabulary{noun: "XR", pins: "pins its release", moves: "moves to"}
+	clusterWords = vocabulary{a: "a", noun: "Cluster", pins: "pins its version", moves: "adopts"}
+	releaseWords = vocabulary{a: "an", noun: "XR", pins: "pins its release", moves: "moves to"}
 )
 
 // CrossplaneSpec is where an XR's Crossplane fields (its Composition, its

@@ -17,6 +17,11 @@
   // as its row says it.
   const RULINGS = { Adopt: 'Adopts', Keep: 'Keeps its target', Hold: 'Held', Halt: 'Halted', Approval: 'Awaits approval', Pinned: 'Pinned' };
 
+  // A release wave's gate, and an XR's move (the fleet controller's:
+  // fleet.ReleaseMoves), as the page says them.
+  const RELEASE_GATES = { Adopt: 'Open', Keep: 'Moved', Hold: 'Holds', Halt: 'Halted', Approval: 'Awaits approval' };
+  const RELEASE_MOVES = { Adopt: 'Moves now', Keep: 'Selected', Hold: 'Held', Halt: 'Halted', Approval: 'Awaits approval', Pinned: 'Pinned' };
+
   const state = { token: '', controller: null, timer: 0, delay: BACKOFF_MIN_MS, connected: false };
   const $ = (id) => document.getElementById(id);
   const showMessage = (text) => { $('message').textContent = text || ''; };
@@ -24,8 +29,10 @@
   const el = window.Portal.el;
   const pill = (ok, yes, no) => el('span', { class: 'pill', 'data-status': ok ? 'True' : 'False' }, ok ? yes : no);
   const key = (c) => c.namespace + '/' + c.name;
-  // A legacy XCluster counts in its claim's namespace; one of no claim in none.
-  const where = (c) => c.kind === 'XCluster' ? 'XCluster · ' + (c.namespace ? 'claim in ' + c.namespace : 'cluster-scoped, no claim') : c.namespace;
+  // A legacy XR (XCluster, XDatabase, ...) counts in its claim's namespace;
+  // one of no claim in none.
+  const legacy = (kind) => /^X[A-Z]/.test(kind || '');
+  const where = (c) => legacy(c.kind) ? c.kind + ' · ' + (c.namespace ? 'claim in ' + c.namespace : 'cluster-scoped, no claim') : c.namespace;
   // A chart map as "name version" items, in name order.
   const chartList = (charts) => Object.keys(charts || {}).sort().map((n) => el('span', { class: 'chart', 'data-chart': n }, n + ' ' + charts[n]));
 
@@ -39,6 +46,7 @@
     $('fleet-note').hidden = !view.message;
     const waves = view.waves || [];
     $('waves').replaceChildren(...waves.map((w, i) => wave(view, w, i, waves[i + 1])));
+    renderRelease(view.release);
   }
 
   function wave(view, w, i, next) {
@@ -127,6 +135,78 @@
         el('span', { class: 'verdict', 'data-verdict': verdict || 'None' }, RULINGS[verdict] || 'Not reported'),
         el('span', { class: 'muted ruling-message' }, verdict ? sentence(c.message) : 'It reports no target (status.rollout): no ruling yet.'),
         c.until ? el('span', { class: 'muted ruling-until' }, 'until ' + c.until) : ''));
+  }
+
+  // ---------- the platform release: per wave, its XRs of every kind ----------
+  function renderRelease(rel) {
+    $('release-part').hidden = !rel;
+    if (!rel) {
+      $('release-waves').replaceChildren();
+      return;
+    }
+    $('release-title').textContent = (rel.rollback ? 'Rollback to ' : 'Release ') + (rel.target || '?') + ' (from ' + (rel.from || '?') + ')';
+    const direction = $('release-direction');
+    direction.textContent = rel.rollback ? 'Rolling back: the last wave first' : 'Rolling out: the first wave first';
+    direction.dataset.rollback = String(Boolean(rel.rollback));
+    $('release-target').textContent = rel.target || 'none';
+    $('release-from').textContent = rel.from || 'none';
+    $('release-outside').textContent = rel.outside ? rel.outside + ' XR(s) whose Composition is no release\'s: not moved' : 'none';
+    $('release-note').textContent = rel.message || '';
+    $('release-note').hidden = !rel.message;
+    const waves = rel.waves || [];
+    $('release-waves').replaceChildren(...waves.map((w, i) => releaseWave(rel, w, i)));
+  }
+
+  // What a release wave's approval gate says: a rollback needs none.
+  function releaseApproval(rel, w) {
+    if (rel.rollback) return { text: 'No approval: a rollback', status: 'None' };
+    if (!w.requiresApproval) return { text: 'No approval needed', status: 'None' };
+    return w.approved ? { text: 'Approved: release=' + rel.target, status: 'True' } : { text: 'Needs approval: release=' + rel.target, status: 'False' };
+  }
+
+  function releaseWave(rel, w, i) {
+    const gate = w.gate || {};
+    const approval = releaseApproval(rel, w);
+    const head = el('div', { class: 'card-head' },
+      el('h2', null, el('span', { class: 'wave-index' }, String(i + 1)), w.name),
+      el('div', { class: 'head-side' },
+        el('span', { class: 'badge approval', 'data-approval': approval.status }, approval.text),
+        el('span', { class: 'done', title: 'XRs you may see that run ' + rel.target + ' and are Ready' }, w.done + ' of ' + w.total + ' on ' + rel.target),
+        el('span', { class: 'verdict', 'data-verdict': gate.verdict || 'None', title: gate.verdict || '' }, RELEASE_GATES[gate.verdict] || 'No gate')));
+    const notes = [w.namespaces && w.namespaces.length ? 'Counts XRs of ' + w.namespaces.join(', ') : '', w.soak ? 'soaks ' + w.soak : '',
+      w.maxUnavailable > 0 ? 'moves at most ' + w.maxUnavailable + ' at once' : '', w.pinned ? w.pinned + ' pinned XR(s) count for nothing' : ''].filter(Boolean);
+    const section = el('li', { class: 'card wave release-wave', 'data-wave': w.name, 'data-verdict': gate.verdict || '' },
+      head, notes.length ? el('p', { class: 'muted wave-notes' }, sentence(notes.join('; '))) : '',
+      el('p', { class: 'gate-message' }, sentence(gate.message), gate.until ? el('span', { class: 'muted' }, ' Until ' + gate.until + '.') : ''));
+    const waits = (gate.waitsFor || []).map((k) => el('li', { 'data-key': k, class: k === gate.failed ? 'failed' : null }, k, k === gate.failed ? ' — failed' : ''));
+    if (gate.hidden) waits.push(el('li', { class: 'hidden-count', 'data-hidden': gate.hidden }, gate.hidden + ' XR(s) of namespaces you may not see'));
+    if (waits.length) section.append(el('div', { class: 'waits-for' }, el('h3', null, 'Waits for'), el('ul', null, ...waits)));
+    const xrs = w.xrs || [];
+    if (!xrs.length) {
+      section.append(el('p', { class: 'muted empty-wave' }, 'No XR of this wave that you may see.'));
+      return section;
+    }
+    section.append(el('div', { class: 'table-wrap' }, el('table', { class: 'clusters release-xrs' },
+      el('thead', null, el('tr', null, ...['XR', 'Runs → selects', 'State', 'Move'].map((h) => el('th', { scope: 'col' }, h)))),
+      el('tbody', null, ...xrs.map((x) => xrRow(rel, x))))));
+    return section;
+  }
+
+  function xrRow(rel, x) {
+    const ref = x.kind + ' ' + x.namespace + '/' + x.name;
+    const selects = [el('span', { class: 'release-pair' }, (x.runs || 'none yet') + ' → ' + (x.selects || 'none'))];
+    if (x.selects && !x.owned && !x.pinned) selects.push(el('span', { class: 'muted' }, 'selected by its owner, not the rollout'));
+    if (x.select && x.select !== x.selects) selects.push(el('span', { class: 'muted' }, 'the controller selects ' + x.select));
+    return el('tr', { 'data-xr': ref, 'data-kind': x.kind, 'data-verdict': x.verdict, 'data-ready': String(x.ready), 'data-synced': String(x.synced), 'data-failed': String(Boolean(x.failed)) },
+      el('td', { 'data-label': 'XR' }, el('span', { class: 'xr-kind' }, x.kind), el('span', { class: 'cluster-name' }, x.name),
+        el('span', { class: 'muted' }, legacy(x.kind) ? (x.namespace ? 'claim in ' + x.namespace : 'cluster-scoped, no claim') : x.namespace)),
+      el('td', { 'data-label': 'Runs → selects', class: 'runs' }, ...selects),
+      el('td', { 'data-label': 'State', class: 'state' }, pill(x.ready, 'Ready', 'Not Ready'), ' ', pill(x.synced, 'Synced', 'Not Synced'),
+        ...(x.failed ? [' ', el('span', { class: 'tag' }, 'failed')] : []), x.stale ? el('span', { class: 'tag' }, 'stale') : '', x.reason ? el('span', { class: 'muted' }, x.reason) : ''),
+      el('td', { 'data-label': 'Move', class: 'ruling' },
+        el('span', { class: 'verdict', 'data-verdict': x.verdict || 'None' }, RELEASE_MOVES[x.verdict] || x.verdict || '—'),
+        el('span', { class: 'muted ruling-message' }, sentence(x.message)),
+        x.until ? el('span', { class: 'muted ruling-until' }, 'until ' + x.until) : ''));
   }
 
   // ---------- the stream ----------
