@@ -135,7 +135,7 @@ func simulator(kubeconfig string) (*kube, *cloud, context.CancelFunc, error) {
 // scenarioNames are the scenarios -only selects, in the order run runs
 // them: the cloud examples' (one per cloud of -clouds) under their
 // cloud's name.
-var scenarioNames = []string{"budget", "gcp", "aws", "azure", "legacy", "portal", "rollout"}
+var scenarioNames = []string{"budget", "gcp", "aws", "azure", "legacy", "portal", "rollout", "release"}
 
 // selected returns whether -only selects a scenario: every one when only is
 // empty.
@@ -236,6 +236,13 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration, wa
 		scenario("rollout waves: %d Clusters on gcp, aws and azure in waves canary, staging, production (approval required), ruled by the fleet controller; the environment's version raised twice: with the controller stopped, then started; production waiting for its approval (its RunFunction calls counted); with staging's namespaces misspelt, then fixed, and a staging upgrade failed and healed", len(rolloutFleet))
 		if err := s.rollout(); err != nil {
 			return fmt.Errorf("rollout: %w", err)
+		}
+		count++
+	}
+	if want("release") {
+		scenario("platform releases in waves: %d Clusters on gcp, aws and azure in waves canary (with a soak), staging, production (approval required) on a Composition of their own move from release r1 to r2 (a second Function) as the fleet controller writes their revision selectors; r3, which refuses the canary's GCP Cluster, halts in the canary and is rolled back", len(releaseFleet))
+		if err := s.release(); err != nil {
+			return fmt.Errorf("release: %w", err)
 		}
 		count++
 	}

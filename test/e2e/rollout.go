@@ -553,15 +553,30 @@ func failedCondition(o object) string {
 }
 
 // rolloutDelete deletes the rollout's Clusters, waits until they and
-// everything they composed are gone, and removes their EnvironmentConfigs
-// and namespaces.
+// everything they composed are gone, and deletes their
+// EnvironmentConfigs and namespaces.
 func (s *scenarios) rolloutDelete() (time.Duration, error) {
+	took, err := s.deleteClusters("the rollout's Clusters", rolloutFleet)
+	if err != nil {
+		return 0, err
+	}
+	for _, name := range []string{rolloutWavesName, rolloutEnvName} {
+		if err := s.k.delete("apiextensions.crossplane.io/v1beta1", "EnvironmentConfig", "", name); err != nil {
+			return 0, err
+		}
+	}
+	return took, s.deleteNamespaces(rolloutFleet)
+}
+
+// deleteClusters deletes a scenario's Clusters and waits until they and
+// everything they composed are gone.
+func (s *scenarios) deleteClusters(what string, fleet []rolloutCluster) (time.Duration, error) {
 	type placed struct {
 		composedRef
 		namespace string
 	}
 	var left []placed
-	for _, c := range rolloutFleet {
+	for _, c := range fleet {
 		o, err := s.k.get(clusterXR.apiVersion, clusterXR.kind, c.namespace, c.name)
 		if err != nil {
 			return 0, err
@@ -573,8 +588,8 @@ func (s *scenarios) rolloutDelete() (time.Duration, error) {
 			return 0, err
 		}
 	}
-	took, err := s.waitFor("the rollout's Clusters gone", func() (bool, error) {
-		for _, c := range rolloutFleet {
+	return s.waitFor(what+" gone", func() (bool, error) {
+		for _, c := range fleet {
 			switch _, err := s.k.get(clusterXR.apiVersion, clusterXR.kind, c.namespace, c.name); {
 			case err == nil:
 				return false, fmt.Errorf("%s still exists", c.key())
@@ -591,20 +606,16 @@ func (s *scenarios) rolloutDelete() (time.Duration, error) {
 		}
 		return true, nil
 	})
-	if err != nil {
-		return 0, err
-	}
-	for _, name := range []string{rolloutWavesName, rolloutEnvName} {
-		if err := s.k.delete("apiextensions.crossplane.io/v1beta1", "EnvironmentConfig", "", name); err != nil {
-			return 0, err
-		}
-	}
-	for _, c := range rolloutFleet {
+}
+
+// deleteNamespaces deletes the namespaces of a scenario's Clusters.
+func (s *scenarios) deleteNamespaces(fleet []rolloutCluster) error {
+	for _, c := range fleet {
 		if err := s.k.delete("v1", "Namespace", "", c.namespace); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return took, nil
+	return nil
 }
 
 // fails reports whether o is the control plane of a Cluster whose

@@ -23,7 +23,7 @@
 # PORTAL_BROWSER=required to fail, not skip, the portal's page test when no
 # Chromium is found (installed from Debian then, as root), E2E_ONLY to run
 # only some scenarios (comma-separated: budget, gcp, aws, azure, legacy,
-# portal, rollout; all by default), FLEET_ROLLOUT=0 to run the fleet
+# portal, rollout, release; all by default), FLEET_ROLLOUT=0 to run the fleet
 # without its rollout across waves, FLEET_ROLLOUT_TIMEOUT (20m) how long
 # that rollout may take, FLEET_CONTROLLER_ARGS more flags for the fleet
 # controller (function-cluster-platform fleet run).
@@ -34,7 +34,7 @@ CACHE=${E2E_CACHE:-$HOME/.cache/function-cluster-platform/e2e}
 WORK=${E2E_WORK:-$ROOT/_output/e2e}
 CRDS=${CRDS:-$ROOT/../shared/crds}
 KEEP=${KEEP:-}
-FN_PORT=19443 XP_WEBHOOK_PORT=19444
+FN_PORT=19443 XP_WEBHOOK_PORT=19444 FN2_PORT=19445
 export KUBECONFIG=$WORK/kubeconfig
 cd "$ROOT"
 t0=$(date +%s.%N)
@@ -90,7 +90,7 @@ cleanup() {
     done
     [ -f "$WORK/driver.log" ] && { echo "---- the driver's last lines (e2e FAILED)"; tail -n 15 "$WORK/driver.log"; }
   fi
-  for p in portal fleet function provider-kubernetes crossplane kcm kube-apiserver etcd; do
+  for p in portal fleet function function-r2 provider-kubernetes crossplane kcm kube-apiserver etcd; do
     [ -f "$WORK/$p.pid" ] || continue
     pid=$(cat "$WORK/$p.pid"); kill "$pid" 2>/dev/null || continue
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -250,6 +250,27 @@ kubectl apply -f "$HERE/manifests/functionrevision.yaml" >/dev/null
 kubectl patch functionrevision function-cluster-platform-e2e --subresource=status --type=merge \
   -p "{\"status\":{\"endpoint\":\"127.0.0.1:$FN_PORT\",\"capabilities\":[\"composition\"]}}" >/dev/null
 log "function serving over mTLS and registered"
+if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
+  # The release scenario's platform releases r2 and r3: two more Functions
+  # (function-cluster-platform-r2 and -r3), served by a second process of
+  # the same binary, as a platform team installs a new release's Function
+  # beside the current one.
+  cat > "$WORK/start-function-r2.sh" <<SH
+#!/usr/bin/env bash
+"$WORK/function" --address=127.0.0.1:$FN2_PORT --tls-certs-dir="$P/fn" --metrics-address=127.0.0.1:18091 ${FN_ARGS:-} \\
+  >>"$WORK/function-r2.log" 2>&1 </dev/null &
+echo \$! > "$WORK/function-r2.pid"
+SH
+  chmod +x "$WORK/start-function-r2.sh"; "$WORK/start-function-r2.sh"
+  for r in r2 r3; do
+    sed -e "s/name: function-cluster-platform-e2e/name: function-cluster-platform-$r-e2e/" \
+      -e "s/pkg.crossplane.io\/package: function-cluster-platform$/pkg.crossplane.io\/package: function-cluster-platform-$r/" \
+      "$HERE/manifests/functionrevision.yaml" | kubectl apply -f - >/dev/null
+    kubectl patch functionrevision "function-cluster-platform-$r-e2e" --subresource=status --type=merge \
+      -p "{\"status\":{\"endpoint\":\"127.0.0.1:$FN2_PORT\",\"capabilities\":[\"composition\"]}}" >/dev/null
+  done
+  log "releases r2 and r3 registered as two more Functions, served on 127.0.0.1:$FN2_PORT"
+fi
 
 # ---- provider CRDs, our APIs, the example environment
 # provider-kubernetes runs, so its kinds come from its own package (which

@@ -1,0 +1,692 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
+)
+
+// releaseFleet are the release scenario's Clusters: two per wave, on mixed
+// clouds, each in a namespace of its own, on a Composition of their own
+// (releaseComposition), so that no other scenario's XR follows its
+// revisions.
+var releaseFleet = []rolloutCluster{
+	{"release-canary-gcp", "release-a", "gcp", "canary"},
+	{"release-canary-aws", "release-b", "aws", "canary"},
+	{"release-staging-azure", "release-c", "azure", "staging"},
+	{"release-staging-gcp", "release-d", "gcp", "staging"},
+	{"release-production-aws", "release-e", "aws", "production"},
+	{"release-production-azure", "release-f", "azure", "production"},
+}
+
+// releaseRefused is the Cluster that release r3 cannot render: its
+// environment's GCP layer no longer supports the minor it runs.
+var releaseRefused = releaseFleet[0]
+
+// releaseComposition is the Composition of the release scenario's Clusters.
+const releaseComposition = "cluster-platform-release"
+
+// releaseLabel marks the release scenario's XRs and EnvironmentConfigs.
+const releaseLabel = "e2e.platform.example.org/release"
+
+// releaseSoak is the canary wave's soak: staging moves no sooner than this
+// after the last canary XR first rendered Ready on the new release.
+const releaseSoak = 15 * time.Second
+
+// releaseHeldFor is how long the scenario watches a wave that must not move
+// (production waiting for its approval; staging after a halt) before it
+// acts.
+const releaseHeldFor = 20 * time.Second
+
+// releaseFunctions are the Functions of the releases: r1 is the function
+// run.sh registers for every scenario; r2 and r3 are a second process of
+// the same binary that run.sh registers under two more names
+// (start-function-r2.sh), as a platform team installs a new release's
+// Function beside the current one.
+var releaseFunctions = map[string]string{
+	"r1": "function-cluster-platform",
+	"r2": "function-cluster-platform-r2",
+	"r3": "function-cluster-platform-r3",
+}
+
+// releaseMetrics is the second function process's metrics.
+const releaseMetrics = "http://127.0.0.1:18091/metrics"
+
+// releaseXR is a release scenario Cluster as its owner writes it, in the
+// release's Composition, selecting release r1 (as an XRD's default
+// selector would give it).
+func releaseXR(c rolloutCluster) object {
+	o := c.xr()
+	labels := o["metadata"].(map[string]any)["labels"].(map[string]any)
+	labels["planeType"] = "release"
+	labels[releaseLabel] = "true"
+	o["spec"].(map[string]any)["crossplane"] = map[string]any{
+		"compositionRef":              map[string]any{"name": releaseComposition},
+		"compositionRevisionSelector": map[string]any{"matchLabels": map[string]any{rollout.LabelRelease: "r1"}},
+	}
+	return o
+}
+
+// releaseCompositionOf is the release scenario's Composition as release rel
+// cuts it: the Cluster Composition of apis/cluster, renamed, labelled with
+// the release, calling the release's Function with the release in its
+// Input, and reading the EnvironmentConfigs labelled with env.
+func releaseCompositionOf(rel, env string) (object, error) {
+	b, err := os.ReadFile(filepath.Join("apis", "cluster", "composition.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the Cluster Composition: %w", err)
+	}
+	var o object
+	if err := yaml.Unmarshal(b, &o); err != nil {
+		return nil, fmt.Errorf("cannot read the Cluster Composition: %w", err)
+	}
+	o["metadata"] = map[string]any{"name": releaseComposition, "labels": map[string]any{rollout.LabelRelease: rel, releaseLabel: "true"}}
+	pipeline, _ := at(o, "spec", "pipeline").([]any)
+	if len(pipeline) != 1 {
+		return nil, fmt.Errorf("the Cluster Composition has %d pipeline steps, want 1", len(pipeline))
+	}
+	step := pipeline[0].(map[string]any)
+	step["functionRef"] = map[string]any{"name": releaseFunctions[rel]}
+	step["input"].(map[string]any)["release"] = rel
+	reqs, _ := at(step, "requirements", "requiredResources").([]any)
+	for _, r := range reqs {
+		rm := r.(map[string]any)
+		if rm["kind"] == "EnvironmentConfig" {
+			rm["matchLabels"] = map[string]any{"platform.example.org/environment": env}
+		}
+	}
+	return o, nil
+}
+
+// releaseEnv is what the release scenario's waves EnvironmentConfig says:
+// the release keys (none when target is ""), and production's approvals.
+type releaseEnv struct {
+	target, from string
+	rollback     bool
+	approved     []string
+}
+
+// object is the waves' baseline EnvironmentConfig: canary, staging and
+// production, each admitting its Clusters' namespaces, the canary with a
+// soak, production requiring approval.
+func (e releaseEnv) object() object {
+	waves := make([]any, 0, len(rolloutWaves))
+	for i, w := range rolloutWaves {
+		var ns []any
+		for _, c := range releaseFleet {
+			if c.wave == w {
+				ns = append(ns, c.namespace)
+			}
+		}
+		wave := map[string]any{"name": w, "namespaces": ns}
+		if w == "canary" {
+			wave["soak"] = releaseSoak.String()
+		}
+		if i == len(rolloutWaves)-1 {
+			wave["requiresApproval"] = true
+			if len(e.approved) > 0 {
+				wave["approved"] = anyList(e.approved)
+			}
+		}
+		waves = append(waves, wave)
+	}
+	ro := map[string]any{"waves": waves}
+	if e.target != "" {
+		ro["release"] = map[string]any{"target": e.target, "from": e.from, "rollback": e.rollback}
+	}
+	return object{
+		"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
+		"metadata": map[string]any{"name": rolloutWavesName, "labels": map[string]any{
+			"platform.example.org/environment": "cluster-platform", "baseline": "default", releaseLabel: "true",
+		}},
+		"data": map[string]any{"rollout": ro},
+	}
+}
+
+// releasePlaneEnv is the EnvironmentConfig of the release scenario's plane
+// type: GKE off a release channel, as in the rollout scenario, so that
+// every pool of every cloud reports the version it runs.
+const releasePlaneEnv = "cluster-platform-planetype-release"
+
+// releaseState is what a release scenario XR says of its release.
+type releaseState struct {
+	// selects is the release its revision selector selects; revision the
+	// Composition revision Crossplane renders it with; runs its
+	// status.platformRelease.
+	selects, revision, runs string
+	// ready and synced are its conditions, current when their observed
+	// generation is its generation.
+	ready, synced, current bool
+	// since is its PlatformRelease condition's transition.
+	since time.Time
+	// message is the Synced condition's message.
+	message string
+}
+
+// releaseStateOf reads a release scenario XR.
+func releaseStateOf(o object) releaseState {
+	st := releaseState{
+		selects:  str(o, "spec", "crossplane", "compositionRevisionSelector", "matchLabels", rollout.LabelRelease),
+		revision: str(o, "spec", "crossplane", "compositionRevisionRef", "name"),
+		runs:     str(o, "status", "platformRelease"),
+		current:  true,
+	}
+	gen := at(o, "metadata", "generation")
+	conds, _ := at(o, "status", "conditions").([]any)
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		switch m["type"] {
+		case "Ready", "Synced":
+			if og, ok := m["observedGeneration"]; ok && fmt.Sprint(og) != fmt.Sprint(gen) {
+				st.current = false
+			}
+		}
+	}
+	r, _, _ := condition(o, "Ready")
+	s, _, msg := condition(o, "Synced")
+	st.ready, st.synced, st.message = r == "True", s == "True", msg
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "PlatformRelease" {
+			st.since, _ = time.Parse(time.RFC3339, fmt.Sprint(m["lastTransitionTime"]))
+		}
+	}
+	return st
+}
+
+// proves reports whether the XR runs rel on one of revs, Ready and Synced at
+// its generation: what the earlier waves must show before a later one
+// changes revision.
+func (st releaseState) proves(rel string, revs map[string]string) bool {
+	return st.runs == rel && revs[st.revision] == rel && st.ready && st.synced && st.current
+}
+
+func (st releaseState) String() string {
+	return fmt.Sprintf("selects %q, revision %q, runs %q, Ready %t, Synced %t (%q), at its generation %t", st.selects, st.revision, st.runs, st.ready, st.synced, st.message, st.current)
+}
+
+// releaseEvent is a watch event of a release scenario XR.
+type releaseEvent struct {
+	rv int64
+	at time.Time
+	of string
+	st releaseState
+}
+
+// resourceVersion is the resource version etcd wrote the event's object at.
+func (e releaseEvent) resourceVersion() int64 { return e.rv }
+
+// releaseRecord keeps the API server's watch events of the release
+// scenario's XRs.
+type releaseRecord struct{ eventLog[releaseEvent] }
+
+// recordRelease watches the release scenario's XRs until ctx ends; it
+// returns once the watch listed them all.
+func (s *scenarios) recordRelease(ctx context.Context) (*releaseRecord, error) {
+	r := &releaseRecord{eventLog[releaseEvent]{start: time.Now()}}
+	listed := make(chan struct{})
+	go s.k.watchResumed(ctx, clusterXR.apiVersion, clusterXR.kind, releaseLabel+"=true", func(typ string, o object) { //nolint:errcheck // ends with ctx
+		if typ != "ADDED" && typ != "MODIFIED" {
+			return
+		}
+		var rv int64
+		_, _ = fmt.Sscan(str(o, "metadata", "resourceVersion"), &rv)
+		r.add(releaseEvent{rv: rv, at: time.Now(), of: str(o, "metadata", "namespace") + "/" + str(o, "metadata", "name"), st: releaseStateOf(o)})
+	}, func() { close(listed) })
+	select {
+	case <-listed:
+		return r, nil
+	case <-time.After(s.timeout):
+		return nil, errors.New("the release scenario's watch did not list within the timeout")
+	}
+}
+
+// releaseRevisions are the release Composition's revisions: the release
+// each carries, by name.
+func (s *scenarios) releaseRevisions() (map[string]string, error) {
+	items, err := s.k.list("apiextensions.crossplane.io/v1", "CompositionRevision", "", "crossplane.io/composition-name="+releaseComposition)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, o := range items {
+		out[str(o, "metadata", "name")] = str(o, "metadata", "labels", rollout.LabelRelease)
+	}
+	return out, nil
+}
+
+// releaseStates reads the release scenario's XRs, by namespace/name.
+func (s *scenarios) releaseStates() (map[string]releaseState, error) {
+	items, err := s.k.list(clusterXR.apiVersion, clusterXR.kind, "", releaseLabel+"=true")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]releaseState{}
+	for _, o := range items {
+		out[str(o, "metadata", "namespace")+"/"+str(o, "metadata", "name")] = releaseStateOf(o)
+	}
+	return out, nil
+}
+
+// waitRelease waits until every XR of the release scenario that keep
+// selects holds cond, saying meanwhile which does not.
+func (s *scenarios) waitRelease(what string, keep func(rolloutCluster) bool, cond func(releaseState, map[string]string) bool) (time.Duration, error) {
+	return s.waitFor(what, func() (bool, error) {
+		revs, err := s.releaseRevisions()
+		if err != nil {
+			return false, err
+		}
+		states, err := s.releaseStates()
+		if err != nil {
+			return false, err
+		}
+		for _, c := range releaseFleet {
+			if keep(c) && !cond(states[c.key()], revs) {
+				return false, fmt.Errorf("%s: %s", c.key(), states[c.key()])
+			}
+		}
+		return true, nil
+	})
+}
+
+// inWave keeps the XRs of the named waves (every XR with none).
+func inWave(waves ...string) func(rolloutCluster) bool {
+	return func(c rolloutCluster) bool { return len(waves) == 0 || slices.Contains(waves, c.wave) }
+}
+
+// releaseComposed are the UIDs of what the release scenario's XRs compose,
+// by kind/namespace/name; it fails on one being deleted.
+func (s *scenarios) releaseComposed() (map[string]string, error) {
+	out := map[string]string{}
+	for _, c := range releaseFleet {
+		o, err := s.k.get(clusterXR.apiVersion, clusterXR.kind, c.namespace, c.name)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range resourceRefs(o) {
+			co, err := s.k.get(r.apiVersion, r.kind, c.namespace, r.name)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", c.key(), err)
+			}
+			if str(co, "metadata", "deletionTimestamp") != "" {
+				return nil, fmt.Errorf("%s: its %s %s is being deleted", c.key(), r.kind, r.name)
+			}
+			out[r.kind+"/"+c.namespace+"/"+r.name] = str(co, "metadata", "uid")
+		}
+	}
+	return out, nil
+}
+
+// sameComposed checks that what the XRs compose is what they composed
+// before: nothing deleted, replaced (a new UID) or added.
+func sameComposed(step string, before, now map[string]string) error {
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(before)) {
+		switch uid, ok := now[k]; {
+		case !ok:
+			diffs = append(diffs, k+" gone")
+		case uid != before[k]:
+			diffs = append(diffs, k+" replaced")
+		}
+	}
+	for k := range now {
+		if _, ok := before[k]; !ok {
+			diffs = append(diffs, k+" new")
+		}
+	}
+	if len(diffs) > 0 {
+		return fmt.Errorf("%s: what the XRs compose changed: %s", step, strings.Join(diffs, ", "))
+	}
+	return nil
+}
+
+// release proves platform releases in waves on the real control plane: six
+// Clusters on three clouds in three waves, on a Composition whose
+// revisions are labelled with the release that cut them, move from
+// release r1 (the function run.sh registers) to r2 (a second Function,
+// served by a second process) as the fleet controller writes their
+// revision selectors; from the API server's records, no XR of a wave
+// changes revision before every XR of the earlier waves ran r2 Ready and
+// Synced at its generation, staging not before the canary's soak, and
+// production not before its approval. Then r3, whose Compositions read
+// an environment that no longer supports the GKE minor the Clusters run,
+// halts in the canary wave and is rolled back. Nothing the XRs compose is
+// deleted or replaced at any step.
+func (s *scenarios) release() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, c := range releaseFleet {
+		if err := s.k.apply(object{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": c.namespace}}); err != nil {
+			return err
+		}
+	}
+	plane := object{
+		"apiVersion": "apiextensions.crossplane.io/v1beta1", "kind": "EnvironmentConfig",
+		"metadata": map[string]any{"name": releasePlaneEnv, "labels": map[string]any{
+			"platform.example.org/environment": "cluster-platform", "planeType": "release", releaseLabel: "true",
+		}},
+		"data": map[string]any{"gcp": map[string]any{"releaseChannel": "UNSPECIFIED"}},
+	}
+	if err := s.k.apply(plane); err != nil {
+		return err
+	}
+	if err := s.k.apply(releaseEnv{}.object()); err != nil {
+		return err
+	}
+	r1, err := releaseCompositionOf("r1", "cluster-platform")
+	if err != nil {
+		return err
+	}
+	if err := s.k.apply(r1); err != nil {
+		return err
+	}
+	if _, err := s.waitFor("release r1's Composition revision", func() (bool, error) {
+		revs, err := s.releaseRevisions()
+		return slices.Contains(slices.Collect(maps.Values(revs)), "r1"), err
+	}); err != nil {
+		return err
+	}
+	for _, c := range releaseFleet {
+		if err := s.k.apply(releaseXR(c)); err != nil {
+			return err
+		}
+	}
+	readyIn, err := s.waitRelease("the release's Clusters Ready on r1", inWave(), func(st releaseState, revs map[string]string) bool { return st.proves("r1", revs) })
+	if err != nil {
+		return err
+	}
+	before, err := s.releaseComposed()
+	if err != nil {
+		return err
+	}
+	rec, err := s.recordRelease(ctx)
+	if err != nil {
+		return err
+	}
+
+	// Cut r2: its Composition revision appears, and no XR moves, since
+	// each selects r1.
+	r2, err := releaseCompositionOf("r2", "cluster-platform")
+	if err != nil {
+		return err
+	}
+	if err := s.k.apply(r2); err != nil {
+		return err
+	}
+	time.Sleep(releaseHeldFor / 2)
+	if _, err := s.waitRelease("every XR still on r1 with r2 cut", inWave(), func(st releaseState, revs map[string]string) bool {
+		return st.proves("r1", revs) && st.selects == "r1"
+	}); err != nil {
+		return err
+	}
+	fmt.Printf("  %d Clusters Ready on r1 in %.1f s; r2 cut (a second Function and a Composition revision labelled r2): none moved\n", len(releaseFleet), readyIn.Seconds())
+
+	forward, err := s.releaseForward(rec)
+	if err != nil {
+		return fmt.Errorf("r1 -> r2: %w", err)
+	}
+	now, err := s.releaseComposed()
+	if err != nil {
+		return err
+	}
+	if err := sameComposed("r1 -> r2", before, now); err != nil {
+		return err
+	}
+	halt, err := s.releaseHaltAndRollback(rec)
+	if err != nil {
+		return fmt.Errorf("r2 -> r3: %w", err)
+	}
+	if now, err = s.releaseComposed(); err != nil {
+		return err
+	}
+	if err := sameComposed("r3 halted and rolled back", before, now); err != nil {
+		return err
+	}
+	cancel()
+	gone, err := s.deleteClusters("the release's Clusters", releaseFleet)
+	if err != nil {
+		return err
+	}
+	envs, err := s.k.list("apiextensions.crossplane.io/v1beta1", "EnvironmentConfig", "", releaseLabel+"=true")
+	if err != nil {
+		return err
+	}
+	for _, o := range envs {
+		if err := s.k.delete("apiextensions.crossplane.io/v1beta1", "EnvironmentConfig", "", str(o, "metadata", "name")); err != nil && !errors.Is(err, errNotFound) {
+			return err
+		}
+	}
+	if err := s.k.delete("apiextensions.crossplane.io/v1", "Composition", "", releaseComposition); err != nil {
+		return err
+	}
+	if err := s.deleteNamespaces(releaseFleet); err != nil {
+		return err
+	}
+	fmt.Printf("  the %d Clusters deleted with everything they composed in %.1f s\n", len(releaseFleet), gone.Seconds())
+	s.results = append(s.results, fmt.Sprintf("%-30s %d Clusters Ready on r1 in %.1f s; %s; %s; nothing composed deleted or replaced (%d resources)", "platform releases", len(releaseFleet), readyIn.Seconds(), forward, halt, len(before)))
+	return nil
+}
+
+// releaseForward moves the fleet from r1 to r2: the release keys set,
+// production approved once it has held for releaseHeldFor; then it
+// checks the records. It returns the time each wave took and the calls
+// each function served.
+func (s *scenarios) releaseForward(rec *releaseRecord) (string, error) {
+	calls1, _, _, err := runFunctionLatency(s.metrics)
+	if err != nil {
+		return "", err
+	}
+	calls2, _, _, _ := runFunctionLatency(releaseMetrics) // none yet: no histogram
+	start := time.Now()
+	if err := s.k.apply(releaseEnv{target: "r2", from: "r1"}.object()); err != nil {
+		return "", err
+	}
+	var times []string
+	for _, w := range rolloutWaves[:2] {
+		took, err := s.waitRelease(w+" on r2", inWave(w), func(st releaseState, revs map[string]string) bool { return st.proves("r2", revs) })
+		if err != nil {
+			return "", err
+		}
+		times = append(times, fmt.Sprintf("%s %.1f s", w, took.Seconds()))
+	}
+	// Production requires approval: it holds on r1.
+	time.Sleep(releaseHeldFor)
+	if _, err := s.waitRelease("production held on r1 for its approval", inWave("production"), func(st releaseState, revs map[string]string) bool {
+		return st.proves("r1", revs) && st.selects == "r1"
+	}); err != nil {
+		return "", err
+	}
+	approvedAt := time.Now()
+	if err := s.k.apply(releaseEnv{target: "r2", from: "r1", approved: []string{"release=r2"}}.object()); err != nil {
+		return "", err
+	}
+	took, err := s.waitRelease("production on r2", inWave("production"), func(st releaseState, revs map[string]string) bool { return st.proves("r2", revs) })
+	if err != nil {
+		return "", err
+	}
+	times = append(times, fmt.Sprintf("production %.1f s after its approval", took.Seconds()))
+	total := time.Since(start)
+	c1, _, _, err := runFunctionLatency(s.metrics)
+	if err != nil {
+		return "", err
+	}
+	c2, _, _, err := runFunctionLatency(releaseMetrics)
+	if err != nil {
+		return "", fmt.Errorf("release r2's function served no call: %w", err)
+	}
+	revs, err := s.releaseRevisions()
+	if err != nil {
+		return "", err
+	}
+	if err := rec.verifyWaves("r2", revs, approvedAt); err != nil {
+		return "", err
+	}
+	sum := fmt.Sprintf("r1 -> r2 in %.1f s (%s; RunFunction calls: r1 %.0f, r2 %.0f)", total.Seconds(), strings.Join(times, ", "), c1-calls1, c2-calls2)
+	fmt.Println("  " + sum)
+	return sum, nil
+}
+
+// verifyWaves checks, from the records, that no XR of a wave changed to a
+// revision of rel before every XR of the earlier waves ran rel Ready and
+// Synced at its generation; staging not before the canary's soak had
+// passed since the last canary XR first rendered rel; production not
+// before approvedAt.
+func (r *releaseRecord) verifyWaves(rel string, revs map[string]string, approvedAt time.Time) error {
+	events := r.sorted()
+	wave := map[string]string{}
+	for _, c := range releaseFleet {
+		wave[c.key()] = c.wave
+	}
+	for i, w := range rolloutWaves {
+		moved, ok := -1, false
+		for j, e := range events {
+			if wave[e.of] == w && revs[e.st.revision] == rel {
+				moved, ok = j, true
+				break
+			}
+		}
+		if !ok {
+			return fmt.Errorf("no record of wave %s changing to a revision of %s", w, rel)
+		}
+		m := events[moved]
+		for _, earlier := range rolloutWaves[:i] {
+			var soakFrom time.Time
+			for _, c := range releaseFleet {
+				if c.wave != earlier {
+					continue
+				}
+				proven := slices.IndexFunc(events[:moved], func(e releaseEvent) bool { return e.of == c.key() && e.st.proves(rel, revs) })
+				if proven < 0 {
+					return fmt.Errorf("%s of wave %s changed to revision %s (resource version %d) before %s of wave %s ran %s Ready and Synced at its generation", m.of, w, m.st.revision, m.rv, c.key(), earlier, rel)
+				}
+				if t := events[proven].st.since; t.After(soakFrom) {
+					soakFrom = t
+				}
+			}
+			// The condition's time has a resolution of a second.
+			if earlier == "canary" && m.at.Before(soakFrom.Add(releaseSoak-time.Second)) {
+				return fmt.Errorf("%s of wave %s changed revision at %s, within the canary's soak of %s from %s", m.of, w, m.at.Format(time.RFC3339), releaseSoak, soakFrom.Format(time.RFC3339))
+			}
+		}
+		if w == "production" && m.at.Before(approvedAt) {
+			return fmt.Errorf("%s changed to revision %s before production was approved", m.of, m.st.revision)
+		}
+	}
+	return nil
+}
+
+// releaseHaltAndRollback cuts r3, whose Compositions read a copy of the
+// environment whose GCP layer supports Kubernetes up to 1.32 only, and
+// moves to it: the canary's GCP Cluster (1.33) is refused with a Fatal,
+// the canary's AWS one runs r3, and staging and production keep r2 and
+// never select r3. Then it rolls back to r2: the canary moves back and
+// every XR runs r2, Ready, again. It returns what it saw.
+func (s *scenarios) releaseHaltAndRollback(rec *releaseRecord) (string, error) {
+	envs, err := s.k.list("apiextensions.crossplane.io/v1beta1", "EnvironmentConfig", "", "platform.example.org/environment=cluster-platform")
+	if err != nil {
+		return "", err
+	}
+	for _, o := range envs {
+		name := str(o, "metadata", "name")
+		labels, _ := at(o, "metadata", "labels").(map[string]any)
+		labels["platform.example.org/environment"] = "cluster-platform-r3"
+		labels[releaseLabel] = "true"
+		cp := object{"apiVersion": o["apiVersion"], "kind": o["kind"], "metadata": map[string]any{"name": name + "-r3", "labels": labels}, "data": o["data"]}
+		if name == "cluster-platform-cloud-gcp" {
+			data, _ := o["data"].(map[string]any)
+			lc, _ := data["lifecycle"].(map[string]any)
+			if lc == nil {
+				lc = map[string]any{}
+				data["lifecycle"] = lc
+			}
+			lc["versions"] = map[string]any{"min": "1.29", "max": "1.32"}
+		}
+		if err := s.k.apply(cp); err != nil {
+			return "", err
+		}
+	}
+	r3, err := releaseCompositionOf("r3", "cluster-platform-r3")
+	if err != nil {
+		return "", err
+	}
+	if err := s.k.apply(r3); err != nil {
+		return "", err
+	}
+	if err := s.k.apply(releaseEnv{target: "r3", from: "r2", approved: []string{"release=r2"}}.object()); err != nil {
+		return "", err
+	}
+	start := time.Now()
+	refused := func(c rolloutCluster) bool { return c == releaseRefused }
+	if _, err := s.waitRelease(releaseRefused.key()+" refused by r3", refused, func(st releaseState, _ map[string]string) bool {
+		return st.selects == "r3" && !st.synced && strings.Contains(st.message, "lifecycle.versions")
+	}); err != nil {
+		return "", err
+	}
+	haltedIn := time.Since(start)
+	states, err := s.releaseStates()
+	if err != nil {
+		return "", err
+	}
+	said := states[releaseRefused.key()].message
+	if _, err := s.waitRelease("the canary's other Cluster on r3", func(c rolloutCluster) bool { return c.wave == "canary" && c != releaseRefused }, func(st releaseState, revs map[string]string) bool {
+		return st.proves("r3", revs)
+	}); err != nil {
+		return "", err
+	}
+	time.Sleep(releaseHeldFor)
+	if _, err := s.waitRelease("staging and production held on r2", inWave("staging", "production"), func(st releaseState, revs map[string]string) bool {
+		return st.proves("r2", revs) && st.selects == "r2"
+	}); err != nil {
+		return "", err
+	}
+	if err := s.controllerSaid("Halt", releaseFleet[2].key()); err != nil {
+		return "", err
+	}
+	// Roll back.
+	if err := s.k.apply(releaseEnv{target: "r2", from: "r3", rollback: true, approved: []string{"release=r2"}}.object()); err != nil {
+		return "", err
+	}
+	back, err := s.waitRelease("every XR back on r2", inWave(), func(st releaseState, revs map[string]string) bool {
+		return st.proves("r2", revs) && st.selects == "r2"
+	})
+	if err != nil {
+		return "", err
+	}
+	revs, err := s.releaseRevisions()
+	if err != nil {
+		return "", err
+	}
+	for _, e := range rec.sorted() {
+		if c := slices.IndexFunc(releaseFleet, func(c rolloutCluster) bool { return c.key() == e.of }); c >= 0 && releaseFleet[c].wave != "canary" && (e.st.selects == "r3" || revs[e.st.revision] == "r3") {
+			return "", fmt.Errorf("%s of wave %s selected r3 (resource version %d) while the canary had not proven it", e.of, releaseFleet[c].wave, e.rv)
+		}
+	}
+	sum := fmt.Sprintf("r3 halted in the canary in %.1f s (%s: %q), staging and production kept r2; rolled back to r2 in %.1f s", haltedIn.Seconds(), releaseRefused.key(), said, back.Seconds())
+	fmt.Println("  " + sum)
+	return sum, nil
+}
+
+// controllerSaid checks that the fleet controller's log holds a release
+// decision of verdict on the XR named key.
+func (s *scenarios) controllerSaid(verdict, key string) error {
+	b, err := os.ReadFile(filepath.Join(s.work, "fleet.log")) //nolint:gosec // run.sh's log
+	if err != nil {
+		return fmt.Errorf("cannot read the fleet controller's log: %w", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "release decision") && strings.Contains(l, key) && (strings.Contains(l, "verdict="+verdict) || strings.Contains(l, `"verdict":"`+verdict+`"`)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("the fleet controller's log has no release decision %s of %s", verdict, key)
+}
