@@ -51,9 +51,11 @@ const LabelCloud = "cloud"
 //     and of the Upgrading condition while it is False (an upgrade that
 //     ended), when Ready is True; zero otherwise.
 //
-//   - Failed is the condition Synced being False: the function refused the
-//     change with a Fatal (or could not render), so the Cluster is stuck
-//     until someone changes it. It is set too when one of the Cluster's
+//   - Failed is the condition Synced being False at the current generation
+//     (though Ready is of an older one: a reconcile a Fatal refused writes
+//     Synced and leaves Ready): the function refused the change with a
+//     Fatal (or could not render), so the Cluster is stuck until someone
+//     changes it. It is set too when one of the Cluster's
 //     own conditions (ClusterReady, NodePoolsReady, ...) is False for
 //     ReasonReconcileError: the provider cannot reconcile a composed
 //     resource, so the cloud refused or failed the step, which no
@@ -127,7 +129,11 @@ func MemberOf(obj map[string]any) Member {
 		}
 	}
 	m.Ready = is("Ready", "True") && !m.Stale
-	m.Failed = !m.Stale && (is("Synced", "False") || refused != nil)
+	// A Synced False of the current generation fails the member though its
+	// Ready is older: Crossplane, refused by a Fatal, writes Synced (at the
+	// generation it read) and leaves Ready as the last render set it.
+	syncedNow := number(conds["Synced"]["observedGeneration"]) == gen
+	m.Failed = (is("Synced", "False") && syncedNow) || (!m.Stale && refused != nil)
 	if m.Ready {
 		m.ReadySince = since(conds["Ready"])
 		if is("Upgrading", "False") {
@@ -137,6 +143,8 @@ func MemberOf(obj map[string]any) Member {
 		}
 	}
 	switch {
+	case m.Failed && is("Synced", "False"):
+		m.Reason = words(conds["Synced"])
 	case m.Stale:
 		m.Reason = "Crossplane has not reconciled its current spec yet (no Ready condition, or one of an older generation)"
 	case is("Synced", "False"):

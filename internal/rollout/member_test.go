@@ -143,6 +143,16 @@ func TestMemberOf(t *testing.T) {
 			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging", Stale: true, Reason: staleReason,
 				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}},
 		},
+		"RefusedAtThisGeneration": {
+			reason: "Synced False of the current generation is a failure though Ready is of an older one: a reconcile a Fatal refused writes Synced and leaves Ready as the last render set it.",
+			obj: func() map[string]any {
+				o := generation(cluster(labels, up, nil, [2]string{"Ready", "True"}, [2]string{"Synced", "False"}), 5, 4)
+				o["status"].(map[string]any)["conditions"].([]any)[1].(map[string]any)["observedGeneration"] = float64(5)
+				return o
+			}(),
+			want: Member{Name: "c", Namespace: "team-a", Cloud: "aws", Wave: "staging", Stale: true, Failed: true, Reason: "SyncedFalse: says Synced",
+				Runs: Target{Kubernetes: "1.31"}, Asks: Target{Kubernetes: "1.31"}},
+		},
 		"CurrentGenerationAsFloat": {
 			reason: "A required resource's numbers are float64 (a protobuf Struct): its generation is read all the same, and conditions at it count.",
 			obj: func() map[string]any {
