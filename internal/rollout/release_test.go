@@ -212,6 +212,22 @@ func TestMoves(t *testing.T) {
 				"Database team-a/db":      {"Halt", "r1"},
 			},
 		},
+		"CanaryRefusedByAFatal": {
+			reason: "As Crossplane leaves a canary the new release refuses with a Fatal: Synced False at the generation the controller's selection made, Ready still of the one before. The later waves halt, not wait for a reconcile that has happened.",
+			waves:  releaseWaves, rel: forward,
+			xrs: []map[string]any{
+				func() map[string]any {
+					o := xrOf("Cluster", "platform", "canary", "canary", "r1", "r2", true, false)
+					o["status"].(map[string]any)["conditions"].([]any)[0].(map[string]any)["observedGeneration"] = int64(1)
+					return o
+				}(),
+				xrOf("Database", "team-a", "db", "staging", "r1", "r1", true, true),
+			},
+			want: map[string]move{
+				"Cluster platform/canary": {"Keep", "r2"},
+				"Database team-a/db":      {"Halt", "r1"},
+			},
+		},
 		"TenantJumpsAhead": {
 			reason: "A tenant selects the new release on its production XR: not the controller's selection, so the XR asks for what it runs, is held, and its selection is written back.",
 			waves:  releaseWaves, rel: forward,

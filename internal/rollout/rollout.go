@@ -331,11 +331,12 @@ func (m Member) Done(target Target) bool {
 // a wave's maxUnavailable counts.
 func (m Member) Unavailable() bool { return !m.Ready || !m.Runs.Equal(m.Asks) }
 
-// Broken reports whether the member failed: a step stuck, or not Ready
-// while no change is under way, each observed at the object's generation
-// (a Stale member has not failed: Crossplane has yet to reconcile it).
+// Broken reports whether the member failed: a step stuck (Failed, which
+// reads each condition at the object's generation), or not Ready while no
+// change is under way, observed at the object's generation (a Stale
+// member that has not failed has yet to be reconciled).
 func (m Member) Broken() bool {
-	return !m.Stale && (m.Failed || (!m.Ready && m.Runs.Equal(m.Asks)))
+	return m.Failed || (!m.Stale && !m.Ready && m.Runs.Equal(m.Asks))
 }
 
 // A Verdict is what a Cluster does with the environment's target.
