@@ -124,12 +124,17 @@ go mod download -json "github.com/crossplane/crossplane/v2@$XPV" >/dev/null
 if grep -q 'crossplane/crossplane/apis/v2' "$(go env GOMODCACHE)/cache/download/github.com/crossplane/crossplane/v2/@v/$XPV.mod"; then
   go mod edit -require="github.com/crossplane/crossplane/apis/v2@$XPV"
 fi
+# XP_REPLACE (module@version=module@version ...) builds Crossplane with a
+# dependency the module proxy refuses replaced by one it serves, e.g.
+# v2.3.5's crossplane-runtime/v2 v2.3.4 (403 on 2026-12-02) by v2.3.3; the
+# stamp records it, so such a build is never taken for the release itself.
+for r in ${XP_REPLACE:-}; do go mod edit -replace="$r"; done
 go mod tidy
 go build -ldflags "-s -w -X github.com/crossplane/crossplane/v2/internal/version.version=$XPV" -o "$OUT/crossplane" github.com/crossplane/crossplane/v2/cmd/crossplane
 rm -rf "$OUT/crossplane-crds"
 cp -r "$(go env GOMODCACHE)/github.com/crossplane/crossplane/v2@$XPV/cluster/crds" "$OUT/crossplane-crds"
 chmod -R u+w "$OUT/crossplane-crds"
-echo "$XPV" > "$xpstamp"
+echo "$XPV${XP_REPLACE:+ with $XP_REPLACE}" > "$xpstamp"
 echo "e2e tools: Crossplane $XPV built ($(( $(date +%s) - t0 )) s)"
 }
 
@@ -138,7 +143,7 @@ if [ -f "$k8sstamp" ] && [ "$(cat "$k8sstamp")" = "$K8S" ] && [ -x "$OUT/kube-ap
 else
   build_kubernetes
 fi
-if [ -f "$xpstamp" ] && [ "$(cat "$xpstamp")" = "$XPV" ] && [ -x "$OUT/crossplane" ] && [ -d "$OUT/crossplane-crds" ]; then
+if [ -f "$xpstamp" ] && [ "$(cat "$xpstamp")" = "$XPV${XP_REPLACE:+ with $XP_REPLACE}" ] && [ -x "$OUT/crossplane" ] && [ -d "$OUT/crossplane-crds" ]; then
   echo "e2e tools: Crossplane $XPV cached in $OUT"
 else
   build_crossplane
