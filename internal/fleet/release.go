@@ -265,7 +265,7 @@ func ReleaseMoves(b Baseline, xrs []map[string]any, carried Releases, now time.T
 		}
 		in = append(in, obj)
 	}
-	return rollout.Moves(b.Settings.Waves, *rel, in, Owned, now), outside, nil
+	return rollout.Moves(b.Settings.Waves, *rel, in, nil, Owned, now), outside, nil
 }
 
 // LabelCompositionName is the label Crossplane gives a Composition's

@@ -82,7 +82,8 @@ var (
 // CrossplaneSpec is where an XR's Crossplane fields (its Composition, its
 // revision selector, its update policy) are, by its XRD's scope:
 // spec.crossplane on a Crossplane v2 namespaced XR, spec on a legacy
-// cluster-scoped one.
+// cluster-scoped one, and on a legacy XR's claim (namespaced, but of the
+// legacy schema: CrossplaneSpec(false)).
 func CrossplaneSpec(namespaced bool) []string {
 	if namespaced {
 		return []string{"spec", "crossplane"}
@@ -99,6 +100,8 @@ func ReleaseSelection(namespaced bool) []string {
 // ReleaseMemberOf reads an XR of any kind, as a map, as a member of a
 // platform release's rollout: as MemberOf reads a Cluster (its wave, its
 // conditions at its generation, Failed, Stale, Deleting, ReadySince), with
+// claim the XR's claim when it is a legacy XR of a claim (nil otherwise),
+// and
 //
 //   - Kind its kind, so that XRs of several kinds with one name are apart;
 //
@@ -107,17 +110,22 @@ func ReleaseSelection(namespaced bool) []string {
 //     Composition revision;
 //
 //   - Asks.Release the release its composition revision selector selects
-//     (LabelRelease), when the fleet controller wrote it (owned); otherwise
-//     what it runs: a selection someone else wrote (its owner's, or the
-//     XRD's default that Crossplane wrote) is not the rollout's, and the
-//     controller writes its own over it;
+//     (LabelRelease), or for an XR of a claim its claim's (Crossplane's
+//     claim syncer applies a claim's selector over its XR's), when the
+//     fleet controller wrote it (owned, called with the XR or the claim);
+//     otherwise what it runs: a selection someone else wrote (its owner's,
+//     or the XRD's default that Crossplane wrote) is not the rollout's, and
+//     the controller writes its own over it;
 //
 //   - Pinned its composition update policy being Manual (Crossplane keeps it
-//     on the revision it names), its reconciles being paused
-//     (crossplane.io/paused), or its being a claim's XR (LabelClaimName:
-//     Crossplane applies the claim's selector over the XR's, so the claim
-//     decides its release): the rollout neither moves it nor counts it,
-//     for or against a wave;
+//     on the revision it names), or its reconciles being paused
+//     (crossplane.io/paused), on the XR or its claim (whose policy
+//     Crossplane applies over its XR's, and which, paused, syncs nothing to
+//     it): the rollout neither moves it nor counts it, for or against a
+//     wave;
+//
+//   - Deleting also set when its claim is being deleted (the claim's
+//     deletion deletes its XR);
 //
 //   - Ready also requiring Synced True: a release that cannot render the XR
 //     (a Fatal, or no revision of its Composition carries the release)
@@ -128,7 +136,7 @@ func ReleaseSelection(namespaced bool) []string {
 //     transition moves at every generation). Zero when it has none.
 //
 // Kubernetes versions and charts are not read.
-func ReleaseMemberOf(obj map[string]any, owned func(obj map[string]any) bool) Member {
+func ReleaseMemberOf(obj, claim map[string]any, owned func(obj map[string]any) bool) Member {
 	m := MemberOf(obj)
 	m.Runs, m.Asks = Target{}, Target{}
 	u := unstructured.Unstructured{Object: obj}
@@ -136,11 +144,20 @@ func ReleaseMemberOf(obj map[string]any, owned func(obj map[string]any) bool) Me
 	namespaced := u.GetNamespace() != ""
 	m.Runs.Release, _, _ = unstructured.NestedString(obj, "status", "platformRelease")
 	m.Asks.Release = m.Runs.Release
-	if sel, _, _ := unstructured.NestedStringMap(obj, ReleaseSelection(namespaced)...); sel[LabelRelease] != "" && owned != nil && owned(obj) {
+	// Where its release is selected: the XR, or its claim (of the legacy
+	// schema: its Crossplane fields are under spec).
+	selector, selNamespaced := obj, namespaced
+	if claim != nil {
+		selector, selNamespaced = claim, false
+	}
+	if sel, _, _ := unstructured.NestedStringMap(selector, ReleaseSelection(selNamespaced)...); sel[LabelRelease] != "" && owned != nil && owned(selector) {
 		m.Asks.Release = sel[LabelRelease]
 	}
-	policy, _, _ := unstructured.NestedString(obj, append(CrossplaneSpec(namespaced), "compositionUpdatePolicy")...)
-	m.Pinned = policy == "Manual" || u.GetAnnotations()[AnnotationPaused] == "true" || u.GetLabels()[LabelClaimName] != ""
+	m.Pinned = pins(obj, namespaced)
+	if claim != nil {
+		m.Pinned = m.Pinned || pins(claim, false)
+		m.Deleting = m.Deleting || (&unstructured.Unstructured{Object: claim}).GetDeletionTimestamp() != nil
+	}
 	if m.Ready && !synced(obj) {
 		m.Ready = false
 		m.Reason = cmp.Or(m.Reason, "Synced is not True")
@@ -150,6 +167,22 @@ func ReleaseMemberOf(obj map[string]any, owned func(obj map[string]any) bool) Me
 		m.ReadySince = since(c)
 	}
 	return m
+}
+
+// pins reports whether obj (an XR, or a claim) pins its release: its
+// composition update policy (CrossplaneSpec(namespaced)) is Manual, or its
+// reconciles are paused.
+func pins(obj map[string]any, namespaced bool) bool {
+	policy, _, _ := unstructured.NestedString(obj, append(CrossplaneSpec(namespaced), "compositionUpdatePolicy")...)
+	return policy == "Manual" || (&unstructured.Unstructured{Object: obj}).GetAnnotations()[AnnotationPaused] == "true"
+}
+
+// Claimed reports whether XR obj is a legacy XR of a claim: cluster-scoped,
+// and labelled by Crossplane with its claim's name (LabelClaimName). A
+// namespaced XR has no claim, whatever its labels say.
+func Claimed(obj map[string]any) bool {
+	u := unstructured.Unstructured{Object: obj}
+	return u.GetNamespace() == "" && u.GetLabels()[LabelClaimName] != ""
 }
 
 // LabelClaimName is the label Crossplane gives a legacy XR of a claim: the
@@ -254,6 +287,10 @@ func Selection(rel Release, m Member, d Decision) string {
 type Move struct {
 	// Ref is the XR.
 	Ref Ref
+	// Claim is, for a legacy XR of a claim, its claim: the selector Select
+	// is written to, since Crossplane applies a claim's selector over its
+	// XR's. Zero for an XR of no claim, whose own selector is written.
+	Claim Ref
 	// Member is the XR as its status reports it.
 	Member Member
 	// Decision is the rollout's decision on it.
@@ -267,18 +304,37 @@ type Move struct {
 // rollout over waves, from one Fleet: forward (Fleet.Decide) or, for a
 // rollback, from the last wave back (Fleet.DecideRollback); each naming
 // only what its owner may see, in wave order (the last wave first for a
-// rollback), then Ref order. owned reports whether the
-// fleet controller wrote an XR's release selection (ReleaseMemberOf). An
-// XR being deleted is left alone.
-func Moves(waves []Wave, rel Release, xrs []map[string]any, owned func(obj map[string]any) bool, now time.Time) []Move {
+// rollback), then Ref order. claimOf is the claim of a legacy XR of a claim
+// (Claimed), nil when it is not found or not bound to the XR; owned reports
+// whether the fleet controller wrote the release selection of an XR or a
+// claim (ReleaseMemberOf). An XR being deleted, or whose claim is, is left
+// alone. An XR of a claim that claimOf does not find is decided on no
+// selector: it counts in its wave as its status says, and holds, since
+// the controller can write neither its claim's selector nor its own (which
+// the claim's would overwrite).
+func Moves(waves []Wave, rel Release, xrs []map[string]any, claimOf func(xr map[string]any) map[string]any, owned func(obj map[string]any) bool, now time.Time) []Move {
 	members := make([]Member, 0, len(xrs))
 	out := make([]Move, 0, len(xrs))
+	// unbound are the XRs of a claim not found, by Ref: the claim's name.
+	unbound := map[Ref]string{}
 	for _, obj := range xrs {
-		m := ReleaseMemberOf(obj, owned)
-		members = append(members, m)
-		if !m.Deleting {
-			out = append(out, Move{Ref: RefOf(obj), Member: m})
+		var claim map[string]any
+		if Claimed(obj) && claimOf != nil {
+			claim = claimOf(obj)
 		}
+		m := ReleaseMemberOf(obj, claim, owned)
+		members = append(members, m)
+		if m.Deleting {
+			continue
+		}
+		mv := Move{Ref: RefOf(obj), Member: m}
+		if claim != nil {
+			mv.Claim = RefOf(claim)
+		}
+		if Claimed(obj) && claim == nil {
+			unbound[mv.Ref] = (&unstructured.Unstructured{Object: obj}).GetLabels()[LabelClaimName]
+		}
+		out = append(out, mv)
 	}
 	// In the order a pass writes them: the earliest wave first, the last
 	// first for a rollback, so that a later wave never selects the target
@@ -304,16 +360,22 @@ func Moves(waves []Wave, rel Release, xrs []map[string]any, owned func(obj map[s
 		switch {
 		case mv.Member.Pinned:
 			mv.Decision = Decision{Verdict: Pinned, Target: target,
-				Message: "its owner pins its release (a composition update policy of Manual, paused reconciles, or a claim, whose selector decides its XR's): the rollout does not move it"}
-			if len(waves) > 0 {
-				mv.Decision.Wave = waves[WaveOf(waves, mv.Member)].Name
-			}
+				Message: "its owner pins its release (a composition update policy of Manual, or paused reconciles, on the XR or its claim): the rollout does not move it"}
+		case unbound[mv.Ref] != "":
+			mv.Decision = Decision{Verdict: Hold, Target: target,
+				Message: fmt.Sprintf("its claim %s/%s is not found, or not bound to it: Crossplane applies a claim's selector over its XR's, so the controller writes neither until it reads the claim", mv.Member.Namespace, unbound[mv.Ref])}
 		case rel.Rollback:
 			mv.Decision = f.DecideRollback(mv.Member, target, nil)
 		default:
 			mv.Decision = f.Decide(mv.Member, target, nil)
 		}
-		mv.Select = Selection(rel, mv.Member, mv.Decision)
+		held := unbound[mv.Ref] != ""
+		if (mv.Member.Pinned || held) && len(waves) > 0 {
+			mv.Decision.Wave = waves[WaveOf(waves, mv.Member)].Name
+		}
+		if !held {
+			mv.Select = Selection(rel, mv.Member, mv.Decision)
+		}
 	}
 	return out
 }

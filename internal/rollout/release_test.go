@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,10 +70,54 @@ func byTenant(o map[string]any) map[string]any {
 	return o
 }
 
+// claimAPIVersion is the apiVersion of the test's claims.
+const claimAPIVersion = "legacy.platform.example.org/v1alpha1"
+
+// claimFor is the claim named name in namespace ns of legacy XR o, whose
+// composition revision selector (under spec, as a legacy XR's) selects
+// the release selected (none when ""); o is labelled as its claim's XR,
+// and the claim's resourceRef names it.
+func claimFor(o map[string]any, ns, name, selected string) map[string]any {
+	meta := o["metadata"].(map[string]any)
+	labels := meta["labels"].(map[string]any)
+	labels[LabelClaimName], labels[LabelClaimNamespace] = name, ns
+	spec := map[string]any{"resourceRef": map[string]any{"apiVersion": o["apiVersion"], "kind": o["kind"], "name": meta["name"]}}
+	if selected != "" {
+		spec["compositionRevisionSelector"] = map[string]any{"matchLabels": map[string]any{LabelRelease: selected}}
+	}
+	return map[string]any{"apiVersion": claimAPIVersion, "kind": strings.TrimPrefix(o["kind"].(string), "X"),
+		"metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec}
+}
+
+// claimsOf finds an XR's claim among claims by the XR's claim labels, as
+// the fleet controller does; nil when none.
+func claimsOf(claims ...map[string]any) func(map[string]any) map[string]any {
+	return func(o map[string]any) map[string]any {
+		labels := o["metadata"].(map[string]any)["labels"].(map[string]any)
+		for _, c := range claims {
+			meta := c["metadata"].(map[string]any)
+			if meta["name"] == labels[LabelClaimName] && meta["namespace"] == labels[LabelClaimNamespace] {
+				return c
+			}
+		}
+		return nil
+	}
+}
+
+// manualClaim gives claim c the composition update policy Manual.
+func manualClaim(c map[string]any) map[string]any {
+	c["spec"].(map[string]any)["compositionUpdatePolicy"] = "Manual"
+	return c
+}
+
 func TestReleaseMemberOf(t *testing.T) {
+	// legacy is a legacy XDatabase of a claim in team-a, Ready on r1,
+	// selecting r3 itself: the claim's copy, never read.
+	legacy := func() map[string]any { return xrOf("XDatabase", "", "db-x7k2p", "canary", "r1", "r3", true, true) }
 	cases := map[string]struct {
 		reason string
 		obj    map[string]any
+		claim  func(xr map[string]any) map[string]any
 		owned  func(map[string]any) bool
 		want   Member
 	}{
@@ -98,13 +143,57 @@ func TestReleaseMemberOf(t *testing.T) {
 				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true},
 		},
 		"Claim": {
-			reason: "A claim's XR is pinned: Crossplane applies the claim's selector over it.",
-			obj: func() map[string]any {
-				o := xrOf("XCluster", "", "c-x7k2p", "canary", "r1", "", true, true)
-				o["metadata"].(map[string]any)["labels"].(map[string]any)[LabelClaimName] = "c"
-				return o
-			}(),
-			want: Member{Name: "c-x7k2p", Cloud: "gcp", Kind: "XCluster", Wave: "canary", Pinned: true,
+			reason: "A claim's XR asks for what its claim's selector selects, which the controller wrote (Crossplane applies the claim's over the XR's): not the XR's own. It counts in its claim's namespace.",
+			obj:    legacy(),
+			claim:  func(o map[string]any) map[string]any { return claimFor(o, "team-a", "db", "r2") },
+			owned:  ours,
+			want: Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary",
+				Runs: Target{Release: "r1"}, Asks: Target{Release: "r2"}, Ready: true},
+		},
+		"ClaimNotOurs": {
+			reason: "A selection on the claim the controller did not write (its owner's) is not the rollout's: the XR asks for what it runs.",
+			obj:    legacy(),
+			claim:  func(o map[string]any) map[string]any { return byTenant(claimFor(o, "team-a", "db", "r2")) },
+			owned:  ours,
+			want: Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary",
+				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true},
+		},
+		"ClaimSelectsNothing": {
+			reason: "A claim that selects no release: the XR asks for what it runs, whatever its own selector says.",
+			obj:    legacy(),
+			claim:  func(o map[string]any) map[string]any { return claimFor(o, "team-a", "db", "") },
+			owned:  ours,
+			want: Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary",
+				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true},
+		},
+		"ClaimManual": {
+			reason: "A claim whose update policy is Manual pins its XR's release: Crossplane applies the policy over the XR's.",
+			obj:    legacy(),
+			claim:  func(o map[string]any) map[string]any { return manualClaim(claimFor(o, "team-a", "db", "r2")) },
+			owned:  ours,
+			want: Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary", Pinned: true,
+				Runs: Target{Release: "r1"}, Asks: Target{Release: "r2"}, Ready: true},
+		},
+		"ClaimPaused": {
+			reason: "A paused claim syncs nothing to its XR: pinned.",
+			obj:    legacy(),
+			claim: func(o map[string]any) map[string]any {
+				c := claimFor(o, "team-a", "db", "")
+				c["metadata"].(map[string]any)["annotations"] = map[string]any{AnnotationPaused: "true"}
+				return c
+			},
+			want: Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary", Pinned: true,
+				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true},
+		},
+		"ClaimDeleting": {
+			reason: "A claim being deleted deletes its XR: the XR is deleting.",
+			obj:    legacy(),
+			claim: func(o map[string]any) map[string]any {
+				c := claimFor(o, "team-a", "db", "")
+				c["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T10:00:00Z"
+				return c
+			},
+			want: Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary", Deleting: true,
 				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true},
 		},
 		"Paused": {
@@ -149,7 +238,11 @@ func TestReleaseMemberOf(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, ReleaseMemberOf(tc.obj, tc.owned)); diff != "" {
+			var claim map[string]any
+			if tc.claim != nil {
+				claim = tc.claim(tc.obj)
+			}
+			if diff := cmp.Diff(tc.want, ReleaseMemberOf(tc.obj, claim, tc.owned)); diff != "" {
 				t.Errorf("%s\nReleaseMemberOf(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
@@ -163,12 +256,20 @@ var releaseWaves = []Wave{{Name: "canary", Namespaces: []string{"platform"}}, {N
 func TestMoves(t *testing.T) {
 	forward := Release{Target: "r2", From: "r1"}
 	type move struct{ Verdict, Select string }
+	// claimed is a legacy XDatabase of wave, Ready on r1, and its claim,
+	// claim(xr).
+	claimed := func(wave string, claim func(xr map[string]any) map[string]any) []map[string]any {
+		o := xrOf("XDatabase", "", "db-x7k2p", wave, "r1", "", true, true)
+		return []map[string]any{o, claim(o)}
+	}
 	cases := map[string]struct {
 		reason string
 		waves  []Wave
 		rel    Release
-		xrs    []map[string]any
-		want   map[string]move
+		// xrs are the XRs, and the claims of those of a claim (claimFor),
+		// which Moves finds among them.
+		xrs  []map[string]any
+		want map[string]move
 	}{
 		"Start": {
 			reason: "Nothing runs the new release: the canary moves (its selector selects it), every later XR keeps what it runs, and a new XR that no release rendered yet is given the release the fleet moves from.",
@@ -328,25 +429,94 @@ func TestMoves(t *testing.T) {
 				"Database team-a/db":      {"Keep", "r1"},
 			},
 		},
-		"ClaimsAreTheClaims": {
-			reason: "A claim's XR is not moved: the claim's selector decides it.",
+		"ClaimMoves": {
+			reason: "A claim's XR of the canary moves: the claim's selector is written (Claim names it), not the XR's; staging holds until it runs the release.",
+			waves:  releaseWaves, rel: forward,
+			xrs: append(claimed("canary", func(o map[string]any) map[string]any { return claimFor(o, "platform", "db", "r1") }),
+				xrOf("Cluster", "team-a", "c", "staging", "r1", "r1", true, true)),
+			want: map[string]move{
+				"XDatabase platform/db-x7k2p (Database platform/db)": {"Adopt", "r2"},
+				"Cluster team-a/c": {"Hold", "r1"},
+			},
+		},
+		"ClaimProves": {
+			reason: "A claim's XR that runs the release Ready and Synced proves it for its wave, and keeps its claim's selection.",
+			waves:  releaseWaves, rel: forward,
+			xrs: append(claimed("canary", func(o map[string]any) map[string]any {
+				o["status"].(map[string]any)["platformRelease"] = "r2"
+				return claimFor(o, "platform", "db", "r2")
+			}), xrOf("Cluster", "team-a", "c", "staging", "r1", "r1", true, true)),
+			want: map[string]move{
+				"XDatabase platform/db-x7k2p (Database platform/db)": {"Keep", "r2"},
+				"Cluster team-a/c": {"Adopt", "r2"},
+			},
+		},
+		"ClaimPinnedByManual": {
+			reason: "A claim whose update policy is Manual pins its XR: not written, and it counts for no wave, so the canary is empty and staging holds.",
+			waves:  releaseWaves, rel: forward,
+			xrs: append(claimed("canary", func(o map[string]any) map[string]any { return manualClaim(claimFor(o, "platform", "db", "r1")) }),
+				xrOf("Cluster", "team-a", "c", "staging", "r1", "r1", true, true)),
+			want: map[string]move{
+				"XDatabase platform/db-x7k2p (Database platform/db)": {"Pinned", ""},
+				"Cluster team-a/c": {"Hold", "r1"},
+			},
+		},
+		"TenantSelectsOnTheClaim": {
+			reason: "A tenant selects the new release on the claim of its production XR: not the controller's selection, so the XR asks for what it runs, is held, and r1 is written back to the claim.",
+			waves:  releaseWaves, rel: forward,
+			xrs: append(claimed("production", func(o map[string]any) map[string]any { return byTenant(claimFor(o, "team-b", "db", "r2")) }),
+				xrOf("Cluster", "platform", "canary", "canary", "r1", "", true, true)),
+			want: map[string]move{
+				"Cluster platform/canary":                        {"Adopt", "r2"},
+				"XDatabase team-b/db-x7k2p (Database team-b/db)": {"Hold", "r1"},
+			},
+		},
+		"ClaimNotFound": {
+			reason: "A claim's XR whose claim is not found (or not bound to it) is written nothing, neither claim nor XR, and holds: it counts in its wave as its status says, so staging waits for it though the other canary proved the release.",
 			waves:  releaseWaves, rel: forward,
 			xrs: []map[string]any{
 				func() map[string]any {
 					o := xrOf("XDatabase", "", "db-x7k2p", "canary", "r1", "", true, true)
-					o["metadata"].(map[string]any)["labels"].(map[string]any)[LabelClaimName] = "db"
+					claimFor(o, "platform", "db", "")
 					return o
 				}(),
-				xrOf("Cluster", "platform", "canary", "canary", "r1", "", true, true),
+				xrOf("Cluster", "platform", "canary", "canary", "r2", "r2", true, true),
+				xrOf("Cluster", "team-a", "c", "staging", "r1", "r1", true, true),
 			},
-			want: map[string]move{"XDatabase /db-x7k2p": {"Pinned", ""}, "Cluster platform/canary": {"Adopt", "r2"}},
+			want: map[string]move{
+				"XDatabase platform/db-x7k2p": {"Hold", ""},
+				"Cluster platform/canary":     {"Keep", "r2"},
+				"Cluster team-a/c":            {"Hold", "r1"},
+			},
+		},
+		"NamespacedXRsHaveNoClaims": {
+			reason: "A namespaced XR labelled with a claim's name has no claim (Crossplane v2's namespaced XRs have none): its own selector is written.",
+			waves:  releaseWaves, rel: forward,
+			xrs: []map[string]any{func() map[string]any {
+				o := xrOf("Cluster", "platform", "canary", "canary", "r1", "", true, true)
+				o["metadata"].(map[string]any)["labels"].(map[string]any)[LabelClaimName] = "canary"
+				return o
+			}()},
+			want: map[string]move{"Cluster platform/canary": {"Adopt", "r2"}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			var xrs, claims []map[string]any
+			for _, o := range tc.xrs {
+				if o["apiVersion"] == claimAPIVersion {
+					claims = append(claims, o)
+				} else {
+					xrs = append(xrs, o)
+				}
+			}
 			got := map[string]move{}
-			for _, mv := range Moves(tc.waves, tc.rel, tc.xrs, ours, time.Time{}) {
-				got[mv.Member.Key()] = move{string(mv.Decision.Verdict), mv.Select}
+			for _, mv := range Moves(tc.waves, tc.rel, xrs, claimsOf(claims...), ours, time.Time{}) {
+				key := mv.Member.Key()
+				if mv.Claim != (Ref{}) {
+					key += " (" + mv.Claim.String() + ")"
+				}
+				got[key] = move{string(mv.Decision.Verdict), mv.Select}
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nMoves(...): -want, +got:\n%s", tc.reason, diff)
@@ -361,12 +531,19 @@ func TestReleaseMessages(t *testing.T) {
 		xrOf("Database", "platform", "db", "staging", "r1", "r1", true, true),
 	}
 	got := map[string]string{}
-	for _, mv := range Moves(releaseWaves, Release{Target: "r2", From: "r1"}, xrs, ours, time.Time{}) {
+	// An XR of a claim that is not found, and one of a claim that pins it.
+	unbound := xrOf("XDatabase", "", "lost-x7k2p", "production", "r1", "", true, true)
+	claimFor(unbound, "team-a", "lost", "")
+	pinned := xrOf("XDatabase", "", "db-x7k2p", "production", "r1", "", true, true)
+	xrs = append(xrs, unbound, pinned)
+	for _, mv := range Moves(releaseWaves, Release{Target: "r2", From: "r1"}, xrs, claimsOf(manualClaim(claimFor(pinned, "team-a", "db", ""))), ours, time.Time{}) {
 		got[mv.Member.Key()] = mv.Decision.Message
 	}
 	want := map[string]string{
-		"Cluster platform/canary": "wave canary: runs or moves to release=r2",
-		"Database platform/db":    "wave staging halted: XR Cluster platform/canary (gcp, wave canary): ReconcileError failed on its way to release=r2",
+		"Cluster platform/canary":     "wave canary: runs or moves to release=r2",
+		"Database platform/db":        "wave staging halted: XR Cluster platform/canary (gcp, wave canary): ReconcileError failed on its way to release=r2",
+		"XDatabase team-a/lost-x7k2p": "its claim team-a/lost is not found, or not bound to it: Crossplane applies a claim's selector over its XR's, so the controller writes neither until it reads the claim",
+		"XDatabase team-a/db-x7k2p":   "its owner pins its release (a composition update policy of Manual, or paused reconciles, on the XR or its claim): the rollout does not move it",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Moves(...) messages: -want, +got:\n%s", diff)
@@ -524,7 +701,7 @@ func FuzzRelease(f *testing.F) {
 						objs = append(objs, o.obj)
 					}
 				}
-				for _, mv := range Moves(waves, rel, objs, owned, time.Time{}) {
+				for _, mv := range Moves(waves, rel, objs, nil, owned, time.Time{}) {
 					self := byName[mv.Member.Key()]
 					if self == nil {
 						t.Fatalf("Moves decided %s, which is not in the fleet", mv.Member.Key())
