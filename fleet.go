@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -63,7 +64,7 @@ func (c *FleetRunCmd) Run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	gvrs := []schema.GroupVersionResource{fleet.CompositionRevisionResource}
-	for _, k := range fleet.ReleaseKinds {
+	for _, k := range slices.Concat(fleet.ReleaseKinds, fleet.ClaimKinds) {
 		gvrs = append(gvrs, k.Resource)
 	}
 	serves, err := served(ctx, cfg, log, gvrs)
@@ -71,13 +72,18 @@ func (c *FleetRunCmd) Run() error {
 		return err
 	}
 	ctl := fleet.New(dyn, fleet.Options{Interval: c.Interval, XClusters: serves[fleet.XClusterResource], Served: func(r schema.GroupVersionResource) bool { return serves[r] }, Log: log})
-	var kinds []string
+	var kinds, claims []string
 	for _, k := range fleet.ReleaseKinds {
 		if serves[k.Resource] {
 			kinds = append(kinds, k.Kind)
 		}
 	}
-	log.Info("fleet controller starting", "kinds", strings.Join(kinds, ","), "compositionRevisions", serves[fleet.CompositionRevisionResource], "leaderElect", c.LeaderElect, "interval", c.Interval.String())
+	for _, k := range fleet.ClaimKinds {
+		if serves[k.Resource] {
+			claims = append(claims, k.Kind)
+		}
+	}
+	log.Info("fleet controller starting", "kinds", strings.Join(kinds, ","), "claims", strings.Join(claims, ","), "compositionRevisions", serves[fleet.CompositionRevisionResource], "leaderElect", c.LeaderElect, "interval", c.Interval.String())
 	if !c.LeaderElect {
 		ctl.Lead(true)
 		ctl.Run(ctx)
@@ -99,7 +105,7 @@ func (c *FleetRunCmd) Run() error {
 }
 
 // served asks until it knows whether the API server serves each of gvrs
-// (the XR kinds, Composition revisions): reading a fleet without XClusters
+// (the XR kinds, the claim kinds, Composition revisions): reading a fleet without XClusters
 // while they exist would rule on too few Clusters, and an informer of a
 // kind that is not served would never list, and hold every pass.
 func served(ctx context.Context, cfg *rest.Config, log *slog.Logger, gvrs []schema.GroupVersionResource) (map[schema.GroupVersionResource]bool, error) {

@@ -217,9 +217,9 @@ func TestFleetRunFlags(t *testing.T) {
 
 // TestFleetInstall checks examples/install/fleet/fleet.yaml: the
 // Deployment's arguments are a fleet run the binary accepts, the
-// controller reads the fleet (every kind it watches, fleet.ReleaseKinds)
-// and writes nothing else than an XR's release selection (patch),
-// ConfigMaps and its Lease.
+// controller reads the fleet (every kind it watches, fleet.ReleaseKinds
+// and fleet.ClaimKinds) and writes nothing else than an XR's or a claim's
+// release selection (patch), ConfigMaps and its Lease.
 func TestFleetInstall(t *testing.T) {
 	objs, err := xpsim.Load("examples/install/fleet/fleet.yaml")
 	if err != nil {
@@ -275,12 +275,13 @@ type rule struct {
 	Groups, Resources, Verbs string
 }
 
-// xrRules are the rules of the XR kinds the controller watches, one per
-// API group in the order fleet.ReleaseKinds lists them: read and patch.
+// xrRules are the rules of the XR kinds and the claim kinds the controller
+// watches, one per API group in the order fleet.ReleaseKinds and then
+// fleet.ClaimKinds list them: read and patch.
 func xrRules() []rule {
 	var groups []string
 	byGroup := map[string][]string{}
-	for _, k := range fleet.ReleaseKinds {
+	for _, k := range slices.Concat(fleet.ReleaseKinds, fleet.ClaimKinds) {
 		g := k.Resource.Group
 		if _, ok := byGroup[g]; !ok {
 			groups = append(groups, g)

@@ -67,10 +67,12 @@ type Options struct {
 	// (Served): without them the fleet is its Clusters alone.
 	XClusters bool
 	// Served says whether the API server serves the other XR kinds of a
-	// platform release's rollout (ReleaseKinds) and Composition revisions
-	// (Served, asked once per resource); nil: none of them. A kind it does
-	// not serve is not read, and without Composition revisions no release
-	// moves. The version rollout reads only the Clusters.
+	// platform release's rollout (ReleaseKinds), the claim kinds
+	// (ClaimKinds) and Composition revisions (Served, asked once per
+	// resource); nil: none of them. A kind it does not serve is not read
+	// (an XR of a claim whose kind is not served holds: its claim is not
+	// found), and without Composition revisions no release moves. The
+	// version rollout reads only the Clusters.
 	Served func(schema.GroupVersionResource) bool
 	// Clock tells the time a soak is measured against, and times the
 	// passes; nil means the real clock.
@@ -100,8 +102,12 @@ type Controller struct {
 	kinds    []Kind
 	clusters []cache.SharedIndexInformer
 	configs  cache.SharedIndexInformer
-	// revisions is the informer of the Composition revisions of releases.
-	revisions cache.SharedIndexInformer
+	// revisions is the informer of the Composition revisions of releases;
+	// claims those of the claim kinds served (claimKinds, in the same
+	// order, of ClaimKinds).
+	revisions  cache.SharedIndexInformer
+	claims     []cache.SharedIndexInformer
+	claimKinds []Kind
 
 	kick    chan struct{}
 	leading atomic.Bool
@@ -155,6 +161,11 @@ func New(dyn dynamic.Interface, o Options) *Controller {
 			c.clusters = append(c.clusters, inf)
 		}
 	}
+	for _, k := range ClaimKinds {
+		if served(k) {
+			c.claims, c.claimKinds = append(c.claims, c.informer(k.Resource, "", "", SlimClaim(k))), append(c.claimKinds, k)
+		}
+	}
 	c.configs = c.informer(EnvironmentConfigResource, "", EnvironmentSelector, SlimConfig)
 	if o.Served != nil && o.Served(CompositionRevisionResource) {
 		c.revisions = c.informer(CompositionRevisionResource, "", RevisionSelector, SlimRevision)
@@ -187,7 +198,7 @@ func (c *Controller) Run(ctx context.Context) {
 // start runs the fleet's informers until ctx ends, and asks for a pass
 // once they have all listed.
 func (c *Controller) start(ctx context.Context) {
-	infs := append(slices.Clone(c.xrs), c.configs)
+	infs := append(slices.Concat(c.xrs, c.claims), c.configs)
 	if c.revisions != nil {
 		infs = append(infs, c.revisions)
 	}
@@ -300,10 +311,11 @@ func (c *Controller) pass(ctx context.Context) time.Time {
 func (c *Controller) synced() bool { return allSynced(append(slices.Clone(c.clusters), c.configs)) }
 
 // releaseSynced reports whether the informers a release's rollout reads
-// (every XR kind's, the Composition revisions') have listed; false without
-// Composition revisions.
+// (every XR kind's, every claim kind's, the Composition revisions') have
+// listed; false without Composition revisions. A kind the controller may
+// not list never lists: the release's moves hold.
 func (c *Controller) releaseSynced() bool {
-	return c.revisions != nil && allSynced(append(slices.Clone(c.xrs), c.configs, c.revisions))
+	return c.revisions != nil && allSynced(append(slices.Concat(c.xrs, c.claims), c.configs, c.revisions))
 }
 
 // allSynced reports whether every informer of infs has listed.

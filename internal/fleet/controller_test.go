@@ -124,15 +124,15 @@ type fake struct {
 	watched map[string]bool
 }
 
-// newFake is a fake API server holding objs, serving XClusters when
-// xclusters is set.
+// newFake is a fake API server holding objs, serving XClusters (and the
+// other legacy XRs, and their claims) when xclusters is set.
 func newFake(xclusters bool, objs ...runtime.Object) *fake {
 	kinds := map[schema.GroupVersionResource]string{
 		ClusterResource: "ClusterList", EnvironmentConfigResource: "EnvironmentConfigList", ConfigMapResource: "ConfigMapList",
 		CompositionRevisionResource: "CompositionRevisionList",
 	}
-	for _, k := range ReleaseKinds {
-		if k.Namespaced || xclusters {
+	for _, k := range slices.Concat(ReleaseKinds, ClaimKinds) {
+		if (k.Namespaced && k.Claims == "") || xclusters {
 			kinds[k.Resource] = k.Kind + "List"
 		}
 	}
@@ -158,7 +158,7 @@ func newFake(xclusters bool, objs ...runtime.Object) *fake {
 			}
 		}
 		f.mu.Lock()
-		f.watched[gvr.Resource+"/"+ns] = true
+		f.watched[gvr.String()+"/"+ns] = true
 		f.mu.Unlock()
 		return true, w, nil
 	})
@@ -170,7 +170,7 @@ func newFake(xclusters bool, objs ...runtime.Object) *fake {
 func (f *fake) watching(gvr schema.GroupVersionResource, ns string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.watched[gvr.Resource+"/"+ns]
+	return f.watched[gvr.String()+"/"+ns]
 }
 
 // A write is what a pass asked of the API server: the verb and the
@@ -250,6 +250,9 @@ func settled(c *Controller, dyn *fake) bool {
 	}
 	for i, k := range c.kinds {
 		ok = ok && check(c.xrs[i], k.Resource, "", "", SlimXR(k))
+	}
+	for i, k := range c.claimKinds {
+		ok = ok && check(c.claims[i], k.Resource, "", "", SlimClaim(k))
 	}
 	return ok && c.rulings != nil && check(c.rulings, ConfigMapResource, rulingNS, RulingSelector, slimConfigMap)
 }

@@ -41,7 +41,8 @@ const RevisionSelector = rollout.LabelRelease
 // next passes.
 const MaxSelectionsPerPass = 200
 
-// A Kind is an XR kind a platform release moves.
+// A Kind is an XR kind a platform release moves, or the claim kind of a
+// legacy one (ClaimKinds).
 type Kind struct {
 	// Resource is its API resource.
 	Resource schema.GroupVersionResource
@@ -52,31 +53,41 @@ type Kind struct {
 	// Crossplane fields are under spec.crossplane, or a legacy
 	// cluster-scoped one, whose are under spec.
 	Namespaced bool
+	// Claims is, of a claim kind, the legacy XR kind it claims; "" of an
+	// XR kind. A claim is namespaced, but its Crossplane fields are under
+	// spec, as its XR's.
+	Claims string
 }
+
+// Selection is where an object of kind k selects its release
+// (rollout.ReleaseSelection): under spec.crossplane on a namespaced XR,
+// under spec on a legacy XR and on a claim.
+func (k Kind) Selection() []string { return rollout.ReleaseSelection(k.Namespaced && k.Claims == "") }
 
 // ReleaseKinds are the XR kinds of the platform, both scopes, whose
 // selections a release's rollout writes; the Clusters and XClusters among
 // them are the version rollout's too. WorkloadBudget is namespaced only.
+// A legacy XR of a claim is moved through its claim (ClaimKinds).
 var ReleaseKinds = []Kind{
-	{ClusterResource, xr.ClusterAPIVersion, xr.ClusterKind, true},
-	{XClusterResource, xr.LegacyClusterAPIVersion, xr.LegacyClusterKind, false},
-	{resourceOf(xr.DatabaseAPIVersion, "databases"), xr.DatabaseAPIVersion, xr.DatabaseKind, true},
-	{resourceOf(xr.LegacyDatabaseAPIVersion, "xdatabases"), xr.LegacyDatabaseAPIVersion, xr.LegacyDatabaseKind, false},
-	{resourceOf(xr.AppEnvironmentAPIVersion, "appenvironments"), xr.AppEnvironmentAPIVersion, xr.AppEnvironmentKind, true},
-	{resourceOf(xr.LegacyAppEnvironmentAPIVersion, "xappenvironments"), xr.LegacyAppEnvironmentAPIVersion, xr.LegacyAppEnvironmentKind, false},
-	{resourceOf(xr.WorkloadBudgetAPIVersion, "workloadbudgets"), xr.WorkloadBudgetAPIVersion, xr.WorkloadBudgetKind, true},
+	{Resource: ClusterResource, APIVersion: xr.ClusterAPIVersion, Kind: xr.ClusterKind, Namespaced: true},
+	{Resource: XClusterResource, APIVersion: xr.LegacyClusterAPIVersion, Kind: xr.LegacyClusterKind},
+	{Resource: resourceOf(xr.DatabaseAPIVersion, "databases"), APIVersion: xr.DatabaseAPIVersion, Kind: xr.DatabaseKind, Namespaced: true},
+	{Resource: resourceOf(xr.LegacyDatabaseAPIVersion, "xdatabases"), APIVersion: xr.LegacyDatabaseAPIVersion, Kind: xr.LegacyDatabaseKind},
+	{Resource: resourceOf(xr.AppEnvironmentAPIVersion, "appenvironments"), APIVersion: xr.AppEnvironmentAPIVersion, Kind: xr.AppEnvironmentKind, Namespaced: true},
+	{Resource: resourceOf(xr.LegacyAppEnvironmentAPIVersion, "xappenvironments"), APIVersion: xr.LegacyAppEnvironmentAPIVersion, Kind: xr.LegacyAppEnvironmentKind},
+	{Resource: resourceOf(xr.WorkloadBudgetAPIVersion, "workloadbudgets"), APIVersion: xr.WorkloadBudgetAPIVersion, Kind: xr.WorkloadBudgetKind, Namespaced: true},
 }
 
-// Owned reports whether the controller wrote an XR's release selection:
-// its managed fields (as SlimXR keeps them) hold an Apply of
-// ReleaseManager that owns the selector's LabelRelease key.
+// Owned reports whether the controller wrote the release selection of an
+// XR or a claim (ClaimKinds): its managed fields (as SlimXR and SlimClaim
+// keep them) hold an Apply of ReleaseManager that owns the selector's
+// LabelRelease key.
 func Owned(obj map[string]any) bool {
-	u := unstructured.Unstructured{Object: obj}
 	var path []string
-	for _, p := range append(rollout.ReleaseSelection(u.GetNamespace() != ""), rollout.LabelRelease) {
+	for _, p := range append(selectionOf(obj), rollout.LabelRelease) {
 		path = append(path, "f:"+p)
 	}
-	for _, e := range u.GetManagedFields() {
+	for _, e := range (&unstructured.Unstructured{Object: obj}).GetManagedFields() {
 		if e.Manager != ReleaseManager || e.Operation != metav1.ManagedFieldsOperationApply || e.FieldsV1 == nil {
 			continue
 		}
@@ -91,24 +102,36 @@ func Owned(obj map[string]any) bool {
 	return false
 }
 
-// selection is the release an XR's selector selects, "" when none.
-func selection(obj map[string]any, namespaced bool) string {
-	sel, _, _ := unstructured.NestedStringMap(obj, rollout.ReleaseSelection(namespaced)...)
+// selectionOf is where obj, an XR or a claim, selects its release
+// (Kind.Selection).
+func selectionOf(obj map[string]any) []string {
+	u := unstructured.Unstructured{Object: obj}
+	if k, ok := claimKind(u.GetAPIVersion(), u.GetKind()); ok {
+		return k.Selection()
+	}
+	return rollout.ReleaseSelection(u.GetNamespace() != "")
+}
+
+// selection is the release an XR's or a claim's selector selects, ""
+// when none.
+func selection(obj map[string]any) string {
+	sel, _, _ := unstructured.NestedStringMap(obj, selectionOf(obj)...)
 	return sel[rollout.LabelRelease]
 }
 
-// SelectionPatch is the server-side apply patch that makes XR obj, of kind
-// k, select release: its apiVersion, kind, name, namespace and the
-// resource version read, and the one key of its composition revision
-// selector. The resource version makes the apply fail on a copy that is
-// out of date, and never create an XR that is gone.
+// SelectionPatch is the server-side apply patch that makes obj, an XR or a
+// claim of kind k, select release: its apiVersion, kind, name, namespace
+// and the resource version read, and the one key of its composition
+// revision selector (Kind.Selection). The resource version makes the
+// apply fail on a copy that is out of date, and never create an object
+// that is gone.
 func SelectionPatch(k Kind, obj map[string]any, release string) ([]byte, error) {
 	read := unstructured.Unstructured{Object: obj}
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": k.APIVersion, "kind": k.Kind}}
 	u.SetName(read.GetName())
 	u.SetNamespace(read.GetNamespace())
 	u.SetResourceVersion(read.GetResourceVersion())
-	if err := unstructured.SetNestedField(u.Object, map[string]any{rollout.LabelRelease: release}, rollout.ReleaseSelection(k.Namespaced)...); err != nil {
+	if err := unstructured.SetNestedField(u.Object, map[string]any{rollout.LabelRelease: release}, k.Selection()...); err != nil {
 		return nil, fmt.Errorf("cannot build the selection of %s %s: %w", k.Kind, read.GetName(), err)
 	}
 	return json.Marshal(u.Object)
@@ -117,7 +140,8 @@ func SelectionPatch(k Kind, obj map[string]any, release string) ([]byte, error) 
 // releases moves the fleet's XRs for the baseline's release, if it names
 // one and every informer a release reads has listed: it decides every XR
 // (rollout.Moves) and applies each selection that differs from the one it
-// wrote, in the order Moves gives (the earliest wave first; the last first
+// wrote, to the XR or, for a legacy XR of a claim, to its claim
+// (rollout.Move.Claim), in the order Moves gives (the earliest wave first; the last first
 // for a rollback), at most MaxSelectionsPerPass writes that succeed; and
 // only where a Composition revision of the XR's Composition carries the
 // release selected, since an XR whose selector matches no revision is not
@@ -132,14 +156,18 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 	if rel == nil || !c.releaseSynced() {
 		return time.Time{}
 	}
-	var all []map[string]any
+	var all, claimed []map[string]any
 	kinds := map[string]Kind{}
 	for i, inf := range c.xrs {
 		kinds[c.kinds[i].Kind] = c.kinds[i]
 		all = append(all, objects(inf)...)
 	}
+	for _, inf := range c.claims {
+		claimed = append(claimed, objects(inf)...)
+	}
+	claims := ClaimsOf(claimed)
 	carried := ReleasesOf(objectsOf(c.revisions))
-	moves, outside, err := ReleaseMoves(b, all, carried, now)
+	moves, outside, err := ReleaseMoves(b, all, claimed, carried, now)
 	if err != nil {
 		if msg := err.Error(); msg != c.lastReleaseErr {
 			c.lastReleaseErr = msg
@@ -174,7 +202,13 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 		}
 		obj := byRef[ref]
 		k, known := kinds[mv.Ref.Kind]
-		if mv.Select == "" || !known || (Owned(obj) && selection(obj, k.Namespaced) == mv.Select) {
+		// What is written: the XR's selector, or its claim's.
+		sel := obj
+		if known && mv.Claim != (rollout.Ref{}) {
+			sel = claims.Of(obj)
+			k, known = ClaimKindOf(mv.Ref.Kind)
+		}
+		if mv.Select == "" || !known || sel == nil || (Owned(sel) && selection(sel) == mv.Select) {
 			continue
 		}
 		composition := CompositionOf(obj)
@@ -189,12 +223,16 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 		if !c.leading.Load() {
 			return next
 		}
-		patch, err := SelectionPatch(k, obj, mv.Select)
+		patch, err := SelectionPatch(k, sel, mv.Select)
 		if err == nil {
-			api := c.dyn.Resource(k.Resource).Namespace(mv.Ref.Namespace)
-			_, err = api.Patch(ctx, mv.Ref.Name, types.ApplyPatchType, patch, metav1.PatchOptions{FieldManager: ReleaseManager, Force: ptr.To(true)})
+			u := unstructured.Unstructured{Object: sel}
+			api := c.dyn.Resource(k.Resource).Namespace(u.GetNamespace())
+			_, err = api.Patch(ctx, u.GetName(), types.ApplyPatchType, patch, metav1.PatchOptions{FieldManager: ReleaseManager, Force: ptr.To(true)})
 		}
-		attrs := []any{"xr", ref, "verdict", string(mv.Decision.Verdict), "release", mv.Select, "from", selection(obj, k.Namespaced)}
+		attrs := []any{"xr", ref, "verdict", string(mv.Decision.Verdict), "release", mv.Select, "from", selection(sel)}
+		if mv.Claim != (rollout.Ref{}) {
+			attrs = append(attrs, "claim", mv.Claim.String())
+		}
 		if err != nil {
 			later(now.Add(retryAfter))
 			c.log.Warn("cannot select a release", append(attrs, "error", err.Error())...)
@@ -242,14 +280,15 @@ func (r Releases) Released(composition string) bool { return len(r[composition])
 // ReleaseMoves is the fleet controller's decision on the baseline's
 // platform release at now (rollout.Moves, in the order it gives), over
 // the XRs of xrs (of every kind, as maps, as SlimXR keeps them) whose
-// Composition has a revision of some release (carried): an XR whose
-// Composition is no release's (another team's, or one not cut yet) could
-// never be moved, and would hold every later wave, and every rollback,
-// for ever; outside counts those left out. None without release keys;
-// keys that are wrong (rollout.Release.Validate) move nothing, and the
-// error says why. The controller writes what it decides; the portal's
-// fleet view shows it.
-func ReleaseMoves(b Baseline, xrs []map[string]any, carried Releases, now time.Time) (moves []rollout.Move, outside int, err error) {
+// Composition has a revision of some release (carried), a legacy XR of a
+// claim decided on its claim among claims (of ClaimKinds, as SlimClaim
+// keeps them; Claims.Of): an XR whose Composition is no release's
+// (another team's, or one not cut yet) could never be moved, and would
+// hold every later wave, and every rollback, for ever; outside counts
+// those left out. None without release keys; keys that are wrong
+// (rollout.Release.Validate) move nothing, and the error says why. The
+// controller writes what it decides; the portal's fleet view shows it.
+func ReleaseMoves(b Baseline, xrs, claims []map[string]any, carried Releases, now time.Time) (moves []rollout.Move, outside int, err error) {
 	rel := b.Settings.Release
 	if rel == nil {
 		return nil, 0, nil
@@ -265,7 +304,7 @@ func ReleaseMoves(b Baseline, xrs []map[string]any, carried Releases, now time.T
 		}
 		in = append(in, obj)
 	}
-	return rollout.Moves(b.Settings.Waves, *rel, in, nil, Owned, now), outside, nil
+	return rollout.Moves(b.Settings.Waves, *rel, in, ClaimsOf(claims).Of, Owned, now), outside, nil
 }
 
 // LabelCompositionName is the label Crossplane gives a Composition's
@@ -319,26 +358,28 @@ func SlimXR(k Kind) cache.TransformFunc {
 
 // KeepRelease copies onto out, what an informer keeps of XR u, what a
 // release's decision reads of it (rollout.ReleaseMemberOf, Owned,
-// CompositionOf) beyond a Cluster's: its composition update policy,
-// revision selector and Composition (under spec.crossplane on a
-// namespaced XR, under spec on a legacy one), the managed fields entry of
-// ReleaseManager, the annotation crossplane.io/paused, the label
-// crossplane.io/claim-name, and status.platformRelease. A field out has
-// already is left as it is; out's own labels and annotations are kept.
+// CompositionOf) beyond a Cluster's: what keepSelector keeps (under
+// spec.crossplane on a namespaced XR, under spec on a legacy one), the
+// label crossplane.io/claim-name, and status.platformRelease. A field out
+// has already is left as it is; out's own labels and annotations are
+// kept.
 func KeepRelease(out, u *unstructured.Unstructured) {
-	keep := func(path ...string) {
-		if _, ok, _ := unstructured.NestedFieldNoCopy(out.Object, path...); ok {
-			return
-		}
-		if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, path...); ok {
-			_ = unstructured.SetNestedField(out.Object, v, path...) // out is a map of maps
-		}
+	keepSelector(out, u, rollout.CrossplaneSpec(u.GetNamespace() != ""))
+	keep(out, u, "status", "platformRelease")
+	if v, ok := u.GetLabels()[rollout.LabelClaimName]; ok {
+		out.SetLabels(with(out.GetLabels(), rollout.LabelClaimName, v))
 	}
-	crossplane := rollout.CrossplaneSpec(u.GetNamespace() != "")
+}
+
+// keepSelector copies onto out, what an informer keeps of u (an XR, or a
+// claim), where it selects its release: its composition update policy,
+// revision selector and Composition at spec (rollout.CrossplaneSpec), the
+// managed fields entry of ReleaseManager, and the annotation
+// crossplane.io/paused.
+func keepSelector(out, u *unstructured.Unstructured, spec []string) {
 	for _, f := range []string{"compositionUpdatePolicy", "compositionRevisionSelector", "compositionRef"} {
-		keep(append(slices.Clone(crossplane), f)...)
+		keep(out, u, append(slices.Clone(spec), f)...)
 	}
-	keep("status", "platformRelease")
 	var mine []metav1.ManagedFieldsEntry
 	for _, e := range u.GetManagedFields() {
 		if e.Manager == ReleaseManager {
@@ -349,8 +390,15 @@ func KeepRelease(out, u *unstructured.Unstructured) {
 	if v, ok := u.GetAnnotations()[rollout.AnnotationPaused]; ok {
 		out.SetAnnotations(with(out.GetAnnotations(), rollout.AnnotationPaused, v))
 	}
-	if v, ok := u.GetLabels()[rollout.LabelClaimName]; ok {
-		out.SetLabels(with(out.GetLabels(), rollout.LabelClaimName, v))
+}
+
+// keep copies u's field at path onto out, unless out has it already.
+func keep(out, u *unstructured.Unstructured, path ...string) {
+	if _, ok, _ := unstructured.NestedFieldNoCopy(out.Object, path...); ok {
+		return
+	}
+	if v, ok, _ := unstructured.NestedFieldNoCopy(u.Object, path...); ok {
+		_ = unstructured.SetNestedField(out.Object, v, path...) // out is a map of maps
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -84,14 +85,15 @@ func revision(k Kind, release string) *unstructured.Unstructured {
 	}}
 }
 
-// applySelections makes the fake answer an XR's server-side apply of its
-// release selection as an API server does: the selector's key is set, and
-// the field manager owns it (an Apply entry of its managed fields).
+// applySelections makes the fake answer an XR's or a claim's server-side
+// apply of its release selection as an API server does: the selector's key
+// is set, and the field manager owns it (an Apply entry of its managed
+// fields).
 func applySelections(dyn *fake) {
-	for _, k := range ReleaseKinds {
+	for _, k := range slices.Concat(ReleaseKinds, ClaimKinds) {
 		dyn.PrependReactor("patch", k.Resource.Resource, func(a ktesting.Action) (bool, runtime.Object, error) {
 			p := a.(ktesting.PatchAction)
-			if p.GetPatchType() != types.ApplyPatchType {
+			if p.GetPatchType() != types.ApplyPatchType || a.GetResource() != k.Resource {
 				return false, nil, nil
 			}
 			var applied map[string]any
@@ -103,28 +105,32 @@ func applySelections(dyn *fake) {
 				return true, nil, err
 			}
 			u := obj.(*unstructured.Unstructured).DeepCopy()
-			path := rollout.ReleaseSelection(k.Namespaced)
-			sel, _, _ := unstructured.NestedStringMap(applied, path...)
-			if err := unstructured.SetNestedStringMap(u.Object, sel, path...); err != nil {
+			sel, _, _ := unstructured.NestedStringMap(applied, k.Selection()...)
+			if err := unstructured.SetNestedStringMap(u.Object, sel, k.Selection()...); err != nil {
 				return true, nil, err
 			}
-			fields := map[string]any{}
-			fpath := []string{"f:spec"}
-			if k.Namespaced {
-				fpath = append(fpath, "f:crossplane")
-			}
-			fpath = append(fpath, "f:compositionRevisionSelector", "f:matchLabels", "f:"+rollout.LabelRelease)
-			_ = unstructured.SetNestedField(fields, map[string]any{}, fpath...)
-			raw, _ := json.Marshal(fields)
-			u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: p.(interface{ GetPatchOptions() metav1.PatchOptions }).GetPatchOptions().FieldManager, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: raw}}})
+			u.SetManagedFields(owning(k, p.(interface{ GetPatchOptions() metav1.PatchOptions }).GetPatchOptions().FieldManager))
 			return true, u, dyn.Tracker().Update(k.Resource, u, p.GetNamespace())
 		})
 	}
 }
 
-// selections are the XRs' release selections a pass wrote among actions:
-// kind/namespace/name=release, and whether each was a forced apply of
-// ReleaseManager.
+// owning are the managed fields of an object of kind k whose release
+// selection manager applied.
+func owning(k Kind, manager string) []metav1.ManagedFieldsEntry {
+	fields := map[string]any{}
+	var fpath []string
+	for _, f := range append(k.Selection(), rollout.LabelRelease) {
+		fpath = append(fpath, "f:"+f)
+	}
+	_ = unstructured.SetNestedField(fields, map[string]any{}, fpath...)
+	raw, _ := json.Marshal(fields)
+	return []metav1.ManagedFieldsEntry{{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: raw}}}
+}
+
+// selections are the XRs' and the claims' release selections a pass
+// wrote among actions: kind/namespace/name=release ("claim " before a
+// claim's), and whether each was a forced apply of ReleaseManager.
 func selections(t *testing.T, actions []ktesting.Action) []string {
 	t.Helper()
 	var out []string
@@ -143,11 +149,15 @@ func selections(t *testing.T, actions []ktesting.Action) []string {
 		}
 		// The patch holds the selection and nothing else of the spec.
 		spec, _ := applied["spec"].(map[string]any)
-		sel, _, _ := unstructured.NestedStringMap(applied, rollout.ReleaseSelection(p.GetNamespace() != "")...)
+		sel, _, _ := unstructured.NestedStringMap(applied, selectionOf(applied)...)
 		if len(spec) != 1 || len(sel) != 1 {
 			t.Errorf("%s: the patch writes %v of the spec, want the release selection alone", p.GetName(), spec)
 		}
-		out = append(out, fmt.Sprintf("%s/%s/%s=%s", applied["kind"], p.GetNamespace(), p.GetName(), sel[rollout.LabelRelease]))
+		what := ""
+		if _, ok := claimKind(fmt.Sprint(applied["apiVersion"]), fmt.Sprint(applied["kind"])); ok {
+			what = "claim "
+		}
+		out = append(out, fmt.Sprintf("%s%s/%s/%s=%s", what, applied["kind"], p.GetNamespace(), p.GetName(), sel[rollout.LabelRelease]))
 	}
 	return out
 }
@@ -299,29 +309,64 @@ func TestControllerReleases(t *testing.T) {
 	}
 }
 
-// TestControllerRulesWithoutAReleaseKind: an XR kind the controller may not
-// list (its ClusterRole not re-applied, say) holds a release's moves, never
-// the version rollout's rulings.
+// TestControllerRulesWithoutAReleaseKind: an XR kind or a claim kind the
+// controller may not list (its ClusterRole not re-applied, say) holds a
+// release's moves, never the version rollout's rulings.
 func TestControllerRulesWithoutAReleaseKind(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	dyn := newFake(true, fleet()...)
-	dyn.PrependReactor("list", "databases", func(ktesting.Action) (bool, runtime.Object, error) {
-		return true, nil, errors.New("forbidden")
-	})
-	c := New(dyn, Options{XClusters: true, Served: func(schema.GroupVersionResource) bool { return true }, Clock: clocktesting.NewFakeClock(t0.Add(time.Hour))})
-	c.Lead(true)
-	c.start(ctx)
-	eventually(t, "the Clusters' informers synced", c.synced)
-	c.pass(ctx) // starts the rulings' informer
-	eventually(t, "the rulings' informer synced", func() bool { return c.rulings != nil && c.rulings.HasSynced() })
-	c.pass(ctx)
-	if c.releaseSynced() {
-		t.Errorf("releaseSynced() = true with Databases that cannot be listed")
+	cases := map[string]struct {
+		reason    string
+		forbidden schema.GroupVersionResource
+		// want are the selections the pass writes.
+		want []string
+	}{
+		"EveryKind": {
+			reason: "Every kind can be listed: the canary's Cluster moves.",
+			want:   []string{"Cluster/team-a/rc=r2"},
+		},
+		"Databases": {
+			reason:    "The namespaced Databases cannot be listed.",
+			forbidden: kindOf(xr.DatabaseKind).Resource,
+		},
+		"DatabaseClaims": {
+			reason:    "The legacy XDatabases' claims cannot be listed: the XDatabases of claims cannot be decided.",
+			forbidden: ClaimKinds[1].Resource,
+		},
 	}
-	want := map[string]string{"cluster.team-a.c1": "Adopt", "cluster.team-a.c2": "Adopt", "cluster.team-b.p1": "Hold", "xcluster.x1": "Hold"}
-	if diff := cmp.Diff(want, verdicts(t, dyn)); diff != "" {
-		t.Errorf("rulings: -want, +got:\n%s", diff)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cluster := kindOf(xr.ClusterKind)
+			objs := append(fleet()[1:], releaseBaseline(map[string]any{"target": "r2", "from": "r1"}),
+				releaseXR(cluster, "team-a", "rc", "canary", "r1", true), revision(cluster, "r1"), revision(cluster, "r2"))
+			dyn := newFake(true, objs...)
+			applySelections(dyn)
+			dyn.PrependReactor("list", tc.forbidden.Resource, func(a ktesting.Action) (bool, runtime.Object, error) {
+				return a.GetResource() == tc.forbidden, nil, errors.New("forbidden")
+			})
+			c := New(dyn, Options{XClusters: true, Served: func(schema.GroupVersionResource) bool { return true }, Clock: clocktesting.NewFakeClock(t0.Add(time.Hour))})
+			c.Lead(true)
+			c.start(ctx)
+			eventually(t, "the informers of every kind but the one forbidden synced", func() bool {
+				for i, inf := range slices.Concat(c.xrs, c.claims) {
+					if k := slices.Concat(c.kinds, c.claimKinds)[i]; k.Resource != tc.forbidden && !inf.HasSynced() {
+						return false
+					}
+				}
+				return c.revisions.HasSynced() && c.synced()
+			})
+			mark := len(dyn.Actions())
+			c.pass(ctx) // starts the rulings' informer
+			eventually(t, "the rulings' informer synced", func() bool { return c.rulings != nil && c.rulings.HasSynced() })
+			c.pass(ctx)
+			if got := selections(t, dyn.Actions()[mark:]); !cmp.Equal(tc.want, got, cmpopts.EquateEmpty()) {
+				t.Errorf("%s\nselections: -want, +got:\n%s", tc.reason, cmp.Diff(tc.want, got, cmpopts.EquateEmpty()))
+			}
+			want := map[string]string{"cluster.team-a.c1": "Adopt", "cluster.team-a.c2": "Adopt", "cluster.team-b.p1": "Hold", "xcluster.x1": "Hold"}
+			if diff := cmp.Diff(want, verdicts(t, dyn)); diff != "" {
+				t.Errorf("%s\nrulings: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
 	}
 }
 
@@ -332,12 +377,16 @@ func TestReleaseMoves(t *testing.T) {
 	cluster, database := kindOf(xr.ClusterKind), kindOf(xr.LegacyDatabaseKind)
 	foreign := releaseXR(kindOf(xr.DatabaseKind), "team-b", "foreign", "staging", "r1", true)
 	foreign.Object["spec"].(map[string]any)["crossplane"].(map[string]any)["compositionRef"] = map[string]any{"name": "another-teams-databases"}
+	// The canary's XCluster of a claim, decided on its claim.
+	xcluster := kindOf(xr.LegacyClusterKind)
+	claimed := releaseXR(xcluster, "team-a", "c-x1", "canary", "r1", true)
+	claims := []map[string]any{claimFor(claimed, "team-a", "c", "", "").Object}
 	xrs := []map[string]any{
 		releaseXR(cluster, "team-a", "c1", "canary", "r1", true).Object,
 		releaseXR(database, "team-c", "x", "production", "r1", true).Object,
-		foreign.Object,
+		foreign.Object, claimed.Object,
 	}
-	carried := ReleasesOf([]*unstructured.Unstructured{revision(cluster, "r1"), revision(cluster, "r2"), revision(database, "r1")})
+	carried := ReleasesOf([]*unstructured.Unstructured{revision(cluster, "r1"), revision(cluster, "r2"), revision(database, "r1"), revision(xcluster, "r1")})
 	type args struct {
 		release map[string]any
 	}
@@ -361,9 +410,9 @@ func TestReleaseMoves(t *testing.T) {
 			want:   want{err: "environment.rollout.release.from: Required value: the release the fleet moves from: what an XR that selects no release yet is given while the waves hold it"},
 		},
 		"Forward": {
-			reason: "The canary moves; production holds it; the Database of a Composition that is no release's takes no part and is counted.",
+			reason: "The canary moves, its XCluster through its claim; production holds it; the Database of a Composition that is no release's takes no part and is counted.",
 			args:   args{release: map[string]any{"target": "r2", "from": "r1"}},
-			want:   want{moves: []string{"Cluster team-a/c1: Adopt r2", "XDatabase team-c/x: Hold r1"}, outside: 1},
+			want:   want{moves: []string{"Cluster team-a/c1: Adopt r2", "XCluster team-a/c-x1 (claim Cluster team-a/c): Adopt r2", "XDatabase team-c/x: Hold r1"}, outside: 1},
 		},
 	}
 	for name, tc := range cases {
@@ -372,13 +421,17 @@ func TestReleaseMoves(t *testing.T) {
 			if tc.args.release != nil {
 				b = BaselineOf([]map[string]any{releaseBaseline(tc.args.release).Object})
 			}
-			moves, outside, err := ReleaseMoves(b, xrs, carried, t0.Add(time.Hour))
+			moves, outside, err := ReleaseMoves(b, xrs, claims, carried, t0.Add(time.Hour))
 			got := want{outside: outside}
 			if err != nil {
 				got.err = err.Error()
 			}
 			for _, mv := range moves {
-				got.moves = append(got.moves, fmt.Sprintf("%s %s/%s: %s %s", mv.Ref.Kind, mv.Member.Namespace, mv.Ref.Name, mv.Decision.Verdict, mv.Select))
+				via := ""
+				if mv.Claim != (rollout.Ref{}) {
+					via = " (claim " + mv.Claim.String() + ")"
+				}
+				got.moves = append(got.moves, fmt.Sprintf("%s %s/%s%s: %s %s", mv.Ref.Kind, mv.Member.Namespace, mv.Ref.Name, via, mv.Decision.Verdict, mv.Select))
 			}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("%s\nReleaseMoves: -want, +got:\n%s", tc.reason, diff)
@@ -387,11 +440,12 @@ func TestReleaseMoves(t *testing.T) {
 	}
 }
 
-// TestSlimXRKeepsMoves: what the informers keep of an XR (SlimXR) decides
-// a release as the whole XR does, for every kind.
+// TestSlimXRKeepsMoves: what the informers keep of an XR (SlimXR) and of
+// a claim (SlimClaim) decides a release as the whole XR and claim do, for
+// every kind.
 func TestSlimXRKeepsMoves(t *testing.T) {
 	b := BaselineOf([]map[string]any{releaseBaseline(map[string]any{"target": "r2", "from": "r1"}).Object})
-	var whole, slim []map[string]any
+	var whole, slim, claims, slimClaims []map[string]any
 	var revisions []*unstructured.Unstructured
 	for i, k := range ReleaseKinds {
 		u := releaseXR(k, "team-a", fmt.Sprintf("xr%d", i), "canary", "r1", true)
@@ -399,7 +453,25 @@ func TestSlimXRKeepsMoves(t *testing.T) {
 		case 0:
 			u.SetAnnotations(map[string]string{rollout.AnnotationPaused: "true", "other": "x"})
 		case 1:
-			u.SetLabels(map[string]string{rollout.LabelClaimName: "claim", rollout.Label: "canary"})
+			u.SetLabels(with(u.GetLabels(), rollout.LabelClaimName, "claim"))
+		}
+		if ck, ok := ClaimKindOf(k.Kind); ok {
+			// Its claim: selecting r2 by the controller's hand, and each
+			// of the three pinning it otherwise (Manual, paused) or not.
+			c := claimFor(u, "team-a", fmt.Sprintf("claim%d", i), "r2", ReleaseManager)
+			c.SetAnnotations(map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"})
+			switch i % 3 {
+			case 0:
+				c.Object["spec"].(map[string]any)["compositionUpdatePolicy"] = "Manual"
+			case 2:
+				c.SetAnnotations(map[string]string{rollout.AnnotationPaused: "true"})
+			}
+			claims = append(claims, c.Object)
+			sc, err := SlimClaim(ck)(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slimClaims = append(slimClaims, sc.(*unstructured.Unstructured).Object) //nolint:forcetypeassert // SlimClaim slims what it is given.
 		}
 		whole = append(whole, u.Object)
 		s, err := SlimXR(k)(u)
@@ -409,18 +481,27 @@ func TestSlimXRKeepsMoves(t *testing.T) {
 		slim = append(slim, s.(*unstructured.Unstructured).Object) //nolint:forcetypeassert // SlimXR slims what it is given.
 		revisions = append(revisions, revision(k, "r1"))
 	}
-	want, _, err := ReleaseMoves(b, whole, ReleasesOf(revisions), t0.Add(time.Hour))
+	want, _, err := ReleaseMoves(b, whole, claims, ReleasesOf(revisions), t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := ReleaseMoves(b, slim, ReleasesOf(revisions), t0.Add(time.Hour))
+	got, _, err := ReleaseMoves(b, slim, slimClaims, ReleasesOf(revisions), t0.Add(time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(want) != len(ReleaseKinds) {
 		t.Errorf("ReleaseMoves decided %d XRs, want %d", len(want), len(ReleaseKinds))
 	}
+	var viaClaims []string
+	for _, mv := range want {
+		if mv.Claim != (rollout.Ref{}) {
+			viaClaims = append(viaClaims, mv.Claim.String()+": "+string(mv.Decision.Verdict))
+		}
+	}
+	if diff := cmp.Diff([]string{"AppEnvironment team-a/claim5: Pinned", "Cluster team-a/claim1: Keep", "Database team-a/claim3: Pinned"}, viaClaims); diff != "" {
+		t.Errorf("the XRs decided on their claims: -want, +got:\n%s", diff)
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("the moves of the slimmed XRs: -whole, +slim:\n%s", diff)
+		t.Errorf("the moves of the slimmed XRs and claims: -whole, +slim:\n%s", diff)
 	}
 }

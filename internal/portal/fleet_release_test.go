@@ -248,7 +248,7 @@ func controllerMoves(t *testing.T, objs []runtime.Object, now time.Time) (map[st
 		}
 	}
 	b := fleet.BaselineOf(configs)
-	moves, _, err := fleet.ReleaseMoves(b, xrs, fleet.ReleasesOf(revisions), now)
+	moves, _, err := fleet.ReleaseMoves(b, xrs, nil, fleet.ReleasesOf(revisions), now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,7 +126,7 @@ func releaseView(b fleet.Baseline, xrs, revisions []*unstructured.Unstructured, 
 		objs = append(objs, u.Object)
 		byRef[rollout.RefOf(u.Object)] = u
 	}
-	moves, outside, err := fleet.ReleaseMoves(b, objs, fleet.ReleasesOf(revisions), now)
+	moves, outside, err := fleet.ReleaseMoves(b, objs, nil, fleet.ReleasesOf(revisions), now)
 	v.Outside = outside
 	if err != nil {
 		v.Message = strings.TrimSpace("The release keys are invalid, so nothing moves: " + err.Error() + ". " + v.Message)
