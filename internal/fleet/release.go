@@ -112,9 +112,9 @@ func selectionOf(obj map[string]any) []string {
 	return rollout.ReleaseSelection(u.GetNamespace() != "")
 }
 
-// selection is the release an XR's or a claim's selector selects, ""
+// Selected is the release an XR's or a claim's selector selects, ""
 // when none.
-func selection(obj map[string]any) string {
+func Selected(obj map[string]any) string {
 	sel, _, _ := unstructured.NestedStringMap(obj, selectionOf(obj)...)
 	return sel[rollout.LabelRelease]
 }
@@ -208,7 +208,7 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 			sel = claims.Of(obj)
 			k, known = ClaimKindOf(mv.Ref.Kind)
 		}
-		if mv.Select == "" || !known || sel == nil || (Owned(sel) && selection(sel) == mv.Select) {
+		if mv.Select == "" || !known || sel == nil || (Owned(sel) && Selected(sel) == mv.Select) {
 			continue
 		}
 		composition := CompositionOf(obj)
@@ -229,7 +229,7 @@ func (c *Controller) releases(ctx context.Context, b Baseline, now time.Time) ti
 			api := c.dyn.Resource(k.Resource).Namespace(u.GetNamespace())
 			_, err = api.Patch(ctx, u.GetName(), types.ApplyPatchType, patch, metav1.PatchOptions{FieldManager: ReleaseManager, Force: ptr.To(true)})
 		}
-		attrs := []any{"xr", ref, "verdict", string(mv.Decision.Verdict), "release", mv.Select, "from", selection(sel)}
+		attrs := []any{"xr", ref, "verdict", string(mv.Decision.Verdict), "release", mv.Select, "from", Selected(sel)}
 		if mv.Claim != (rollout.Ref{}) {
 			attrs = append(attrs, "claim", mv.Claim.String())
 		}

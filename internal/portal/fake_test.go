@@ -69,8 +69,9 @@ func newWorld(t testing.TB, objs ...runtime.Object) *world {
 		clusterGVR: "ClusterList", xclusterGVR: "XClusterList", envConfigGVR: "EnvironmentConfigList",
 		fleet.CompositionRevisionResource: "CompositionRevisionList",
 	}
-	// The XRs of every kind a platform release moves.
-	for _, k := range fleet.ReleaseKinds {
+	// The XRs of every kind a platform release moves, and the legacy XRs'
+	// claims.
+	for _, k := range slices.Concat(fleet.ReleaseKinds, fleet.ClaimKinds) {
 		kinds[k.Resource] = k.Kind + "List"
 	}
 	dyn := fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, objs...)

@@ -47,10 +47,11 @@ const FleetAccessTTL = 30 * time.Second
 
 // Fleet is what the fleet view reads: every namespace's Cluster XRs, the
 // legacy XClusters, the baseline EnvironmentConfigs and, for a platform
-// release, the XRs of the other kinds it moves (fleet.ReleaseKinds) and
-// the Composition revisions of releases, each from one shared informer
-// that starts with the first viewer and runs until Close, so that a
-// thousand viewers cost the API server nine watches. Nothing is polled.
+// release, the XRs of the other kinds it moves (fleet.ReleaseKinds), the
+// legacy XRs' claims (fleet.ClaimKinds) and the Composition revisions of
+// releases, each from one shared informer that starts with the first
+// viewer and runs until Close, so that a thousand viewers cost the API
+// server twelve watches. Nothing is polled.
 // It reads them as the fleet controller does (package fleet), so that
 // each Cluster's verdict is the controller's ruling on it, and each XR's
 // the controller's release move.
@@ -68,9 +69,11 @@ type Fleet struct {
 	xclusters cache.SharedIndexInformer
 	configs   cache.SharedIndexInformer
 	// xrs are the informers of the release's other XR kinds (releaseKinds,
-	// in the same order); revisions that of the Composition revisions
-	// of releases.
+	// in the same order); claims those of the claim kinds
+	// (fleet.ClaimKinds, in the same order); revisions that of the
+	// Composition revisions of releases.
 	xrs       []cache.SharedIndexInformer
+	claims    []cache.SharedIndexInformer
 	revisions cache.SharedIndexInformer
 
 	mu      sync.Mutex
@@ -81,8 +84,8 @@ type Fleet struct {
 	// unread says, by resource, why it could not be listed when the API
 	// server refuses the portal (RBAC); none when it was, or when the API
 	// server does not serve it (then there are none). Of the optional
-	// resources alone: the XClusters, the release's other XR kinds and
-	// the Composition revisions.
+	// resources alone: the XClusters, the release's other XR kinds, the
+	// claim kinds and the Composition revisions.
 	unread map[schema.GroupResource]string
 }
 
@@ -107,8 +110,11 @@ func (f *Fleet) start() {
 		for _, k := range releaseKinds() {
 			f.xrs = append(f.xrs, f.optionalInformer(k.Resource, "", fleet.SlimXR(k)))
 		}
+		for _, k := range fleet.ClaimKinds {
+			f.claims = append(f.claims, f.optionalInformer(k.Resource, "", fleet.SlimClaim(k)))
+		}
 		f.revisions = f.optionalInformer(fleet.CompositionRevisionResource, fleet.RevisionSelector, fleet.SlimRevision)
-		for _, inf := range append([]cache.SharedIndexInformer{f.clusters, f.xclusters, f.configs, f.revisions}, f.xrs...) {
+		for _, inf := range slices.Concat([]cache.SharedIndexInformer{f.clusters, f.xclusters, f.configs, f.revisions}, f.xrs, f.claims) {
 			_, _ = inf.AddEventHandler(handler(func(*unstructured.Unstructured) { f.touch() })) // before Run, so it cannot fail
 			go inf.Run(f.stop)
 		}
@@ -133,7 +139,7 @@ func releaseKinds() []fleet.Kind {
 // must let it get, list and watch.
 func fleetResources() []schema.GroupVersionResource {
 	out := []schema.GroupVersionResource{clusterGVR, xclusterGVR, envConfigGVR, fleet.CompositionRevisionResource}
-	for _, k := range releaseKinds() {
+	for _, k := range slices.Concat(releaseKinds(), fleet.ClaimKinds) {
 		out = append(out, k.Resource)
 	}
 	return out
@@ -234,11 +240,11 @@ func (f *Fleet) Close() {
 func (f *Fleet) synced(ctx context.Context) error {
 	f.start()
 	synced := []cache.InformerSynced{f.clusters.HasSynced, f.xclusters.HasSynced, f.configs.HasSynced, f.revisions.HasSynced}
-	for _, inf := range f.xrs {
+	for _, inf := range slices.Concat(f.xrs, f.claims) {
 		synced = append(synced, inf.HasSynced)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return fmt.Errorf("cannot list the Clusters, the XClusters, the baseline EnvironmentConfigs, the other XRs of a release and the Composition revisions: %w", context.Cause(ctx))
+		return fmt.Errorf("cannot list the Clusters, the XClusters, the baseline EnvironmentConfigs, the other XRs of a release, their claims and the Composition revisions: %w", context.Cause(ctx))
 	}
 	return nil
 }
@@ -349,19 +355,23 @@ func (f *Fleet) state() (clusters, configs []*unstructured.Unstructured, unread 
 
 // releaseState is what the informers hold of a platform release beyond
 // the Clusters and XClusters: the XRs of the other kinds (releaseKinds,
-// each kind in namespace/name order), the Composition revisions of
-// releases, and why each resource the portal may not list (the
-// XClusters among them) could not be read, in resource order.
-func (f *Fleet) releaseState() (xrs, revisions []*unstructured.Unstructured, unread []string) {
+// each kind in namespace/name order), the legacy XRs' claims, the
+// Composition revisions of releases, and why each resource the portal may
+// not list (the XClusters among them) could not be read, in resource
+// order.
+func (f *Fleet) releaseState() (xrs, claims, revisions []*unstructured.Unstructured, unread []string) {
 	for _, inf := range f.xrs {
 		xrs = append(xrs, sortedObjects(inf)...)
+	}
+	for _, inf := range f.claims {
+		claims = append(claims, sortedObjects(inf)...)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, gr := range slices.SortedFunc(maps.Keys(f.unread), func(a, b schema.GroupResource) int { return cmp.Compare(a.String(), b.String()) }) {
 		unread = append(unread, f.unread[gr])
 	}
-	return xrs, sortedObjects(f.revisions), unread
+	return xrs, claims, sortedObjects(f.revisions), unread
 }
 
 // sortedObjects are an informer's objects, in namespace/name order.

@@ -231,7 +231,7 @@ func movedAsPage(t *testing.T, w *world, rows string, now time.Time) string {
 	return strings.Join(out, ",")
 }
 
-// setRelease makes the world's XRs and baseline what releaseFleet(state,
+// setRelease makes the world's XRs, claims and baseline what releaseFleet(state,
 // rel, approved...) makes them: what Crossplane and the platform team
 // would have done.
 func setRelease(t *testing.T, w *world, state releaseState, rel map[string]any, approved ...any) {
@@ -240,6 +240,8 @@ func setRelease(t *testing.T, w *world, state releaseState, rel map[string]any, 
 		u, _ := o.(*unstructured.Unstructured)
 		gvr := envConfigGVR
 		if k, ok := kindOf(u); ok {
+			gvr = k.Resource
+		} else if k, ok := claimKindOf(u); ok {
 			gvr = k.Resource
 		} else if u.GetKind() != "EnvironmentConfig" {
 			continue
@@ -360,6 +362,8 @@ func TestFleetReleaseInABrowser(t *testing.T) {
 		"each XR's move, the controller's": {pageMoves, movedAsPage(t, w, order, noon)},
 		"what production waits for": {`[...document.querySelectorAll('#release-waves > li[data-wave="production"] .waits-for li')].map(li => li.textContent).join(' | ')`,
 			"Database team-b/orders — failed | XDatabase team-b/orders-x7k2q"},
+		"the claim's XR's selection, its claim's": {`document.querySelector('#release-waves tr[data-xr="XDatabase team-b/orders-x7k2q"] .runs').innerText.replace(/\s+/g, ' ').trim()`,
+			"r1 → r2 on its claim Database team-b/orders"},
 		"the failed Database's row": {`document.querySelector('#release-waves tr[data-xr="Database team-b/orders"]').innerText.replace(/\s+/g, ' ').trim()`,
 			"DATABASE orders team-b r2 → r2 Ready Not Synced failed ReconcileError: cannot compose resources: the release refused it Selected Wave staging: runs or moves to release=r2."},
 	})

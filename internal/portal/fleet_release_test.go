@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +110,48 @@ func releaseXR(k fleet.Kind, ns, name, wave, runs, selects string, synced bool) 
 	return u
 }
 
+// claimOf makes legacy XR u its claim's, named name in u's claim
+// namespace, and returns the claim: bound to u (spec.resourceRef), it
+// selects what u selects, by the controller's hand, and u's own selection
+// is the claim syncer's copy.
+func claimOf(u *unstructured.Unstructured, name string) *unstructured.Unstructured {
+	k, ok := fleet.ClaimKindOf(u.GetKind())
+	if !ok {
+		panic("no claim kind of " + u.GetKind())
+	}
+	labels := u.GetLabels()
+	labels[rollout.LabelClaimName] = name
+	u.SetLabels(labels)
+	c := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": k.APIVersion, "kind": k.Kind,
+		"metadata": map[string]any{"name": name, "namespace": labels[rollout.LabelClaimNamespace]},
+		"spec":     map[string]any{"resourceRef": map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "name": u.GetName()}},
+	}}
+	if sel, ok, _ := unstructured.NestedFieldCopy(u.Object, "spec", "compositionRevisionSelector"); ok {
+		_ = unstructured.SetNestedField(c.Object, sel, "spec", "compositionRevisionSelector")
+	}
+	c.SetManagedFields(u.GetManagedFields()) // a legacy XR's selection is under spec, as a claim's
+	mf := u.GetManagedFields()
+	for i := range mf {
+		mf[i].Manager = "apiextensions.crossplane.io/claim"
+	}
+	u.SetManagedFields(mf)
+	return c
+}
+
+// claimKindOf is the claim kind (fleet.ClaimKinds) of u; false when u is
+// no claim.
+func claimKindOf(u *unstructured.Unstructured) (fleet.Kind, bool) {
+	i := slices.IndexFunc(fleet.ClaimKinds, func(k fleet.Kind) bool { return k.APIVersion == u.GetAPIVersion() && k.Kind == u.GetKind() })
+	if i < 0 {
+		return fleet.Kind{}, false
+	}
+	return fleet.ClaimKinds[i], true
+}
+
+// isClaim reports whether u is a claim (fleet.ClaimKinds).
+func isClaim(u *unstructured.Unstructured) bool { _, ok := claimKindOf(u); return ok }
+
 // releaseKind is the fleet.ReleaseKinds entry of kind.
 func releaseKind(kind string) fleet.Kind {
 	for _, k := range fleet.ReleaseKinds {
@@ -146,7 +189,8 @@ type releaseState map[string]string
 //
 //   - canary: Cluster platform/canary-gke, Database platform/canary-db;
 //   - staging: Cluster team-a/stg-eks, Database team-b/orders, XDatabase
-//     orders-x7k2q of a claim in team-b;
+//     orders-x7k2q of the claim team-b/orders (claimOf: its selection is
+//     the claim's);
 //   - production: AppEnvironment team-a/shop, XAppEnvironment shop-q9w2e
 //     of a claim in team-c, WorkloadBudget team-c/budget (its update
 //     policy Manual: pinned), XCluster ops-p4m8z of no claim, and
@@ -178,6 +222,8 @@ func releaseFleet(state releaseState, rel map[string]any, approved ...any) []run
 			_ = unstructured.SetNestedField(u.Object, "Manual", "spec", "crossplane", "compositionUpdatePolicy")
 		case "foreign":
 			_ = unstructured.SetNestedField(u.Object, "another-teams-databases", "spec", "crossplane", "compositionRef", "name")
+		case "orders-x7k2q":
+			objs = append(objs, claimOf(u, "orders"))
 		}
 		objs = append(objs, u)
 	}
@@ -196,7 +242,8 @@ type releaseSummary struct {
 }
 
 // releaseWaveSummary is a release wave: its gate, its counts, and its XRs
-// as "Kind namespace/name runs>selects Verdict".
+// as "Kind namespace/name runs>selects Verdict", and " (claim Kind
+// namespace/name)" after an XR decided on its claim.
 type releaseWaveSummary struct {
 	Name     string
 	Gate     string
@@ -219,7 +266,11 @@ func summarizeRelease(r *ReleaseView) *releaseSummary {
 			Hidden: w.Gate.Hidden, Done: fmt.Sprintf("%d/%d", w.Done, w.Total), Approved: w.Approved,
 		}
 		for _, x := range w.XRs {
-			s.XRs = append(s.XRs, fmt.Sprintf("%s %s/%s %s>%s %s", x.Kind, x.Namespace, x.Name, x.Runs, x.Selects, x.Verdict))
+			xr := fmt.Sprintf("%s %s/%s %s>%s %s", x.Kind, x.Namespace, x.Name, x.Runs, x.Selects, x.Verdict)
+			if x.Claim != "" {
+				xr += " (claim " + x.Claim + ")"
+			}
+			s.XRs = append(s.XRs, xr)
 		}
 		out.Waves = append(out.Waves, s)
 	}
@@ -227,14 +278,14 @@ func summarizeRelease(r *ReleaseView) *releaseSummary {
 }
 
 // controllerMoves are the fleet controller's moves (fleet.ReleaseMoves)
-// on the XRs and Composition revisions among objs, whole, under the
+// on the XRs, claims and Composition revisions among objs, whole, under the
 // baseline among them, at now, by "Kind namespace/name" (a legacy XR's
 // claim's namespace): each its verdict and message; and, per wave in
 // order, the verdict on the wave's first XR that has not moved yet (else
 // on its first), as a gate is.
 func controllerMoves(t *testing.T, objs []runtime.Object, now time.Time) (map[string]string, []string) {
 	t.Helper()
-	var configs, xrs []map[string]any
+	var configs, xrs, claims []map[string]any
 	var revisions []*unstructured.Unstructured
 	for _, o := range objs {
 		u, _ := o.(*unstructured.Unstructured)
@@ -245,10 +296,12 @@ func controllerMoves(t *testing.T, objs []runtime.Object, now time.Time) (map[st
 			revisions = append(revisions, u)
 		case isXR:
 			xrs = append(xrs, u.Object)
+		case isClaim(u):
+			claims = append(claims, u.Object)
 		}
 	}
 	b := fleet.BaselineOf(configs)
-	moves, _, err := fleet.ReleaseMoves(b, xrs, nil, fleet.ReleasesOf(revisions), now)
+	moves, _, err := fleet.ReleaseMoves(b, xrs, claims, fleet.ReleasesOf(revisions), now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,8 +335,10 @@ func TestFleetViewRelease(t *testing.T) {
 		token string
 		now   time.Time
 		// refuse, when not nil, is how the API server answers the
-		// portal's lists and watches of Databases.
-		refuse error
+		// portal's lists and watches of refused (the Databases when
+		// empty).
+		refuse  error
+		refused schema.GroupVersionResource
 	}
 	canaryDone := releaseState{"canary-gke": "r2", "canary-db": "r2"}
 	stagingDone := releaseState{"canary-gke": "r2", "canary-db": "r2", "stg-eks": "r2", "orders": "r2", "orders-x7k2q": "r2"}
@@ -318,7 +373,7 @@ func TestFleetViewRelease(t *testing.T) {
 			want: &releaseSummary{Heading: "r2 from r1 rollback=false", Outside: 1, Waves: []releaseWaveSummary{
 				{Name: "canary", Gate: "Adopt", Done: "0/2", XRs: []string{"Cluster platform/canary-gke r1>r1 Adopt", "Database platform/canary-db r1>r1 Adopt"}},
 				{Name: "staging", Gate: "Hold", WaitsFor: []string{"Cluster platform/canary-gke", "Database platform/canary-db"}, Done: "0/3",
-					XRs: []string{"Cluster team-a/stg-eks r1>r1 Hold", "Database team-b/orders r1>r1 Hold", "XDatabase team-b/orders-x7k2q r1>r1 Hold"}},
+					XRs: []string{"Cluster team-a/stg-eks r1>r1 Hold", "Database team-b/orders r1>r1 Hold", "XDatabase team-b/orders-x7k2q r1>r1 Hold (claim Database team-b/orders)"}},
 				{Name: "production", Gate: "Hold", WaitsFor: []string{"Cluster platform/canary-gke", "Database platform/canary-db", "Cluster team-a/stg-eks", "Database team-b/orders", "XDatabase team-b/orders-x7k2q"},
 					Done: "0/3", XRs: production("Hold", "r1>r1", "r1>r1", "r1>r1")},
 			}},
@@ -329,7 +384,7 @@ func TestFleetViewRelease(t *testing.T) {
 			want: &releaseSummary{Heading: "r2 from r1 rollback=false", Outside: 1, Waves: []releaseWaveSummary{
 				{Name: "canary", Gate: "Keep", Done: "2/2", XRs: []string{"Cluster platform/canary-gke r2>r2 Keep", "Database platform/canary-db r2>r2 Keep"}},
 				{Name: "staging", Gate: "Hold until 2026-11-30T11:00:00Z", Done: "0/3",
-					XRs: []string{"Cluster team-a/stg-eks r1>r1 Hold", "Database team-b/orders r1>r1 Hold", "XDatabase team-b/orders-x7k2q r1>r1 Hold"}},
+					XRs: []string{"Cluster team-a/stg-eks r1>r1 Hold", "Database team-b/orders r1>r1 Hold", "XDatabase team-b/orders-x7k2q r1>r1 Hold (claim Database team-b/orders)"}},
 				{Name: "production", Gate: "Hold", WaitsFor: []string{"Cluster team-a/stg-eks", "Database team-b/orders", "XDatabase team-b/orders-x7k2q"},
 					Done: "0/3", XRs: production("Hold", "r1>r1", "r1>r1", "r1>r1")},
 			}},
@@ -340,7 +395,7 @@ func TestFleetViewRelease(t *testing.T) {
 			want: &releaseSummary{Heading: "r2 from r1 rollback=false", Outside: 1, Waves: []releaseWaveSummary{
 				{Name: "canary", Gate: "Keep", Done: "2/2", XRs: []string{"Cluster platform/canary-gke r2>r2 Keep", "Database platform/canary-db r2>r2 Keep"}},
 				{Name: "staging", Gate: "Keep", Done: "3/3",
-					XRs: []string{"Cluster team-a/stg-eks r2>r2 Keep", "Database team-b/orders r2>r2 Keep", "XDatabase team-b/orders-x7k2q r2>r2 Keep"}},
+					XRs: []string{"Cluster team-a/stg-eks r2>r2 Keep", "Database team-b/orders r2>r2 Keep", "XDatabase team-b/orders-x7k2q r2>r2 Keep (claim Database team-b/orders)"}},
 				{Name: "production", Gate: "Approval", Done: "0/3", XRs: production("Approval", "r1>r1", "r1>r1", "r1>r1")},
 			}},
 		},
@@ -350,7 +405,7 @@ func TestFleetViewRelease(t *testing.T) {
 			want: &releaseSummary{Heading: "r2 from r1 rollback=false", Outside: 1, Waves: []releaseWaveSummary{
 				{Name: "canary", Gate: "Keep", Done: "2/2", XRs: []string{"Cluster platform/canary-gke r2>r2 Keep", "Database platform/canary-db r2>r2 Keep"}},
 				{Name: "staging", Gate: "Keep", Done: "3/3",
-					XRs: []string{"Cluster team-a/stg-eks r2>r2 Keep", "Database team-b/orders r2>r2 Keep", "XDatabase team-b/orders-x7k2q r2>r2 Keep"}},
+					XRs: []string{"Cluster team-a/stg-eks r2>r2 Keep", "Database team-b/orders r2>r2 Keep", "XDatabase team-b/orders-x7k2q r2>r2 Keep (claim Database team-b/orders)"}},
 				{Name: "production", Gate: "Adopt", Done: "0/3", Approved: true, XRs: production("Adopt", "r1>r1", "r1>r1", "r1>r1")},
 			}},
 		},
@@ -360,7 +415,7 @@ func TestFleetViewRelease(t *testing.T) {
 			want: &releaseSummary{Heading: "r2 from r1 rollback=false", Outside: 1, Waves: []releaseWaveSummary{
 				{Name: "canary", Gate: "Keep", Done: "2/2", XRs: []string{"Cluster platform/canary-gke r2>r2 Keep", "Database platform/canary-db r2>r2 Keep"}},
 				{Name: "staging", Gate: "Keep", Done: "1/3",
-					XRs: []string{"Cluster team-a/stg-eks r2>r2 Keep", "Database team-b/orders r2>r2 Keep", "XDatabase team-b/orders-x7k2q r1>r2 Keep"}},
+					XRs: []string{"Cluster team-a/stg-eks r2>r2 Keep", "Database team-b/orders r2>r2 Keep", "XDatabase team-b/orders-x7k2q r1>r2 Keep (claim Database team-b/orders)"}},
 				{Name: "production", Gate: "Halt", Failed: "Database team-b/orders", WaitsFor: []string{"Database team-b/orders", "XDatabase team-b/orders-x7k2q"},
 					Done: "0/3", XRs: production("Halt", "r1>r1", "r1>r1", "r1>r1")},
 			}},
@@ -381,7 +436,7 @@ func TestFleetViewRelease(t *testing.T) {
 				{Name: "canary", Gate: "Hold", WaitsFor: []string{"XAppEnvironment team-c/shop-q9w2e"}, Done: "0/2",
 					XRs: []string{"Cluster platform/canary-gke r2>r2 Hold", "Database platform/canary-db r2>r2 Hold"}},
 				{Name: "staging", Gate: "Hold", WaitsFor: []string{"XAppEnvironment team-c/shop-q9w2e"}, Done: "0/3",
-					XRs: []string{"Cluster team-a/stg-eks r2>r2 Hold", "Database team-b/orders r2>r2 Hold", "XDatabase team-b/orders-x7k2q r2>r2 Hold"}},
+					XRs: []string{"Cluster team-a/stg-eks r2>r2 Hold", "Database team-b/orders r2>r2 Hold", "XDatabase team-b/orders-x7k2q r2>r2 Hold (claim Database team-b/orders)"}},
 				{Name: "production", Gate: "Adopt", Done: "1/3", XRs: []string{
 					"AppEnvironment team-a/shop r2>r1 Keep", "WorkloadBudget team-c/budget r2>r2 Pinned",
 					"XAppEnvironment team-c/shop-q9w2e r2>r2 Adopt", "XCluster /ops-p4m8z r1>r1 Keep",
@@ -393,11 +448,25 @@ func TestFleetViewRelease(t *testing.T) {
 			args: args{objs: releaseFleet(nil, toR2), token: tokenAlice, now: noon,
 				refuse: apierrors.NewForbidden(releaseKind(xr.DatabaseKind).Resource.GroupResource(), "", errors.New("RBAC: access denied"))},
 			want: &releaseSummary{Heading: "r2 from r1 rollback=false",
-				Message: "The portal cannot list some of the release's XRs or Composition revisions, so the gates and verdicts here leave them out (the fleet controller's own moves do not): databases.platform.example.org is forbidden: RBAC: access denied",
+				Message: "The portal cannot list some of the release's XRs, their claims or Composition revisions, so the gates and verdicts here leave them out (the fleet controller's own moves do not): databases.platform.example.org is forbidden: RBAC: access denied",
 				Waves: []releaseWaveSummary{
 					{Name: "canary", Gate: "Adopt", Done: "0/0"},
 					{Name: "staging", Gate: "Hold", Hidden: 1, WaitsFor: []string{}, Done: "0/1", XRs: []string{"Cluster team-a/stg-eks r1>r1 Hold"}},
 					{Name: "production", Gate: "Hold", Hidden: 2, WaitsFor: []string{"Cluster team-a/stg-eks"}, Done: "0/1", XRs: []string{"AppEnvironment team-a/shop r1>r1 Hold"}},
+				}},
+		},
+		"ClaimsForbidden": {
+			reason: "When the portal may not list the Database claims, the XDatabase of a claim is decided on no claim, as the controller decides one whose claim it cannot find: it holds, and the view says the claims are left out.",
+			args: args{objs: releaseFleet(nil, toR2), token: tokenPat, now: noon,
+				refuse: apierrors.NewForbidden(fleet.ClaimKinds[1].Resource.GroupResource(), "", errors.New("RBAC: access denied")), refused: fleet.ClaimKinds[1].Resource},
+			want: &releaseSummary{Heading: "r2 from r1 rollback=false", Outside: 1,
+				Message: "The portal cannot list some of the release's XRs, their claims or Composition revisions, so the gates and verdicts here leave them out (the fleet controller's own moves do not): databases.legacy.platform.example.org is forbidden: RBAC: access denied",
+				Waves: []releaseWaveSummary{
+					{Name: "canary", Gate: "Adopt", Done: "0/2", XRs: []string{"Cluster platform/canary-gke r1>r1 Adopt", "Database platform/canary-db r1>r1 Adopt"}},
+					{Name: "staging", Gate: "Hold", WaitsFor: []string{"Cluster platform/canary-gke", "Database platform/canary-db"}, Done: "0/3",
+						XRs: []string{"Cluster team-a/stg-eks r1>r1 Hold", "Database team-b/orders r1>r1 Hold", "XDatabase team-b/orders-x7k2q r1>r1 Hold"}},
+					{Name: "production", Gate: "Hold", WaitsFor: []string{"Cluster platform/canary-gke", "Database platform/canary-db", "Cluster team-a/stg-eks", "Database team-b/orders", "XDatabase team-b/orders-x7k2q"},
+						Done: "0/3", XRs: production("Hold", "r1>r1", "r1>r1", "r1>r1")},
 				}},
 		},
 	}
@@ -405,7 +474,11 @@ func TestFleetViewRelease(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t, tc.args.objs...)
 			if tc.args.refuse != nil {
-				w.srv.Fleet = NewFleet(refusing{Interface: w.dyn, gvr: releaseKind(xr.DatabaseKind).Resource, err: tc.args.refuse}, "test", slog.New(slog.DiscardHandler))
+				refused := tc.args.refused
+				if refused.Empty() {
+					refused = releaseKind(xr.DatabaseKind).Resource
+				}
+				w.srv.Fleet = NewFleet(refusing{Interface: w.dyn, gvr: refused, err: tc.args.refuse}, "test", slog.New(slog.DiscardHandler))
 				t.Cleanup(w.srv.Fleet.Close)
 			}
 			w.srv.Fleet.now = func() time.Time { return tc.args.now }

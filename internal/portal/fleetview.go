@@ -392,11 +392,11 @@ func (s *Server) viewFor(ctx context.Context, u *User) (FleetView, error) {
 	b := fleet.BaselineOf(objs)
 	// The XRs of the release, of every kind, and what the user may see
 	// of them: only reviewed when the baseline names a release.
-	var xrs, revisions []*unstructured.Unstructured
+	var xrs, claims, revisions []*unstructured.Unstructured
 	var unreadRelease []string
 	var acc map[Access]bool
 	if b.Settings.Release != nil {
-		xrs, revisions, unreadRelease = s.Fleet.releaseState()
+		xrs, claims, revisions, unreadRelease = s.Fleet.releaseState()
 		xrs = append(slices.Clone(clusters), xrs...)
 		if acc, err = s.Fleet.reviews(ctx, s.Authz, u, xrs); err != nil {
 			return FleetView{}, err
@@ -408,7 +408,7 @@ func (s *Server) viewFor(ctx context.Context, u *User) (FleetView, error) {
 	now := s.Fleet.now()
 	view := buildView(b, clusters, func(ns string) bool { return vis[ns] }, now)
 	var wake time.Time
-	view.Release, wake = releaseView(b, xrs, revisions, func(x *unstructured.Unstructured) bool { return acc[listAccess(x)] }, unreadRelease, now)
+	view.Release, wake = releaseView(b, xrs, claims, revisions, func(x *unstructured.Unstructured) bool { return acc[listAccess(x)] }, unreadRelease, now)
 	view.wake = earlier(view.wake, wake)
 	if unread != "" {
 		// Fail loudly, not closed: the Clusters are shown, and the page

@@ -282,8 +282,9 @@ func TestInstallRBAC(t *testing.T) {
 // TestInstallRBACFleet checks the portal's ClusterRole against what the
 // fleet view reads (fleetResources): the Clusters, XClusters and baseline
 // EnvironmentConfigs of the version rollout, and for a platform release
-// the XRs of every kind it moves and the Composition revisions; each it
-// may get, list and watch, and none it may write.
+// the XRs of every kind it moves, the legacy XRs' claims and the
+// Composition revisions; each it may get, list and watch, and none it may
+// write.
 func TestInstallRBACFleet(t *testing.T) {
 	docs, err := documents(installManifest)
 	if err != nil {
@@ -300,8 +301,8 @@ func TestInstallRBACFleet(t *testing.T) {
 			t.Errorf("the fleet view reads %s: the portal's ClusterRole's verbs on it, -want, +got:\n%s", gvr.GroupResource(), diff)
 		}
 	}
-	if n := len(fleetResources()); n != 9 {
-		t.Errorf("the fleet view reads %d resources, want 9: the version rollout's three, the release's five other XR kinds and the Composition revisions", n)
+	if n := len(fleetResources()); n != 12 {
+		t.Errorf("the fleet view reads %d resources, want 12: the version rollout's three, the release's five other XR kinds, the three claim kinds and the Composition revisions", n)
 	}
 }
 

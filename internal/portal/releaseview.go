@@ -81,9 +81,14 @@ type ReleaseXRView struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
+	// Claim is, for a legacy XR of a claim, the claim whose selector
+	// selects its release ("Kind namespace/name"), which the controller
+	// writes; "" for an XR of no claim, or whose claim is not found.
+	Claim string `json:"claim,omitempty"`
 	// Runs is the release that rendered it last (status.platformRelease);
-	// Selects the one its composition revision selector selects, "" when
-	// none; Owned whether the controller wrote that selection.
+	// Selects the one its composition revision selector selects (its
+	// claim's, for an XR of a claim), "" when none; Owned whether the
+	// controller wrote that selection.
 	Runs    string `json:"runs"`
 	Selects string `json:"selects"`
 	Owned   bool   `json:"owned,omitempty"`
@@ -106,19 +111,19 @@ type ReleaseXRView struct {
 
 // releaseView is the baseline's platform release at now as a user sees
 // it: nil when the baseline sets no release keys. xrs are the XRs of every
-// kind (as SlimXR keeps them), revisions the Composition revisions of
-// releases; sees reports whether the user may see an XR (listAccess);
+// kind (as SlimXR keeps them), claims the legacy XRs' claims (as SlimClaim
+// keeps them), revisions the Composition revisions of releases; sees reports whether the user may see an XR (listAccess);
 // unread says which resources could not be read. It returns too when the
 // view changes though nothing of the fleet does: the earliest end of a
 // soak that holds an XR or a gate.
-func releaseView(b fleet.Baseline, xrs, revisions []*unstructured.Unstructured, sees func(*unstructured.Unstructured) bool, unread []string, now time.Time) (*ReleaseView, time.Time) {
+func releaseView(b fleet.Baseline, xrs, claims, revisions []*unstructured.Unstructured, sees func(*unstructured.Unstructured) bool, unread []string, now time.Time) (*ReleaseView, time.Time) {
 	rel := b.Settings.Release
 	if rel == nil {
 		return nil, time.Time{}
 	}
 	v := &ReleaseView{Target: rel.Target, From: rel.From, Rollback: rel.Rollback, Waves: []ReleaseWaveView{}}
 	if len(unread) > 0 {
-		v.Message = "The portal cannot list some of the release's XRs or Composition revisions, so the gates and verdicts here leave them out (the fleet controller's own moves do not): " + strings.Join(unread, "; ")
+		v.Message = "The portal cannot list some of the release's XRs, their claims or Composition revisions, so the gates and verdicts here leave them out (the fleet controller's own moves do not): " + strings.Join(unread, "; ")
 	}
 	objs := make([]map[string]any, 0, len(xrs))
 	byRef := make(map[rollout.Ref]*unstructured.Unstructured, len(xrs))
@@ -126,7 +131,13 @@ func releaseView(b fleet.Baseline, xrs, revisions []*unstructured.Unstructured, 
 		objs = append(objs, u.Object)
 		byRef[rollout.RefOf(u.Object)] = u
 	}
-	moves, outside, err := fleet.ReleaseMoves(b, objs, nil, fleet.ReleasesOf(revisions), now)
+	claimed := make([]map[string]any, 0, len(claims))
+	byClaim := make(map[rollout.Ref]*unstructured.Unstructured, len(claims))
+	for _, u := range claims {
+		claimed = append(claimed, u.Object)
+		byClaim[rollout.RefOf(u.Object)] = u
+	}
+	moves, outside, err := fleet.ReleaseMoves(b, objs, claimed, fleet.ReleasesOf(revisions), now)
 	v.Outside = outside
 	if err != nil {
 		v.Message = strings.TrimSpace("The release keys are invalid, so nothing moves: " + err.Error() + ". " + v.Message)
@@ -171,7 +182,7 @@ func releaseView(b fleet.Baseline, xrs, revisions []*unstructured.Unstructured, 
 			default:
 				wv.Total++
 			}
-			wv.XRs = append(wv.XRs, releaseXRView(u, mv))
+			wv.XRs = append(wv.XRs, releaseXRView(u, byClaim[mv.Claim], mv))
 		}
 		var until time.Time
 		wv.Gate, until = releaseGate(f, *rel, w, byWave[i], func(ns string) bool { return seesNS[ns] })
@@ -220,9 +231,14 @@ func releaseGate(f *rollout.Fleet, rel rollout.Release, w rollout.Wave, moves []
 }
 
 // releaseXRView is an XR of a release for the page, with the controller's
-// move on it.
-func releaseXRView(u *unstructured.Unstructured, mv rollout.Move) ReleaseXRView {
-	sel, _, _ := unstructured.NestedStringMap(u.Object, rollout.ReleaseSelection(u.GetNamespace() != "")...)
+// move on it; claim is its claim when the move names one (nil otherwise),
+// whose selection it shows.
+func releaseXRView(u, claim *unstructured.Unstructured, mv rollout.Move) ReleaseXRView {
+	selector, claimRef := u, ""
+	if claim != nil {
+		selector, claimRef = claim, mv.Claim.String()
+	}
+	sel := fleet.Selected(selector.Object)
 	status := func(typ string) bool {
 		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 		return slices.ContainsFunc(conds, func(c any) bool {
@@ -232,8 +248,8 @@ func releaseXRView(u *unstructured.Unstructured, mv rollout.Move) ReleaseXRView 
 	}
 	m := mv.Member
 	return ReleaseXRView{
-		Kind: mv.Ref.Kind, Namespace: m.Namespace, Name: mv.Ref.Name,
-		Runs: m.Runs.Release, Selects: sel[rollout.LabelRelease], Owned: fleet.Owned(u.Object),
+		Kind: mv.Ref.Kind, Namespace: m.Namespace, Name: mv.Ref.Name, Claim: claimRef,
+		Runs: m.Runs.Release, Selects: sel, Owned: fleet.Owned(selector.Object),
 		Ready: status("Ready"), Synced: status("Synced"), Stale: m.Stale, Failed: m.Failed, Reason: m.Reason, Pinned: m.Pinned,
 		Verdict: string(mv.Decision.Verdict), Message: mv.Decision.Message, Until: timeString(mv.Decision.Until), Select: mv.Select,
 	}

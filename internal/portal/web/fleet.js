@@ -195,6 +195,7 @@
   function xrRow(rel, x) {
     const ref = x.kind + ' ' + x.namespace + '/' + x.name;
     const selects = [el('span', { class: 'release-pair' }, (x.runs || 'none yet') + ' → ' + (x.selects || 'none'))];
+    if (x.claim) selects.push(el('span', { class: 'muted release-claim' }, 'on its claim ' + x.claim));
     if (x.selects && !x.owned && !x.pinned) selects.push(el('span', { class: 'muted' }, 'selected by its owner, not the rollout'));
     if (x.select && x.select !== x.selects) selects.push(el('span', { class: 'muted' }, 'the controller selects ' + x.select));
     return el('tr', { 'data-xr': ref, 'data-kind': x.kind, 'data-verdict': x.verdict, 'data-ready': String(x.ready), 'data-synced': String(x.synced), 'data-failed': String(Boolean(x.failed)) },
