@@ -1,18 +1,15 @@
 package fleet
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/yaml"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
@@ -203,11 +200,7 @@ func TestControllerReleasesClaims(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	steps := []struct {
-		reason string
-		then   func(*testing.T, *fake)
-		want   []string
-	}{
+	walkReleases(t, objs, []releaseStep{
 		{
 			reason: "No revision carries a release yet: nothing is written.",
 		},
@@ -245,26 +238,5 @@ func TestControllerReleasesClaims(t *testing.T) {
 		{
 			reason: "Nothing changed: nothing is written.",
 		},
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	dyn := newFake(true, objs...)
-	applySelections(dyn)
-	c := New(dyn, Options{XClusters: true, Served: func(schema.GroupVersionResource) bool { return true }, Clock: clocktesting.NewFakeClock(t0.Add(time.Hour))})
-	c.Lead(true)
-	c.start(ctx)
-	eventually(t, "the fleet's informers synced", c.synced)
-	c.pass(ctx) // starts the rulings' informer
-	for i, s := range steps {
-		if s.then != nil {
-			s.then(t, dyn)
-		}
-		eventually(t, "the informers hold what the API server holds", func() bool { return settled(c, dyn) })
-		mark := len(dyn.Actions())
-		c.pass(ctx)
-		got := selections(t, dyn.Actions()[mark:])
-		if diff := cmp.Diff(s.want, got, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("step %d: %s\nselections: -want, +got:\n%s", i, s.reason, diff)
-		}
-	}
+	})
 }

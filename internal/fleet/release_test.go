@@ -162,6 +162,45 @@ func selections(t *testing.T, actions []ktesting.Action) []string {
 	return out
 }
 
+// A releaseStep is a step of a release's rollout against the fake API
+// server: what changes (nothing when then is nil), and the selections the
+// next pass writes.
+type releaseStep struct {
+	reason string
+	then   func(*testing.T, *fake)
+	want   []string
+}
+
+// walkReleases runs a leading controller against a fake API server holding
+// objs (every kind served) through steps: after each step's change, once
+// its informers hold what the fake holds, a pass writes the step's
+// selections and nothing else. It returns the fake.
+func walkReleases(t *testing.T, objs []runtime.Object, steps []releaseStep) *fake {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	dyn := newFake(true, objs...)
+	applySelections(dyn)
+	c := New(dyn, Options{XClusters: true, Served: func(schema.GroupVersionResource) bool { return true }, Clock: clocktesting.NewFakeClock(t0.Add(time.Hour))})
+	c.Lead(true)
+	c.start(ctx)
+	eventually(t, "the fleet's informers synced", c.synced)
+	c.pass(ctx) // starts the rulings' informer
+	for i, s := range steps {
+		if s.then != nil {
+			s.then(t, dyn)
+		}
+		eventually(t, "the informers hold what the API server holds", func() bool { return settled(c, dyn) })
+		mark := len(dyn.Actions())
+		c.pass(ctx)
+		got := selections(t, dyn.Actions()[mark:])
+		if diff := cmp.Diff(s.want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("step %d: %s\nselections: -want, +got:\n%s", i, s.reason, diff)
+		}
+	}
+	return dyn
+}
+
 // TestControllerReleases walks a fleet of XRs of every kind through a
 // platform release's rollout, the controller against a fake API server:
 // each step changes what the XRs report (as Crossplane would once it
@@ -226,11 +265,7 @@ func TestControllerReleases(t *testing.T) {
 			}
 		}
 	}
-	steps := []struct {
-		reason string
-		then   func(*testing.T, *fake)
-		want   []string
-	}{
+	steps := []releaseStep{
 		{
 			reason: "No revision of the XRs' Compositions carries either release: nothing is written, since an XR whose selector matches no revision is not rendered at all.",
 		},
@@ -272,27 +307,7 @@ func TestControllerReleases(t *testing.T) {
 			then:   set(releaseBaseline(map[string]any{"target": "r2"})),
 		},
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	dyn := newFake(true, objs...)
-	applySelections(dyn)
-	c := New(dyn, Options{XClusters: true, Served: func(schema.GroupVersionResource) bool { return true }, Clock: clocktesting.NewFakeClock(t0.Add(time.Hour))})
-	c.Lead(true)
-	c.start(ctx)
-	eventually(t, "the fleet's informers synced", c.synced)
-	c.pass(ctx) // starts the rulings' informer
-	for i, s := range steps {
-		if s.then != nil {
-			s.then(t, dyn)
-		}
-		eventually(t, "the informers hold what the API server holds", func() bool { return settled(c, dyn) })
-		mark := len(dyn.Actions())
-		c.pass(ctx)
-		got := selections(t, dyn.Actions()[mark:])
-		if diff := cmp.Diff(s.want, got, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("step %d: %s\nselections: -want, +got:\n%s", i, s.reason, diff)
-		}
-	}
+	dyn := walkReleases(t, objs, steps)
 	// The pinned XR's spec is as it was.
 	for _, o := range objs {
 		u := o.(*unstructured.Unstructured)

@@ -113,6 +113,16 @@ func TestReleaseMemberOf(t *testing.T) {
 	// legacy is a legacy XDatabase of a claim in team-a, Ready on r1,
 	// selecting r3 itself: the claim's copy, never read.
 	legacy := func() map[string]any { return xrOf("XDatabase", "", "db-x7k2p", "canary", "r1", "r3", true, true) }
+	// onClaim is legacy()'s Member, of its claim in team-a, asking for
+	// asks, as change changes it (when not nil).
+	onClaim := func(asks string, change func(*Member)) Member {
+		m := Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary", Runs: Target{Release: "r1"}, Asks: Target{Release: asks}, Ready: true}
+		if change != nil {
+			change(&m)
+		}
+		return m
+	}
+	pinned := func(m *Member) { m.Pinned = true }
 	cases := map[string]struct {
 		reason string
 		obj    map[string]any
@@ -146,32 +156,28 @@ func TestReleaseMemberOf(t *testing.T) {
 			obj:    legacy(),
 			claim:  func(o map[string]any) map[string]any { return claimFor(o, "team-a", "db", "r2") },
 			owned:  ours,
-			want: Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary",
-				Runs: Target{Release: "r1"}, Asks: Target{Release: "r2"}, Ready: true},
+			want:   onClaim("r2", nil),
 		},
 		"ClaimNotOurs": {
 			reason: "A selection on the claim the controller did not write (its owner's) is not the rollout's: the XR asks for what it runs.",
 			obj:    legacy(),
 			claim:  func(o map[string]any) map[string]any { return byTenant(claimFor(o, "team-a", "db", "r2")) },
 			owned:  ours,
-			want: Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary",
-				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true},
+			want:   onClaim("r1", nil),
 		},
 		"ClaimSelectsNothing": {
 			reason: "A claim that selects no release: the XR asks for what it runs, whatever its own selector says.",
 			obj:    legacy(),
 			claim:  func(o map[string]any) map[string]any { return claimFor(o, "team-a", "db", "") },
 			owned:  ours,
-			want: Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary",
-				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true},
+			want:   onClaim("r1", nil),
 		},
 		"ClaimManual": {
 			reason: "A claim whose update policy is Manual pins its XR's release: Crossplane applies the policy over the XR's.",
 			obj:    legacy(),
 			claim:  func(o map[string]any) map[string]any { return manualClaim(claimFor(o, "team-a", "db", "r2")) },
 			owned:  ours,
-			want: Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary", Pinned: true,
-				Runs: Target{Release: "r1"}, Asks: Target{Release: "r2"}, Ready: true},
+			want:   onClaim("r2", pinned),
 		},
 		"ClaimPaused": {
 			reason: "A paused claim syncs nothing to its XR: pinned.",
@@ -181,8 +187,7 @@ func TestReleaseMemberOf(t *testing.T) {
 				c["metadata"].(map[string]any)["annotations"] = map[string]any{AnnotationPaused: "true"}
 				return c
 			},
-			want: Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary", Pinned: true,
-				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true},
+			want: onClaim("r1", pinned),
 		},
 		"ClaimDeleting": {
 			reason: "A claim being deleted deletes its XR: the XR is deleting.",
@@ -192,8 +197,7 @@ func TestReleaseMemberOf(t *testing.T) {
 				c["metadata"].(map[string]any)["deletionTimestamp"] = "2026-12-01T10:00:00Z"
 				return c
 			},
-			want: Member{Name: "db-x7k2p", Namespace: "team-a", Cloud: "gcp", Kind: "XDatabase", Wave: "canary", Deleting: true,
-				Runs: Target{Release: "r1"}, Asks: Target{Release: "r1"}, Ready: true},
+			want: onClaim("r1", func(m *Member) { m.Deleting = true }),
 		},
 		"Paused": {
 			reason: "A paused XR never reconciles: pinned.",
