@@ -352,8 +352,10 @@ func TestControllerRulesWithoutAReleaseKind(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			cluster := kindOf(xr.ClusterKind)
-			objs := append(fleet()[1:], releaseBaseline(map[string]any{"target": "r2", "from": "r1"}),
-				releaseXR(cluster, "team-a", "rc", "canary", "r1", true), revision(cluster, "r1"), revision(cluster, "r2"))
+			// The fleet, its baseline with release keys, and a canary
+			// Cluster that a release moves.
+			objs := slices.Concat(fleet()[1:], []runtime.Object{releaseBaseline(map[string]any{"target": "r2", "from": "r1"}),
+				releaseXR(cluster, "team-a", "rc", "canary", "r1", true), revision(cluster, "r1"), revision(cluster, "r2")})
 			dyn := newFake(true, objs...)
 			applySelections(dyn)
 			dyn.PrependReactor("list", tc.forbidden.Resource, func(a ktesting.Action) (bool, runtime.Object, error) {
