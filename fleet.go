@@ -105,9 +105,10 @@ func (c *FleetRunCmd) Run() error {
 }
 
 // served asks until it knows whether the API server serves each of gvrs
-// (the XR kinds, the claim kinds, Composition revisions): reading a fleet without XClusters
-// while they exist would rule on too few Clusters, and an informer of a
-// kind that is not served would never list, and hold every pass.
+// (the XR kinds, the claim kinds, Composition revisions): reading a fleet
+// without XClusters while they exist would rule on too few Clusters, and
+// an informer of a kind that is not served would never list, and hold
+// every pass.
 func served(ctx context.Context, cfg *rest.Config, log *slog.Logger, gvrs []schema.GroupVersionResource) (map[schema.GroupVersionResource]bool, error) {
 	out := make(map[schema.GroupVersionResource]bool, len(gvrs))
 	for _, gvr := range gvrs {

@@ -141,12 +141,12 @@ func SelectionPatch(k Kind, obj map[string]any, release string) ([]byte, error) 
 // one and every informer a release reads has listed: it decides every XR
 // (rollout.Moves) and applies each selection that differs from the one it
 // wrote, to the XR or, for a legacy XR of a claim, to its claim
-// (rollout.Move.Claim), in the order Moves gives (the earliest wave first; the last first
-// for a rollback), at most MaxSelectionsPerPass writes that succeed; and
-// only where a Composition revision of the XR's Composition carries the
-// release selected, since an XR whose selector matches no revision is not
-// rendered at all (otherwise the XR keeps its selection, and the log says
-// why). Release keys that are wrong move nothing, and say so once. Each
+// (rollout.Move.Claim), in the order Moves gives (the earliest wave
+// first; the last first for a rollback), at most MaxSelectionsPerPass
+// writes that succeed; and only where a Composition revision of the XR's
+// Composition carries the release selected, since an XR whose selector
+// matches no revision is not rendered at all (otherwise the XR keeps its
+// selection, and the log says why). Release keys that are wrong move nothing, and say so once. Each
 // XR's decision is logged when it changes. It returns when to pass again
 // though nothing changes: the earliest end of a soak that holds an XR, the
 // next interval when more wait their turn, or retryAfter when a write
