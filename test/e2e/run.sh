@@ -23,7 +23,8 @@
 # PORTAL_BROWSER=required to fail, not skip, the portal's page test when no
 # Chromium is found (installed from Debian then, as root), E2E_ONLY to run
 # only some scenarios (comma-separated: budget, gcp, aws, azure, legacy,
-# portal, rollout, release; all by default), FLEET_ROLLOUT=0 to run the fleet
+# portal, rollout, release; all by default), E2E_TIMEOUT how long each
+# step of a scenario may take (5m; 8m on Crossplane v2.3), FLEET_ROLLOUT=0 to run the fleet
 # without its rollout across waves, FLEET_ROLLOUT_TIMEOUT (20m) how long
 # that rollout may take, FLEET_CONTROLLER_ARGS more flags for the fleet
 # controller (function-cluster-platform fleet run).
@@ -366,7 +367,11 @@ if [ -z "${FLEET:-}" ] || [ -n "${SCENARIOS:-}" ]; then
   curl -sf http://127.0.0.1:18100/healthz >/dev/null
   log "portal serving on 127.0.0.1:18100 as the user portal with the roles of examples/install/portal/portal.yaml"
 
-  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -only="${E2E_ONLY:-}" -work="$WORK" -tokens="$P/tokens.csv" -portal-screenshot="$WORK/portal.png" 2>&1 | tee "$WORK/driver.log"
+  # Each step of a scenario may take E2E_TIMEOUT: 5 minutes, 8 on
+  # Crossplane v2.3, which does not watch EnvironmentConfigs, so that a
+  # Ready Cluster sees a new version only at its ready TTL (5 minutes).
+  case "${XP_VERSION:-}" in v2.3.*) step=8m ;; *) step=5m ;; esac
+  "$WORK/e2e" -kubeconfig="$KUBECONFIG" -examples=examples -only="${E2E_ONLY:-}" -work="$WORK" -timeout="${E2E_TIMEOUT:-$step}" -tokens="$P/tokens.csv" -portal-screenshot="$WORK/portal.png" 2>&1 | tee "$WORK/driver.log"
 fi
 if [ -n "${FLEET:-}" ]; then
   log "the fleet: $FLEET XRs"
