@@ -257,10 +257,11 @@ func dayTwoCases() []dayTwo {
 		dayTwo{attack: attack{name: "azure-system-pool-cycles", example: "azure/cluster.yaml", env: envSet("cloud-azure.yaml", "azure.systemPool.size", "medium")},
 			check: wants("cluster", "spec.forProvider.defaultNodePool.vmSize", "Standard_D4s_v5")},
 		// Private nodes: made public, GKE keeps its private nodes and
-		// their Cloud NAT, and opens the endpoint in place; made private,
-		// a public cluster would need the control plane's range, which
-		// GKE sets only at creation: refused.
-		dayTwo{attack: attack{name: "gcp-private-to-public", example: "gcp/cluster.yaml", xr: set("spec.parameters.privateCluster", false)},
+		// their Cloud NAT, and opens the endpoint in place; the private
+		// zone, which holds records, is held for its owner to remove;
+		// made private, a public cluster would need the control plane's
+		// range, which GKE sets only at creation: refused.
+		dayTwo{attack: attack{name: "gcp-private-to-public", example: "gcp/cluster.yaml", xr: set("spec.parameters.privateCluster", false), held: []string{"private-dns-zone"}},
 			check: all(wants("cluster", "spec.forProvider.privateClusterConfig.enablePrivateNodes", true), wants("cluster", "spec.forProvider.privateClusterConfig.enablePrivateEndpoint", false),
 				wants("nat", "spec.forProvider.sourceSubnetworkIpRangesToNat", "ALL_SUBNETWORKS_ALL_IP_RANGES"))},
 		dayTwo{attack: attack{name: "gcp-public-to-private", example: "gcp/legacy.yaml", xr: set("spec.parameters.privateCluster", true),

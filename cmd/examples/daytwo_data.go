@@ -47,7 +47,10 @@ func dataDayTwoCases() []dayTwo {
 				wants("parameter-group-postgres16", "spec.forProvider.family", "postgres16"))
 			out = append(out, dayTwo{attack: attack{name: "aws-database-major-group-ready", example: db, xr: set("spec.parameters.version", "17")},
 				observed: newGroupReady,
-				check: all(wants("instance", f[0], "17"), wants("instance", "spec.forProvider.allowMajorVersionUpgrade", true),
+				// 17.5: the newest minor of 17 that RDS lists as a
+				// target of the 16.4 the instance runs
+				// (internal/clouds/aws/rdsupgrades.go).
+				check: all(wants("instance", f[0], "17.5"), wants("instance", "spec.forProvider.allowMajorVersionUpgrade", true),
 					wants("instance", "spec.forProvider.parameterGroupNameSelector.matchLabels", map[string]any{"platform.example.org/resource": "parameter-group-postgres17"}),
 					wants("parameter-group-postgres16", "spec.forProvider.family", "postgres16"))})
 		}

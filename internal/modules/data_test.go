@@ -89,10 +89,9 @@ var specEdits = map[string][]specEdit{
 		{path: "spec.parameters.location", value: "elsewhere-1"},
 		// The documented statement that removes the zones (docs/api.md).
 		{path: "spec.parameters.createDnsZones", value: false, removes: []string{"public-dns-zone", "private-dns-zone"}},
-		// The documented statement that removes the private zone with
-		// the egress (docs/safety.md, removal authority); GKE keeps its
-		// private nodes and their NAT.
-		{path: "spec.parameters.privateCluster", value: false, removes: []string{"private-dns-zone"}},
+		// Made public, a cluster keeps its private zone (docs/safety.md,
+		// removal authority); GKE keeps its private nodes and their NAT.
+		{path: "spec.parameters.privateCluster", value: false},
 		{path: "spec.parameters.version", value: "1.20"},
 		{path: "spec.parameters.network", value: map[string]any{"cidr": "10.99.0.0/16"}},
 		{path: "spec.parameters.parentZone", value: nil},

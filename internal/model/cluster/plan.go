@@ -480,8 +480,10 @@ func (p *Plan) dnsAutomation(releases []Release, s *Settings) []component.Compon
 // label, the step's Input) may add and update composed resources but never
 // withdraw one. So a component is removed by the spec only when the spec
 // states it (a pool left out of spec.parameters.pools, privateCluster:
-// false, createDnsZones: false, a chart disabled in the XR, a budget
-// removed); a component that another input stopped rendering is held.
+// false for the NAT, createDnsZones: false, a chart disabled in the XR, a
+// budget removed); a component that another input stopped rendering is
+// held. A zone goes only when the spec removes zones (DESIGN.md: data goes
+// only by an explicit removal), not with the privacy it served.
 func (p *Plan) Removal(id string) component.Removal {
 	par := p.x.Parameters
 	zonesOff := par.CreateDNSZones != nil && !*par.CreateDNSZones
@@ -517,10 +519,12 @@ func (p *Plan) Removal(id string) component.Removal {
 		switch {
 		case zonesOff:
 			return component.Removal{BySpec: true, Why: "spec.parameters.createDnsZones is false"}
+		// A zone holds records: a cluster made public keeps its private
+		// zone until its owner removes the zones, or names it.
 		case id == "dns/private" && publicBySpec:
-			return component.Removal{BySpec: true, Why: "spec.parameters.privateCluster is false"}
+			return component.Removal{Why: "spec.parameters.privateCluster is false, which opens the cluster but does not remove a zone", Confirm: "set spec.parameters.createDnsZones to false"}
 		case id == "dns/private" && !p.Cluster.Private:
-			return component.Removal{Why: "the environment's privateCluster is false", Confirm: "set spec.parameters.privateCluster to false or spec.parameters.createDnsZones to false"}
+			return component.Removal{Why: "the environment's privateCluster is false", Confirm: "set spec.parameters.createDnsZones to false"}
 		}
 		return component.Removal{Why: "spec.parameters.domain is not set", Confirm: "set spec.parameters.createDnsZones to false"}
 	case strings.HasPrefix(id, "release/"):

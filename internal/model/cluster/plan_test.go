@@ -442,9 +442,9 @@ func TestRemoval(t *testing.T) {
 			want:   want{bySpec: true},
 		},
 		"PrivateZoneWhenPublicBySpec": {
-			reason: "A cluster the spec makes public has no private zone.",
+			reason: "A cluster the spec makes public keeps its private zone, which holds records, until its owner removes the zones or names it.",
 			args:   args{params: xr.Parameters{CreateDNSZones: on, Domain: "a.example.com", PrivateCluster: off}, id: "dns/private"},
-			want:   want{bySpec: true},
+			want:   want{confirm: true},
 		},
 		"PrivateZoneWhenPublicByEnvironment": {
 			reason: "A cluster the environment makes public keeps its private zone.",

@@ -248,7 +248,7 @@ func TestScenarios(t *testing.T) {
 			XR:     fntest.AzureXR(),
 			Steps: []fntest.Step{
 				converged,
-				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"private-dns-zone", "private-dns-zone-link"}, Check: fntest.Desires("cluster", "nodepool-gpu", "nat")},
+				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Check: fntest.All(fntest.Desires("cluster", "nodepool-gpu", "nat"), fntest.Held("private-dns-zone", "private-dns-zone-link"))},
 				{Name: "the NAT gateway goes", Removes: []string{"nat", "nat-public-ip", "nat-subnet-association"}},
 				fntest.ConvergeStep("settles"),
 				{Name: "private again", Spec: fntest.Edit("spec.parameters.privateCluster", true), Check: fntest.Desires("nat")},
@@ -307,7 +307,7 @@ func TestScenarios(t *testing.T) {
 			XR:     fntest.AzureXR(),
 			Steps: []fntest.Step{
 				converged,
-				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"private-dns-zone", "private-dns-zone-link"}},
+				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Check: fntest.Held("private-dns-zone", "private-dns-zone-link")},
 				{Name: "outbound through the load balancer", Removes: []string{"nat", "nat-public-ip", "nat-subnet-association"}},
 			},
 		},

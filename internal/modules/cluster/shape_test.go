@@ -163,8 +163,8 @@ func TestNetworkShapeAndCapacityType(t *testing.T) {
 			Reason: "Made public, EKS node groups rotate to the public subnets; the NAT gateway and the private route stay while a node group still runs behind them, and go with the last.",
 			XR:     fntest.AWSXR(),
 			Steps: []fntest.Step{converged,
-				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"private-dns-zone"}, Check: fntest.All(
-					fntest.Desires("nat", "nat-eip", "private-route"),
+				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Check: fntest.All(
+					fntest.Desires("nat", "nat-eip", "private-route"), fntest.Held("private-dns-zone"),
 					fntest.Warns("still run in the private subnets, behind the NAT gateway"),
 					fntest.Condition("Upgrading", "TRUE", "NodePoolRotation"))},
 				{Name: "general rotated", Check: fntest.All(fntest.Lacks("nodepool-general"), fntest.Desires("nodepool-gpu", "nat", "nat-eip", "private-route"))},
@@ -178,11 +178,12 @@ func TestNetworkShapeAndCapacityType(t *testing.T) {
 			Reason: "Made public, an AKS cluster moves its outbound type to the load balancer in place; the NAT gateway and its subnet association stay until the cluster reports it, so that the nodes never lose their egress.",
 			XR:     fntest.AzureXR(),
 			Steps: []fntest.Step{converged,
-				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"private-dns-zone", "private-dns-zone-link"}, Hold: true, Check: fntest.All(
+				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Hold: true, Check: fntest.All(
+					fntest.Held("private-dns-zone", "private-dns-zone-link"),
 					fntest.Field("cluster", "spec.forProvider.networkProfile.outboundType", "loadBalancer"),
 					fntest.Desires("nat", "nat-public-ip", "nat-subnet-association"),
 					fntest.Warns("still sends its outbound traffic through the NAT gateway"))},
-				{Name: "cluster reports the load balancer", Removes: []string{"nat", "nat-public-ip", "nat-subnet-association", "private-dns-zone", "private-dns-zone-link"}, World: func(w *fntest.World) {
+				{Name: "cluster reports the load balancer", Removes: []string{"nat", "nat-public-ip", "nat-subnet-association"}, World: func(w *fntest.World) {
 					observe("cluster", "spec.forProvider.networkProfile.outboundType", "loadBalancer")(w)
 					observe("cluster", "status.atProvider.networkProfile.outboundType", "loadBalancer")(w)
 				}, Check: fntest.Lacks("nat", "nat-public-ip", "nat-subnet-association")},
@@ -193,8 +194,8 @@ func TestNetworkShapeAndCapacityType(t *testing.T) {
 			XR:     fntest.GCPXR(fntest.Set("spec.parameters.privateCluster", true)),
 			Steps: []fntest.Step{
 				{Name: "converge with a private endpoint", World: envPrivateEndpoint, Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.Field("cluster", pcc, gkePrivate(true)))},
-				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"private-dns-zone"}, Check: fntest.All(
-					fntest.Field("cluster", pcc, gkePrivate(false)),
+				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Check: fntest.All(
+					fntest.Field("cluster", pcc, gkePrivate(false)), fntest.Held("private-dns-zone"),
 					fntest.Desires("nat", "router"),
 					fntest.Warns("spec.parameters.privateCluster is false, but the GKE cluster keeps its private nodes"))},
 				{Name: "settled", Converge: true, Check: fntest.All(fntest.IsReady(true), fntest.Field("cluster", pcc, gkePrivate(false)), fntest.Desires("nat", "router"))},
@@ -226,7 +227,7 @@ func TestNetworkShapeAndCapacityType(t *testing.T) {
 			Reason: "Overrides reach the same fields of a cluster made public: its endpoint, which GKE changes in place, is made private again; its control plane range, which GKE sets only at creation, is a Fatal naming the override, old and new.",
 			XR:     fntest.GCPXR(fntest.Set("spec.parameters.privateCluster", true)),
 			Steps: []fntest.Step{converged,
-				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"private-dns-zone"}, Check: fntest.Field("cluster", pcc, gkePrivate(false))},
+				{Name: "public", Spec: fntest.Edit("spec.parameters.privateCluster", false), Check: fntest.All(fntest.Field("cluster", pcc, gkePrivate(false)), fntest.Held("private-dns-zone"))},
 				{Name: "endpoint overridden", Spec: fntest.Edit("spec.parameters.overrides", map[string]any{"cluster": map[string]any{"spec": map[string]any{"forProvider": map[string]any{
 					"privateClusterConfig": map[string]any{"enablePrivateEndpoint": true}}}}}),
 					Check: fntest.All(fntest.Field("cluster", pcc+".enablePrivateEndpoint", true), fntest.Field("cluster", pcc+".enablePrivateNodes", true))},

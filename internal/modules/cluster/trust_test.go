@@ -50,13 +50,13 @@ func TestTrustBoundary(t *testing.T) {
 	scenarios := map[string]fntest.Scenario{
 		// Removal authority: the environment never withdraws.
 		"EnvironmentMakesClusterPublic": {
-			Reason: "A baseline privateCluster: false holds the NAT gateway and the private zone of every XR that leaves privateCluster to the environment (on AKS, whose outbound type changes in place; GKE keeps its private nodes and their NAT); the owner's privateCluster: false removes them.",
+			Reason: "A baseline privateCluster: false holds the NAT gateway and the private zone of every XR that leaves privateCluster to the environment (on AKS, whose outbound type changes in place; GKE keeps its private nodes and their NAT); the owner's privateCluster: false removes the NAT, and the zone, which holds records, only when the owner names it.",
 			XR:     fntest.AzureXR(),
 			Steps: []fntest.Step{
 				converged,
 				{Name: "baseline goes public", World: fntest.EnvEdit("cluster-platform-baseline", "privateCluster", false), Check: fntest.All(
 					fntest.Held("private-dns-zone", "private-dns-zone-link"), fntest.Desires("nat", "nat-public-ip", "nat-subnet-association"),
-					fntest.ConditionMentions("RemovalsSettled", "set spec.parameters.privateCluster to false"),
+					fntest.ConditionMentions("RemovalsSettled", "the environment's privateCluster is false; to remove it, set spec.parameters.createDnsZones to false"),
 					func(t *testing.T, rsp *fnv1.RunFunctionResponse) {
 						t.Helper()
 						for _, r := range rsp.GetResults() {
@@ -67,7 +67,9 @@ func TestTrustBoundary(t *testing.T) {
 					},
 				)},
 				{Name: "settles, still held", Converge: true, Check: fntest.All(fntest.Held("nat", "nat-public-ip", "nat-subnet-association", "private-dns-zone"), fntest.Desires("private-dns-zone-link"))},
-				{Name: "the owner confirms", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"nat", "nat-public-ip", "nat-subnet-association", "private-dns-zone", "private-dns-zone-link"}, Check: fntest.Condition("RemovalsSettled", "TRUE", "NothingHeld")},
+				{Name: "the owner confirms", Spec: fntest.Edit("spec.parameters.privateCluster", false), Removes: []string{"nat", "nat-public-ip", "nat-subnet-association"}, Check: fntest.All(
+					fntest.Held("private-dns-zone", "private-dns-zone-link"), fntest.ConditionMentions("RemovalsSettled", "set spec.parameters.createDnsZones to false"))},
+				{Name: "the owner names the zone", Spec: fntest.Edit("spec.parameters.confirmRemovals", []any{"private-dns-zone", "private-dns-zone-link"}), Removes: []string{"private-dns-zone", "private-dns-zone-link"}, Check: fntest.Condition("RemovalsSettled", "TRUE", "NothingHeld")},
 			},
 		},
 		"EnvironmentRemovesDefaultPool": {
