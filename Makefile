@@ -24,8 +24,8 @@ CROSSPLANE    := $(BIN)/crossplane
 # The crossplane CLI (cmd/crank) is pinned in tools/go.mod.
 XP_CLI_VERSION := $(shell awk '$$1=="github.com/crossplane/crossplane/v2"{print $$2; exit}' tools/go.mod)
 # The Crossplane core make e2e and make fleet build and run
-# (test/e2e/build-tools.sh): XP_VERSION=v2.3.4 make e2e, or
-# make e2e XP_VERSION=v2.3.4, selects another (docs/e2e.md).
+# (test/e2e/build-tools.sh): XP_VERSION=v2.3.5 make e2e, or
+# make e2e XP_VERSION=v2.3.5, selects another (docs/e2e.md).
 XP_VERSION    ?= v2.4.0
 CRDS          ?= ../shared/crds
 OUT           := _output

@@ -12,11 +12,21 @@ OUT=${OUT:?where the binaries go}
 K8S=${K8S_VERSION:-v1.35.1}
 STAGING=${STAGING_VERSION:-v0.35.1}
 XPV=${XP_VERSION:-v2.4.0}
+# Crossplane v2.3.5 requires crossplane-runtime/v2 v2.3.4 and apis/v2 v2.3.5,
+# whose .zip the module proxy refused (403) on 2026-12-02 and 2026-12-03: it
+# is built with the previous patch of each, which the proxy serves (make e2e
+# passed on it on 2026-12-02, docs/e2e.md). An XP_REPLACE of the caller's,
+# even an empty one, wins.
+if [ "$XPV" = v2.3.5 ] && [ -z "${XP_REPLACE+set}" ]; then
+  XP_REPLACE="github.com/crossplane/crossplane-runtime/v2@v2.3.4=github.com/crossplane/crossplane-runtime/v2@v2.3.3 github.com/crossplane/crossplane/apis/v2@v2.3.5=github.com/crossplane/crossplane/apis/v2@v2.3.4"
+fi
 # v1.2.1 is the newest release whose dependencies the module proxy serves
 # (2026-11-28: v1.3.1 needs github.com/nebius/gosdk v0.2.28, v1.4.x a
 # crossplane-runtime/v2 v2.5.0-rc pseudo-version; both refused, 403; v1.4.1
 # with that runtime replaced still needs crossplane/apis/v2 v2.4.1 and
-# nebius/gosdk, of which no version is served; the same on 2026-11-29).
+# nebius/gosdk, of which no version is served; the same on 2026-11-29;
+# on 2026-12-02 and 2026-12-03 nebius/gosdk v0.2.28's .mod is served, its
+# .zip still refused).
 PKV=${PK_VERSION:-v1.2.1}
 B=${BUILD_DIR:-$OUT/build}
 # The control plane's parts are test infrastructure, not what ships: they
@@ -125,9 +135,8 @@ if grep -q 'crossplane/crossplane/apis/v2' "$(go env GOMODCACHE)/cache/download/
   go mod edit -require="github.com/crossplane/crossplane/apis/v2@$XPV"
 fi
 # XP_REPLACE (module@version=module@version ...) builds Crossplane with a
-# dependency the module proxy refuses replaced by one it serves, e.g.
-# v2.3.5's crossplane-runtime/v2 v2.3.4 (403 on 2026-12-02) by v2.3.3; the
-# stamp records it, so such a build is never taken for the release itself.
+# dependency the module proxy refuses replaced by one it serves; the stamp
+# records it, so such a build is never taken for the release itself.
 for r in ${XP_REPLACE:-}; do go mod edit -replace="$r"; done
 go mod tidy
 go build -ldflags "-s -w -X github.com/crossplane/crossplane/v2/internal/version.version=$XPV" -o "$OUT/crossplane" github.com/crossplane/crossplane/v2/cmd/crossplane
