@@ -20,18 +20,22 @@ import (
 
 // PreviewCmd previews XRs in process (package preview).
 type PreviewCmd struct {
-	Files      []string `arg:"" optional:"" help:"XR or claim files (any module, namespaced or legacy)."`
-	Env        []string `help:"EnvironmentConfig files or folders." placeholder:"PATH"`
-	Required   []string `help:"Other objects the XRs' requirements may name (spend ConfigMaps, the Cluster a Database joins): files or folders." placeholder:"PATH"`
-	Observed   string   `help:"The observed composed resources of the (one) XR: also plan one reconcile against them." placeholder:"FILE"`
-	Output     string   `short:"o" enum:"table,yaml,observed" default:"table" help:"table: one line per composed resource; yaml: the converged stack; observed: the composed resources as the providers would report them once converged (for crossplane render --observed-resources)."`
-	Fleet      string   `help:"A folder of XRs (observed resources, when known, in <folder>/observed/<file>): plan each under --env and under --env-new; when the change moves the Kubernetes version or a chart's version, or --env-new sets rollout.waves, also show the rollout's waves, their gates and their Clusters per cloud." placeholder:"DIR"`
-	EnvNew     []string `help:"With --fleet: the changed EnvironmentConfigs." placeholder:"PATH"`
-	JSON       bool     `help:"With --fleet: print the report as JSON (the rollout's waves under rollout.waves)."`
-	Now        string   `help:"With --fleet: the time the fleet controller's rulings are made at (RFC 3339), which the waves' soaks are measured against; empty: the current time. 0001-01-01T00:00:00Z is no clock: no soak has passed." placeholder:"TIME"`
-	Release    string   `help:"With --fleet, instead of --env-new: a new platform release to render every XR with beside the current one, from the same observed state under --env: its function binary (started on a free loopback port) or the address (host:port) of a running function that serves gRPC without TLS. The report says per XR whether the two renders differ (the composed resources, the XR's status and conditions), what the new release adds, changes (field, old -> new), holds and would remove, which changes the cloud could make only by replacement, and which XRs it refuses with a Fatal." placeholder:"BINARY|HOST:PORT"`
-	Current    string   `help:"With --release: the current release, named as --release names it; empty: this binary, in process." placeholder:"BINARY|HOST:PORT"`
-	EnvContext bool     `help:"Deliver the EnvironmentConfigs merged into the pipeline context, as function-environment-configs does for the two-step and compat Compositions (selected by the labels baseline, cloud and planeType alone)."`
+	Files    []string `arg:"" optional:"" help:"XR or claim files (any module, namespaced or legacy)."`
+	Env      []string `help:"EnvironmentConfig files or folders." placeholder:"PATH"`
+	Required []string `help:"Other objects the XRs' requirements may name (spend ConfigMaps, the Cluster a Database joins): files or folders." placeholder:"PATH"`
+	Observed string   `help:"The observed composed resources of the (one) XR: also plan one reconcile against them." placeholder:"FILE"`
+	Output   string   `short:"o" enum:"table,yaml,observed" default:"table" help:"table: one line per composed resource; yaml: the converged stack; observed: the composed resources as the providers would report them once converged (for crossplane render --observed-resources)."`
+	Fleet    string   `help:"A folder of XRs (observed resources, when known, in <folder>/observed/<file>): plan each under --env and under --env-new; when the change moves the Kubernetes version or a chart's version, or --env-new sets rollout.waves, also show the rollout's waves, their gates and their Clusters per cloud." placeholder:"DIR"`
+	EnvNew   []string `help:"With --fleet: the changed EnvironmentConfigs." placeholder:"PATH"`
+	JSON     bool     `help:"With --fleet: print the report as JSON (the rollout's waves under rollout.waves)."`
+	Now      string   `help:"With --fleet: the time the fleet controller's rulings are made at (RFC 3339), which the waves' soaks are measured against; empty: the current time. 0001-01-01T00:00:00Z is no clock: no soak has passed." placeholder:"TIME"`
+	Release  string   `help:"With --fleet, instead of --env-new: a new platform release to render every XR with beside the current one, from the same observed state under --env: its function binary (started on a free loopback port) or the address (host:port) of a running function that serves gRPC without TLS. The report says per XR whether the two renders differ (the composed resources, the XR's status and conditions), what the new release adds, changes (field, old -> new), holds and would remove, which changes the cloud could make only by replacement, and which XRs it refuses with a Fatal." placeholder:"BINARY|HOST:PORT"`
+	Current  string   `help:"With --release: the current release, named as --release names it; empty: this binary, in process." placeholder:"BINARY|HOST:PORT"`
+	// Compositions and ReleaseCompositions are the two releases'
+	// Compositions (preview.Side).
+	Compositions        []string `help:"With --fleet and --release or --release-compositions: the current release's Compositions (files or folders): each XR is rendered with its step Input, the resources its step requires and its EnvironmentConfigs step, as the Composition its compositionRef names (or the only one of its kind it selects) has them; empty: each kind's shipped step." placeholder:"PATH"`
+	ReleaseCompositions []string `help:"With --fleet and --compositions: the new release's Compositions (files or folders); with no --release, a release that changes only its Compositions, rendered by the current function. Empty: the current release's." placeholder:"PATH"`
+	EnvContext          bool     `help:"Deliver the EnvironmentConfigs merged into the pipeline context, as function-environment-configs does for the two-step and compat Compositions (selected by the labels baseline, cloud and planeType alone)."`
 
 	// out is where the preview goes; progress, the progress bar and the
 	// warnings about the files read.
@@ -75,7 +79,7 @@ func (c *PreviewCmd) Run() error {
 		return err
 	}
 	run := runner()
-	if c.Fleet != "" && (c.Release != "" || c.next != nil) {
+	if c.Fleet != "" && (c.Release != "" || c.next != nil || len(c.ReleaseCompositions) > 0) {
 		return c.release(run, w)
 	}
 	if c.Fleet != "" {
@@ -211,7 +215,8 @@ func loadFleet(dir string) ([]preview.FleetXR, error) {
 }
 
 // release renders every XR of the folder with the current release and
-// with the new one (--release), under --env, and reports what differs.
+// with the new one (--release, --release-compositions), under --env, and
+// reports what differs.
 func (c *PreviewCmd) release(run preview.Runner, w preview.World) (err error) {
 	if len(c.EnvNew) > 0 {
 		return fmt.Errorf("--release previews a new release under the same environment: leave out --env-new (preview one change at a time)")
@@ -232,23 +237,41 @@ func (c *PreviewCmd) release(run preview.Runner, w preview.World) (err error) {
 			err = errors.Join(err, r.Close())
 		}
 	}()
-	next := c.next
-	if next == nil {
-		if next, err = open(c.Release); err != nil {
+	if len(c.ReleaseCompositions) > 0 && len(c.Compositions) == 0 {
+		return fmt.Errorf("--release-compositions needs --compositions, the current release's Compositions, to render both releases alike")
+	}
+	current, next := preview.Side{}, preview.Side{Run: c.next}
+	if len(c.Compositions) > 0 {
+		if current.Compositions, err = preview.LoadCompositions(c.Compositions); err != nil {
+			return fmt.Errorf("--compositions: %w", err)
+		}
+		next.Compositions = current.Compositions
+	}
+	if len(c.ReleaseCompositions) > 0 {
+		if next.Compositions, err = preview.LoadCompositions(c.ReleaseCompositions); err != nil {
+			return fmt.Errorf("--release-compositions: %w", err)
+		}
+	}
+	if next.Run == nil && c.Release != "" {
+		if next.Run, err = open(c.Release); err != nil {
 			return err
 		}
 	}
-	if c.Current != "" {
-		if run, err = open(c.Current); err != nil {
+	if current.Run = run; c.Current != "" {
+		if current.Run, err = open(c.Current); err != nil {
 			return err
 		}
+	}
+	if next.Run == nil {
+		// Only the Compositions change: the current function renders both.
+		next.Run = current.Run
 	}
 	xrs, err := loadFleet(c.Fleet)
 	if err != nil {
 		return err
 	}
 	bar, n := newProgress(c.progress, len(xrs)), 0
-	impacts, err := preview.Release(run, next, w, xrs, func() { n++; bar.set(n) })
+	impacts, err := preview.Release(current, next, w, xrs, func() { n++; bar.set(n) })
 	if err != nil {
 		return err
 	}

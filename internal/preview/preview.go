@@ -20,9 +20,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/types/known/structpb"
 
-	"github.com/seed-6471616d/function-cluster-platform/internal/envcfg"
 	"github.com/seed-6471616d/function-cluster-platform/internal/fleet"
-	"github.com/seed-6471616d/function-cluster-platform/internal/modules"
 	"github.com/seed-6471616d/function-cluster-platform/internal/object"
 	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 	"github.com/seed-6471616d/function-cluster-platform/internal/simulate"
@@ -46,6 +44,11 @@ type World struct {
 	// the compat Compositions (selected by their layer labels alone),
 	// rather than as the shipped Composition's required resources.
 	InContext bool
+	// Compositions, when set, are the Compositions the XRs are composed
+	// with (a release's): each XR's step Input, the resources its step
+	// requires and whether EnvironmentConfigs come in the context are its
+	// Composition's, not the shipped step's (InContext is then unused).
+	Compositions []xpsim.Object
 }
 
 // Resource is one composed resource of a converged stack.
@@ -110,71 +113,6 @@ type Cost struct {
 // Composite returns the XR Crossplane reconciles for an object: a claim of
 // a legacy XRD becomes its cluster-scoped XR (see xpsim.ClaimComposite).
 func Composite(o xpsim.Object) xpsim.Object { return xpsim.ClaimComposite(o) }
-
-// request builds the request of a reconcile: the XR, what is observed, and
-// the required resources. The step-level requirements of the shipped
-// Compositions (the platform's EnvironmentConfigs, the spend ConfigMaps)
-// are always answered; every requirement the function returned before is
-// answered from the world.
-func (w World) request(x xpsim.Object, observed map[string]xpsim.Object, required map[string]*fnv1.ResourceSelector) (*fnv1.RunFunctionRequest, error) {
-	m, ok := modules.ForKind(fmt.Sprint(x["kind"]))
-	if !ok {
-		return nil, fmt.Errorf("%v %v is not a kind this function serves", x["apiVersion"], x["kind"])
-	}
-	r := xpsim.Request{
-		XR:                 x,
-		Observed:           observed,
-		EnvironmentConfigs: w.Environment,
-		Spend:              w.Objects,
-		Input:              xpsim.Object{"apiVersion": "platform.fn.example.org/v1beta1", "kind": "Input", "module": m.Name},
-	}
-	if w.InContext {
-		labels, _ := x["metadata"].(map[string]any)["labels"].(map[string]any)
-		cloud, _ := labels[envcfg.LabelCloud].(string)
-		planeType, _ := labels[envcfg.LabelPlaneType].(string)
-		r.EnvironmentConfigs, r.Context = nil, xpsim.MergeEnvironment(w.Environment, cloud, planeType, nil)
-	}
-	req, err := r.Proto()
-	if err != nil {
-		return nil, err
-	}
-	pool := append(slices.Clone(w.Objects), w.Environment...)
-	for name, sel := range required {
-		items := &fnv1.Resources{}
-		for _, o := range pool {
-			if matches(sel, o) {
-				r, err := structpb.NewStruct(o)
-				if err != nil {
-					return nil, err
-				}
-				items.Items = append(items.Items, &fnv1.Resource{Resource: r})
-			}
-		}
-		req.RequiredResources[name] = items
-	}
-	return req, nil
-}
-
-// matches reports whether an object is one a selector selects.
-func matches(sel *fnv1.ResourceSelector, o xpsim.Object) bool {
-	meta, _ := o["metadata"].(map[string]any)
-	if o["apiVersion"] != sel.GetApiVersion() || o["kind"] != sel.GetKind() {
-		return false
-	}
-	if sel.Namespace != nil && meta["namespace"] != sel.GetNamespace() {
-		return false
-	}
-	if n := sel.GetMatchName(); n != "" {
-		return meta["name"] == n
-	}
-	labels, _ := meta["labels"].(map[string]any)
-	for k, v := range sel.GetMatchLabels().GetLabels() {
-		if labels[k] != v {
-			return false
-		}
-	}
-	return true
-}
 
 // Converge reconciles the XR round after round, feeding the desired
 // resources back as observed and ready (as the simulator reports them),

@@ -83,21 +83,32 @@ func (c FieldChange) String() string {
 	return fmt.Sprintf("%s: %s -> %s", c.Path, show(c.Old), show(c.New))
 }
 
+// A Side is one release of a release preview: the function that renders
+// it, and the Compositions it cut, which call that function (none: each
+// kind's shipped step, as the examples' Compositions call it).
+type Side struct {
+	Run          Runner
+	Compositions []xpsim.Object
+}
+
 // Release renders every XR of the fleet with the current release and with
 // the new one, from the same observed state (its observed resources, or
 // the stack the current release converges it to) under the same
 // environment, and compares the renders. Every XR it renders with current
 // is delivered to the others as the API server would hold it (a Database
 // requires its Cluster), for both releases alike. planned, when not nil,
-// is called after each of the len(xrs) XRs.
-func Release(current, next Runner, w World, xrs []FleetXR, planned func()) ([]ReleaseImpact, error) {
+// is called after each of the len(xrs) XRs. An XR that a side's
+// Compositions cannot compose (none of its kind, or several and no
+// compositionRef) fails the preview, naming it.
+func Release(current, next Side, w World, xrs []FleetXR, planned func()) ([]ReleaseImpact, error) {
 	if planned == nil {
 		planned = func() {}
 	}
+	w.Compositions = current.Compositions
 	all := make([]fleetPlan, 0, len(xrs))
 	var peers []xpsim.Object
 	for _, f := range xrs {
-		p, err := fleetBefore(current, w, f)
+		p, err := fleetBefore(current.Run, w, f)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.File, err)
 		}
@@ -108,6 +119,8 @@ func Release(current, next Runner, w World, xrs []FleetXR, planned func()) ([]Re
 		all = append(all, p)
 	}
 	w.Objects = append(slices.Clone(w.Objects), peers...)
+	wNext := w
+	wNext.Compositions = next.Compositions
 
 	out := make([]ReleaseImpact, 0, len(all))
 	for _, p := range all {
@@ -121,12 +134,12 @@ func Release(current, next Runner, w World, xrs []FleetXR, planned func()) ([]Re
 			// The current release again, now that the fleet is delivered
 			// as the API server holds it, so that both renders see the
 			// same requests.
-			if before, err = PlanOne(current, w, p.x, p.observed); err != nil {
+			if before, err = PlanOne(current.Run, w, p.x, p.observed); err != nil {
 				return nil, fmt.Errorf("%s: %w", p.im.File, err)
 			}
 			im.Refused = before.Fatal
 		}
-		if after, err = PlanOne(next, w, p.x, p.observed); err != nil {
+		if after, err = PlanOne(next.Run, wNext, p.x, p.observed); err != nil {
 			return nil, fmt.Errorf("%s: %w", p.im.File, err)
 		}
 		planned()
