@@ -79,6 +79,12 @@ func (c *PreviewCmd) Run() error {
 		return err
 	}
 	run := runner()
+	switch {
+	case c.Fleet == "" && (len(c.Compositions) > 0 || len(c.ReleaseCompositions) > 0 || c.Release != ""):
+		return fmt.Errorf("--release, --compositions and --release-compositions preview a release over a fleet: name its folder with --fleet")
+	case c.Fleet != "" && len(c.Compositions) > 0 && c.Release == "" && c.next == nil && len(c.ReleaseCompositions) == 0:
+		return fmt.Errorf("--compositions are the current release's: name the new one with --release or --release-compositions")
+	}
 	if c.Fleet != "" && (c.Release != "" || c.next != nil || len(c.ReleaseCompositions) > 0) {
 		return c.release(run, w)
 	}
@@ -219,7 +225,7 @@ func loadFleet(dir string) ([]preview.FleetXR, error) {
 // reports what differs.
 func (c *PreviewCmd) release(run preview.Runner, w preview.World) (err error) {
 	if len(c.EnvNew) > 0 {
-		return fmt.Errorf("--release previews a new release under the same environment: leave out --env-new (preview one change at a time)")
+		return fmt.Errorf("--release and --release-compositions preview a new release under the same environment: leave out --env-new (preview one change at a time)")
 	}
 	// remotes are the releases out of process: a call any of them fails
 	// makes the preview fail, not a report of refusals.

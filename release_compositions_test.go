@@ -80,13 +80,22 @@ func TestPreviewReleaseCompositions(t *testing.T) {
 		writeYAML(t, filepath.Join(r3env, meta["name"].(string)+".yaml"), o)
 	}
 	envNames := []string{"status.environment.baseline", "status.environment.cloud", "status.environment.planeType"}
+	// pinned is the fleet with the GCP Cluster pinned to its revision
+	// (compositionUpdatePolicy Manual) and the Azure XCluster paused.
+	pinned := releaseFleet(t)
+	writeYAML(t, filepath.Join(pinned, "gcp.yaml"), fntest.GCPXR(fntest.Set("metadata.name", "gcp"), fntest.Set("spec.crossplane.compositionUpdatePolicy", "Manual")))
+	writeYAML(t, filepath.Join(pinned, "azure-legacy.yaml"), fntest.AzureXR(fntest.Set("metadata.name", "azure-legacy"), fntest.Legacy, func(o xpsim.Object) {
+		o["metadata"].(map[string]any)["annotations"] = map[string]any{"crossplane.io/paused": "true"}
+	}))
 	type want struct {
 		differs []string
 		status  map[string][]string
 		fatal   []string
+		pinned  []string
 	}
 	cases := map[string]struct {
 		reason  string
+		fleet   string
 		current string
 		next    string
 		env     []string
@@ -109,6 +118,20 @@ func TestPreviewReleaseCompositions(t *testing.T) {
 				},
 			},
 		},
+		"Pinned": {
+			reason:  "An XR that pins its revision (Manual) or pauses is not moved by a release: the new release does not render it, and it differs in nothing.",
+			fleet:   pinned,
+			current: releaseCompositions(t, setStep("input.release", "r1"), shipped...),
+			next:    releaseCompositions(t, setStep("input.release", "r2"), shipped...),
+			want: want{
+				differs: []string{"Cluster team-edge/aws", "Cluster team-edge/azure", "XCluster aws-legacy", "XCluster gcp-legacy"},
+				status: map[string][]string{
+					"Cluster team-edge/aws": {"status.platformRelease: r1 -> r2"}, "Cluster team-edge/azure": {"status.platformRelease: r1 -> r2"},
+					"XCluster aws-legacy": {"status.platformRelease: r1 -> r2"}, "XCluster gcp-legacy": {"status.platformRelease: r1 -> r2"},
+				},
+				pinned: []string{"Cluster team-edge/gcp", "XCluster azure-legacy"},
+			},
+		},
 		"TwoStepVariant": {
 			reason:  "A release that moves the namespaced Clusters to the two-step Composition (function-environment-configs merges the environment into the context) composes them the same; their status no longer names the EnvironmentConfigs they read, which the function sees only merged.",
 			current: releaseCompositions(t, same, shipped...),
@@ -116,6 +139,19 @@ func TestPreviewReleaseCompositions(t *testing.T) {
 			want: want{
 				differs: []string{"Cluster team-edge/aws", "Cluster team-edge/azure", "Cluster team-edge/gcp"},
 				status:  map[string][]string{"Cluster team-edge/aws": {"status.environment"}, "Cluster team-edge/azure": {"status.environment"}, "Cluster team-edge/gcp": {"status.environment"}},
+			},
+		},
+		"EnvironmentStepFails": {
+			reason:  "A release whose function-environment-configs step references a config that does not exist fails each XR of that Composition before this function runs: a Fatal on the namespaced Clusters.",
+			current: releaseCompositions(t, same, shipped...),
+			next: releaseCompositions(t, func(c xpsim.Object) {
+				if env, _ := c["spec"].(map[string]any)["pipeline"].([]any)[0].(map[string]any)["input"].(map[string]any); env["apiVersion"] == xpsim.EnvStepAPIVersion {
+					env["spec"] = map[string]any{"environmentConfigs": []any{map[string]any{"ref": map[string]any{"name": "gone"}}}}
+				}
+			}, "cluster/composition-environment.yaml", "cluster-legacy/composition.yaml"),
+			want: want{
+				differs: []string{"Cluster team-edge/aws", "Cluster team-edge/azure", "Cluster team-edge/gcp"},
+				fatal:   []string{"Cluster team-edge/aws", "Cluster team-edge/azure", "Cluster team-edge/gcp"},
 			},
 		},
 		"OtherEnvironment": {
@@ -135,8 +171,11 @@ func TestPreviewReleaseCompositions(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
+			if tc.fleet == "" {
+				tc.fleet = fleet
+			}
 			cmd := &PreviewCmd{
-				Fleet: fleet, Env: append([]string{"examples/envconfigs"}, tc.env...), Required: []string{"examples/spend"}, JSON: true,
+				Fleet: tc.fleet, Env: append([]string{"examples/envconfigs"}, tc.env...), Required: []string{"examples/spend"}, JSON: true,
 				Compositions: []string{tc.current}, ReleaseCompositions: []string{tc.next}, out: &out, progress: &bytes.Buffer{},
 			}
 			if err := cmd.Run(); err != nil {
@@ -168,9 +207,13 @@ func TestPreviewReleaseCompositions(t *testing.T) {
 				if im.Fatal != "" {
 					got.fatal = append(got.fatal, im.XR)
 				}
+				if im.Pinned {
+					got.pinned = append(got.pinned, im.XR)
+				}
 			}
 			slices.Sort(got.differs)
 			slices.Sort(got.fatal)
+			slices.Sort(got.pinned)
 			if len(got.status) == 0 {
 				got.status = nil
 			}
@@ -195,9 +238,22 @@ func TestPreviewReleaseCompositionsRefused(t *testing.T) {
 	shipped := releaseCompositions(t, func(xpsim.Object) {}, "cluster/composition.yaml", "cluster-legacy/composition.yaml")
 	cases := map[string]struct {
 		reason       string
+		noFleet      bool
 		current, new []string
 		want         string
 	}{
+		"NoFleet": {
+			reason:  "A release's Compositions are previewed over a fleet.",
+			noFleet: true,
+			current: []string{shipped},
+			new:     []string{shipped},
+			want:    "--release, --compositions and --release-compositions preview a release over a fleet: name its folder with --fleet",
+		},
+		"CurrentOnly": {
+			reason:  "The current release's Compositions alone preview nothing.",
+			current: []string{shipped},
+			want:    "--compositions are the current release's: name the new one with --release or --release-compositions",
+		},
 		"NoCurrent": {
 			reason: "New Compositions are compared with the current ones, which must be named.",
 			new:    []string{shipped},
@@ -213,12 +269,15 @@ func TestPreviewReleaseCompositionsRefused(t *testing.T) {
 			reason:  "Compositions that leave out a kind of the fleet name the XR and the kind.",
 			current: []string{shipped},
 			new:     []string{releaseCompositions(t, func(xpsim.Object) {}, "cluster/composition.yaml")},
-			want:    "aws-legacy.yaml: the release's Compositions hold none that composes legacy.platform.example.org/v1alpha1 XCluster (compositeTypeRef) and it selects",
+			want:    "aws-legacy.yaml: the new release: these Compositions hold none for legacy.platform.example.org/XCluster",
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			cmd := &PreviewCmd{Fleet: fleet, Env: []string{"examples/envconfigs"}, Required: []string{"examples/spend"}, Compositions: tc.current, ReleaseCompositions: tc.new, out: &bytes.Buffer{}, progress: &bytes.Buffer{}}
+			if tc.noFleet {
+				cmd.Fleet, cmd.Files = "", []string{"examples/gcp/cluster.yaml"}
+			}
 			err := cmd.Run()
 			if diff := cmp.Diff(tc.want, errString(err)); diff != "" {
 				t.Errorf("%s\nRun(): -want, +got:\n%s", tc.reason, diff)

@@ -220,7 +220,7 @@ func TestPreviewReleaseRefused(t *testing.T) {
 			reason:  "A release and an environment change are two changes: preview one at a time.",
 			release: "127.0.0.1:1",
 			envNew:  []string{"examples/envconfigs"},
-			want:    "--release previews a new release under the same environment: leave out --env-new (preview one change at a time)",
+			want:    "--release and --release-compositions preview a new release under the same environment: leave out --env-new (preview one change at a time)",
 		},
 	}
 	for name, tc := range cases {

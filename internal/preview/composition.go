@@ -7,149 +7,210 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
-// The pipeline steps a Composition's Input names: this function's, and
-// function-environment-configs', which merges EnvironmentConfigs into the
-// pipeline context before it.
+// The objects a release's Compositions are read from, and the API version
+// of this function's Input, by which its step is found.
 const (
-	inputAPIVersion    = "platform.fn.example.org/v1beta1"
-	envStepAPIVersion  = "environmentconfigs.fn.crossplane.io/v1beta1"
-	compositionKind    = "Composition"
-	compositionVersion = "apiextensions.crossplane.io/v1"
+	inputAPIVersion = "platform.fn.example.org/v1beta1"
+	compositionAV   = "apiextensions.crossplane.io/v1"
+	compositionKind = "Composition"
+	xrdKind         = "CompositeResourceDefinition"
 )
 
-// A step is what a Composition decides about this function's pipeline step
-// for an XR: the step's Input, the resources Crossplane fetches for it
-// before the first call (its requirements.requiredResources), and, when an
-// earlier step runs function-environment-configs, which EnvironmentConfigs
-// that step selects into the pipeline context.
-type step struct {
-	composition string
-	input       xpsim.Object
-	required    map[string]*fnv1.ResourceSelector
-	// inContext is set when an earlier step merges EnvironmentConfigs into
-	// the context; selects are the static labels of its selectors and
-	// named the configs it references by name.
-	inContext bool
-	selects   []map[string]string
-	named     []string
+// Compositions are a release's Compositions, each read once with this
+// function's step, and the XRDs beside them, whose default and enforced
+// Composition Crossplane applies.
+type Compositions struct {
+	byName map[string]*composition
+	names  []string
+	// defaults and enforced are the XRDs' Composition names, by the
+	// group/kind of their XRs.
+	defaults, enforced map[string]string
 }
 
-// LoadCompositions reads the Compositions of files or folders: those a
-// release cuts, which a preview renders the fleet with. Other objects in
-// them are skipped; files that hold no Composition are an error.
-func LoadCompositions(paths []string) ([]xpsim.Object, error) {
-	files, err := xpsim.Files(paths...)
+// A composition is one Composition: what it composes, its labels, and
+// this function's step of it.
+type composition struct {
+	name   string
+	of     string // group/kind of the XRs it composes
+	labels map[string]any
+	step   step
+}
+
+// A step is what a Composition decides about this function's step: its
+// Input, the resources Crossplane fetches for it before the first call
+// (requirements.requiredResources), and an earlier step of
+// function-environment-configs, which merges EnvironmentConfigs into the
+// pipeline context.
+type step struct {
+	input    xpsim.Object
+	required map[string]*fnv1.ResourceSelector
+	env      *xpsim.EnvStep
+}
+
+// LoadCompositions reads the Compositions (and the XRDs, for their default
+// and enforced Compositions) of files or folders, as ParseCompositions.
+func LoadCompositions(paths []string) (*Compositions, error) {
+	objs, err := xpsim.Load(paths...)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the Compositions: %w", err)
 	}
-	var comps []xpsim.Object
-	for _, f := range files {
-		objs, err := xpsim.Load(f)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read the Compositions: %w", err)
-		}
-		for _, o := range objs {
-			if o["apiVersion"] == compositionVersion && o["kind"] == compositionKind {
-				comps = append(comps, o)
-			}
-		}
+	cs, err := ParseCompositions(objs)
+	if err != nil {
+		return nil, err
 	}
-	if len(comps) == 0 {
-		return nil, fmt.Errorf("no %s %s in %s", compositionVersion, compositionKind, strings.Join(paths, ", "))
+	if len(cs.names) == 0 {
+		return nil, fmt.Errorf("no %s %s in %s", compositionAV, compositionKind, strings.Join(paths, ", "))
 	}
-	return comps, nil
+	return cs, nil
 }
 
-// compositionOf picks the Composition Crossplane composes the XR with
-// among comps: the one its compositionRef names, or else the one of its
-// kind its compositionSelector selects, or the only one of its kind.
-func compositionOf(comps []xpsim.Object, x xpsim.Object) (xpsim.Object, error) {
-	kind, apiVersion := fmt.Sprint(x["kind"]), fmt.Sprint(x["apiVersion"])
-	var ofKind []xpsim.Object
-	for _, c := range comps {
-		if str(c, "spec", "compositeTypeRef", "apiVersion") == apiVersion && str(c, "spec", "compositeTypeRef", "kind") == kind {
+// ParseCompositions reads a release's Compositions among objs, and the
+// XRDs' default and enforced Compositions; other objects are skipped. A
+// Composition that calls this function in no step, or in two, one named
+// twice, or a step it cannot read is an error naming the field.
+func ParseCompositions(objs []xpsim.Object) (*Compositions, error) {
+	cs := &Compositions{byName: map[string]*composition{}, defaults: map[string]string{}, enforced: map[string]string{}}
+	for _, o := range objs {
+		if o["kind"] == xrdKind && strings.HasPrefix(fmt.Sprint(o["apiVersion"]), "apiextensions.crossplane.io/") {
+			of := str(o, "spec", "group") + "/" + str(o, "spec", "names", "kind")
+			if n := str(o, "spec", "defaultCompositionRef", "name"); n != "" {
+				cs.defaults[of] = n
+			}
+			if n := str(o, "spec", "enforcedCompositionRef", "name"); n != "" {
+				cs.enforced[of] = n
+			}
+			continue
+		}
+		if o["apiVersion"] != compositionAV || o["kind"] != compositionKind {
+			continue
+		}
+		c := &composition{name: str(o, "metadata", "name")}
+		if _, dup := cs.byName[c.name]; dup {
+			return nil, fmt.Errorf("Composition %q is named twice: give each release's Compositions apart", c.name)
+		}
+		group, _, _ := strings.Cut(str(o, "spec", "compositeTypeRef", "apiVersion"), "/")
+		c.of = group + "/" + str(o, "spec", "compositeTypeRef", "kind")
+		c.labels, _ = dig(o, "metadata", "labels").(map[string]any)
+		var err error
+		if c.step, err = stepOf(o); err != nil {
+			return nil, fmt.Errorf("Composition %s: %w", c.name, err)
+		}
+		cs.byName[c.name] = c
+		cs.names = append(cs.names, c.name)
+	}
+	slices.Sort(cs.names)
+	return cs, nil
+}
+
+// of picks the Composition Crossplane composes the XR with
+// (crossplane v2.4 internal/controller/apiextensions/composite/api.go and
+// the XRD's order, definition/reconciler.go): the XRD's enforced one;
+// else the one its compositionRef names; else, with a compositionSelector,
+// the one of its kind it selects (Crossplane takes one at random among
+// several: a preview asks for a ref); else the XRD's default; else the
+// only one of its kind. Crossplane keeps the ref it picked on the XR: an
+// XR read back from the API server names its Composition.
+func (cs *Compositions) of(x xpsim.Object) (*composition, error) {
+	group, _, _ := strings.Cut(fmt.Sprint(x["apiVersion"]), "/")
+	of := group + "/" + fmt.Sprint(x["kind"])
+	// A legacy XR (and a claim) says how it is composed at the top of its
+	// spec, a namespaced one under spec.crossplane.
+	sel, _ := dig(x, rollout.CrossplaneSpec(group != xr.LegacyGroup)...).(map[string]any)
+	named := func(name, by string) (*composition, error) {
+		c, ok := cs.byName[name]
+		if !ok || c.of != of {
+			return nil, fmt.Errorf("%s names Composition %q, which these Compositions do not hold for %s", by, name, of)
+		}
+		return c, nil
+	}
+	if n := cs.enforced[of]; n != "" {
+		return named(n, "its XRD's enforcedCompositionRef")
+	}
+	if n := str(sel, "compositionRef", "name"); n != "" {
+		return named(n, "its compositionRef")
+	}
+	var ofKind []*composition
+	for _, n := range cs.names {
+		if c := cs.byName[n]; c.of == of {
 			ofKind = append(ofKind, c)
 		}
 	}
-	// A namespaced XR says how it is composed under spec.crossplane, a
-	// legacy one (and a claim's) at the top of its spec.
-	sel, ok := dig(x, "spec", "crossplane").(map[string]any)
-	if !ok {
-		sel, _ = x["spec"].(map[string]any)
-	}
-	if ref := str(sel, "compositionRef", "name"); ref != "" {
-		for _, c := range ofKind {
-			if str(c, "metadata", "name") == ref {
-				return c, nil
-			}
-		}
-		return nil, fmt.Errorf("its compositionRef names Composition %q, which the release's Compositions do not hold for %s %s", ref, apiVersion, kind)
-	}
-	if labels, _ := dig(sel, "compositionSelector", "matchLabels").(map[string]any); len(labels) > 0 {
-		ofKind = slices.DeleteFunc(ofKind, func(c xpsim.Object) bool {
-			have, _ := dig(c, "metadata", "labels").(map[string]any)
+	labels, _ := dig(sel, "compositionSelector", "matchLabels").(map[string]any)
+	switch {
+	case len(labels) > 0:
+		ofKind = slices.DeleteFunc(ofKind, func(c *composition) bool {
 			for k, v := range labels {
-				if have[k] != v {
+				if c.labels[k] != v {
 					return true
 				}
 			}
 			return false
 		})
+	case cs.defaults[of] != "":
+		return named(cs.defaults[of], "its XRD's defaultCompositionRef")
+	}
+	var how string
+	if len(labels) > 0 {
+		how = fmt.Sprintf(" with the labels of its compositionSelector %v", labels)
 	}
 	switch len(ofKind) {
 	case 1:
 		return ofKind[0], nil
 	case 0:
-		return nil, fmt.Errorf("the release's Compositions hold none that composes %s %s (compositeTypeRef) and it selects", apiVersion, kind)
+		return nil, fmt.Errorf("these Compositions hold none for %s%s", of, how)
 	}
 	names := make([]string, len(ofKind))
 	for i, c := range ofKind {
-		names[i] = str(c, "metadata", "name")
+		names[i] = c.name
 	}
-	return nil, fmt.Errorf("the release's Compositions hold %d that compose %s %s (%s): name one in its compositionRef", len(ofKind), apiVersion, kind, strings.Join(names, ", "))
+	return nil, fmt.Errorf("these Compositions hold %d for %s%s (%s): name one in its compositionRef", len(ofKind), of, how, strings.Join(names, ", "))
 }
 
-// stepOf reads this function's step of a Composition, and whether an
-// earlier step merges EnvironmentConfigs into the context.
+// stepOf reads this function's step of a Composition, and an earlier step
+// of function-environment-configs.
 func stepOf(c xpsim.Object) (step, error) {
-	s := step{composition: str(c, "metadata", "name")}
+	var s step
+	var env *xpsim.EnvStep
 	pipeline, _ := dig(c, "spec", "pipeline").([]any)
 	for i, p := range pipeline {
 		ps, _ := p.(map[string]any)
 		in, _ := ps["input"].(map[string]any)
 		switch {
-		case in["apiVersion"] == envStepAPIVersion && s.input == nil:
-			s.inContext = true
-			if err := s.readEnvStep(in); err != nil {
-				return s, fmt.Errorf("Composition %s: spec.pipeline[%d].input: %w", s.composition, i, err)
+		case in["apiVersion"] == xpsim.EnvStepAPIVersion && s.input == nil:
+			var err error
+			if env, err = xpsim.ParseEnvStep(in); err != nil {
+				return s, fmt.Errorf("spec.pipeline[%d].input: %w", i, err)
 			}
 		case in["apiVersion"] == inputAPIVersion && in["kind"] == "Input":
 			if s.input != nil {
-				return s, fmt.Errorf("Composition %s: spec.pipeline[%d]: a second step of this function; a preview renders one", s.composition, i)
+				return s, fmt.Errorf("spec.pipeline[%d]: a second step of this function; a preview renders one", i)
 			}
-			s.input = in
+			s.input, s.env = in, env
 			reqs, _ := dig(ps, "requirements", "requiredResources").([]any)
 			s.required = map[string]*fnv1.ResourceSelector{}
 			for j, r := range reqs {
 				rm, _ := r.(map[string]any)
 				name, sel, err := selectorOf(rm)
 				if err != nil {
-					return s, fmt.Errorf("Composition %s: spec.pipeline[%d].requirements.requiredResources[%d]: %w", s.composition, i, j, err)
+					return s, fmt.Errorf("spec.pipeline[%d].requirements.requiredResources[%d]: %w", i, j, err)
 				}
 				s.required[name] = sel
 			}
 		}
 	}
 	if s.input == nil {
-		return s, fmt.Errorf("Composition %s: no step of spec.pipeline has an Input of %s: it does not call this function", s.composition, inputAPIVersion)
+		return s, fmt.Errorf("no step of spec.pipeline has an Input of %s: it does not call this function", inputAPIVersion)
 	}
 	return s, nil
 }
 
-// selectorOf reads one of a step's required resources.
+// selectorOf reads one of a step's required resources: by name, or by
+// labels, never both (Crossplane's schema refuses both).
 func selectorOf(r map[string]any) (string, *fnv1.ResourceSelector, error) {
 	name, _ := r["requirementName"].(string)
 	apiVersion, _ := r["apiVersion"].(string)
@@ -161,71 +222,23 @@ func selectorOf(r map[string]any) (string, *fnv1.ResourceSelector, error) {
 	if ns, ok := r["namespace"].(string); ok {
 		sel.Namespace = &ns
 	}
-	switch labels, _ := r["matchLabels"].(map[string]any); {
-	case r["name"] != nil:
-		sel.Match = &fnv1.ResourceSelector_MatchName{MatchName: fmt.Sprint(r["name"])}
-	default:
+	labels, hasLabels := r["matchLabels"].(map[string]any)
+	match, hasName := r["name"].(string)
+	switch {
+	case hasName && hasLabels:
+		return "", nil, fmt.Errorf("name and matchLabels: name one or the other")
+	case hasName && match != "":
+		sel.Match = &fnv1.ResourceSelector_MatchName{MatchName: match}
+	case hasLabels:
 		ml := &fnv1.MatchLabels{Labels: map[string]string{}}
 		for k, v := range labels {
 			ml.Labels[k] = fmt.Sprint(v)
 		}
 		sel.Match = &fnv1.ResourceSelector_MatchLabels{MatchLabels: ml}
+	default:
+		return "", nil, fmt.Errorf("name or matchLabels is required")
 	}
 	return name, sel, nil
-}
-
-// readEnvStep reads which EnvironmentConfigs function-environment-configs
-// selects: by name (type Reference), or by the labels of its selectors
-// whose value is fixed (type Value); labels taken from the XR
-// (FromCompositeFieldPath) are the layering the function does itself when
-// it merges the context (xpsim.MergeEnvironment: baseline, cloud,
-// planeType), so they are not read here.
-func (s *step) readEnvStep(in map[string]any) error {
-	configs, _ := dig(in, "spec", "environmentConfigs").([]any)
-	for i, e := range configs {
-		em, _ := e.(map[string]any)
-		switch em["type"] {
-		case "Reference":
-			name := str(em, "ref", "name")
-			if name == "" {
-				return fmt.Errorf("spec.environmentConfigs[%d].ref.name is required", i)
-			}
-			s.named = append(s.named, name)
-		case "Selector", nil:
-			labels := map[string]string{}
-			ml, _ := dig(em, "selector", "matchLabels").([]any)
-			for _, l := range ml {
-				lm, _ := l.(map[string]any)
-				if t, _ := lm["type"].(string); t == "" || t == "Value" {
-					labels[fmt.Sprint(lm["key"])] = fmt.Sprint(lm["value"])
-				}
-			}
-			s.selects = append(s.selects, labels)
-		default:
-			return fmt.Errorf("spec.environmentConfigs[%d].type %v is not one a preview reads (Reference, Selector)", i, em["type"])
-		}
-	}
-	return nil
-}
-
-// environment returns the EnvironmentConfigs the step's earlier
-// function-environment-configs step selects of env.
-func (s step) environment(env []xpsim.Object) []xpsim.Object {
-	var out []xpsim.Object
-	for _, o := range env {
-		labels, _ := dig(o, "metadata", "labels").(map[string]any)
-		if slices.Contains(s.named, str(o, "metadata", "name")) || slices.ContainsFunc(s.selects, func(want map[string]string) bool {
-			for k, v := range want {
-				if labels[k] != v {
-					return false
-				}
-			}
-			return true
-		}) {
-			out = append(out, o)
-		}
-	}
-	return out
 }
 
 // dig returns the value at path of a nested map, or nil.

@@ -9,6 +9,7 @@ package preview
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -46,9 +47,10 @@ type World struct {
 	InContext bool
 	// Compositions, when set, are the Compositions the XRs are composed
 	// with (a release's): each XR's step Input, the resources its step
-	// requires and whether EnvironmentConfigs come in the context are its
-	// Composition's, not the shipped step's (InContext is then unused).
-	Compositions []xpsim.Object
+	// requires and the EnvironmentConfigs an earlier step merges into the
+	// context are its Composition's, not the shipped step's (InContext is
+	// then unused).
+	Compositions *Compositions
 }
 
 // Resource is one composed resource of a converged stack.
@@ -130,6 +132,10 @@ func Converge(run Runner, w World, x xpsim.Object, observed map[string]xpsim.Obj
 	var rsp *fnv1.RunFunctionResponse
 	for round := 1; round <= MaxRounds; round++ {
 		req, err := w.request(x, observed, required)
+		if se := (StepError{}); errors.As(err, &se) {
+			st.Fatal, st.Rounds = se.Error(), round
+			return st, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -352,6 +358,9 @@ func PlanOne(run Runner, w World, x xpsim.Object, observed map[string]xpsim.Obje
 	var rsp *fnv1.RunFunctionResponse
 	for range 3 {
 		req, err := w.request(x, observed, required)
+		if se := (StepError{}); errors.As(err, &se) {
+			return &Plan{Changed: map[string][]Change{}, Fatal: se.Error(), XR: x}, nil
+		}
 		if err != nil {
 			return nil, err
 		}

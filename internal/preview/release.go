@@ -14,7 +14,9 @@ import (
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/lifecycle"
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
+	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
 // A ReleaseImpact is what a new platform release does to one XR: its
@@ -49,6 +51,11 @@ type ReleaseImpact struct {
 	// Refused is the current release's refusal: there is nothing to
 	// compare (the new release's is in Fatal when it refuses it too).
 	Refused string `json:"refused,omitempty"`
+	// Pinned is set for an XR that pins its release (a composition update
+	// policy of Manual, or paused reconciles, on the XR or its claim):
+	// Crossplane keeps it on its Composition revision and the release's
+	// rollout does not move it, so the new release does not render it.
+	Pinned bool `json:"pinned,omitempty"`
 }
 
 // A ResourceChange is a composed resource both releases render: the fields
@@ -88,7 +95,7 @@ func (c FieldChange) String() string {
 // kind's shipped step, as the examples' Compositions call it).
 type Side struct {
 	Run          Runner
-	Compositions []xpsim.Object
+	Compositions *Compositions
 }
 
 // Release renders every XR of the fleet with the current release and with
@@ -97,9 +104,10 @@ type Side struct {
 // environment, and compares the renders. Every XR it renders with current
 // is delivered to the others as the API server would hold it (a Database
 // requires its Cluster), for both releases alike. planned, when not nil,
-// is called after each of the len(xrs) XRs. An XR that a side's
+// is called after each of the len(xrs) XRs. An XR that pins its release
+// is rendered by the current release alone (Pinned). An XR that a side's
 // Compositions cannot compose (none of its kind, or several and no
-// compositionRef) fails the preview, naming it.
+// compositionRef) fails the preview, naming it and the side.
 func Release(current, next Side, w World, xrs []FleetXR, planned func()) ([]ReleaseImpact, error) {
 	if planned == nil {
 		planned = func() {}
@@ -110,7 +118,7 @@ func Release(current, next Side, w World, xrs []FleetXR, planned func()) ([]Rele
 	for _, f := range xrs {
 		p, err := fleetBefore(current.Run, w, f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.File, err)
+			return nil, fmt.Errorf("%s: the current release: %w", f.File, err)
 		}
 		if p.before != nil && p.before.Fatal == "" {
 			p.x = p.before.XR
@@ -124,7 +132,7 @@ func Release(current, next Side, w World, xrs []FleetXR, planned func()) ([]Rele
 
 	out := make([]ReleaseImpact, 0, len(all))
 	for _, p := range all {
-		im := ReleaseImpact{File: p.im.File, XR: p.im.XR, Refused: p.refused}
+		im := ReleaseImpact{File: p.im.File, XR: p.im.XR, Refused: p.refused, Pinned: rollout.Pins(p.x, !strings.HasPrefix(fmt.Sprint(p.x["apiVersion"]), xr.LegacyGroup+"/"))}
 		if p.before != nil && p.before.Fatal != "" {
 			im.Refused = p.before.Fatal
 		}
@@ -135,12 +143,17 @@ func Release(current, next Side, w World, xrs []FleetXR, planned func()) ([]Rele
 			// as the API server holds it, so that both renders see the
 			// same requests.
 			if before, err = PlanOne(current.Run, w, p.x, p.observed); err != nil {
-				return nil, fmt.Errorf("%s: %w", p.im.File, err)
+				return nil, fmt.Errorf("%s: the current release: %w", p.im.File, err)
 			}
 			im.Refused = before.Fatal
 		}
+		if im.Pinned {
+			planned()
+			out = append(out, im)
+			continue
+		}
 		if after, err = PlanOne(next.Run, wNext, p.x, p.observed); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.im.File, err)
+			return nil, fmt.Errorf("%s: the new release: %w", p.im.File, err)
 		}
 		planned()
 		if im.Refused != "" {
@@ -303,7 +316,10 @@ func PrintRelease(w io.Writer, r *ReleaseReport, asJSON bool) error {
 	tw.printf("XR\tFILE\tRENDER\tADDED\tCHANGED\tHELD\tREMOVED\tREPLACES\tFATAL\n")
 	for _, im := range r.XRs {
 		render, replace := "same", 0
-		if im.Differs {
+		switch {
+		case im.Pinned:
+			render = "pinned"
+		case im.Differs:
 			render = "differs"
 		}
 		for _, c := range im.Changed {

@@ -153,9 +153,9 @@ func ReleaseMemberOf(obj, claim map[string]any, owned func(obj map[string]any) b
 	if sel, _, _ := unstructured.NestedStringMap(selector, ReleaseSelection(selNamespaced)...); sel[LabelRelease] != "" && owned != nil && owned(selector) {
 		m.Asks.Release = sel[LabelRelease]
 	}
-	m.Pinned = pins(obj, namespaced)
+	m.Pinned = Pins(obj, namespaced)
 	if claim != nil {
-		m.Pinned = m.Pinned || pins(claim, false)
+		m.Pinned = m.Pinned || Pins(claim, false)
 		m.Deleting = m.Deleting || (&unstructured.Unstructured{Object: claim}).GetDeletionTimestamp() != nil
 	}
 	if m.Ready && !synced(obj) {
@@ -169,10 +169,10 @@ func ReleaseMemberOf(obj, claim map[string]any, owned func(obj map[string]any) b
 	return m
 }
 
-// pins reports whether obj (an XR, or a claim) pins its release: its
+// Pins reports whether obj (an XR, or a claim) pins its release: its
 // composition update policy (CrossplaneSpec(namespaced)) is Manual, or its
 // reconciles are paused.
-func pins(obj map[string]any, namespaced bool) bool {
+func Pins(obj map[string]any, namespaced bool) bool {
 	policy, _, _ := unstructured.NestedString(obj, append(CrossplaneSpec(namespaced), "compositionUpdatePolicy")...)
 	return policy == "Manual" || (&unstructured.Unstructured{Object: obj}).GetAnnotations()[AnnotationPaused] == "true"
 }
