@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -121,10 +123,10 @@ func TestHouse(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cannot list the tracked files (git ls-files): %v", err)
 	}
-	var n int
+	root, n := os.DirFS("."), 0
 	for _, name := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
-		content, err := os.ReadFile(name)
-		if os.IsNotExist(err) {
+		content, err := fs.ReadFile(root, name)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue // deleted in the work tree, not yet committed
 		}
 		if err != nil {

@@ -30,12 +30,13 @@ func releaseCompositions(t *testing.T, edit func(xpsim.Object), files ...string)
 	return dir
 }
 
-// setStep sets a field of this function's step of a Composition.
-func setStep(path string, v any) func(xpsim.Object) {
+// named has a Composition's step of this function name release rel in
+// its Input.
+func named(rel string) func(xpsim.Object) {
 	return func(c xpsim.Object) {
 		for _, s := range c["spec"].(map[string]any)["pipeline"].([]any) {
 			if in, _ := s.(map[string]any)["input"].(map[string]any); in["apiVersion"] == "platform.fn.example.org/v1beta1" {
-				fntest.Set(path, v)(s.(map[string]any))
+				in["release"] = rel
 			}
 		}
 	}
@@ -108,8 +109,8 @@ func TestPreviewReleaseCompositions(t *testing.T) {
 		},
 		"ReleaseName": {
 			reason:  "A release that only names itself in its step's Input changes every XR's status.platformRelease and its PlatformRelease condition, and composes nothing differently.",
-			current: releaseCompositions(t, setStep("input.release", "r1"), shipped...),
-			next:    releaseCompositions(t, setStep("input.release", "r2"), shipped...),
+			current: releaseCompositions(t, named("r1"), shipped...),
+			next:    releaseCompositions(t, named("r2"), shipped...),
 			want: want{
 				differs: []string{"Cluster team-edge/aws", "Cluster team-edge/azure", "Cluster team-edge/gcp", "XCluster aws-legacy", "XCluster azure-legacy", "XCluster gcp-legacy"},
 				status: map[string][]string{
@@ -121,8 +122,8 @@ func TestPreviewReleaseCompositions(t *testing.T) {
 		"Pinned": {
 			reason:  "An XR that pins its revision (Manual) or pauses is not moved by a release: the new release does not render it, and it differs in nothing.",
 			fleet:   pinned,
-			current: releaseCompositions(t, setStep("input.release", "r1"), shipped...),
-			next:    releaseCompositions(t, setStep("input.release", "r2"), shipped...),
+			current: releaseCompositions(t, named("r1"), shipped...),
+			next:    releaseCompositions(t, named("r2"), shipped...),
 			want: want{
 				differs: []string{"Cluster team-edge/aws", "Cluster team-edge/azure", "XCluster aws-legacy", "XCluster gcp-legacy"},
 				status: map[string][]string{

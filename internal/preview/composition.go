@@ -91,14 +91,14 @@ func ParseCompositions(objs []xpsim.Object) (*Compositions, error) {
 		}
 		c := &composition{name: str(o, "metadata", "name")}
 		if _, dup := cs.byName[c.name]; dup {
-			return nil, fmt.Errorf("Composition %q is named twice: give each release's Compositions apart", c.name)
+			return nil, fmt.Errorf("the Composition %q is named twice: give each release's Compositions apart", c.name)
 		}
 		group, _, _ := strings.Cut(str(o, "spec", "compositeTypeRef", "apiVersion"), "/")
 		c.of = group + "/" + str(o, "spec", "compositeTypeRef", "kind")
 		c.labels, _ = dig(o, "metadata", "labels").(map[string]any)
 		var err error
 		if c.step, err = stepOf(o); err != nil {
-			return nil, fmt.Errorf("Composition %s: %w", c.name, err)
+			return nil, fmt.Errorf("the Composition %s: %w", c.name, err)
 		}
 		cs.byName[c.name] = c
 		cs.names = append(cs.names, c.name)

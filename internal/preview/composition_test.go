@@ -60,7 +60,9 @@ func TestCompositionsOf(t *testing.T) {
 	xr := func(apiVersion, kind string, spec map[string]any) xpsim.Object {
 		return xpsim.Object{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": "a"}, "spec": spec}
 	}
-	ref := func(name string) map[string]any { return map[string]any{"compositionRef": map[string]any{"name": name}} }
+	ref := func(name string) map[string]any {
+		return map[string]any{"compositionRef": map[string]any{"name": name}}
+	}
 	selector := func(k, v string) map[string]any {
 		return map[string]any{"compositionSelector": map[string]any{"matchLabels": map[string]any{k: v}}}
 	}
@@ -222,39 +224,39 @@ func TestParseCompositions(t *testing.T) {
 		"NotThisFunction": {
 			reason: "A Composition with no step of this function is named.",
 			objs:   []xpsim.Object{comp("other", v2, "Cluster", nil, envStep)},
-			err:    "Composition other: no step of spec.pipeline has an Input of platform.fn.example.org/v1beta1: it does not call this function",
+			err:    "the Composition other: no step of spec.pipeline has an Input of platform.fn.example.org/v1beta1: it does not call this function",
 		},
 		"TwoSteps": {
 			reason: "Two steps of this function are not previewed.",
 			objs:   []xpsim.Object{comp("twice", v2, "Cluster", nil, fnStep("cluster", ""), fnStep("cluster", ""))},
-			err:    "Composition twice: spec.pipeline[1]: a second step of this function; a preview renders one",
+			err:    "the Composition twice: spec.pipeline[1]: a second step of this function; a preview renders one",
 		},
 		"NamedTwice": {
 			reason: "Two Compositions of one name (two releases' folders given as one) are refused.",
 			objs:   []xpsim.Object{comp("r2", v2, "Cluster", nil, fnStep("cluster", "")), comp("r2", v2, "Cluster", nil, fnStep("cluster", ""))},
-			err:    `Composition "r2" is named twice: give each release's Compositions apart`,
+			err:    `the Composition "r2" is named twice: give each release's Compositions apart`,
 		},
 		"RequirementWithoutKind": {
 			reason: "A required resource with no kind is named by its index.",
 			objs:   []xpsim.Object{comp("bad", v2, "Cluster", nil, fnStep("cluster", "", map[string]any{"requirementName": "x", "apiVersion": "v1", "matchLabels": map[string]any{}}))},
-			err:    "Composition bad: spec.pipeline[0].requirements.requiredResources[0]: requirementName, apiVersion and kind are required",
+			err:    "the Composition bad: spec.pipeline[0].requirements.requiredResources[0]: requirementName, apiVersion and kind are required",
 		},
 		"RequirementNameAndLabels": {
 			reason: "A required resource by name and by labels is refused, as Crossplane's schema does.",
 			objs:   []xpsim.Object{comp("bad", v2, "Cluster", nil, fnStep("cluster", "", map[string]any{"requirementName": "x", "apiVersion": "v1", "kind": "ConfigMap", "name": "a", "matchLabels": map[string]any{"a": "b"}}))},
-			err:    "Composition bad: spec.pipeline[0].requirements.requiredResources[0]: name and matchLabels: name one or the other",
+			err:    "the Composition bad: spec.pipeline[0].requirements.requiredResources[0]: name and matchLabels: name one or the other",
 		},
 		"RequirementNeither": {
 			reason: "A required resource with neither name nor labels is refused.",
 			objs:   []xpsim.Object{comp("bad", v2, "Cluster", nil, fnStep("cluster", "", map[string]any{"requirementName": "x", "apiVersion": "v1", "kind": "ConfigMap", "name": ""}))},
-			err:    "Composition bad: spec.pipeline[0].requirements.requiredResources[0]: name or matchLabels is required",
+			err:    "the Composition bad: spec.pipeline[0].requirements.requiredResources[0]: name or matchLabels is required",
 		},
 		"EnvironmentNotPlayed": {
 			reason: "What the preview does not play of function-environment-configs is named.",
 			objs: []xpsim.Object{comp("env", v2, "Cluster", nil, map[string]any{"input": map[string]any{"apiVersion": xpsim.EnvStepAPIVersion, "kind": "Input", "spec": map[string]any{
 				"environmentConfigs": []any{map[string]any{"type": "Selector", "toFieldPath": "x"}},
 			}}}, fnStep("cluster", ""))},
-			err: "Composition env: spec.pipeline[0].input: spec.environmentConfigs[0].toFieldPath is not played by a preview",
+			err: "the Composition env: spec.pipeline[0].input: spec.environmentConfigs[0].toFieldPath is not played by a preview",
 		},
 	}
 	for name, tc := range cases {

@@ -56,7 +56,7 @@ func (w World) request(x xpsim.Object, observed map[string]xpsim.Object, require
 		}
 		if c.step.env != nil {
 			if r.Context, err = c.step.env.Context(x, w.Environment); err != nil {
-				return nil, StepError{fmt.Errorf("Composition %s: the function-environment-configs step fails: %w", c.name, err)}
+				return nil, StepError{fmt.Errorf("the Composition %s: its function-environment-configs step fails: %w", c.name, err)}
 			}
 		}
 	} else if w.InContext {
