@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -206,12 +208,43 @@ func objRef(kind, namespace, name string) string {
 	return kind + " " + name
 }
 
+// transient reports whether a read failed on the way rather than in the
+// API server's answer: an HTTP/2 stream reset (seen in CI: "stream error:
+// stream ID 18581; PROTOCOL_ERROR; received from peer" while the API
+// server was busy), a dropped connection, or the server asking to come
+// back later. A read is worth trying again after one.
+func transient(err error) bool {
+	msg := err.Error()
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || utilnet.IsProbableEOF(err) || utilnet.IsConnectionReset(err) || apierrors.IsServerTimeout(err) ||
+		apierrors.IsTooManyRequests(err) || apierrors.IsTimeout(err) ||
+		strings.Contains(msg, "stream error") || strings.Contains(msg, "http2: client connection lost")
+}
+
+// read tries a read up to readTries times while it fails transiently,
+// a second apart, then longer.
+func read[T any](f func() (T, error)) (T, error) {
+	var v T
+	var err error
+	for i := range readTries {
+		if v, err = f(); err == nil || !transient(err) {
+			return v, err
+		}
+		time.Sleep(time.Duration(i+1) * time.Second)
+	}
+	return v, err
+}
+
+// readTries is how often read tries.
+const readTries = 4
+
 func (k *kube) get(apiVersion, kind, namespace, name string) (object, error) {
 	c, err := k.client(k.dyn, apiVersion, kind, namespace)
 	if err != nil {
 		return nil, err
 	}
-	u, err := c.Get(context.Background(), name, metav1.GetOptions{})
+	u, err := read(func() (*unstructured.Unstructured, error) {
+		return c.Get(context.Background(), name, metav1.GetOptions{})
+	})
 	if err != nil {
 		return nil, apiError(err, "get %s", objRef(kind, namespace, name))
 	}
@@ -224,12 +257,13 @@ func (k *kube) list(apiVersion, kind, namespace, selector string) ([]object, err
 	if err != nil {
 		return nil, err
 	}
-	var out []object
-	_, err = listEach(context.Background(), c, metav1.ListOptions{LabelSelector: selector}, func(o object) { out = append(out, o) })
-	if err != nil {
-		return nil, apiError(err, "list %s", kind)
-	}
-	return out, nil
+	return read(func() ([]object, error) {
+		var out []object
+		if _, err := listEach(context.Background(), c, metav1.ListOptions{LabelSelector: selector}, func(o object) { out = append(out, o) }); err != nil {
+			return nil, apiError(err, "list %s", kind)
+		}
+		return out, nil
+	})
 }
 
 // apply server-side applies an object as the e2e field manager.
