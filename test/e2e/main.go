@@ -240,7 +240,7 @@ func run(kubeconfig, examples string, clouds []string, timeout time.Duration, wa
 		count++
 	}
 	if want("release") {
-		scenario("platform releases in waves: %d Clusters on gcp, aws and azure in waves canary (with a soak), staging, production (approval required) on a Composition of their own move from release r1 to r2 (a second Function) as the fleet controller writes their revision selectors; r3, which refuses the canary's GCP Cluster, halts in the canary and is rolled back", len(releaseFleet))
+		scenario("platform releases in waves: %d Clusters (one a legacy claim's XCluster) on gcp, aws and azure in waves canary (with a soak), staging, production (approval required) on a Composition of their own move from release r1 to r2 (a second Function) as the fleet controller writes their revision selectors; r3, which refuses the canary's GCP Cluster, halts in the canary and is rolled back", len(releaseFleet))
 		if err := s.release(); err != nil {
 			return fmt.Errorf("release: %w", err)
 		}

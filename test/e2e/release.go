@@ -14,12 +14,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
 // releaseFleet are the release scenario's Clusters: two per wave, on mixed
 // clouds, each in a namespace of its own, on a Composition of their own
 // (releaseComposition), so that no other scenario's XR follows its
-// revisions.
+// revisions; and a claim's (releaseClaim).
 var releaseFleet = []rolloutCluster{
 	{"release-canary-gcp", "release-a", "gcp", "canary"},
 	{"release-canary-aws", "release-b", "aws", "canary"},
@@ -27,14 +28,32 @@ var releaseFleet = []rolloutCluster{
 	{"release-staging-gcp", "release-d", "gcp", "staging"},
 	{"release-production-aws", "release-e", "aws", "production"},
 	{"release-production-azure", "release-f", "azure", "production"},
+	releaseClaim,
 }
+
+// releaseClaim is a legacy Cluster claim of the staging wave: its XCluster
+// (cluster-scoped, on the legacy release Composition) is moved through the
+// claim, whose revision selector the fleet controller writes and
+// Crossplane's claim syncer copies onto the XR. Its key is the claim's
+// namespace/name, as for the namespaced Clusters.
+var releaseClaim = rolloutCluster{"release-staging-claim", "release-g", "aws", "staging"}
+
+// claimKind is the legacy Cluster claim's kind.
+var claimKind = kindRef{xr.LegacyClusterAPIVersion, xr.ClusterKind}
+
+// legacyXR is the legacy Cluster XR's kind.
+var legacyXR = kindRef{xr.LegacyClusterAPIVersion, xr.LegacyClusterKind}
 
 // releaseRefused is the Cluster that release r3 cannot render: its
 // environment's GCP layer no longer supports the minor it runs.
 var releaseRefused = releaseFleet[0]
 
-// releaseComposition is the Composition of the release scenario's Clusters.
-const releaseComposition = "cluster-platform-release"
+// releaseComposition is the Composition of the release scenario's Clusters,
+// releaseLegacyComposition its claim's XCluster's.
+const (
+	releaseComposition       = "cluster-platform-release"
+	releaseLegacyComposition = "cluster-platform-release-legacy"
+)
 
 // releaseLabel marks the release scenario's XRs and EnvironmentConfigs.
 const releaseLabel = "e2e.platform.example.org/release"
@@ -65,35 +84,59 @@ const releaseMetrics = "http://127.0.0.1:18091/metrics"
 // releaseXR is a release scenario Cluster as its owner writes it, in the
 // release's Composition, selecting release r1 (as an XRD's default
 // selector would give it).
+// The claim (releaseClaim) says the same at the top of its spec, on the
+// legacy Composition.
 func releaseXR(c rolloutCluster) object {
 	o := c.xr()
 	labels := o["metadata"].(map[string]any)["labels"].(map[string]any)
 	labels["planeType"] = "release"
 	labels[releaseLabel] = "true"
-	o["spec"].(map[string]any)["crossplane"] = map[string]any{
+	selection := map[string]any{
 		"compositionRef":              map[string]any{"name": releaseComposition},
 		"compositionRevisionSelector": map[string]any{"matchLabels": map[string]any{rollout.LabelRelease: "r1"}},
 	}
+	if c != releaseClaim {
+		o["spec"].(map[string]any)["crossplane"] = selection
+		return o
+	}
+	o["apiVersion"], o["kind"] = claimKind.apiVersion, claimKind.kind
+	selection["compositionRef"] = map[string]any{"name": releaseLegacyComposition}
+	maps.Copy(o["spec"].(map[string]any), selection)
 	return o
 }
 
-// releaseCompositionOf is the release scenario's Composition as release rel
-// cuts it: the Cluster Composition of apis/cluster, renamed, labelled with
-// the release, calling the release's Function with the release in its
-// Input, and reading the EnvironmentConfigs labelled with env.
-func releaseCompositionOf(rel, env string) (object, error) {
-	b, err := os.ReadFile(filepath.Join("apis", "cluster", "composition.yaml"))
+// releaseCompositionsOf are the release scenario's Compositions as release
+// rel cuts them: the Cluster Compositions of apis/cluster and
+// apis/cluster-legacy, renamed, labelled with the release, calling the
+// release's Function with the release in its Input, and reading the
+// EnvironmentConfigs labelled with env.
+func releaseCompositionsOf(rel, env string) ([]object, error) {
+	var out []object
+	for _, c := range []struct{ dir, name string }{{"cluster", releaseComposition}, {"cluster-legacy", releaseLegacyComposition}} {
+		o, err := releaseCompositionOf(c.dir, c.name, rel, env)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// releaseCompositionOf is one of releaseCompositionsOf: apis/<dir>'s, named
+// name.
+func releaseCompositionOf(dir, name, rel, env string) (object, error) {
+	b, err := os.ReadFile(filepath.Join("apis", dir, "composition.yaml"))
 	if err != nil {
-		return nil, fmt.Errorf("cannot read the Cluster Composition: %w", err)
+		return nil, fmt.Errorf("cannot read the Composition of apis/%s: %w", dir, err)
 	}
 	var o object
 	if err := yaml.Unmarshal(b, &o); err != nil {
-		return nil, fmt.Errorf("cannot read the Cluster Composition: %w", err)
+		return nil, fmt.Errorf("cannot read the Composition of apis/%s: %w", dir, err)
 	}
-	o["metadata"] = map[string]any{"name": releaseComposition, "labels": map[string]any{rollout.LabelRelease: rel, releaseLabel: "true"}}
+	o["metadata"] = map[string]any{"name": name, "labels": map[string]any{rollout.LabelRelease: rel, releaseLabel: "true"}}
 	pipeline, _ := at(o, "spec", "pipeline").([]any)
 	if len(pipeline) != 1 {
-		return nil, fmt.Errorf("the Cluster Composition has %d pipeline steps, want 1", len(pipeline))
+		return nil, fmt.Errorf("the Composition of apis/%s has %d pipeline steps, want 1", dir, len(pipeline))
 	}
 	step := pipeline[0].(map[string]any)
 	step["functionRef"] = map[string]any{"name": releaseFunctions[rel]}
@@ -191,16 +234,18 @@ func (s *scenarios) release() error {
 	if err := s.k.apply(releaseEnv{}.object()); err != nil {
 		return err
 	}
-	r1, err := releaseCompositionOf("r1", "cluster-platform")
-	if err != nil {
+	if err := s.applyRelease("r1", "cluster-platform"); err != nil {
 		return err
 	}
-	if err := s.k.apply(r1); err != nil {
-		return err
-	}
-	if _, err := s.waitFor("release r1's Composition revision", func() (bool, error) {
+	if _, err := s.waitFor("release r1's Composition revisions", func() (bool, error) {
 		revs, err := s.releaseRevisions()
-		return slices.Contains(slices.Collect(maps.Values(revs)), "r1"), err
+		n := 0
+		for _, r := range revs {
+			if r == "r1" {
+				n++
+			}
+		}
+		return n == 2, err
 	}); err != nil {
 		return err
 	}
@@ -224,11 +269,7 @@ func (s *scenarios) release() error {
 
 	// Cut r2: its Composition revision appears, and no XR moves, since
 	// each selects r1.
-	r2, err := releaseCompositionOf("r2", "cluster-platform")
-	if err != nil {
-		return err
-	}
-	if err := s.k.apply(r2); err != nil {
+	if err := s.applyRelease("r2", "cluster-platform"); err != nil {
 		return err
 	}
 	time.Sleep(releaseHeldFor / 2)
@@ -237,7 +278,7 @@ func (s *scenarios) release() error {
 	}); err != nil {
 		return err
 	}
-	fmt.Printf("  %d Clusters Ready on r1 in %.1f s; r2 cut (a second Function and a Composition revision labelled r2): none moved\n", len(releaseFleet), readyIn.Seconds())
+	fmt.Printf("  %d Clusters (one a claim's) Ready on r1 in %.1f s; r2 cut (a second Function and Composition revisions labelled r2): none moved\n", len(releaseFleet), readyIn.Seconds())
 
 	forward, err := s.releaseForward(rec)
 	if err != nil {
@@ -261,7 +302,11 @@ func (s *scenarios) release() error {
 		return err
 	}
 	cancel()
-	gone, err := s.deleteClusters("the release's Clusters", releaseFleet)
+	gone, err := s.deleteClusters("the release's Clusters", slices.DeleteFunc(slices.Clone(releaseFleet), func(c rolloutCluster) bool { return c == releaseClaim }))
+	if err != nil {
+		return err
+	}
+	claimGone, err := s.deleteClaim(releaseClaim)
 	if err != nil {
 		return err
 	}
@@ -274,14 +319,16 @@ func (s *scenarios) release() error {
 			return err
 		}
 	}
-	if err := s.k.delete("apiextensions.crossplane.io/v1", "Composition", "", releaseComposition); err != nil {
-		return err
+	for _, name := range []string{releaseComposition, releaseLegacyComposition} {
+		if err := s.k.delete("apiextensions.crossplane.io/v1", "Composition", "", name); err != nil {
+			return err
+		}
 	}
 	if err := s.deleteNamespaces(releaseFleet); err != nil {
 		return err
 	}
-	fmt.Printf("  the %d Clusters deleted with everything they composed in %.1f s\n", len(releaseFleet), gone.Seconds())
-	s.results = append(s.results, fmt.Sprintf("%-30s %d Clusters Ready on r1 in %.1f s; %s; %s; nothing composed deleted or replaced (%d resources)", "platform releases", len(releaseFleet), readyIn.Seconds(), forward, halt, len(before)))
+	fmt.Printf("  the %d namespaced Clusters deleted with everything they composed in %.1f s, the claim with its XCluster's in %.1f s\n", len(releaseFleet)-1, gone.Seconds(), claimGone.Seconds())
+	s.results = append(s.results, fmt.Sprintf("%-30s %d Clusters (one a claim's) Ready on r1 in %.1f s; %s; %s; nothing composed deleted or replaced (%d resources)", "platform releases", len(releaseFleet), readyIn.Seconds(), forward, halt, len(before)))
 	return nil
 }
 
@@ -374,11 +421,7 @@ func (s *scenarios) releaseHaltAndRollback(rec *releaseRecord) (string, error) {
 			return "", err
 		}
 	}
-	r3, err := releaseCompositionOf("r3", "cluster-platform-r3")
-	if err != nil {
-		return "", err
-	}
-	if err := s.k.apply(r3); err != nil {
+	if err := s.applyRelease("r3", "cluster-platform-r3"); err != nil {
 		return "", err
 	}
 	if err := s.k.apply(releaseEnv{target: "r3", from: "r2", approved: []string{"release=r2"}}.object()); err != nil {
@@ -448,4 +491,19 @@ func (s *scenarios) controllerSaid(verdict, key string) error {
 		}
 	}
 	return fmt.Errorf("the fleet controller's log has no release decision %s of %s", verdict, key)
+}
+
+// applyRelease cuts release rel: applies its Compositions, which read the
+// EnvironmentConfigs labelled with env.
+func (s *scenarios) applyRelease(rel, env string) error {
+	comps, err := releaseCompositionsOf(rel, env)
+	if err != nil {
+		return err
+	}
+	for _, o := range comps {
+		if err := s.k.apply(o); err != nil {
+			return err
+		}
+	}
+	return nil
 }

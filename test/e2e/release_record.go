@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
 // releaseState is what a release scenario XR says of its release.
@@ -27,11 +28,13 @@ type releaseState struct {
 	message string
 }
 
-// releaseStateOf reads a release scenario XR.
+// releaseStateOf reads a release scenario XR: a namespaced Cluster, or the
+// claim's XCluster, which says how it is composed at the top of its spec.
 func releaseStateOf(o object) releaseState {
+	spec := rollout.CrossplaneSpec(str(o, "metadata", "namespace") != "")
 	st := releaseState{
-		selects:  str(o, "spec", "crossplane", "compositionRevisionSelector", "matchLabels", rollout.LabelRelease),
-		revision: str(o, "spec", "crossplane", "compositionRevisionRef", "name"),
+		selects:  str(o, append(slices.Clone(spec), "compositionRevisionSelector", "matchLabels", rollout.LabelRelease)...),
+		revision: str(o, append(slices.Clone(spec), "compositionRevisionRef", "name")...),
 		runs:     str(o, "status", "platformRelease"),
 		current:  true,
 	}
@@ -84,52 +87,108 @@ func (e releaseEvent) resourceVersion() int64 { return e.rv }
 // scenario's XRs.
 type releaseRecord struct{ eventLog[releaseEvent] }
 
-// recordRelease watches the release scenario's XRs until ctx ends; it
-// returns once the watch listed them all.
+// releaseKey is a release scenario XR's key: a namespaced Cluster's
+// namespace/name, an XCluster's its claim's.
+func releaseKey(o object) string {
+	if ns := str(o, "metadata", "namespace"); ns != "" {
+		return ns + "/" + str(o, "metadata", "name")
+	}
+	return str(o, "metadata", "labels", xr.LabelClaimNamespace) + "/" + str(o, "metadata", "labels", xr.LabelClaimName)
+}
+
+// recordRelease watches the release scenario's XRs, namespaced and the
+// claim's, until ctx ends; it returns once both watches listed them all.
 func (s *scenarios) recordRelease(ctx context.Context) (*releaseRecord, error) {
 	r := &releaseRecord{eventLog[releaseEvent]{start: time.Now()}}
-	listed := make(chan struct{})
-	go s.k.watchResumed(ctx, clusterXR.apiVersion, clusterXR.kind, releaseLabel+"=true", func(typ string, o object) { //nolint:errcheck // ends with ctx
-		if typ != "ADDED" && typ != "MODIFIED" {
-			return
-		}
-		var rv int64
-		_, _ = fmt.Sscan(str(o, "metadata", "resourceVersion"), &rv)
-		r.add(releaseEvent{rv: rv, at: time.Now(), of: str(o, "metadata", "namespace") + "/" + str(o, "metadata", "name"), st: releaseStateOf(o)})
-	}, func() { close(listed) })
-	select {
-	case <-listed:
-		return r, nil
-	case <-time.After(s.timeout):
-		return nil, errors.New("the release scenario's watch did not list within the timeout")
+	listed := make(chan struct{}, 2)
+	for _, k := range []kindRef{clusterXR, legacyXR} {
+		go s.k.watchResumed(ctx, k.apiVersion, k.kind, releaseLabel+"=true", func(typ string, o object) { //nolint:errcheck // ends with ctx
+			if typ != "ADDED" && typ != "MODIFIED" {
+				return
+			}
+			var rv int64
+			_, _ = fmt.Sscan(str(o, "metadata", "resourceVersion"), &rv)
+			r.add(releaseEvent{rv: rv, at: time.Now(), of: releaseKey(o), st: releaseStateOf(o)})
+		}, func() { listed <- struct{}{} })
 	}
+	timeout := time.After(s.timeout)
+	for range 2 {
+		select {
+		case <-listed:
+		case <-timeout:
+			return nil, errors.New("the release scenario's watches did not list within the timeout")
+		}
+	}
+	return r, nil
 }
 
-// releaseRevisions are the release Composition's revisions: the release
+// releaseRevisions are the release Compositions' revisions: the release
 // each carries, by name.
 func (s *scenarios) releaseRevisions() (map[string]string, error) {
-	items, err := s.k.list("apiextensions.crossplane.io/v1", "CompositionRevision", "", "crossplane.io/composition-name="+releaseComposition)
-	if err != nil {
-		return nil, err
-	}
 	out := map[string]string{}
-	for _, o := range items {
-		out[str(o, "metadata", "name")] = str(o, "metadata", "labels", rollout.LabelRelease)
+	for _, name := range []string{releaseComposition, releaseLegacyComposition} {
+		items, err := s.k.list("apiextensions.crossplane.io/v1", "CompositionRevision", "", "crossplane.io/composition-name="+name)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range items {
+			out[str(o, "metadata", "name")] = str(o, "metadata", "labels", rollout.LabelRelease)
+		}
 	}
 	return out, nil
 }
 
-// releaseStates reads the release scenario's XRs, by namespace/name.
+// releaseStates reads the release scenario's XRs, by releaseKey.
 func (s *scenarios) releaseStates() (map[string]releaseState, error) {
-	items, err := s.k.list(clusterXR.apiVersion, clusterXR.kind, "", releaseLabel+"=true")
+	out := map[string]releaseState{}
+	for _, k := range []kindRef{clusterXR, legacyXR} {
+		items, err := s.k.list(k.apiVersion, k.kind, "", releaseLabel+"=true")
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range items {
+			out[releaseKey(o)] = releaseStateOf(o)
+		}
+	}
+	return out, nil
+}
+
+// claimXR is the XR of a claim of the release scenario.
+func (s *scenarios) claimXR(c rolloutCluster) (object, error) {
+	items, err := s.k.list(legacyXR.apiVersion, legacyXR.kind, "", xr.LabelClaimNamespace+"="+c.namespace+","+xr.LabelClaimName+"="+c.name)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]releaseState{}
-	for _, o := range items {
-		out[str(o, "metadata", "namespace")+"/"+str(o, "metadata", "name")] = releaseStateOf(o)
+	if len(items) != 1 {
+		return nil, fmt.Errorf("%s: %d XClusters of the claim, want 1", c.key(), len(items))
 	}
-	return out, nil
+	return items[0], nil
+}
+
+// deleteClaim deletes a claim and waits until its XR and what it composed
+// are gone.
+func (s *scenarios) deleteClaim(c rolloutCluster) (time.Duration, error) {
+	o, err := s.claimXR(c)
+	if err != nil {
+		return 0, err
+	}
+	left := resourceRefs(o)
+	if err := s.k.delete(claimKind.apiVersion, claimKind.kind, c.namespace, c.name); err != nil {
+		return 0, err
+	}
+	return s.waitFor(c.key()+"'s claim gone", func() (bool, error) {
+		if _, err := s.k.get(legacyXR.apiVersion, legacyXR.kind, "", str(o, "metadata", "name")); !errors.Is(err, errNotFound) {
+			return false, fmt.Errorf("its XCluster %s is still there (%v)", str(o, "metadata", "name"), err)
+		}
+		left = slices.DeleteFunc(left, func(r composedRef) bool {
+			_, err := s.k.get(r.apiVersion, r.kind, "", r.name)
+			return errors.Is(err, errNotFound)
+		})
+		if len(left) > 0 {
+			return false, fmt.Errorf("%d composed resources left, such as %s %s", len(left), left[0].kind, left[0].name)
+		}
+		return true, nil
+	})
 }
 
 // waitRelease waits until every XR of the release scenario that keep
@@ -163,19 +222,24 @@ func inWave(waves ...string) func(rolloutCluster) bool {
 func (s *scenarios) releaseComposed() (map[string]string, error) {
 	out := map[string]string{}
 	for _, c := range releaseFleet {
-		o, err := s.k.get(clusterXR.apiVersion, clusterXR.kind, c.namespace, c.name)
+		get, ns := func() (object, error) { return s.k.get(clusterXR.apiVersion, clusterXR.kind, c.namespace, c.name) }, c.namespace
+		if c == releaseClaim {
+			// A legacy XR composes cluster-scoped resources.
+			get, ns = func() (object, error) { return s.claimXR(c) }, ""
+		}
+		o, err := get()
 		if err != nil {
 			return nil, err
 		}
 		for _, r := range resourceRefs(o) {
-			co, err := s.k.get(r.apiVersion, r.kind, c.namespace, r.name)
+			co, err := s.k.get(r.apiVersion, r.kind, ns, r.name)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", c.key(), err)
 			}
 			if str(co, "metadata", "deletionTimestamp") != "" {
 				return nil, fmt.Errorf("%s: its %s %s is being deleted", c.key(), r.kind, r.name)
 			}
-			out[r.kind+"/"+c.namespace+"/"+r.name] = str(co, "metadata", "uid")
+			out[r.kind+"/"+ns+"/"+r.name] = str(co, "metadata", "uid")
 		}
 	}
 	return out, nil

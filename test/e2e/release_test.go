@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -20,15 +21,18 @@ func TestVerifyWaves(t *testing.T) {
 	// its approval at t0+60s.
 	inOrder := func() []releaseEvent {
 		var out []releaseEvent
-		rv := int64(100)
 		add := func(at time.Duration, of string, st releaseState) {
-			rv++
-			out = append(out, releaseEvent{rv: rv, at: t0.Add(at), of: of, st: st})
+			out = append(out, releaseEvent{at: t0.Add(at), of: of, st: st})
 		}
 		for i, c := range releaseFleet {
 			start := map[string]time.Duration{"canary": 0, "staging": 30 * time.Second, "production": 70 * time.Second}[c.wave]
 			add(start+time.Duration(i)*time.Millisecond, c.key(), moved)
 			add(start+5*time.Second+time.Duration(i)*time.Millisecond, c.key(), proven(t0.Add(start+5*time.Second)))
+		}
+		// etcd writes them in the order they happen.
+		slices.SortFunc(out, func(a, b releaseEvent) int { return a.at.Compare(b.at) })
+		for i := range out {
+			out[i].rv = int64(101 + i)
 		}
 		return out
 	}
