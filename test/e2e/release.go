@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -125,7 +126,7 @@ func releaseCompositionsOf(rel, env string) ([]object, error) {
 // releaseCompositionOf is one of releaseCompositionsOf: apis/<dir>'s, named
 // name.
 func releaseCompositionOf(dir, name, rel, env string) (object, error) {
-	b, err := os.ReadFile(filepath.Join("apis", dir, "composition.yaml"))
+	b, err := fs.ReadFile(os.DirFS("apis"), dir+"/composition.yaml")
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the Composition of apis/%s: %w", dir, err)
 	}

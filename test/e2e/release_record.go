@@ -177,8 +177,11 @@ func (s *scenarios) deleteClaim(c rolloutCluster) (time.Duration, error) {
 		return 0, err
 	}
 	return s.waitFor(c.key()+"'s claim gone", func() (bool, error) {
-		if _, err := s.k.get(legacyXR.apiVersion, legacyXR.kind, "", str(o, "metadata", "name")); !errors.Is(err, errNotFound) {
-			return false, fmt.Errorf("its XCluster %s is still there (%v)", str(o, "metadata", "name"), err)
+		switch _, err := s.k.get(legacyXR.apiVersion, legacyXR.kind, "", str(o, "metadata", "name")); {
+		case err == nil:
+			return false, fmt.Errorf("its XCluster %s is still there", str(o, "metadata", "name"))
+		case !errors.Is(err, errNotFound):
+			return false, err
 		}
 		left = slices.DeleteFunc(left, func(r composedRef) bool {
 			_, err := s.k.get(r.apiVersion, r.kind, "", r.name)
