@@ -120,15 +120,15 @@ func TestPreviewReleaseCompositions(t *testing.T) {
 			},
 		},
 		"Pinned": {
-			reason:  "An XR that pins its revision (Manual) or pauses is not moved by a release: the new release does not render it, and it differs in nothing.",
+			reason:  "An XR that pins its revision (Manual) or pauses is marked pinned (the rollout will not move it) and compared all the same, for when its owner unpins it.",
 			fleet:   pinned,
 			current: releaseCompositions(t, named("r1"), shipped...),
 			next:    releaseCompositions(t, named("r2"), shipped...),
 			want: want{
-				differs: []string{"Cluster team-edge/aws", "Cluster team-edge/azure", "XCluster aws-legacy", "XCluster gcp-legacy"},
+				differs: []string{"Cluster team-edge/aws", "Cluster team-edge/azure", "Cluster team-edge/gcp", "XCluster aws-legacy", "XCluster azure-legacy", "XCluster gcp-legacy"},
 				status: map[string][]string{
-					"Cluster team-edge/aws": {"status.platformRelease: r1 -> r2"}, "Cluster team-edge/azure": {"status.platformRelease: r1 -> r2"},
-					"XCluster aws-legacy": {"status.platformRelease: r1 -> r2"}, "XCluster gcp-legacy": {"status.platformRelease: r1 -> r2"},
+					"Cluster team-edge/aws": {"status.platformRelease: r1 -> r2"}, "Cluster team-edge/azure": {"status.platformRelease: r1 -> r2"}, "Cluster team-edge/gcp": {"status.platformRelease: r1 -> r2"},
+					"XCluster aws-legacy": {"status.platformRelease: r1 -> r2"}, "XCluster azure-legacy": {"status.platformRelease: r1 -> r2"}, "XCluster gcp-legacy": {"status.platformRelease: r1 -> r2"},
 				},
 				pinned: []string{"Cluster team-edge/gcp", "XCluster azure-legacy"},
 			},

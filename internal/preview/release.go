@@ -54,7 +54,8 @@ type ReleaseImpact struct {
 	// Pinned is set for an XR that pins its release (a composition update
 	// policy of Manual, or paused reconciles, on the XR or its claim):
 	// Crossplane keeps it on its Composition revision and the release's
-	// rollout does not move it, so the new release does not render it.
+	// rollout does not move it; what the new release would render for it
+	// is compared all the same, for when its owner unpins it.
 	Pinned bool `json:"pinned,omitempty"`
 }
 
@@ -105,7 +106,7 @@ type Side struct {
 // is delivered to the others as the API server would hold it (a Database
 // requires its Cluster), for both releases alike. planned, when not nil,
 // is called after each of the len(xrs) XRs. An XR that pins its release
-// is rendered by the current release alone (Pinned). An XR that a side's
+// is compared too, and marked Pinned. An XR that a side's
 // Compositions cannot compose (none of its kind, or several and no
 // compositionRef) fails the preview, naming it and the side.
 func Release(current, next Side, w World, xrs []FleetXR, planned func()) ([]ReleaseImpact, error) {
@@ -146,11 +147,6 @@ func Release(current, next Side, w World, xrs []FleetXR, planned func()) ([]Rele
 				return nil, fmt.Errorf("%s: the current release: %w", p.im.File, err)
 			}
 			im.Refused = before.Fatal
-		}
-		if im.Pinned {
-			planned()
-			out = append(out, im)
-			continue
 		}
 		if after, err = PlanOne(next.Run, wNext, p.x, p.observed); err != nil {
 			return nil, fmt.Errorf("%s: the new release: %w", p.im.File, err)
@@ -316,11 +312,11 @@ func PrintRelease(w io.Writer, r *ReleaseReport, asJSON bool) error {
 	tw.printf("XR\tFILE\tRENDER\tADDED\tCHANGED\tHELD\tREMOVED\tREPLACES\tFATAL\n")
 	for _, im := range r.XRs {
 		render, replace := "same", 0
-		switch {
-		case im.Pinned:
-			render = "pinned"
-		case im.Differs:
+		if im.Differs {
 			render = "differs"
+		}
+		if im.Pinned {
+			render += " (pinned)"
 		}
 		for _, c := range im.Changed {
 			replace += len(c.Replaces)
