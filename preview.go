@@ -33,7 +33,7 @@ type PreviewCmd struct {
 	Current  string   `help:"With --release: the current release, named as --release names it; empty: this binary, in process." placeholder:"BINARY|HOST:PORT"`
 	// Compositions and ReleaseCompositions are the two releases'
 	// Compositions (preview.Side).
-	Compositions        []string `help:"With --fleet and --release or --release-compositions: the current release's Compositions (files or folders): each XR is rendered with its step Input, the resources its step requires and its EnvironmentConfigs step, as the Composition its compositionRef names (or the only one of its kind it selects) has them; empty: each kind's shipped step." placeholder:"PATH"`
+	Compositions        []string `help:"With --fleet and --release or --release-compositions: the current release's Compositions (files or folders): each XR is rendered with its step Input, the resources its step requires and its EnvironmentConfigs step, as its Composition has them (picked in Crossplane's order: the XRD's enforced one, its compositionRef, its compositionSelector, the XRD's default, the only one of its kind; the XRDs among these files count); empty: each kind's shipped step." placeholder:"PATH"`
 	ReleaseCompositions []string `help:"With --fleet and --compositions: the new release's Compositions (files or folders); with no --release, a release that changes only its Compositions, rendered by the current function. Empty: the current release's." placeholder:"PATH"`
 	EnvContext          bool     `help:"Deliver the EnvironmentConfigs merged into the pipeline context, as function-environment-configs does for the two-step and compat Compositions (selected by the labels baseline, cloud and planeType alone)."`
 

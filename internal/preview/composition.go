@@ -120,7 +120,7 @@ func (cs *Compositions) of(x xpsim.Object) (*composition, error) {
 	of := group + "/" + fmt.Sprint(x["kind"])
 	// A legacy XR (and a claim) says how it is composed at the top of its
 	// spec, a namespaced one under spec.crossplane.
-	sel, _ := dig(x, rollout.CrossplaneSpec(group != xr.LegacyGroup)...).(map[string]any)
+	sel, _ := dig(x, rollout.CrossplaneSpec(namespaced(x))...).(map[string]any)
 	named := func(name, by string) (*composition, error) {
 		c, ok := cs.byName[name]
 		if !ok || c.of != of {
@@ -239,6 +239,14 @@ func selectorOf(r map[string]any) (string, *fnv1.ResourceSelector, error) {
 		return "", nil, fmt.Errorf("name or matchLabels is required")
 	}
 	return name, sel, nil
+}
+
+// namespaced reports whether an XR is of the namespaced schema, its
+// Crossplane fields under spec.crossplane, rather than of the legacy one
+// (group xr.LegacyGroup), whose XRs and claims hold them under spec.
+func namespaced(x xpsim.Object) bool {
+	group, _, _ := strings.Cut(fmt.Sprint(x["apiVersion"]), "/")
+	return group != xr.LegacyGroup
 }
 
 // dig returns the value at path of a nested map, or nil.

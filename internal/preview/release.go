@@ -16,7 +16,6 @@ import (
 	"github.com/seed-6471616d/function-cluster-platform/internal/registry"
 	"github.com/seed-6471616d/function-cluster-platform/internal/rollout"
 	"github.com/seed-6471616d/function-cluster-platform/internal/xpsim"
-	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
 )
 
 // A ReleaseImpact is what a new platform release does to one XR: its
@@ -133,7 +132,7 @@ func Release(current, next Side, w World, xrs []FleetXR, planned func()) ([]Rele
 
 	out := make([]ReleaseImpact, 0, len(all))
 	for _, p := range all {
-		im := ReleaseImpact{File: p.im.File, XR: p.im.XR, Refused: p.refused, Pinned: rollout.Pins(p.x, !strings.HasPrefix(fmt.Sprint(p.x["apiVersion"]), xr.LegacyGroup+"/"))}
+		im := ReleaseImpact{File: p.im.File, XR: p.im.XR, Refused: p.refused, Pinned: rollout.Pins(p.x, namespaced(p.x))}
 		if p.before != nil && p.before.Fatal != "" {
 			im.Refused = p.before.Fatal
 		}

@@ -68,9 +68,7 @@ func MergeEnvironment(configs []Object, cloud, planeType string, also map[string
 				in = append(in, c)
 			}
 		}
-		sort.Slice(in, func(i, j int) bool {
-			return in[i]["metadata"].(map[string]any)["name"].(string) < in[j]["metadata"].(map[string]any)["name"].(string)
-		})
+		sort.Slice(in, func(i, j int) bool { return name(in[i]) < name(in[j]) })
 		for _, c := range in {
 			if d, ok := c["data"].(map[string]any); ok {
 				overlay.Merge(data, overlay.DeepCopy(d))

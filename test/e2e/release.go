@@ -56,6 +56,10 @@ const (
 	releaseLegacyComposition = "cluster-platform-release-legacy"
 )
 
+// releaseCuts are the release scenario's Compositions, each a cut of the
+// Cluster Composition of apis/<dir>.
+var releaseCuts = []struct{ dir, name string }{{"cluster", releaseComposition}, {"cluster-legacy", releaseLegacyComposition}}
+
 // releaseLabel marks the release scenario's XRs and EnvironmentConfigs.
 const releaseLabel = "e2e.platform.example.org/release"
 
@@ -113,7 +117,7 @@ func releaseXR(c rolloutCluster) object {
 // EnvironmentConfigs labelled with env.
 func releaseCompositionsOf(rel, env string) ([]object, error) {
 	var out []object
-	for _, c := range []struct{ dir, name string }{{"cluster", releaseComposition}, {"cluster-legacy", releaseLegacyComposition}} {
+	for _, c := range releaseCuts {
 		o, err := releaseCompositionOf(c.dir, c.name, rel, env)
 		if err != nil {
 			return nil, err
@@ -246,7 +250,7 @@ func (s *scenarios) release() error {
 				n++
 			}
 		}
-		return n == 2, err
+		return n == len(releaseCuts), err
 	}); err != nil {
 		return err
 	}
@@ -320,8 +324,8 @@ func (s *scenarios) release() error {
 			return err
 		}
 	}
-	for _, name := range []string{releaseComposition, releaseLegacyComposition} {
-		if err := s.k.delete("apiextensions.crossplane.io/v1", "Composition", "", name); err != nil {
+	for _, c := range releaseCuts {
+		if err := s.k.delete("apiextensions.crossplane.io/v1", "Composition", "", c.name); err != nil {
 			return err
 		}
 	}

@@ -126,8 +126,8 @@ func (s *scenarios) recordRelease(ctx context.Context) (*releaseRecord, error) {
 // each carries, by name.
 func (s *scenarios) releaseRevisions() (map[string]string, error) {
 	out := map[string]string{}
-	for _, name := range []string{releaseComposition, releaseLegacyComposition} {
-		items, err := s.k.list("apiextensions.crossplane.io/v1", "CompositionRevision", "", "crossplane.io/composition-name="+name)
+	for _, c := range releaseCuts {
+		items, err := s.k.list("apiextensions.crossplane.io/v1", "CompositionRevision", "", "crossplane.io/composition-name="+c.name)
 		if err != nil {
 			return nil, err
 		}
