@@ -15,10 +15,9 @@ import (
 	"path/filepath"
 
 	"sigs.k8s.io/yaml"
-)
 
-// LegacyGroup is the API group of every legacy XRD.
-const LegacyGroup = "legacy.platform.example.org"
+	"github.com/seed-6471616d/function-cluster-platform/internal/xr"
+)
 
 // An API is one XR kind whose legacy API is generated.
 type API struct {
@@ -105,9 +104,9 @@ func Generate(dir string, api API) (map[string][]byte, error) {
 	legacy := map[string]any{
 		"apiVersion": "apiextensions.crossplane.io/v1",
 		"kind":       "CompositeResourceDefinition",
-		"metadata":   map[string]any{"name": api.LegacyPlural + "." + LegacyGroup},
+		"metadata":   map[string]any{"name": api.LegacyPlural + "." + xr.LegacyGroup},
 		"spec": map[string]any{
-			"group":                 LegacyGroup,
+			"group":                 xr.LegacyGroup,
 			"names":                 map[string]any{"kind": api.LegacyKind, "plural": api.LegacyPlural, "categories": spec["names"].(map[string]any)["categories"]},
 			"claimNames":            map[string]any{"kind": api.ClaimKind, "plural": api.ClaimPlural},
 			"defaultCompositionRef": map[string]any{"name": api.Composition},
@@ -117,7 +116,7 @@ func Generate(dir string, api API) (map[string][]byte, error) {
 
 	cspec := comp["spec"].(map[string]any)
 	cspec["compositeTypeRef"] = map[string]any{
-		"apiVersion": LegacyGroup + "/" + versionOf(spec),
+		"apiVersion": xr.LegacyGroup + "/" + versionOf(spec),
 		"kind":       api.LegacyKind,
 	}
 	if len(api.ConnectionSecretKeys) > 0 {
