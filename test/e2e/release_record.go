@@ -172,26 +172,15 @@ func (s *scenarios) deleteClaim(c rolloutCluster) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	left := resourceRefs(o)
+	var left []placedRef
+	for _, r := range resourceRefs(o) {
+		left = append(left, placedRef{r, ""})
+	}
 	if err := s.k.delete(claimKind.apiVersion, claimKind.kind, c.namespace, c.name); err != nil {
 		return 0, err
 	}
-	return s.waitFor(c.key()+"'s claim gone", func() (bool, error) {
-		switch _, err := s.k.get(legacyXR.apiVersion, legacyXR.kind, "", str(o, "metadata", "name")); {
-		case err == nil:
-			return false, fmt.Errorf("its XCluster %s is still there", str(o, "metadata", "name"))
-		case !errors.Is(err, errNotFound):
-			return false, err
-		}
-		left = slices.DeleteFunc(left, func(r composedRef) bool {
-			_, err := s.k.get(r.apiVersion, r.kind, "", r.name)
-			return errors.Is(err, errNotFound)
-		})
-		if len(left) > 0 {
-			return false, fmt.Errorf("%d composed resources left, such as %s %s", len(left), left[0].kind, left[0].name)
-		}
-		return true, nil
-	})
+	x := placedRef{composedRef{legacyXR.apiVersion, legacyXR.kind, str(o, "metadata", "name")}, ""}
+	return s.waitGone(c.key()+"'s claim gone", []placedRef{x}, left)
 }
 
 // waitRelease waits until every XR of the release scenario that keep

@@ -571,33 +571,43 @@ func (s *scenarios) rolloutDelete() (time.Duration, error) {
 // deleteClusters deletes a scenario's Clusters and waits until they and
 // everything they composed are gone.
 func (s *scenarios) deleteClusters(what string, fleet []rolloutCluster) (time.Duration, error) {
-	type placed struct {
-		composedRef
-		namespace string
-	}
-	var left []placed
+	var xrs, left []placedRef
 	for _, c := range fleet {
 		o, err := s.k.get(clusterXR.apiVersion, clusterXR.kind, c.namespace, c.name)
 		if err != nil {
 			return 0, err
 		}
 		for _, r := range resourceRefs(o) {
-			left = append(left, placed{r, c.namespace})
+			left = append(left, placedRef{r, c.namespace})
 		}
 		if err := s.k.delete(clusterXR.apiVersion, clusterXR.kind, c.namespace, c.name); err != nil {
 			return 0, err
 		}
+		xrs = append(xrs, placedRef{composedRef{clusterXR.apiVersion, clusterXR.kind, c.name}, c.namespace})
 	}
-	return s.waitFor(what+" gone", func() (bool, error) {
-		for _, c := range fleet {
-			switch _, err := s.k.get(clusterXR.apiVersion, clusterXR.kind, c.namespace, c.name); {
+	return s.waitGone(what+" gone", xrs, left)
+}
+
+// A placedRef is an object's reference with its namespace ("" for a
+// cluster-scoped one).
+type placedRef struct {
+	composedRef
+	namespace string
+}
+
+// waitGone waits until the deleted XRs xrs and what they composed (left)
+// are gone, saying meanwhile which is still there.
+func (s *scenarios) waitGone(what string, xrs, left []placedRef) (time.Duration, error) {
+	return s.waitFor(what, func() (bool, error) {
+		for _, x := range xrs {
+			switch _, err := s.k.get(x.apiVersion, x.kind, x.namespace, x.name); {
 			case err == nil:
-				return false, fmt.Errorf("%s still exists", c.key())
+				return false, fmt.Errorf("%s %s/%s still exists", x.kind, x.namespace, x.name)
 			case !errors.Is(err, errNotFound):
 				return false, err
 			}
 		}
-		left = slices.DeleteFunc(left, func(r placed) bool {
+		left = slices.DeleteFunc(left, func(r placedRef) bool {
 			_, err := s.k.get(r.apiVersion, r.kind, r.namespace, r.name)
 			return errors.Is(err, errNotFound)
 		})
