@@ -17,6 +17,8 @@
 # --circuit-breaker-refill-rate=1 --circuit-breaker-cooldown=5m),
 # XP_POLL and PK_POLL Crossplane's and provider-kubernetes's poll intervals,
 # APISERVER_PROFILING=true to serve the API server's /debug/pprof (off by default),
+# APISERVER_GOGC the API server's GOGC (Go's default, 100, when unset: a
+# larger value trades memory for less CPU in its garbage collector),
 # FN_ARGS more flags for the function (e.g. --ttl-converging=1m), XP_ARGS
 # more flags for Crossplane core (default --max-reconcile-rate=10; set it
 # empty for Crossplane's own default of 100),
@@ -141,12 +143,15 @@ etcd --name e2e --data-dir "$WORK/etcd" \
   --initial-cluster e2e=http://127.0.0.1:2380 >"$WORK/etcd.log" 2>&1 </dev/null &
 echo $! > "$WORK/etcd.pid"
 P=$WORK/pki
-kube-apiserver --etcd-servers=http://127.0.0.1:2379 \
+# Every workload cluster is this one API server, and each AppEnvironment
+# composes a Service in it: a /16 holds the Services of a fleet of
+# thousands (a /24 ran out at N=1,000, whose 300 AppEnvironments want 300).
+env ${APISERVER_GOGC:+GOGC=$APISERVER_GOGC} kube-apiserver --etcd-servers=http://127.0.0.1:2379 \
   --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port=6443 \
   --tls-cert-file="$P/apiserver.crt" --tls-private-key-file="$P/apiserver.key" --client-ca-file="$P/ca.crt" \
   --token-auth-file="$P/tokens.csv" --authorization-mode=RBAC \
   --service-account-key-file="$P/sa.pub" --service-account-signing-key-file="$P/sa.key" \
-  --service-account-issuer=https://kubernetes.default.svc --service-cluster-ip-range=10.96.0.0/24 \
+  --service-account-issuer=https://kubernetes.default.svc --service-cluster-ip-range=10.96.0.0/16 \
   --endpoint-reconciler-type=none --enable-priority-and-fairness=false --profiling="${APISERVER_PROFILING:-false}" \
   --cert-dir="$P" >"$WORK/kube-apiserver.log" 2>&1 </dev/null &
 echo $! > "$WORK/kube-apiserver.pid"
@@ -171,7 +176,7 @@ KC
 sed "s|certificate-authority: .*|certificate-authority-data: $(base64 -w0 "$P/ca.crt")|" "$KUBECONFIG" > "$WORK/workload-kubeconfig"
 for _ in $(seq 1 120); do kubectl get --raw /readyz >/dev/null 2>&1 && break; sleep 0.5; done
 kubectl get --raw /readyz >/dev/null
-log "control plane ready"
+log "control plane ready${APISERVER_GOGC:+ (the API server with GOGC=$APISERVER_GOGC)}"
 
 # ---- Crossplane core, out of cluster, dialling functions with mTLS
 kubectl apply --server-side -f "$CACHE/crossplane-crds" >/dev/null
