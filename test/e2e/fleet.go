@@ -233,7 +233,7 @@ func (s *scenarios) fleet(c *cloud, n int, o fleetOpts) error {
 		}
 	}
 	if !faults {
-		fmt.Println("fleet: no faults injected (-faults=false)")
+		fmt.Println("FLEET PASSED (no faults injected: -faults=false)")
 		return nil
 	}
 

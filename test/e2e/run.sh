@@ -30,6 +30,11 @@
 # without its rollout across waves, FLEET_ROLLOUT_TIMEOUT (20m) how long
 # that rollout may take, FLEET_CONTROLLER_ARGS more flags for the fleet
 # controller (function-cluster-platform fleet run).
+# The script is one compound command, which bash reads whole before it runs
+# any of it: a file edited during a long run (make fleet N=1000 takes hours)
+# does not change what the run does next. bash reads a plain script as it
+# goes, so an edit once broke such a run at its last line.
+{
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/test/e2e
@@ -384,3 +389,5 @@ if [ -n "${FLEET:-}" ]; then
     -rollout="${FLEET_ROLLOUT:-1}" -rollout-timeout="${FLEET_ROLLOUT_TIMEOUT:-20m}" 2>&1 | tee -a "$WORK/driver.log"
 fi
 log "done"
+exit
+}
